@@ -1,0 +1,51 @@
+"""Settings, read in one place.
+
+Every setting comes from an environment variable with the ``CURATION_`` prefix (or its
+default); nothing else in the code reads the environment.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+ENV_PREFIX = "CURATION_"
+
+
+def _env(name: str, default: str) -> str:
+    return os.environ.get(ENV_PREFIX + name, default)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Typed settings.
+
+    Attributes:
+        db_path: the DuckDB store (``CURATION_DB``).
+        data_dir: the shared real data (``CURATION_DATA_DIR``), used by benchmarks and tests.
+        models_dir: model registry root (``CURATION_MODELS_DIR``).
+        cache_dir: where fetched PubMed/CIViC responses are kept (``CURATION_CACHE_DIR``).
+        schema_file: optional TOML file of user-defined schemas (``CURATION_SCHEMAS``).
+        ncbi_email, ncbi_api_key: NCBI E-utilities identity (``CURATION_NCBI_EMAIL``, ``CURATION_NCBI_API_KEY``).
+        hgnc_file: optional HGNC complete-set TSV for gene synonyms (``CURATION_HGNC_FILE``).
+    """
+
+    db_path: Path = field(default_factory=lambda: Path(_env("DB", str(PROJECT_ROOT / "data" / "curation.duckdb"))))
+    data_dir: Path = field(default_factory=lambda: Path(_env("DATA_DIR", str(PROJECT_ROOT.parent / "shared" / "data"))))
+    models_dir: Path = field(default_factory=lambda: Path(_env("MODELS_DIR", str(PROJECT_ROOT / "models"))))
+    cache_dir: Path = field(default_factory=lambda: Path(_env("CACHE_DIR", str(PROJECT_ROOT / "data" / "cache"))))
+    schema_file: Path | None = field(
+        default_factory=lambda: Path(_env("SCHEMAS", "")) if _env("SCHEMAS", "") else None
+    )
+    ncbi_email: str = field(default_factory=lambda: _env("NCBI_EMAIL", ""))
+    ncbi_api_key: str = field(default_factory=lambda: _env("NCBI_API_KEY", ""))
+    hgnc_file: Path | None = field(
+        default_factory=lambda: Path(_env("HGNC_FILE", "")) if _env("HGNC_FILE", "") else None
+    )
+
+
+def load_settings() -> Settings:
+    """Current settings (read from the environment each call, so tests can change them)."""
+    return Settings()

@@ -1,0 +1,45 @@
+"""Errors meant for a person: what was wrong, where, and what to do."""
+
+from __future__ import annotations
+
+
+class CurationError(Exception):
+    """Base class for every error this package raises on purpose."""
+
+
+class InputError(CurationError):
+    """A problem in an input file, named by file, line and field.
+
+    Args:
+        path: the file (or upload name) being read.
+        line: 1-based line (or record) number, when known.
+        field: the column / field / element that is wrong, when known.
+        problem: what is wrong and, where possible, what to do about it.
+    """
+
+    def __init__(self, path: str, line: int | None, field: str | None, problem: str) -> None:
+        self.path = str(path)
+        self.line = line
+        self.field = field
+        self.problem = problem
+        super().__init__(self.describe())
+
+    def describe(self) -> str:
+        where = self.path
+        if self.line is not None:
+            where += f", line {self.line}"
+        if self.field:
+            where += f", field '{self.field}'"
+        return f"{where}: {self.problem}"
+
+
+class SchemaError(CurationError):
+    """An unknown or malformed relation schema."""
+
+
+class StoreLockedError(CurationError):
+    """The DuckDB file is held read-write by another process."""
+
+
+class NetworkError(CurationError):
+    """A remote service (NCBI, CIViC) could not be reached."""

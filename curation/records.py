@@ -1,0 +1,172 @@
+"""Typed records that cross module boundaries.
+
+Everything the loaders produce and the store returns is one of these frozen dataclasses;
+no dict-of-anything is passed between modules.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class KBRecord:
+    """One knowledge-base record: an n-ary relation instance of a schema.
+
+    Attributes:
+        schema: name of the relation schema (e.g. "PO", "PTM").
+        entities: (entity type, value) pairs in the schema's order; the answer slot
+            holds "" when the KB record has no answer (kept as a source of negatives).
+        pmid: PubMed id of the evidence, or None when the record cites none.
+        source: where the record came from ("civic", "uniprot", "tsv", "curator").
+        source_id: the record's id in its source (CIViC evidence id, UniProt accession + feature).
+        attributes: extra fields kept for display and filtering (evidence type, level,
+            disease, significance, ...), as (name, value) pairs.
+    """
+
+    schema: str
+    entities: tuple[tuple[str, str], ...]
+    pmid: str | None
+    source: str
+    source_id: str
+    attributes: tuple[tuple[str, str], ...] = ()
+
+    def get(self, entity_type: str) -> str:
+        """The value of one entity slot ("" when empty or absent)."""
+        for name, value in self.entities:
+            if name == entity_type:
+                return value
+        return ""
+
+    def attribute(self, name: str) -> str:
+        for key, value in self.attributes:
+            if key == name:
+                return value
+        return ""
+
+
+@dataclass(frozen=True)
+class Mention:
+    """A gold entity mention from an annotated corpus (PubTator).
+
+    Offsets are character offsets into ``title + " " + abstract`` as PubTator defines them.
+    """
+
+    pmid: str
+    start: int
+    end: int
+    text: str
+    type: str
+    concept_id: str
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class Relation:
+    """A document-level relation between two concept ids (BioRED / BC5CDR)."""
+
+    pmid: str
+    type: str
+    concept1: str
+    concept2: str
+    novelty: str = ""
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class Document:
+    """A PubMed abstract.
+
+    Attributes:
+        pmid: PubMed id (digits only).
+        title: title; "" when the source has none (HoC).
+        abstract: abstract text.
+        source: the corpus it came from (file stem, "pubmed", ...).
+        mentions: gold mentions, when the corpus has them.
+        relations: gold document-level relations, when the corpus has them.
+        journal, year: bibliographic fields when known.
+    """
+
+    pmid: str
+    title: str
+    abstract: str
+    source: str = ""
+    mentions: tuple[Mention, ...] = ()
+    relations: tuple[Relation, ...] = ()
+    journal: str = ""
+    year: int | None = None
+
+    @property
+    def text(self) -> str:
+        """Title and abstract as one string, the coordinate system of PubTator offsets."""
+        if not self.title:
+            return self.abstract
+        return f"{self.title} {self.abstract}"
+
+
+@dataclass(frozen=True)
+class Span:
+    """A matched entity in a text: the unit of highlighting and of EDEL's g(e, d).
+
+    Attributes:
+        start, end: character offsets into the matched text.
+        text: the covered text.
+        entity_type: schema entity type or corpus type ("Gene", "Variant", "Treatment", ...).
+        concept: normalised key of the concept matched (canonical name or id).
+        how: which matcher found it ("dictionary", "variant", "abbreviation", ...).
+    """
+
+    start: int
+    end: int
+    text: str
+    entity_type: str
+    concept: str = ""
+    how: str = ""
+
+
+@dataclass(frozen=True)
+class Synonym:
+    """One name of a concept in a dictionary."""
+
+    concept_id: str
+    entity_type: str
+    name: str
+    source: str = ""
+    canonical: bool = False
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A curator's judgement of one document for one partial relation (append-only)."""
+
+    decision_id: int
+    curator: str
+    schema: str
+    query: str
+    query_entities: tuple[tuple[str, str], ...]
+    pmid: str
+    grade: str
+    answer: str = ""
+    note: str = ""
+    created_at: str = ""
+    superseded_by: int | None = None
+
+
+@dataclass(frozen=True)
+class IngestReport:
+    """What one ingest did: counts and, in lenient mode, the skipped rows and why."""
+
+    path: str
+    kind: str
+    added: int = 0
+    unchanged: int = 0
+    skipped: tuple[str, ...] = field(default_factory=tuple)
+    details: tuple[tuple[str, int], ...] = ()
+
+    def summary(self) -> str:
+        parts = [f"{self.kind} {self.path}: {self.added} added, {self.unchanged} already present"]
+        for name, count in self.details:
+            parts.append(f"{count} {name}")
+        if self.skipped:
+            parts.append(f"{len(self.skipped)} skipped")
+        return ", ".join(parts)
