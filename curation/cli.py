@@ -1,0 +1,175 @@
+"""``python -m curation <command>``: ingest, fetch, inspect.
+
+Every command takes ``--db PATH`` (default: the ``CURATION_DB`` setting). Errors meant for a
+person (bad input, a locked store, no network) print one message and exit with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from tqdm import tqdm
+
+from curation import store
+from curation.config import load_settings
+from curation.errors import CurationError
+from curation.ingestion import CORPUS_FORMATS, KB_FORMATS, ingest_corpus, ingest_kb
+from curation.records import IngestReport
+from curation.schemas import load_schemas
+
+
+def _progress_bar(description: str) -> tuple[tqdm, Callable[[int], None]]:
+    bar = tqdm(desc=description, unit=" rows", disable=None, leave=False)
+
+    def update(count: int) -> None:
+        bar.update(count - bar.n)
+
+    return bar, update
+
+
+def _print_report(report: IngestReport, show_skipped: int = 20) -> None:
+    print(report.summary())
+    for message in report.skipped[:show_skipped]:
+        print(f"  skipped: {message}")
+    if len(report.skipped) > show_skipped:
+        print(f"  ... and {len(report.skipped) - show_skipped} more skipped rows")
+
+
+def _open(args: argparse.Namespace):
+    return store.open_store(args.db)
+
+
+def cmd_ingest_kb(args: argparse.Namespace) -> int:
+    con = _open(args)
+    reports = []
+    for path in args.paths:
+        bar, update = _progress_bar(f"reading {Path(path).name}")
+        try:
+            reports.append(ingest_kb(con, args.format, path, schema=args.schema, lenient=args.lenient, progress=update))
+        finally:
+            bar.close()
+        _print_report(reports[-1])
+    return 0
+
+
+def cmd_ingest_corpus(args: argparse.Namespace) -> int:
+    con = _open(args)
+    for path in args.paths:
+        bar, update = _progress_bar(f"reading {Path(path).name}")
+        try:
+            report = ingest_corpus(con, args.format, path, lenient=args.lenient, progress=update)
+        finally:
+            bar.close()
+        _print_report(report)
+    counts = store.stats(con)
+    print(f"store now holds {counts['documents']} documents, {counts['mentions']} gold mentions")
+    return 0
+
+
+def cmd_add_schemas(args: argparse.Namespace) -> int:
+    con = _open(args)
+    schemas = load_schemas(args.path)
+    with store.transaction(con):
+        for schema in schemas:
+            store.add_schema(con, schema)
+    print(f"added {len(schemas)} schema(s): {', '.join(s.name for s in schemas)}")
+    return 0
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    con = _open(args)
+    counts = store.stats(con)
+    if args.json:
+        print(json.dumps(counts, indent=2, default=str))
+    else:
+        for key, value in counts.items():
+            print(f"{key:>26}: {value}")
+    return 0
+
+
+def cmd_fetch_pubmed(args: argparse.Namespace) -> int:
+    from curation import fetch
+
+    settings = load_settings()
+    con = _open(args)
+    if args.pmids_from_kb:
+        pmids = sorted({r.pmid for r in store.list_kb_records(con) if r.pmid})
+    else:
+        pmids = fetch.search_pubmed(args.query, retmax=args.retmax, email=settings.ncbi_email,
+                                    api_key=settings.ncbi_api_key)
+    have = {d.pmid for d in store.get_documents(con, pmids)}
+    missing = [p for p in pmids if p not in have]
+    print(f"{len(pmids)} PMIDs, {len(missing)} not yet in the store")
+    files = fetch.fetch_pubmed(missing, settings.cache_dir / "pubmed", email=settings.ncbi_email,
+                               api_key=settings.ncbi_api_key)
+    for path in files:
+        _print_report(ingest_corpus(con, "pubmed-xml", path, lenient=True))
+    return 0
+
+
+def cmd_fetch_kb(args: argparse.Namespace) -> int:
+    from curation import fetch
+
+    settings = load_settings()
+    path = fetch.fetch_civic(settings.cache_dir / "civic")
+    print(f"downloaded {path}")
+    con = _open(args)
+    _print_report(ingest_kb(con, "civic", path, lenient=True))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    settings = load_settings()
+    parser = argparse.ArgumentParser(prog="python -m curation", description=__doc__.splitlines()[0])
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--db", type=Path, default=settings.db_path, help=f"store file (default {settings.db_path})")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("ingest-kb", parents=[common], help="ingest a knowledge base file")
+    p.add_argument("format", choices=KB_FORMATS)
+    p.add_argument("paths", nargs="+", type=Path)
+    p.add_argument("--schema", help="schema of a generic TSV (PO, PTM, or one added with add-schemas)")
+    p.add_argument("--lenient", action="store_true", help="skip bad rows (and list them) instead of stopping")
+    p.set_defaults(func=cmd_ingest_kb)
+
+    p = sub.add_parser("ingest-corpus", parents=[common], help="ingest abstracts (and gold annotations)")
+    p.add_argument("format", choices=CORPUS_FORMATS)
+    p.add_argument("paths", nargs="+", type=Path)
+    p.add_argument("--lenient", action="store_true", help="skip bad rows (and list them) instead of stopping")
+    p.set_defaults(func=cmd_ingest_corpus)
+
+    p = sub.add_parser("add-schemas", parents=[common], help="add user-defined relation schemas from a TOML file")
+    p.add_argument("path", type=Path)
+    p.set_defaults(func=cmd_add_schemas)
+
+    p = sub.add_parser("stats", parents=[common], help="counts of what the store holds")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_stats)
+
+    p = sub.add_parser("fetch-pubmed", parents=[common], help="fetch abstracts from PubMed (needs internet)")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--pmids-from-kb", action="store_true", help="the KB's cited PMIDs missing from the store")
+    which.add_argument("--query", help="a PubMed search; its results are added to the corpus")
+    p.add_argument("--retmax", type=int, default=200, help="how many search results to fetch")
+    p.set_defaults(func=cmd_fetch_pubmed)
+
+    p = sub.add_parser("fetch-kb", parents=[common], help="download and ingest a knowledge base (needs internet)")
+    p.add_argument("source", choices=("civic",))
+    p.set_defaults(func=cmd_fetch_kb)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except CurationError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted; nothing from the unfinished file was written", file=sys.stderr)
+        return 130

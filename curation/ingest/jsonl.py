@@ -1,0 +1,50 @@
+"""JSON-lines corpora: one ``{"pmid", "title", "abstract"}`` object per line.
+
+HoC-style lines with only ``{"pmid", "text"}`` are accepted: the text becomes the abstract
+and the title stays empty.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+from curation.ingest.problems import Problems
+from curation.ingest.tabular import open_text_lines, valid_pmid
+from curation.records import Document
+
+
+def read_jsonl(path: Path, problems: Problems) -> Iterator[Document]:
+    """Read documents from a JSON-lines file; a PMID seen twice is reported."""
+    path = Path(path)
+    source = path.name.split(".")[0]
+    seen: dict[str, int] = {}
+    for number, line in open_text_lines(path, problems):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            problems.report(number, None, f"not valid JSON ({exc.msg} at column {exc.colno})")
+            continue
+        if not isinstance(obj, dict):
+            problems.report(number, None, "expected a JSON object per line")
+            continue
+        pmid = str(obj.get("pmid", "")).strip()
+        if not valid_pmid(pmid):
+            problems.report(number, "pmid", f"'{pmid}' is not a PubMed id" if pmid else "is missing")
+            continue
+        if pmid in seen:
+            problems.report(number, "pmid", f"PMID {pmid} already appeared on line {seen[pmid]}")
+            continue
+        abstract = obj.get("abstract", obj.get("text", ""))
+        title = obj.get("title", "")
+        if not isinstance(abstract, str) or not isinstance(title, str):
+            problems.report(number, "abstract", "title and abstract must be strings")
+            continue
+        if not abstract.strip():
+            problems.report(number, "abstract", f"PMID {pmid} has an empty abstract")
+            continue
+        seen[pmid] = number
+        yield Document(pmid=pmid, title=title.strip(), abstract=abstract.strip(), source=source)
