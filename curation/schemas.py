@@ -194,15 +194,19 @@ def schema_from_dict(data: Mapping[str, object], where: str = "schema") -> Relat
     columns = data.get("columns", {})
     if not isinstance(kinds, Mapping) or not isinstance(columns, Mapping):
         raise SchemaError(f"{where}: fields 'kinds' and 'columns' must be tables")
-    return RelationSchema(
-        name=name,
-        entity_types=tuple(str(t) for t in entity_types),  # type: ignore[union-attr]
-        answer=str(need("answer", str)),
-        templates=tuple(templates),
-        kinds=tuple((str(k), str(v)) for k, v in kinds.items()),
-        columns=tuple((str(k), str(v)) for k, v in columns.items()),
-        description=str(data.get("description", "")),
-    )
+    answer = str(need("answer", str))
+    try:
+        return RelationSchema(
+            name=name,
+            entity_types=tuple(str(t) for t in entity_types),  # type: ignore[union-attr]
+            answer=answer,
+            templates=tuple(templates),
+            kinds=tuple((str(k), str(v)) for k, v in kinds.items()),
+            columns=tuple((str(k), str(v)) for k, v in columns.items()),
+            description=str(data.get("description", "")),
+        )
+    except SchemaError as exc:
+        raise SchemaError(f"{where}: {exc}") from None
 
 
 def load_schemas(path: str | Path) -> list[RelationSchema]:

@@ -220,6 +220,12 @@ SQL_LIST_SYNONYMS = (
 SQL_RECORD_INGEST = "INSERT INTO ingests (kind, path, added, unchanged, skipped) VALUES (?, ?, ?, ?, ?)"
 
 
+def _scalar(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[object] | None = None) -> object:
+    """First column of the first row. Fetches everything so the connection has no open result."""
+    rows = con.execute(sql, params).fetchall() if params is not None else con.execute(sql).fetchall()
+    return rows[0][0] if rows else None
+
+
 @contextmanager
 def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
     """Run a block in one transaction: all of it is committed, or none of it."""
@@ -263,7 +269,7 @@ def open_store(path: str | Path, read_only: bool = False) -> duckdb.DuckDBPyConn
 def migrate(con: duckdb.DuckDBPyConnection) -> int:
     """Apply pending migrations; returns the schema version now in force."""
     con.execute(SQL_CREATE_VERSION_TABLE)
-    current = con.execute(SQL_CURRENT_VERSION).fetchone()[0]
+    current = _scalar(con, SQL_CURRENT_VERSION)
     for version, description, ddl in MIGRATIONS:
         if version <= current:
             continue
@@ -280,7 +286,7 @@ def migrate(con: duckdb.DuckDBPyConnection) -> int:
 
 
 def schema_version(con: duckdb.DuckDBPyConnection) -> int:
-    return con.execute(SQL_CURRENT_VERSION).fetchone()[0]
+    return _scalar(con, SQL_CURRENT_VERSION)
 
 
 # --- relation schemas ---------------------------------------------------------------------
@@ -474,7 +480,7 @@ def add_documents(con: duckdb.DuckDBPyConnection, documents: Sequence[Document])
     con.register("incoming_mentions", incoming_mentions)
     con.register("incoming_relations", incoming_relations)
     try:
-        existing = con.execute(SQL_EXISTING_DOCS).fetchone()[0]
+        existing = _scalar(con, SQL_EXISTING_DOCS)
         con.execute(SQL_MERGE_DOCUMENTS)
         con.execute(SQL_INSERT_MENTIONS)
         con.execute(SQL_INSERT_RELATIONS)
@@ -546,13 +552,13 @@ def add_synonyms(con: duckdb.DuckDBPyConnection, synonyms: Iterable[Synonym]) ->
             "canonical": [s.canonical for s in values],
         }
     )
-    before = con.execute(SQL_COUNT["synonyms"]).fetchone()[0]
+    before = _scalar(con, SQL_COUNT["synonyms"])
     con.register("incoming", incoming)
     try:
         con.execute(SQL_INSERT_SYNONYMS)
     finally:
         con.unregister("incoming")
-    return con.execute(SQL_COUNT["synonyms"]).fetchone()[0] - before
+    return _scalar(con, SQL_COUNT["synonyms"]) - before
 
 
 def list_synonyms(con: duckdb.DuckDBPyConnection, kind: str | None = None) -> list[Synonym]:
@@ -573,9 +579,9 @@ def record_ingest(
 
 def stats(con: duckdb.DuckDBPyConnection) -> dict[str, object]:
     """Counts for the CLI, the sidebar and health checks."""
-    out: dict[str, object] = {name: con.execute(sql).fetchone()[0] for name, sql in SQL_COUNT.items()}
+    out: dict[str, object] = {name: _scalar(con, sql) for name, sql in SQL_COUNT.items()}
     out["kb_records_by_schema"] = dict(con.execute(SQL_KB_BY_SCHEMA).fetchall())
-    out["kb_records_with_abstract"] = con.execute(SQL_KB_WITH_PMID_IN_CORPUS).fetchone()[0]
+    out["kb_records_with_abstract"] = _scalar(con, SQL_KB_WITH_PMID_IN_CORPUS)
     out["schemas"] = [s.name for s in list_schemas(con)]
     out["schema_version"] = schema_version(con)
     return out

@@ -83,21 +83,23 @@ def _seq(text: str) -> str:
 # --- protein notation -------------------------------------------------------------------
 
 _AA_ANY = rf"(?:{_A3}|{_A1})"
-_PREFIX = r"(?:p\.\s?\(?|p\.\s)?"
+_PREFIX = r"(?:p\.\s?(?P<open>\()?)?"
+_CLOSE = r"(?(open)\))"
 _FS = r"(?:fs|FS|Fs|frameshift)(?:\s?(?:\*|X|Ter|x)\s?\d*|\d+)?"
 
-_P_FS = re.compile(rf"{_L}{_PREFIX}(?P<ref>{_AA_ANY})(?P<pos>\d{{1,5}})(?P<alt>{_AA_ANY})?{_FS}\)?{_R}")
+_P_FS = re.compile(rf"{_L}{_PREFIX}(?P<ref>{_AA_ANY})(?P<pos>\d{{1,5}})(?P<alt>{_AA_ANY})?{_FS}{_CLOSE}{_R}")
 _P_RANGE = re.compile(
     rf"{_L}{_PREFIX}(?P<r1>{_AA_ANY})(?P<p1>\d{{1,5}})(?:_(?P<r2>{_AA_ANY})(?P<p2>\d{{1,5}}))?"
-    rf"(?P<op>delins|del|ins|dup|DELINS|DEL|INS|DUP)(?P<seq>(?:{_A3}|[A-Z])*)\)?{_R}"
+    rf"(?P<op>delins|del|ins|dup|DELINS|DEL|INS|DUP)(?P<seq>(?:{_A3}|[A-Z])*){_CLOSE}{_R}"
 )
-_P_SUB1 = re.compile(rf"{_L}(?P<pre>p\.\s?\(?)?(?P<ref>{_A1})(?P<pos>\d{{1,5}})(?P<alt>{_A1}|\*|X|=)\)?(?![A-Za-z0-9_])")
+_P_SUB1 = re.compile(rf"{_L}(?P<pre>p\.\s?(?P<open>\()?)?(?P<ref>{_A1})(?P<pos>\d{{1,5}})(?P<alt>{_A1}|\*|X|=){_CLOSE}(?![A-Za-z0-9_])")
 _P_SUB3 = re.compile(
-    rf"{_L}{_PREFIX}(?P<ref>{_A3})\s?-?\s?(?P<pos>\d{{1,5}})\s?-?\s?(?P<alt>{_A3}|{_STOP}|=)\)?{_R}"
+    rf"{_L}{_PREFIX}(?P<ref>{_A3})\s?[-(]?\s?(?P<pos>\d{{1,5}})\)?\s?(?:-->|->|→|-|to\s)?\s?"
+    rf"(?P<alt>{_A3}|{_STOP}|=){_CLOSE}{_R}"
 )
 _P_STOPWORD = re.compile(rf"{_L}(?P<ref>{_A1})(?P<pos>\d{{1,5}})(?P<alt>stop|Stop|STOP|Ter)\b")
 _P_NAMES = re.compile(
-    rf"(?<![A-Za-z])(?P<ref>{_ANAME})[\s-]?\(?(?P<pos>\d{{1,5}})\)?\s?(?:-->|->|→|to|by|>|-)\s?(?P<alt>{_ANAME}|stop)\b"
+    rf"(?<![A-Za-z])(?P<ref>{_ANAME})[\s-]?\(?(?P<pos>\d{{1,5}})\)?\s?(?:(?:-->|->|→|to|by|>|-)\s?)?(?P<alt>{_ANAME}|stop)\b"
 )
 
 # --- DNA notation -----------------------------------------------------------------------
@@ -112,7 +114,7 @@ _D_OP = re.compile(
     re.IGNORECASE,
 )
 _D_BARE_OP = re.compile(
-    rf"{_L}(?P<pos>\d+(?:[+-]\d+)?(?:[_-]\d+(?:[+-]\d+)?)?)(?P<op>delins|del|ins|dup)(?:\s?(?P<seq>{_NUC}+|\d+))?(?![A-Za-z0-9])"
+    rf"{_L}(?P<pos>\d+(?:[+-]\d+)?(?:[_-]\d+(?:[+-]\d+)?)?)(?P<op>delins|del|ins|dup|DEL|INS|DUP)(?:\s?(?P<seq>{_NUC}+|\d+))?(?![A-Za-z0-9])"
 )
 _IVS = re.compile(
     rf"{_L}IVS\s?(?P<n>\d+)\s?(?P<sign>[+-])\s?(?P<off>\d+)\s?(?:(?P<ref>{_NUC})(?:{_ARROW})(?P<alt>{_NUC})"
@@ -186,10 +188,13 @@ CATEGORY_PATTERNS: dict[str, str] = {
 }  # fmt: skip
 
 
-def variant_category(text: str) -> str | None:
+def variant_category(text: str, loose: bool = False) -> str | None:
     """The CIViC category key of a variant name ("amplification" -> "Amplification").
 
-    Exon-level names keep their exon: "EXON 19 DELETION" -> "Exon 19 Deletion".
+    Exon-level names keep their exon: "EXON 19 DELETION" -> "Exon 19 Deletion". With
+    ``loose``, any name ending in a category word ("p16 Expression", "DNA Binding Domain
+    Mutation") is a category too, keyed by its title-cased text.
+
     Returns None when ``text`` is not a category.
     """
     clean = " ".join(text.strip().split())
@@ -199,11 +204,23 @@ def variant_category(text: str) -> str | None:
     exon = _EXON.match(clean)
     if exon:
         what = exon.group("what").strip().lower()
-        kind = _EXON_KINDS.get(what) or what.title()
+        kind = _EXON_KINDS.get(what) or _title(what)
         return f"Exon {exon.group('exons').replace(' ', '')} {kind}"
-    if low.endswith((" mutation", " expression", " deletion", " rearrangement", " methylation")):
-        return clean.title()
+    if loose and low.endswith(_CATEGORY_TAILS):
+        return _title(clean)
     return None
+
+
+_CATEGORY_TAILS = (" mutation", " expression", " deletion", " rearrangement", " methylation", " loss")
+
+
+def _title(text: str) -> str:
+    """Title-case the all-lower-case or all-upper-case words, keep symbols ("CD44s") as written."""
+    words = []
+    for word in text.split():
+        plain = word.isalpha() and (word.islower() or (word.isupper() and len(word) > 3))
+        words.append(word.capitalize() if plain else word)
+    return " ".join(words)
 
 
 def category_regex(key: str) -> re.Pattern[str] | None:
@@ -309,21 +326,32 @@ def variant_keys(text: str) -> list[str]:
     """Every key a variant name stands for, most specific first.
 
     "R167W (c.499C>T)" -> ["R167W", "c.499C>T"]; "Q157P/R" -> ["Q157P", "Q157R"];
-    "BRAF V600E" -> ["V600E"] (a leading gene symbol is dropped). Returns [] when the text
-    is not a variant this module knows.
+    "BRAF V600E" -> ["V600E"] (a leading gene symbol is dropped); "BCR::ABL1 Fusion" ->
+    ["BCR::ABL1"]. Returns [] when the text is not a variant this module knows.
     """
     clean = " ".join(text.strip().split())
     if not clean:
         return []
+    keys = _keys(clean)
+    if not keys:
+        prefixed = _GENE_PREFIX.match(clean)
+        if prefixed:
+            keys = _keys(prefixed["rest"])
+    if not keys:
+        loose = variant_category(clean, loose=True)
+        keys = [loose] if loose else []
+    return list(dict.fromkeys(keys))
+
+
+def _keys(clean: str) -> list[str]:
+    fusion = _FUSION.match(clean)
+    if fusion:  # "EML4::ALK Fusion", "EML4::ALK e6::e20": the partner genes are the key
+        return [_key_of_match("fusion", fusion)]
     keys: list[str] = []
     for part in re.split(r"\s*[()]\s*", clean):
         if part:
             keys.extend(_part_keys(part))
-    if not keys:
-        prefixed = _GENE_PREFIX.match(clean)
-        if prefixed and not variant_category(clean):
-            keys = variant_keys(prefixed["rest"])
-    return list(dict.fromkeys(keys))
+    return keys
 
 
 def _part_keys(part: str) -> list[str]:
@@ -337,11 +365,13 @@ def _part_keys(part: str) -> list[str]:
         found = regex.fullmatch(part)
         if found:
             return [_key_of_match(name, found)]
+    spaced = re.fullmatch(rf"(?:p\.\s?)?({_A1})\s+(\d{{1,5}})\s+({_A1}|\*|X)", part)
+    if spaced:  # "V 600 E": too loose to find in text, fine as typed by a curator
+        return [_protein_key(*spaced.groups())]
     codon = _CODON.fullmatch(part)
     if codon:
         return [f"{_aa(codon['ref'])}{int(codon['pos'])}"]
-    codons = re.fullmatch(rf"({_A1}\d+)(?:/({_A1}\d+))+", part)
-    if codons:
+    if re.fullmatch(rf"{_A1}\d+(?:/{_A1}\d+)+", part):  # "G12/G13"
         return part.split("/")
     return []
 
@@ -388,7 +418,11 @@ def _plausible_sub1(m: re.Match[str]) -> bool:
     short number ("T4T")."""
     if m["pre"]:
         return True
-    return len(m["pos"]) >= 2 and not (m["alt"] == "X" and len(m["pos"]) < 2)
+    return len(m["pos"]) >= 2 and m.group(0) not in _NOT_VARIANTS
+
+
+# Cell lines and names that look like one-letter substitutions.
+_NOT_VARIANTS = frozenset({"T98G", "H295R", "S100A", "S100B", "H69V", "C33A", "C4I"})
 
 
 def variant_matches(query: str, found: str) -> bool:

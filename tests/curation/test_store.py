@@ -1,0 +1,110 @@
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from curation import store
+from curation.errors import StoreLockedError
+from curation.records import Document, KBRecord, Mention, Synonym
+
+
+def _record(source_id="EID1", treatment="Vemurafenib", updated="2024-01-01", pmid="123"):
+    return KBRecord(
+        schema="PO",
+        entities=(("Gene", "BRAF"), ("Variant", "V600E"), ("Treatment", treatment)),
+        pmid=pmid,
+        source="civic",
+        source_id=source_id,
+        attributes=(("updated", updated),),
+    )
+
+
+def test_migrations_run_once_and_record_the_version(tmp_path):
+    path = tmp_path / "s.duckdb"
+    con = store.open_store(path)
+    assert store.schema_version(con) == len(store.MIGRATIONS)
+    con.close()
+    con = store.open_store(path)  # a second open applies nothing again
+    rows = con.execute("SELECT version FROM schema_version").fetchall()
+    assert rows == [(v,) for v, _, _ in store.MIGRATIONS]
+    assert [s.name for s in store.list_schemas(con)] == ["PO", "PTM"]
+
+
+def test_kb_records_round_trip_and_reingest_is_idempotent(con):
+    with store.transaction(con):
+        assert store.add_kb_records(con, [_record(), _record("EID2", "")], origin="a.tsv") == (2, 0, 0)
+    with store.transaction(con):
+        assert store.add_kb_records(con, [_record(), _record("EID2", "")], origin="a.tsv") == (0, 0, 2)
+    records = store.list_kb_records(con, "PO")
+    assert [r.source_id for r in records] == ["EID1", "EID2"]
+    assert records[0] == _record()
+    assert store.list_entity_values(con, "PO", "Treatment") == [("Vemurafenib", 1)]
+    assert con.execute("SELECT answer FROM kb_records ORDER BY source_id").fetchall() == [("Vemurafenib",), ("",)]
+
+
+def test_newer_record_updates_older_does_not(con):
+    with store.transaction(con):
+        store.add_kb_records(con, [_record(treatment="Dabrafenib", updated="2024-05-01")], origin="new.tsv")
+    with store.transaction(con):
+        assert store.add_kb_records(con, [_record(updated="2015-01-01")], origin="old.tsv") == (0, 0, 1)
+    assert store.list_kb_records(con)[0].get("Treatment") == "Dabrafenib"
+    with store.transaction(con):
+        assert store.add_kb_records(con, [_record(updated="2025-01-01")], origin="newer.tsv") == (0, 1, 0)
+    assert store.list_kb_records(con)[0].get("Treatment") == "Vemurafenib"
+    assert con.execute("SELECT count(*) FROM kb_entities").fetchone()[0] == 3
+
+
+def test_documents_merge_by_pmid_with_both_annotation_sets(con):
+    text_a = Document("1", "T", "A", source="biored", mentions=(Mention("1", 0, 1, "T", "Gene", "7", "biored"),))
+    text_b = Document("1", "T", "A", source="bc5cdr", mentions=(Mention("1", 2, 3, "A", "Chemical", "D1", "bc5cdr"),))
+    with store.transaction(con):
+        assert store.add_documents(con, [text_a]) == (1, 0)
+    with store.transaction(con):
+        assert store.add_documents(con, [text_b]) == (0, 1)
+    with store.transaction(con):
+        assert store.add_documents(con, [text_b]) == (0, 1)
+    (doc,) = store.get_documents(con, ["1", "404"], with_mentions=True)
+    assert sorted(doc.source.split(",")) == ["bc5cdr", "biored"]
+    assert [m.type for m in doc.mentions] == ["Gene", "Chemical"]
+    assert store.stats(con)["documents"] == 1 and store.stats(con)["mentions"] == 2
+
+
+def test_transaction_rolls_back_everything(con):
+    with pytest.raises(RuntimeError), store.transaction(con):
+        store.add_documents(con, [Document("9", "t", "a")])
+        raise RuntimeError("disk full")
+    assert store.stats(con)["documents"] == 0
+
+
+def test_values_are_bound_not_interpolated(con):
+    nasty = "x'); DROP TABLE documents; --"
+    with store.transaction(con):
+        store.add_documents(con, [Document("5", nasty, nasty + " \"quoted\" ; %s {0}")])
+        store.add_synonyms(con, [Synonym("C1", "chemical", nasty)])
+    (doc,) = store.get_documents(con, ["5"])
+    assert doc.title == nasty
+    assert store.list_synonyms(con, "chemical")[0].name == nasty
+    assert store.stats(con)["documents"] == 1
+
+
+def test_second_writer_gets_a_clear_message(tmp_path):
+    path = tmp_path / "locked.duckdb"
+    store.open_store(path).close()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(f"""
+            import duckdb, sys, time
+            con = duckdb.connect({str(path)!r})
+            print("ready", flush=True)
+            sys.stdin.readline()
+        """)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "ready"
+        with pytest.raises(StoreLockedError, match=rf"in use by process {holder.pid}.*--db"):
+            store.open_store(path)
+    finally:
+        holder.communicate("\n", timeout=30)
