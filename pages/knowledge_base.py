@@ -1,0 +1,76 @@
+"""Knowledge base: import KB files and corpora (the same code as the CLI), see what the store holds."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from curation import store
+from curation.errors import CurationError
+from curation.ingestion import CORPUS_FORMATS, KB_FORMATS, ingest_corpus, ingest_kb
+from pages.common import connection, save_upload
+
+st.title("Knowledge base")
+con = connection()
+if con is None:
+    st.stop()
+
+counts = store.stats(con)
+if counts["kb_records"] == 0 or counts["documents"] == 0:
+    st.info(
+        "This store is empty or half-loaded. Load a knowledge base and a corpus of abstracts, "
+        "here with the forms below or from a terminal:\n\n"
+        "```\npython -m curation ingest-kb civic civic_evidence.tsv\n"
+        "python -m curation ingest-corpus pubtator BioRED/Train.PubTator\n"
+        "python -m curation ingest-corpus jsonl abstracts.jsonl\n```\n\n"
+        "With internet, `python -m curation fetch-kb civic` and `python -m curation fetch-pubmed --pmids-from-kb` "
+        "fetch CIViC and the abstracts it cites."
+    )
+
+left, right = st.columns(2)
+left.metric("KB records", counts["kb_records"])
+left.caption(", ".join(f"{k}: {v}" for k, v in counts["kb_records_by_schema"].items()) or "no records yet")
+right.metric("Abstracts", counts["documents"])
+right.caption(f"{counts['mentions']} gold mentions · {counts['kb_records_with_abstract']} KB records with an abstract")
+
+
+def run_import(kind: str, fmt: str, upload, schema: str | None, lenient: bool) -> None:
+    path = save_upload(upload)
+    bar = st.progress(0.0, text=f"reading {path.name}")
+
+    def progress(done: int) -> None:
+        bar.progress(min(0.95, done / (done + 2000)), text=f"{done} rows read")
+
+    try:
+        if kind == "kb":
+            report = ingest_kb(con, fmt, path, schema=schema, lenient=lenient, progress=progress)
+        else:
+            report = ingest_corpus(con, fmt, path, lenient=lenient, progress=progress)
+    except CurationError as exc:
+        bar.empty()
+        st.error(f"Nothing was imported. {exc}")
+        return
+    bar.progress(1.0, text="done")
+    st.success(report.summary().replace(str(path), upload.name))
+    if report.skipped:
+        with st.expander(f"{len(report.skipped)} skipped rows"):
+            st.text("\n".join(s.replace(str(path), upload.name) for s in report.skipped[:500]))
+
+
+with st.form("import_kb"):
+    st.subheader("Import a knowledge base")
+    fmt = st.selectbox("Format", KB_FORMATS, help="civic: CIViC evidence TSV; uniprot: UniProtKB flat file; "
+                       "tsv: one column per entity type of a schema")
+    schema = st.selectbox("Schema (for tsv)", [s.name for s in store.list_schemas(con)])
+    upload = st.file_uploader("File", key="kb_file")
+    lenient = st.checkbox("Skip bad rows instead of stopping", key="kb_lenient")
+    if st.form_submit_button("Import knowledge base") and upload is not None:
+        run_import("kb", fmt, upload, schema, lenient)
+
+with st.form("import_corpus"):
+    st.subheader("Import abstracts")
+    fmt = st.selectbox("Format", CORPUS_FORMATS, help="pubtator: BioRED / BC5CDR; pubmed-xml: efetch or baseline "
+                       "XML; jsonl: {pmid, title, abstract} per line")
+    upload = st.file_uploader("File", key="corpus_file")
+    lenient = st.checkbox("Skip bad rows instead of stopping", key="corpus_lenient")
+    if st.form_submit_button("Import abstracts") and upload is not None:
+        run_import("corpus", fmt, upload, None, lenient)

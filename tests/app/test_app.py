@@ -1,0 +1,65 @@
+from __future__ import annotations
+
+from streamlit.testing.v1 import AppTest
+
+from curation import store
+from curation.config import PROJECT_ROOT
+from pages.common import safe_upload_name
+
+APP = str(PROJECT_ROOT / "app.py")
+
+
+def _run(monkeypatch, db) -> AppTest:
+    monkeypatch.setenv("CURATION_DB", str(db))
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    return at
+
+
+def test_empty_store_explains_how_to_load(monkeypatch, tmp_path):
+    at = _run(monkeypatch, tmp_path / "empty.duckdb")
+    assert not at.exception
+    assert any("ingest-kb civic" in info.value for info in at.info)
+    assert [m.value for m in at.metric] == ["0", "0"]
+
+
+def test_loaded_store_shows_counts(monkeypatch, tmp_path, fixtures):
+    from curation.ingestion import ingest_corpus, ingest_kb
+
+    con = store.open_store(tmp_path / "loaded.duckdb")
+    ingest_kb(con, "civic", fixtures / "civic" / "current.tsv")
+    ingest_corpus(con, "pubtator", fixtures / "pubtator" / "small.PubTator")
+    con.close()
+    at = _run(monkeypatch, tmp_path / "loaded.duckdb")
+    assert not at.exception
+    assert not at.info
+    assert [m.value for m in at.metric] == ["6", "2"]
+    assert any("PO: 6" in c.value for c in at.caption)
+
+
+def test_locked_store_is_a_message_not_a_traceback(monkeypatch, tmp_path):
+    import subprocess
+    import sys
+
+    db = tmp_path / "locked.duckdb"
+    store.open_store(db).close()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", f"import duckdb,sys; c=duckdb.connect({str(db)!r}); print('ready', flush=True); "
+         "sys.stdin.readline()"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "ready"
+        at = _run(monkeypatch, db)
+        assert not at.exception
+        assert any("in use by process" in e.value for e in at.error)
+    finally:
+        holder.communicate("\n", timeout=30)
+
+
+def test_upload_names_cannot_escape_the_upload_folder():
+    assert safe_upload_name("../../etc/passwd") == "passwd"
+    assert safe_upload_name("..\\..\\win.ini") == "win.ini"
+    assert safe_upload_name("../.bashrc") == "bashrc"
+    assert safe_upload_name("my file;rm -rf.tsv") == "my_file_rm_-rf.tsv"
+    assert safe_upload_name("..") == "upload"
