@@ -1,0 +1,96 @@
+"""Retrieval evaluation: NDCG and MAP from ranx, and EDEL's EntityRecall.
+
+``evaluate(run, qrels, ...)`` takes the one hit shape (``dict[qid, dict[doc_id, score]]``)
+and returns ``{"ndcg@10": ..., "map@50": ..., "entity_recall@10": ...}`` as fractions in
+[0, 1], averaged over queries. It is the same function for the CLI, the benchmarks and the app.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+
+Run = Mapping[str, Mapping[str, float]]
+Qrels = Mapping[str, Mapping[str, int]]
+CUTOFFS = (10, 50)
+
+
+def ranked(scores: Mapping[str, float]) -> list[tuple[str, float]]:
+    """Documents by descending score, ties broken by doc id (the order fusion uses too)."""
+    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+
+
+@dataclass(frozen=True)
+class AnswerKey:
+    """What EntityRecall needs (EDEL §5.3).
+
+    Attributes:
+        answers: per query, the concepts of its answer entities (from the KB records it groups).
+        query_concepts: per query, the concepts of its query gene/protein (any synonym of it).
+        doc_concepts: per document, the concepts mentioned in it (gold annotations or the matcher).
+    """
+
+    answers: Mapping[str, Collection[str]]
+    query_concepts: Mapping[str, Collection[str]]
+    doc_concepts: Mapping[str, Collection[str]]
+
+
+def entity_recall(run: Run, key: AnswerKey, k: int) -> float:
+    """Mean over queries of the share of answer entities found in the top-k documents.
+
+    An answer counts as found when some top-k document mentions it and also mentions the
+    query gene/protein (a document likely describing a relation between the two). Queries
+    without answers are left out of the mean.
+    """
+    per_query = entity_recall_per_query(run, key, k)
+    return sum(per_query.values()) / len(per_query) if per_query else 0.0
+
+
+def entity_recall_per_query(run: Run, key: AnswerKey, k: int) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for qid, answers in key.answers.items():
+        answers = set(answers)
+        if not answers:
+            continue
+        query = set(key.query_concepts.get(qid, ()))
+        found: set[str] = set()
+        for doc, _ in ranked(run.get(qid, {}))[:k]:
+            concepts = set(key.doc_concepts.get(doc, ()))
+            if query & concepts:
+                found |= answers & concepts
+        out[qid] = len(found) / len(answers)
+    return out
+
+
+def ir_metrics(run: Run, qrels: Qrels, cutoffs: Sequence[int] = CUTOFFS) -> dict[str, float]:
+    """NDCG@k and MAP@k with ranx; queries in ``qrels`` missing from ``run`` score 0."""
+    from ranx import Qrels as RanxQrels
+    from ranx import Run as RanxRun
+    from ranx import evaluate as ranx_evaluate
+
+    judged = {q: {d: int(r) for d, r in docs.items() if r > 0} for q, docs in qrels.items()}
+    judged = {q: docs for q, docs in judged.items() if docs}
+    if not judged:
+        raise ValueError("no query has a relevant document; nothing to evaluate")
+    # ranx needs every judged query in the run; an empty result list is scored 0.
+    sentinel = "\x00no-hit"
+    filled = {q: (dict(run[q]) if run.get(q) else {sentinel: 0.0}) for q in judged}
+    metrics = [f"{m}@{k}" for k in cutoffs for m in ("ndcg", "map")]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        scores = ranx_evaluate(RanxQrels(judged), RanxRun(filled), metrics, make_comparable=True)
+    if isinstance(scores, float):
+        scores = {metrics[0]: scores}
+    return {name: float(scores[name]) for name in metrics}
+
+
+def evaluate(
+    run: Run, qrels: Qrels, answer_key: AnswerKey | None = None, cutoffs: Sequence[int] = CUTOFFS
+) -> dict[str, float]:
+    """NDCG, MAP and (with an answer key) EntityRecall at each cutoff."""
+    out = ir_metrics(run, qrels, cutoffs)
+    if answer_key is not None:
+        for k in cutoffs:
+            out[f"entity_recall@{k}"] = entity_recall(run, answer_key, k)
+    return out

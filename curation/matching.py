@@ -1,0 +1,425 @@
+"""EDEL's text-matching function g(e, d) and entity highlighting.
+
+EDEL (seed 000, §3.2) defines g(e, d) = 1 iff entity e, or one of its synonyms, is
+mentioned in document d; margin classes are built from it. :meth:`Matcher.matches` returns
+the spans behind that decision (g = 1 iff the list is non-empty) and
+:meth:`Matcher.find_all` returns every entity span of a text for highlighting.
+
+Three sources of spans:
+
+* dictionary names of a :class:`~curation.synonyms.Lexicon`, found with spaCy
+  ``PhraseMatcher`` on ``spacy.blank("en")`` tokens (short or mixed-case names by exact
+  case, the rest case-insensitively);
+* notation rules: variants (:mod:`curation.variants`), residues and PTM types
+  (:mod:`curation.ptm`), so "Val600Glu" in a text matches the entity "V600E";
+* abbreviations (scispaCy's Schwartz & Hearst ``AbbreviationDetector``): when an abstract
+  defines "chronic myeloid leukaemia (CML)" and the long form is an entity, every "CML"
+  counts as that entity; when the long form is something else ("iodide transport defect
+  (ITD)"), dictionary hits of the short form are dropped.
+
+Texts are analysed once and cached (LRU), so scoring thousands of (record, abstract)
+pairs costs one spaCy pass per abstract.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, NamedTuple
+
+from curation.ptm import find_ptms, find_residues, normalise_ptm, normalise_residue
+from curation.records import Document, Span
+from curation.synonyms import Lexicon
+from curation.variants import category_regex, find_variants, variant_category, variant_keys, variant_matches
+
+if TYPE_CHECKING:
+    from spacy.language import Language
+
+RULE_KINDS = ("variant", "residue", "ptm")
+# On overlap the longer span wins; at equal length, the lower rank.
+_RANK = {"variant": 0, "residue": 1, "abbreviation": 2, "dictionary": 3, "ptm": 4}
+_DASHES = "-\u2010\u2011\u2012\u2013\u2014\u2212"
+
+
+class _Hit(NamedTuple):
+    start: int
+    end: int
+    kind: str
+    concept: str
+    how: str
+
+
+class _Abbreviation(NamedTuple):
+    short: str
+    long_start: int
+    long_end: int
+    occurrences: tuple[tuple[int, int], ...]  # (start, end) of every use of the short form
+
+
+@dataclass
+class _Analysis:
+    """What the matcher knows about one text; fields are filled on first use."""
+
+    text: str
+    abbreviations: tuple[_Abbreviation, ...] = ()
+    token_bounds: tuple[tuple[int, int], ...] = ()
+    dictionary: list[_Hit] | None = None
+    variants: list[_Hit] | None = None
+    extras: dict[str, list[_Hit]] = field(default_factory=dict)
+
+
+def case_sensitive(name: str) -> bool:
+    """Whether a dictionary name is matched by exact case.
+
+    Short names (up to 4 characters) and names with capitals after the first letter
+    ("DOX", "mTOR", "ErbB2") are; longer lower- or title-case names ("Vemurafenib") are not.
+    """
+    return len(name) <= 4 or any(c.isupper() for c in name[1:])
+
+
+class Matcher:
+    """Finds entity mentions in abstracts: g(e, d) and highlighting.
+
+    Args:
+        lexicon: names by kind (see :mod:`curation.synonyms`).
+        nlp: a spaCy pipeline to use for tokens (default ``spacy.blank("en")``); the
+            scispaCy ``abbreviation_detector`` is added when ``abbreviations`` is set.
+        abbreviations: use abbreviation definitions in the text.
+        veto: drop dictionary hits of a short form that the text defines as something
+            that is not an entity of that kind.
+        cache_size: how many analysed texts to keep.
+
+    Example:
+        >>> matcher = Matcher(lexicon)
+        >>> bool(matcher.matches("V600E", "variant", "BRAF p.Val600Glu was found"))
+        True
+    """
+
+    def __init__(
+        self,
+        lexicon: Lexicon,
+        nlp: Language | None = None,
+        abbreviations: bool = True,
+        veto: bool = True,
+        cache_size: int = 4096,
+    ) -> None:
+        import spacy
+        from spacy.matcher import PhraseMatcher
+
+        self.lexicon = lexicon
+        self.use_abbreviations = abbreviations
+        self.veto = veto
+        self.nlp = nlp if nlp is not None else spacy.blank("en")
+        if abbreviations and "abbreviation_detector" not in self.nlp.pipe_names:
+            import scispacy.abbreviation  # noqa: F401  (registers the factory)
+
+            self.nlp.add_pipe("abbreviation_detector")
+        self._exact = PhraseMatcher(self.nlp.vocab, attr="ORTH")
+        self._lower = PhraseMatcher(self.nlp.vocab, attr="LOWER")
+        self._add_names()
+        self._cache: OrderedDict[str, _Analysis] = OrderedDict()
+        self._cache_size = cache_size
+        self._regexes: dict[tuple[str, str], re.Pattern[str] | None] = {}
+        self._lock = threading.Lock()  # the abbreviation detector keeps state per call
+
+    def _add_names(self) -> None:
+        for kind in self.lexicon.kinds:
+            if kind in ("ptm", "residue"):
+                continue  # found by rule, with more forms than a dictionary holds
+            exact: list[str] = []
+            lower: list[str] = []
+            for synonym in self.lexicon.entries(kind):
+                name = synonym.name
+                if kind == "variant" and (len(name) < 4 or variant_keys(name)):
+                    continue  # notation and categories are found by rule (or not at all)
+                (exact if case_sensitive(name) else lower).append(name)
+            self._exact.add(kind, list(self.nlp.tokenizer.pipe(sorted(set(exact)))))
+            self._lower.add(kind, list(self.nlp.tokenizer.pipe(sorted({n.lower() for n in lower}))))
+
+    # --- public API -------------------------------------------------------------------
+
+    def matches(self, entity: str, kind: str, document: Document | str) -> list[Span]:
+        """EDEL's g(e, d): where ``entity`` of ``kind`` is mentioned in ``document``.
+
+        Counts the entity's own text, every name of the concepts it denotes in the lexicon,
+        equivalent notation (variants, residues, PTM types) and in-text abbreviations of any
+        of these. g(e, d) = 1 iff the returned list is non-empty.
+
+        Args:
+            entity: the entity as written in the KB record or typed by the curator.
+            kind: its matcher kind (``RelationSchema.kind(entity_type)``).
+            document: a Document (offsets into ``Document.text``) or a plain text.
+
+        Returns:
+            Spans in text order, possibly overlapping (an entity inside a longer name counts).
+        """
+        text = document.text if isinstance(document, Document) else document
+        entity = " ".join(entity.split())
+        if not entity or not text:
+            return []
+        analysis = self._analyse(text)
+        if kind == "variant":
+            hits = self._variant_hits(entity, analysis)
+        elif kind == "residue":
+            key = normalise_residue(entity)
+            hits = [h for h in self._residues(analysis, one_letter=True) if h.concept == key]
+            hits += [h for h in self._variants(analysis) if key and re.fullmatch(rf"{key}[A-Z*]", h.concept)]
+        elif kind == "ptm":
+            key = normalise_ptm(entity) or entity.lower()
+            hits = [h for h in self._ptms(analysis) if h.concept == key]
+        elif kind == "gene" and "::" in entity:  # a fusion named as a gene: every partner must be there
+            parts = [p for p in entity.split("::") if p not in ("v", "?", "")]
+            per_part = [self._name_hits(p, kind, analysis) for p in parts]
+            hits = [h for found in per_part for h in found] if all(per_part) else []
+        else:
+            hits = self._name_hits(entity, kind, analysis)
+        spans = {(h.start, h.end, h.concept, h.how): h for h in hits}
+        return [self._span(text, h, kind) for h in sorted(spans.values())]
+
+    def matched(self, entity: str, kind: str, document: Document | str) -> bool:
+        """g(e, d) as a bool."""
+        return bool(self.matches(entity, kind, document))
+
+    def find_all(self, document: Document | str, kinds: Iterable[str] | None = None) -> list[Span]:
+        """Every entity span in a text, non-overlapping (longest match wins), in text order.
+
+        Args:
+            document: a Document (offsets into ``Document.text``) or a plain text.
+            kinds: the kinds to report (default: the lexicon's kinds and the rule kinds).
+                Residues in one-letter code ("S473") are reported only in texts that
+                mention a PTM type.
+
+        Returns:
+            Spans with ``entity_type`` = kind, ``concept`` = concept id or notation key,
+            ``how`` = "dictionary", "variant", "residue", "ptm" or "abbreviation".
+        """
+        text = document.text if isinstance(document, Document) else document
+        wanted = set(kinds) if kinds is not None else set(self.lexicon.kinds) | set(RULE_KINDS)
+        if not text:
+            return []
+        analysis = self._analyse(text)
+        hits = [h for h in self._dictionary(analysis) if h.kind in wanted]
+        if "variant" in wanted:
+            hits += self._variants(analysis)
+        if "ptm" in wanted:
+            hits += self._ptms(analysis)
+        if "residue" in wanted:
+            hits += self._residues(analysis, one_letter=bool(self._ptms(analysis)))
+        hits = self._with_abbreviations(hits, analysis, wanted)
+        return [self._span(text, h, h.kind) for h in _resolve(hits, self.lexicon, text)]
+
+    def analyse_many(self, texts: Iterable[str], batch_size: int = 64) -> None:
+        """Warm the cache for many texts with ``nlp.pipe`` (faster than one at a time)."""
+        todo = [t for t in dict.fromkeys(texts) if t and t not in self._cache]
+        with self._lock:
+            docs = list(self.nlp.pipe(todo, batch_size=batch_size))
+        for text, doc in zip(todo, docs, strict=True):
+            self._store(text, self._from_doc(text, doc))
+
+    # --- analysis ---------------------------------------------------------------------
+
+    def _analyse(self, text: str) -> _Analysis:
+        cached = self._cache.get(text)
+        if cached is not None:
+            self._cache.move_to_end(text)
+            return cached
+        with self._lock:
+            doc = self.nlp(text)
+        analysis = self._from_doc(text, doc)
+        self._store(text, analysis)
+        return analysis
+
+    def _store(self, text: str, analysis: _Analysis) -> None:
+        self._cache[text] = analysis
+        while len(self._cache) > self._cache_size:
+            self._cache.popitem(last=False)
+
+    def _from_doc(self, text: str, doc) -> _Analysis:
+        abbreviations: dict[str, _Abbreviation] = {}
+        for short in getattr(doc._, "abbreviations", []) if doc.has_extension("abbreviations") else []:
+            long = short._.long_form
+            if long is None:
+                continue
+            key = short.text
+            old = abbreviations.get(key)
+            occurrences = ((short.start_char, short.end_char),) + (old.occurrences if old else ())
+            abbreviations[key] = _Abbreviation(key, long.start_char, long.end_char, occurrences)
+        analysis = _Analysis(text, tuple(abbreviations.values()))
+        matches = [(m, "exact") for m in self._exact(doc)] + [(m, "lower") for m in self._lower(doc)]
+        hits = []
+        for (label, start, end), _ in matches:
+            span = doc[start:end]
+            kind = self.nlp.vocab.strings[label]
+            concept = self._concept(span.text, kind)
+            hits.append(_Hit(span.start_char, span.end_char, kind, concept, "dictionary"))
+        analysis.dictionary = hits
+        return analysis
+
+    def _concept(self, name: str, kind: str) -> str:
+        found = self.lexicon.lookup(name, kind)
+        return found[0][1] if found else name
+
+    def _dictionary(self, analysis: _Analysis) -> list[_Hit]:
+        return analysis.dictionary or []
+
+    def _variants(self, analysis: _Analysis) -> list[_Hit]:
+        if analysis.variants is None:
+            analysis.variants = [_Hit(v.start, v.end, "variant", v.key, "variant") for v in find_variants(analysis.text)]
+        return analysis.variants
+
+    def _ptms(self, analysis: _Analysis) -> list[_Hit]:
+        if "ptm" not in analysis.extras:
+            analysis.extras["ptm"] = [_Hit(p.start, p.end, "ptm", p.key, "ptm") for p in find_ptms(analysis.text)]
+        return analysis.extras["ptm"]
+
+    def _residues(self, analysis: _Analysis, one_letter: bool) -> list[_Hit]:
+        key = f"residue{int(one_letter)}"
+        if key not in analysis.extras:
+            found = find_residues(analysis.text, one_letter=one_letter)
+            analysis.extras[key] = [_Hit(r.start, r.end, "residue", r.key, "residue") for r in found]
+        return analysis.extras[key]
+
+    # --- abbreviations ----------------------------------------------------------------
+
+    def _with_abbreviations(self, hits: list[_Hit], analysis: _Analysis, wanted: set[str]) -> list[_Hit]:
+        if not self.use_abbreviations or not analysis.abbreviations:
+            return hits
+        out = list(hits)
+        vetoed: set[tuple[str, str]] = set()  # (short text, kind)
+        for abbreviation in analysis.abbreviations:
+            covering = [h for h in hits if _covers(h, abbreviation) and h.kind in wanted]
+            kinds = {h.kind for h in covering}
+            if covering:
+                best = max(covering, key=lambda h: (h.end - h.start, -_RANK[h.how]))
+                for start, end in abbreviation.occurrences:
+                    out.append(_Hit(start, end, best.kind, best.concept, "abbreviation"))
+            if self.veto:
+                for kind in wanted - kinds:
+                    vetoed.add((abbreviation.short, kind))
+        if vetoed:
+            text = analysis.text
+            out = [h for h in out if h.how != "dictionary" or (text[h.start : h.end], h.kind) not in vetoed]
+        return out
+
+    # --- g(e, d) helpers --------------------------------------------------------------
+
+    def _name_hits(self, entity: str, kind: str, analysis: _Analysis) -> list[_Hit]:
+        regex = self._name_regex(entity, kind)
+        if regex is None:
+            return []
+        concept = self._concept(entity, kind)
+        text = analysis.text
+        hits = [_Hit(m.start(), m.end(), kind, concept, "dictionary") for m in regex.finditer(text)]
+        if self.use_abbreviations:
+            for abbreviation in analysis.abbreviations:
+                if any(_covers(h, abbreviation) for h in hits):
+                    hits += [_Hit(s, e, kind, concept, "abbreviation") for s, e in abbreviation.occurrences]
+        return hits
+
+    def _name_regex(self, entity: str, kind: str) -> re.Pattern[str] | None:
+        key = (entity, kind)
+        if key not in self._regexes:
+            names = [n for n in self.lexicon.expand(entity, kind) if n == entity or len(n) >= 2]
+            if len(self._regexes) > 50_000:
+                self._regexes.clear()
+            self._regexes[key] = _names_regex(names)
+        return self._regexes[key]
+
+    def _variant_hits(self, entity: str, analysis: _Analysis) -> list[_Hit]:
+        keys = variant_keys(entity)
+        if not keys:  # not notation: a name such as "DD32 deletion"
+            return self._name_hits(entity, "variant", analysis)
+        hits = [h for h in self._variants(analysis) if any(variant_matches(k, h.concept) for k in keys)]
+        for key in keys:
+            if "::" in key:
+                hits += self._fusion_hits(key, analysis)
+            elif variant_category(key) or variant_category(key, loose=True) == key:
+                regex = category_regex(key)
+                if regex is not None:
+                    hits += [_Hit(m.start(), m.end(), "variant", key, "variant") for m in regex.finditer(analysis.text)]
+        return hits
+
+    def _fusion_hits(self, key: str, analysis: _Analysis) -> list[_Hit]:
+        regex = self._regexes.get((key, "fusion"))
+        if (key, "fusion") not in self._regexes:
+            regex = _fusion_regex(key, self.lexicon)
+            self._regexes[(key, "fusion")] = regex
+        if regex is None:
+            return []
+        return [_Hit(m.start(), m.end(), "variant", key, "variant") for m in regex.finditer(analysis.text)]
+
+    def _span(self, text: str, hit: _Hit, kind: str) -> Span:
+        return Span(hit.start, hit.end, text[hit.start : hit.end], kind, hit.concept, hit.how)
+
+
+def _covers(hit: _Hit, abbreviation: _Abbreviation) -> bool:
+    """Whether a hit is the long form of an abbreviation: it ends where the long form ends
+    and spans most of it ("5-fluorouracil (5-FU)", not "cells (5-FU)")."""
+    long_len = abbreviation.long_end - abbreviation.long_start
+    overlap = min(hit.end, abbreviation.long_end) - max(hit.start, abbreviation.long_start)
+    return abs(hit.end - abbreviation.long_end) <= 1 and overlap >= 0.6 * long_len
+
+
+def _resolve(hits: list[_Hit], lexicon: Lexicon, text: str) -> list[_Hit]:
+    """Non-overlapping hits: longest first, then by rank, then the kind the lexicon uses most."""
+    ordered = sorted(
+        set(hits),
+        key=lambda h: (-(h.end - h.start), _RANK[h.how], -lexicon.weight(text[h.start : h.end], h.kind), h.start),
+    )
+    taken = bytearray(len(text) + 1)
+    kept: list[_Hit] = []
+    for hit in ordered:
+        if any(taken[hit.start : hit.end]):
+            continue
+        taken[hit.start : hit.end] = b"\x01" * (hit.end - hit.start)
+        kept.append(hit)
+    return sorted(kept)
+
+
+def _name_pattern(name: str) -> str:
+    """Regex of one name: any dash or none where it has a dash, any run of spaces for one."""
+    parts = []
+    for char in name:
+        if char in _DASHES:
+            parts.append(f"[{_DASHES}\\s]?")
+        elif char.isspace():
+            parts.append(r"\s+")
+        else:
+            parts.append(re.escape(char))
+    return "".join(parts)
+
+
+def _names_regex(names: Iterable[str]) -> re.Pattern[str] | None:
+    """One regex for a set of names; short and mixed-case names by exact case."""
+    exact = sorted({n for n in names if n and case_sensitive(n)}, key=len, reverse=True)
+    loose = sorted({n.lower() for n in names if n and not case_sensitive(n)}, key=len, reverse=True)
+    alternatives = [_name_pattern(n) for n in exact] + [f"(?i:{_name_pattern(n)})" for n in loose]
+    if not alternatives:
+        return None
+    return re.compile(rf"(?<![A-Za-z0-9])(?:{'|'.join(alternatives)})(?![A-Za-z0-9])")
+
+
+def _fusion_regex(key: str, lexicon: Lexicon) -> re.Pattern[str] | None:
+    """How text writes a fusion: "BCR-ABL1", "BCR/ABL", "BCR::ABL1"; "v::ALK" also "ALK fusion",
+    "ALK-rearranged", "EML4-ALK"."""
+
+    def symbols(gene: str) -> str:
+        names = [n for n in lexicon.expand(gene, "gene") if " " not in n and len(n) <= 12] or [gene]
+        return "|".join(re.escape(n) for n in sorted(set(names), key=len, reverse=True))
+
+    g1, g2 = key.split("::", 1)
+    joint = r"\s?(?:::|[-/\u2013\u2014:])\s?"
+    any_gene = r"[A-Z][A-Za-z0-9]{1,9}"
+    tail = r"[\s-](?:gene\s)?(?:fusions?|rearrange\w*|translocat\w*|positive|\+)"
+    if g1 in ("v", "?") and g2 in ("v", "?"):
+        return None
+    if g1 in ("v", "?"):
+        pattern = rf"{any_gene}{joint}(?:{symbols(g2)})|(?:{symbols(g2)}){tail}"
+    elif g2 in ("v", "?"):
+        pattern = rf"(?:{symbols(g1)}){joint}{any_gene}|(?:{symbols(g1)}){tail}"
+    else:
+        pattern = rf"(?:{symbols(g1)}){joint}(?:{symbols(g2)})"
+    return re.compile(rf"(?<![A-Za-z0-9])(?:{pattern})(?![A-Za-z0-9])")
