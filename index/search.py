@@ -55,6 +55,11 @@ class FusionConfig:
     depth: int = 100
     mix: float = 0.5
 
+    def __post_init__(self) -> None:
+        # Accept plain strings from settings / manifests; fail early on unknown names.
+        object.__setattr__(self, "method", FusionMethod(self.method))
+        object.__setattr__(self, "weights", tuple(float(w) for w in self.weights))
+
 
 class Hit(NamedTuple):
     """One ranked document with the score of each component (None where it was not scored)."""
