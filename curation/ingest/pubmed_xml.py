@@ -164,7 +164,8 @@ def read_pubmed_xml(path: Path, problems: Problems) -> Iterator[Document]:
                 hint = "the XML is not well-formed; download the file again"
             raise problems.fail(exc.lineno, None, f"column {exc.offset + 1}: {reason}: {hint}") from None
         except (OSError, EOFError, zlib.error) as exc:
-            raise problems.fail(None, None, f"broken gzip stream ({exc}); download the file again") from None
+            what = "broken gzip stream" if compressed else "cannot read the file"
+            raise problems.fail(None, None, f"{what} ({exc}); download the file again") from None
 
 
 def _drain(collector: _ArticleCollector, problems: Problems) -> Iterator[Document]:

@@ -158,9 +158,8 @@ def read_uniprot(path: Path, problems: Problems) -> Iterator[KBRecord]:
                 lines.number + 1, None, f"not UTF-8 text ({exc.reason}); is this a UniProt .dat file?"
             ) from None
         except (OSError, EOFError, zlib.error) as exc:
-            raise problems.fail(
-                lines.number, None, f"broken gzip stream ({exc}); download the file again"
-            ) from None
+            what = "broken gzip stream" if compressed else "cannot read the file"
+            raise problems.fail(lines.number, None, f"{what} ({exc}); download the file again") from None
 
 
 class _CountedLines:
