@@ -83,7 +83,8 @@ class TrainingSet:
         counts = self.counts()
         for name in sorted(counts, key=lambda n: (self.margins.get(n, 9), n)):
             c = counts[name]
-            rows.append(f"{name:<12} {self.margins.get(name, float('nan')):>6.2f} {c['positive']:>11} {c['negative']:>11}")
+            margin = self.margins.get(name, float("nan"))
+            rows.append(f"{name:<12} {margin:>6.2f} {c['positive']:>11} {c['negative']:>11}")
         rows.append(f"{'total':<12} {'':>6} {sum(c['positive'] for c in counts.values()):>11} "
                     f"{sum(c['negative'] for c in counts.values()):>11}")
         return "\n".join(rows)
