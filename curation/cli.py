@@ -122,6 +122,52 @@ def cmd_fetch_kb(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_ingest_dict(args: argparse.Namespace) -> int:
+    from curation.dictionaries import ingest_dictionary
+
+    con = _open(args)
+    for path in args.paths:
+        read, added = ingest_dictionary(con, args.format, path)
+        print(f"{args.format} {path}: {read} names read, {added} new")
+    return 0
+
+
+def cmd_normalise(args: argparse.Namespace) -> int:
+    from curation.dictionaries import build_lexicon
+    from curation.normalise import Normaliser
+
+    con = _open(args)
+    normaliser = Normaliser(build_lexicon(con))
+    candidates = normaliser.normalise(args.text, kind=args.kind, k=args.k)
+    if args.json:
+        print(json.dumps([c.__dict__ if hasattr(c, "__dict__") else c._asdict() for c in candidates], indent=2))
+        return 0
+    if not candidates:
+        print(f"no concept found for '{args.text}'")
+        return 1
+    for c in candidates:
+        print(f"{c.score:6.3f}  {c.kind:<9} {c.canonical:<30} (matched '{c.matched}' by {c.how}; {c.concept_id})")
+    return 0
+
+
+BENCHMARKS = ("retrieval",)
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    """Run ``bench/<name>.py``'s ``main`` with the arguments after the name."""
+    import importlib.util
+
+    from curation.config import PROJECT_ROOT
+
+    path = PROJECT_ROOT / "bench" / f"{args.name}.py"
+    spec = importlib.util.spec_from_file_location(f"bench_{args.name}", path)
+    if spec is None or spec.loader is None or not path.exists():
+        raise CurationError(f"benchmark script {path} is missing")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.main(args.args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     settings = load_settings()
     parser = argparse.ArgumentParser(prog="python -m curation", description=__doc__.splitlines()[0])
@@ -160,6 +206,23 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("fetch-kb", parents=[common], help="download and ingest a knowledge base (needs internet)")
     p.add_argument("source", choices=("civic",))
     p.set_defaults(func=cmd_fetch_kb)
+
+    p = sub.add_parser("ingest-dict", parents=[common], help="add a synonym dictionary (DrugBank, HGNC)")
+    p.add_argument("format", choices=("drugbank", "hgnc"))
+    p.add_argument("paths", nargs="+", type=Path)
+    p.set_defaults(func=cmd_ingest_dict)
+
+    p = sub.add_parser("normalise", parents=[common], help="find the concepts a typed name may mean")
+    p.add_argument("text")
+    p.add_argument("--kind", choices=("gene", "variant", "chemical", "disease", "ptm", "residue"))
+    p.add_argument("-k", type=int, default=5, help="how many candidates")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_normalise)
+
+    p = sub.add_parser("bench", help="run a benchmark and write its JSON under bench/results/")
+    p.add_argument("name", choices=BENCHMARKS)
+    p.add_argument("args", nargs=argparse.REMAINDER, help="passed on to the benchmark (try: bench retrieval --help)")
+    p.set_defaults(func=cmd_bench)
     return parser
 
 

@@ -25,23 +25,37 @@ from __future__ import annotations
 
 import re
 import threading
+import warnings
 from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
+from curation.abbreviations import Abbreviation, covers, find_abbreviations
+from curation.lexicon import Lexicon
+from curation.morphology import (
+    CHEMICAL_AFTER_TARGET,
+    GENE_AFTER_CHEMICAL,
+    find_drug_stems,
+    find_formulas,
+    looks_chemical,
+    looks_gene_product,
+)
+from curation.name_patterns import case_sensitive, fusion_regex, names_regex
 from curation.ptm import find_ptms, find_residues, normalise_ptm, normalise_residue
 from curation.records import Document, Span
-from curation.synonyms import Lexicon
-from curation.variants import category_regex, find_variants, variant_category, variant_keys, variant_matches
+from curation.variant_categories import category_regex, variant_category
+from curation.variants import find_variants, variant_keys, variant_matches
 
 if TYPE_CHECKING:
     from spacy.language import Language
 
 RULE_KINDS = ("variant", "residue", "ptm")
+_COMBINATION = re.compile(r"\s*(?:,|\s\+\s|\s(?:and|AND)\s)\s*")
+# scispaCy's detector runs an empty spaCy Matcher on texts without abbreviations (W036).
+_QUIET = r".*\[W036\]"
 # On overlap the longer span wins; at equal length, the lower rank.
-_RANK = {"variant": 0, "residue": 1, "abbreviation": 2, "dictionary": 3, "ptm": 4}
-_DASHES = "-\u2010\u2011\u2012\u2013\u2014\u2212"
+_RANK = {"variant": 0, "residue": 1, "abbreviation": 2, "dictionary": 3, "ptm": 4, "shape": 5}
 
 
 class _Hit(NamedTuple):
@@ -52,32 +66,16 @@ class _Hit(NamedTuple):
     how: str
 
 
-class _Abbreviation(NamedTuple):
-    short: str
-    long_start: int
-    long_end: int
-    occurrences: tuple[tuple[int, int], ...]  # (start, end) of every use of the short form
-
-
 @dataclass
 class _Analysis:
-    """What the matcher knows about one text; fields are filled on first use."""
+    """What the matcher knows about one text. Private to the matcher's cache: the rule
+    fields are memoised on first use, and nothing outside this module sees the object."""
 
     text: str
-    abbreviations: tuple[_Abbreviation, ...] = ()
-    token_bounds: tuple[tuple[int, int], ...] = ()
+    abbreviations: tuple[Abbreviation, ...] = ()
     dictionary: list[_Hit] | None = None
     variants: list[_Hit] | None = None
     extras: dict[str, list[_Hit]] = field(default_factory=dict)
-
-
-def case_sensitive(name: str) -> bool:
-    """Whether a dictionary name is matched by exact case.
-
-    Short names (up to 4 characters) and names with capitals after the first letter
-    ("DOX", "mTOR", "ErbB2") are; longer lower- or title-case names ("Vemurafenib") are not.
-    """
-    return len(name) <= 4 or any(c.isupper() for c in name[1:])
 
 
 class Matcher:
@@ -90,6 +88,9 @@ class Matcher:
         abbreviations: use abbreviation definitions in the text.
         veto: drop dictionary hits of a short form that the text defines as something
             that is not an entity of that kind.
+        shapes: in ``find_all``, also report words shaped like drugs ("-tinib", "-olol")
+            and abbreviations whose long form is shaped like a chemical or a gene product
+            ("thioperamide (THP)"), with ``how`` = "shape" (see :mod:`curation.morphology`).
         cache_size: how many analysed texts to keep.
 
     Example:
@@ -104,6 +105,7 @@ class Matcher:
         nlp: Language | None = None,
         abbreviations: bool = True,
         veto: bool = True,
+        shapes: bool = True,
         cache_size: int = 4096,
     ) -> None:
         import spacy
@@ -112,6 +114,7 @@ class Matcher:
         self.lexicon = lexicon
         self.use_abbreviations = abbreviations
         self.veto = veto
+        self.shapes = shapes
         self.nlp = nlp if nlp is not None else spacy.blank("en")
         if abbreviations and "abbreviation_detector" not in self.nlp.pipe_names:
             import scispacy.abbreviation  # noqa: F401  (registers the factory)
@@ -148,6 +151,9 @@ class Matcher:
         equivalent notation (variants, residues, PTM types) and in-text abbreviations of any
         of these. g(e, d) = 1 iff the returned list is non-empty.
 
+        A fusion gene ("BCR::ABL1") or a drug combination ("Dabrafenib,Trametinib",
+        "Dabrafenib + Trametinib") counts only when every part is mentioned.
+
         Args:
             entity: the entity as written in the KB record or typed by the curator.
             kind: its matcher kind (``RelationSchema.kind(entity_type)``).
@@ -170,9 +176,10 @@ class Matcher:
         elif kind == "ptm":
             key = normalise_ptm(entity) or entity.lower()
             hits = [h for h in self._ptms(analysis) if h.concept == key]
-        elif kind == "gene" and "::" in entity:  # a fusion named as a gene: every partner must be there
-            parts = [p for p in entity.split("::") if p not in ("v", "?", "")]
-            per_part = [self._name_hits(p, kind, analysis) for p in parts]
+        elif (kind == "gene" and "::" in entity) or (kind == "chemical" and _COMBINATION.search(entity)):
+            # A fusion named as a gene, a drug combination: every part must be mentioned.
+            parts = [p for p in re.split(r"::|" + _COMBINATION.pattern, entity) if p.strip() not in ("v", "?", "")]
+            per_part = [self._name_hits(p.strip(), kind, analysis) for p in parts]
             hits = [h for found in per_part for h in found] if all(per_part) else []
         else:
             hits = self._name_hits(entity, kind, analysis)
@@ -194,42 +201,45 @@ class Matcher:
 
         Returns:
             Spans with ``entity_type`` = kind, ``concept`` = concept id or notation key,
-            ``how`` = "dictionary", "variant", "residue", "ptm" or "abbreviation".
+            ``how`` = "dictionary", "variant", "residue", "ptm", "abbreviation" or "shape".
         """
         text = document.text if isinstance(document, Document) else document
         wanted = set(kinds) if kinds is not None else set(self.lexicon.kinds) | set(RULE_KINDS)
         if not text:
             return []
         analysis = self._analyse(text)
-        hits = [h for h in self._dictionary(analysis) if h.kind in wanted]
-        if "variant" in wanted:
-            hits += self._variants(analysis)
-        if "ptm" in wanted:
-            hits += self._ptms(analysis)
-        if "residue" in wanted:
-            hits += self._residues(analysis, one_letter=bool(self._ptms(analysis)))
-        hits = self._with_abbreviations(hits, analysis, wanted)
-        return [self._span(text, h, h.kind) for h in _resolve(hits, self.lexicon, text)]
+        # Overlaps are settled among every kind before ``kinds`` filters, so that the chemical
+        # in "mineralocorticoid receptor" stays unreported when only chemicals are asked for.
+        every = set(self.lexicon.kinds) | set(RULE_KINDS)
+        hits = list(self._dictionary(analysis)) + self._variants(analysis) + self._ptms(analysis)
+        hits += self._residues(analysis, one_letter=bool(self._ptms(analysis)))
+        if self.shapes:
+            hits += _compounds(hits, text, every)
+            found = find_drug_stems(text) + find_formulas(text)
+            hits += [_Hit(m.start, m.end, "chemical", m.text, "shape") for m in found]
+        hits = self._with_abbreviations(hits, analysis, every | {"chemical", "gene"})
+        kept = _resolve(hits, self.lexicon, text)
+        return [self._span(text, h, h.kind) for h in kept if h.kind in wanted]
 
     def analyse_many(self, texts: Iterable[str], batch_size: int = 64) -> None:
         """Warm the cache for many texts with ``nlp.pipe`` (faster than one at a time)."""
         todo = [t for t in dict.fromkeys(texts) if t and t not in self._cache]
-        with self._lock:
-            docs = list(self.nlp.pipe(todo, batch_size=batch_size))
-        for text, doc in zip(todo, docs, strict=True):
-            self._store(text, self._from_doc(text, doc))
+        with self._lock, warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=_QUIET)
+            for text, doc in zip(todo, self.nlp.pipe(todo, batch_size=batch_size), strict=True):
+                self._store(text, self._from_doc(text, doc))
 
     # --- analysis ---------------------------------------------------------------------
 
     def _analyse(self, text: str) -> _Analysis:
-        cached = self._cache.get(text)
-        if cached is not None:
-            self._cache.move_to_end(text)
-            return cached
-        with self._lock:
-            doc = self.nlp(text)
-        analysis = self._from_doc(text, doc)
-        self._store(text, analysis)
+        with self._lock, warnings.catch_warnings():
+            cached = self._cache.get(text)
+            if cached is not None:
+                self._cache.move_to_end(text)
+                return cached
+            warnings.filterwarnings("ignore", message=_QUIET)
+            analysis = self._from_doc(text, self.nlp(text))
+            self._store(text, analysis)
         return analysis
 
     def _store(self, text: str, analysis: _Analysis) -> None:
@@ -238,16 +248,7 @@ class Matcher:
             self._cache.popitem(last=False)
 
     def _from_doc(self, text: str, doc) -> _Analysis:
-        abbreviations: dict[str, _Abbreviation] = {}
-        for short in getattr(doc._, "abbreviations", []) if doc.has_extension("abbreviations") else []:
-            long = short._.long_form
-            if long is None:
-                continue
-            key = short.text
-            old = abbreviations.get(key)
-            occurrences = ((short.start_char, short.end_char),) + (old.occurrences if old else ())
-            abbreviations[key] = _Abbreviation(key, long.start_char, long.end_char, occurrences)
-        analysis = _Analysis(text, tuple(abbreviations.values()))
+        analysis = _Analysis(text, find_abbreviations(doc, text, digits=self.use_abbreviations))
         matches = [(m, "exact") for m in self._exact(doc)] + [(m, "lower") for m in self._lower(doc)]
         hits = []
         for (label, start, end), _ in matches:
@@ -267,7 +268,9 @@ class Matcher:
 
     def _variants(self, analysis: _Analysis) -> list[_Hit]:
         if analysis.variants is None:
-            analysis.variants = [_Hit(v.start, v.end, "variant", v.key, "variant") for v in find_variants(analysis.text)]
+            analysis.variants = [
+                _Hit(v.start, v.end, "variant", v.key, "variant") for v in find_variants(analysis.text)
+            ]
         return analysis.variants
 
     def _ptms(self, analysis: _Analysis) -> list[_Hit]:
@@ -290,7 +293,10 @@ class Matcher:
         out = list(hits)
         vetoed: set[tuple[str, str]] = set()  # (short text, kind)
         for abbreviation in analysis.abbreviations:
-            covering = [h for h in hits if _covers(h, abbreviation) and h.kind in wanted]
+            covering = [h for h in hits if covers(h.start, h.end, abbreviation) and h.kind in wanted]
+            if not covering and self.shapes:
+                covering = self._shaped(abbreviation, analysis.text, wanted)
+                out += covering
             kinds = {h.kind for h in covering}
             if covering:
                 best = max(covering, key=lambda h: (h.end - h.start, -_RANK[h.how]))
@@ -304,6 +310,14 @@ class Matcher:
             out = [h for h in out if h.how != "dictionary" or (text[h.start : h.end], h.kind) not in vetoed]
         return out
 
+    def _shaped(self, abbreviation: Abbreviation, text: str, wanted: set[str]) -> list[_Hit]:
+        """The long form of an abbreviation as a chemical or gene product, by its shape alone."""
+        long = text[abbreviation.long_start : abbreviation.long_end]
+        for kind, test in (("gene", looks_gene_product), ("chemical", looks_chemical)):
+            if kind in wanted and test(long):
+                return [_Hit(abbreviation.long_start, abbreviation.long_end, kind, long.lower(), "shape")]
+        return []
+
     # --- g(e, d) helpers --------------------------------------------------------------
 
     def _name_hits(self, entity: str, kind: str, analysis: _Analysis) -> list[_Hit]:
@@ -315,7 +329,7 @@ class Matcher:
         hits = [_Hit(m.start(), m.end(), kind, concept, "dictionary") for m in regex.finditer(text)]
         if self.use_abbreviations:
             for abbreviation in analysis.abbreviations:
-                if any(_covers(h, abbreviation) for h in hits):
+                if any(covers(h.start, h.end, abbreviation) for h in hits):
                     hits += [_Hit(s, e, kind, concept, "abbreviation") for s, e in abbreviation.occurrences]
         return hits
 
@@ -325,7 +339,7 @@ class Matcher:
             names = [n for n in self.lexicon.expand(entity, kind) if n == entity or len(n) >= 2]
             if len(self._regexes) > 50_000:
                 self._regexes.clear()
-            self._regexes[key] = _names_regex(names)
+            self._regexes[key] = names_regex(names)
         return self._regexes[key]
 
     def _variant_hits(self, entity: str, analysis: _Analysis) -> list[_Hit]:
@@ -345,7 +359,7 @@ class Matcher:
     def _fusion_hits(self, key: str, analysis: _Analysis) -> list[_Hit]:
         regex = self._regexes.get((key, "fusion"))
         if (key, "fusion") not in self._regexes:
-            regex = _fusion_regex(key, self.lexicon)
+            regex = fusion_regex(key, self.lexicon)
             self._regexes[(key, "fusion")] = regex
         if regex is None:
             return []
@@ -355,19 +369,37 @@ class Matcher:
         return Span(hit.start, hit.end, text[hit.start : hit.end], kind, hit.concept, hit.how)
 
 
-def _covers(hit: _Hit, abbreviation: _Abbreviation) -> bool:
-    """Whether a hit is the long form of an abbreviation: it ends where the long form ends
-    and spans most of it ("5-fluorouracil (5-FU)", not "cells (5-FU)")."""
-    long_len = abbreviation.long_end - abbreviation.long_start
-    overlap = min(hit.end, abbreviation.long_end) - max(hit.start, abbreviation.long_start)
-    return abs(hit.end - abbreviation.long_end) <= 1 and overlap >= 0.6 * long_len
+def _compounds(hits: list[_Hit], text: str, wanted: set[str]) -> list[_Hit]:
+    """Longer names built on dictionary hits: "mineralocorticoid receptor" (a gene from a
+    chemical), "COX-2 inhibitors" (a chemical class from a gene)."""
+    out = []
+    for hit in hits:
+        if hit.how != "dictionary":
+            continue
+        if hit.kind == "chemical" and "gene" in wanted:
+            m = GENE_AFTER_CHEMICAL.match(text, hit.end)
+            if m:
+                out.append(_Hit(hit.start, m.end(), "gene", text[hit.start : m.end()], "shape"))
+        if hit.kind in ("chemical", "gene") and "chemical" in wanted:
+            m = CHEMICAL_AFTER_TARGET.match(text, hit.end)
+            if m:
+                out.append(_Hit(hit.start, m.end(), "chemical", text[hit.start : m.end()], "shape"))
+    return out
 
 
 def _resolve(hits: list[_Hit], lexicon: Lexicon, text: str) -> list[_Hit]:
     """Non-overlapping hits: longest first, then by rank, then the kind the lexicon uses most."""
     ordered = sorted(
         set(hits),
-        key=lambda h: (-(h.end - h.start), _RANK[h.how], -lexicon.weight(text[h.start : h.end], h.kind), h.start),
+        # The last keys only make ties deterministic (a set's order changes with the hash seed).
+        key=lambda h: (
+            -(h.end - h.start),
+            _RANK[h.how],
+            -lexicon.weight(text[h.start : h.end], h.kind),
+            h.start,
+            h.kind,
+            h.concept,
+        ),
     )
     taken = bytearray(len(text) + 1)
     kept: list[_Hit] = []
@@ -377,49 +409,3 @@ def _resolve(hits: list[_Hit], lexicon: Lexicon, text: str) -> list[_Hit]:
         taken[hit.start : hit.end] = b"\x01" * (hit.end - hit.start)
         kept.append(hit)
     return sorted(kept)
-
-
-def _name_pattern(name: str) -> str:
-    """Regex of one name: any dash or none where it has a dash, any run of spaces for one."""
-    parts = []
-    for char in name:
-        if char in _DASHES:
-            parts.append(f"[{_DASHES}\\s]?")
-        elif char.isspace():
-            parts.append(r"\s+")
-        else:
-            parts.append(re.escape(char))
-    return "".join(parts)
-
-
-def _names_regex(names: Iterable[str]) -> re.Pattern[str] | None:
-    """One regex for a set of names; short and mixed-case names by exact case."""
-    exact = sorted({n for n in names if n and case_sensitive(n)}, key=len, reverse=True)
-    loose = sorted({n.lower() for n in names if n and not case_sensitive(n)}, key=len, reverse=True)
-    alternatives = [_name_pattern(n) for n in exact] + [f"(?i:{_name_pattern(n)})" for n in loose]
-    if not alternatives:
-        return None
-    return re.compile(rf"(?<![A-Za-z0-9])(?:{'|'.join(alternatives)})(?![A-Za-z0-9])")
-
-
-def _fusion_regex(key: str, lexicon: Lexicon) -> re.Pattern[str] | None:
-    """How text writes a fusion: "BCR-ABL1", "BCR/ABL", "BCR::ABL1"; "v::ALK" also "ALK fusion",
-    "ALK-rearranged", "EML4-ALK"."""
-
-    def symbols(gene: str) -> str:
-        names = [n for n in lexicon.expand(gene, "gene") if " " not in n and len(n) <= 12] or [gene]
-        return "|".join(re.escape(n) for n in sorted(set(names), key=len, reverse=True))
-
-    g1, g2 = key.split("::", 1)
-    joint = r"\s?(?:::|[-/\u2013\u2014:])\s?"
-    any_gene = r"[A-Z][A-Za-z0-9]{1,9}"
-    tail = r"[\s-](?:gene\s)?(?:fusions?|rearrange\w*|translocat\w*|positive|\+)"
-    if g1 in ("v", "?") and g2 in ("v", "?"):
-        return None
-    if g1 in ("v", "?"):
-        pattern = rf"{any_gene}{joint}(?:{symbols(g2)})|(?:{symbols(g2)}){tail}"
-    elif g2 in ("v", "?"):
-        pattern = rf"(?:{symbols(g1)}){joint}{any_gene}|(?:{symbols(g1)}){tail}"
-    else:
-        pattern = rf"(?:{symbols(g1)}){joint}(?:{symbols(g2)})"
-    return re.compile(rf"(?<![A-Za-z0-9])(?:{pattern})(?![A-Za-z0-9])")

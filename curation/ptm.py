@@ -17,7 +17,9 @@ from curation.variants import AA1, AA3, AA_NAMES
 # Canonical PTM type -> regex of its surface forms (noun, verb, adjective, prefix).
 # Reverse modifications are their own types: dephosphorylation is not phosphorylation.
 PTM_TYPES: dict[str, str] = {
-    "phosphorylation": r"(?:auto|trans)?phospho(?:rylat\w*|-|(?-i:(?=[A-Z])))|phosphosites?|phospho(?:serine|threonine|tyrosine)",
+    "phosphorylation": (
+        r"(?:auto|trans)?phospho(?:rylat\w*|-|(?-i:(?=[A-Z])))|phosphosites?|phospho(?:serine|threonine|tyrosine)"
+    ),
     "dephosphorylation": r"dephosphorylat\w*",
     "acetylation": r"(?:auto)?acetylat\w*|acetyl-(?=lysine|K)|acetyllysine",
     "deacetylation": r"deacetylat\w*",
@@ -89,7 +91,9 @@ def normalise_ptm(text: str) -> str | None:
     if low.startswith(("n-linked", "o-linked")):
         return "glycosylation"
     for prefix, ptm in _UNIPROT.items():
-        if re.match(rf"{prefix}(?:serine|threonine|tyrosine|lysine|arginine|histidine|proline|asparagine|aspartate)", low):
+        if re.match(
+            rf"{prefix}(?:serine|threonine|tyrosine|lysine|arginine|histidine|proline|asparagine|aspartate)", low
+        ):
             return ptm
     m = _PTM_TEXT.search(clean)  # also "S473 Phosphorylation", "PROMOTER METHYLATION"
     if m and m.lastgroup:

@@ -21,6 +21,8 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from curation.variant_categories import variant_category
+
 AA3 = {
     "ala": "A", "arg": "R", "asn": "N", "asp": "D", "cys": "C", "gln": "Q", "glu": "E",
     "gly": "G", "his": "H", "ile": "I", "leu": "L", "lys": "K", "met": "M", "phe": "F",
@@ -42,7 +44,8 @@ _A3 = "(?:" + "|".join(sorted((k.capitalize() for k in AA3 if k != "ter"), key=l
 _A3I = "(?i:" + "|".join(k for k in AA3 if k != "ter") + ")"  # three-letter, any case (CIViC upper-cases)
 _ANAME = "(?i:" + "|".join(sorted(AA_NAMES, key=len, reverse=True)) + ")"
 _STOP = r"(?:\*|X|Ter|stop|STOP|Stop)"
-_L = r"(?<![A-Za-z0-9_.\-+*>])"  # left boundary of a mention
+_L = r"(?<![A-Za-z0-9_.\-+*>])"  # left boundary of a DNA mention ("-" belongs to positions)
+_LP = r"(?<![A-Za-z0-9_.*>])"  # left boundary of a protein mention ("rs123-V274I", "*15+C1007G")
 _R = r"(?![A-Za-z0-9_+>])"  # right boundary
 _NUC = "[ACGTU]"
 
@@ -87,24 +90,28 @@ _PREFIX = r"(?:p\.\s?(?P<open>\()?)?"
 _CLOSE = r"(?(open)\))"
 _FS = r"(?:fs|FS|Fs|frameshift)(?:\s?(?:\*|X|Ter|x)\s?\d*|\d+)?"
 
-_P_FS = re.compile(rf"{_L}{_PREFIX}(?P<ref>{_AA_ANY})(?P<pos>\d{{1,5}})(?P<alt>{_AA_ANY})?{_FS}{_CLOSE}{_R}")
+_P_FS = re.compile(rf"{_LP}{_PREFIX}(?P<ref>{_AA_ANY})(?P<pos>\d{{1,5}})(?P<alt>{_AA_ANY})?{_FS}{_CLOSE}{_R}")
 _P_RANGE = re.compile(
-    rf"{_L}{_PREFIX}(?P<r1>{_AA_ANY})(?P<p1>\d{{1,5}})(?:_(?P<r2>{_AA_ANY})(?P<p2>\d{{1,5}}))?"
+    rf"{_LP}{_PREFIX}(?P<r1>{_AA_ANY})(?P<p1>\d{{1,5}})(?:_(?P<r2>{_AA_ANY})(?P<p2>\d{{1,5}}))?"
     rf"(?P<op>delins|del|ins|dup|DELINS|DEL|INS|DUP)(?P<seq>(?:{_A3}|[A-Z])*){_CLOSE}{_R}"
 )
-_P_SUB1 = re.compile(rf"{_L}(?P<pre>p\.\s?(?P<open>\()?)?(?P<ref>{_A1})(?P<pos>\d{{1,5}})(?P<alt>{_A1}|\*|X|=){_CLOSE}(?![A-Za-z0-9_])")
+_P_SUB1 = re.compile(
+    rf"{_LP}(?P<pre>p\.\s?(?P<open>\()?)?(?P<ref>{_A1})(?P<pos>\d{{1,5}})(?P<alt>{_A1}|\*|X|=){_CLOSE}(?![A-Za-z0-9_])"
+)
 _P_SUB3 = re.compile(
-    rf"{_L}{_PREFIX}(?P<ref>{_A3})\s?[-(]?\s?(?P<pos>\d{{1,5}})\)?\s?(?:-->|->|→|-|to\s)?\s?"
+    rf"{_LP}{_PREFIX}(?P<ref>{_A3})\s?[-(]?\s?(?P<pos>\d{{1,5}})\)?\s?(?:-->|->|→|-|to\s)?\s?"
     rf"(?P<alt>{_A3}|{_STOP}|=){_CLOSE}{_R}"
 )
-_P_STOPWORD = re.compile(rf"{_L}(?P<ref>{_A1})(?P<pos>\d{{1,5}})(?P<alt>stop|Stop|STOP|Ter)\b")
+# A substitution glued to a lower-case prefix: "KrasG12D", "sG145R", "hGRalphaD401H".
+_P_GLUED = re.compile(rf"(?<=[a-z])(?P<ref>{_A1})(?P<pos>\d{{2,5}})(?P<alt>{_A1})(?![A-Za-z0-9_])")
+_P_STOPWORD = re.compile(rf"{_LP}(?P<ref>{_A1})(?P<pos>\d{{1,5}})(?P<alt>stop|Stop|STOP|Ter)\b")
 _P_NAMES = re.compile(
     rf"(?<![A-Za-z])(?P<ref>{_ANAME})[\s-]?\(?(?P<pos>\d{{1,5}})\)?\s?(?:(?:-->|->|→|to|by|>|-)\s?)?(?P<alt>{_ANAME}|stop)\b"
 )
 
 # --- DNA notation -----------------------------------------------------------------------
 
-_POS = r"[-*]?\d+(?:\s?[+-]\s?\d+)?(?:_[-*]?\d+(?:[+-]\d+)?)?"
+_POS = r"[-+*]?\d+(?:\s?[+-]\s?\d+)?(?:_[-*]?\d+(?:[+-]\d+)?)?"
 _ARROW = r"\s?(?:>|-->|->|→)\s?"
 _D_SUB = re.compile(
     rf"{_L}(?:(?P<pre>[cgmnr])\.\s?)?(?P<pos>{_POS})\s?(?P<ref>{_NUC})(?:{_ARROW})(?P<alt>{_NUC})(?![A-Za-z0-9])"
@@ -114,135 +121,22 @@ _D_OP = re.compile(
     re.IGNORECASE,
 )
 _D_BARE_OP = re.compile(
-    rf"{_L}(?P<pos>\d+(?:[+-]\d+)?(?:[_-]\d+(?:[+-]\d+)?)?)(?P<op>delins|del|ins|dup|DEL|INS|DUP)(?:\s?(?P<seq>{_NUC}+|\d+))?(?![A-Za-z0-9])"
+    rf"{_L}(?P<pos>[-+]?\d+(?:[+-]\d+)?(?:[_-]\d+(?:[+-]\d+)?)?)\s?(?P<op>delins|del|ins|dup|DEL|INS|DUP)(?:\s?(?P<seq>{_NUC}+|\d+))?(?![A-Za-z0-9])"
 )
+_D_LETTERS = re.compile(rf"{_L}(?P<pre>[cg])\.(?P<ref>{_NUC})(?P<pos>\d+)(?P<alt>{_NUC})(?![A-Za-z0-9])")  # c.G1714C
+_D_DELPOS = re.compile(rf"(?<![A-Za-z0-9])(?P<op>del|ins)(?P<pos>\d+)(?P<seq>{_NUC}+)(?![A-Za-z0-9])")  # del642T
+_DELTA = re.compile(r"(?<![A-Za-z0-9])(?:[Dd]elta|\u0394|\u2206|DD)\s?(?P<pos>\d{2,5}(?:-\d{2,5})?)(?![A-Za-z0-9])")
+_P_CODON = re.compile(rf"(?<![A-Za-z0-9])p\.\s?(?P<ref>{_A3}|{_A1})(?P<pos>\d{{1,5}})(?![A-Za-z0-9_])")
 _IVS = re.compile(
     rf"{_L}IVS\s?(?P<n>\d+)\s?(?P<sign>[+-])\s?(?P<off>\d+)\s?(?:(?P<ref>{_NUC})(?:{_ARROW})(?P<alt>{_NUC})"
     rf"|(?P<op>del|ins|dup)(?P<seq>{_NUC}*))(?![A-Za-z0-9])"
 )
 _RS = re.compile(r"(?<![A-Za-z0-9])[rR][sS]\s?(?P<num>\d{3,})(?![0-9])")
 
-# --- fusions and CIViC categories -------------------------------------------------------
+# --- fusions ------------------------------------------------------------------------------
 
 _GENE = r"[A-Z][A-Z0-9]{1,9}(?:-[A-Z0-9]{1,4})?"
 _FUSION = re.compile(rf"(?<![A-Za-z0-9])(?P<g1>{_GENE}|v)::(?P<g2>{_GENE}|v|\?)(?![A-Za-z0-9])")
-
-CATEGORIES: dict[str, str] = {
-    # CIViC variant name (lower case) -> canonical key; regexes below say how text says it.
-    "mutation": "Mutation", "mutations": "Mutation", "mutant": "Mutation", "mut": "Mutation",
-    "amplification": "Amplification", "amplified": "Amplification", "amp": "Amplification",
-    "fusion": "Fusion", "fusions": "Fusion", "rearrangement": "Rearrangement",
-    "translocation": "Rearrangement", "overexpression": "Overexpression",
-    "underexpression": "Underexpression", "expression": "Expression", "loss": "Loss",
-    "deletion": "Deletion", "loss-of-function": "Loss-of-function",
-    "loss of function": "Loss-of-function", "gain-of-function": "Gain-of-function",
-    "gain of function": "Gain-of-function", "itd": "ITD", "internal tandem duplication": "ITD",
-    "wildtype": "Wildtype", "wild-type": "Wildtype", "wild type": "Wildtype",
-    "frameshift": "Frameshift", "frameshift truncation": "Frameshift Truncation",
-    "truncating mutation": "Truncating Mutation", "inactivating mutation": "Inactivating Mutation",
-    "activating mutation": "Activating Mutation", "deleterious mutation": "Deleterious Mutation",
-    "methylation": "Methylation", "promoter methylation": "Promoter Methylation",
-    "promoter hypermethylation": "Promoter Hypermethylation", "promoter mutation": "Promoter Mutation",
-    "phosphorylation": "Phosphorylation", "copy number variation": "Copy Number Variation",
-    "loh": "LOH", "loss of heterozygosity": "LOH", "biallelic inactivation": "Biallelic Inactivation",
-    "kinase domain mutation": "Kinase Domain Mutation", "tkd mutation": "TKD Mutation",
-    "alteration": "Alteration", "nuclear expression": "Nuclear Expression",
-    "cytoplasmic expression": "Cytoplasmic Expression", "high": "High",
-    "serum levels": "Serum Levels", "egfrviii": "EGFRvIII", "viii": "EGFRvIII", "viii deletion": "EGFRvIII",
-}  # fmt: skip
-
-_EXON = re.compile(
-    r"(?i)^exons?\s?(?P<exons>\d+(?:\s?-\s?\d+)?)\s+(?P<what>[a-z][a-z -]*?)s?$"
-)
-_EXON_KINDS = {
-    "deletion": "Deletion", "del": "Deletion", "insertion": "Insertion", "ins": "Insertion",
-    "mutation": "Mutation", "skipping": "Skipping", "skipping mutation": "Skipping Mutation",
-    "duplication": "Duplication", "frameshift": "Frameshift", "overexpression": "Overexpression",
-}  # fmt: skip
-
-# How text says a category; used when a curator's variant is a category (matching.py).
-CATEGORY_PATTERNS: dict[str, str] = {
-    "Mutation": r"mutat\w*|mutant\w*",
-    "Amplification": r"amplif\w*|copy[- ]number gains?",
-    "Fusion": r"fusions?|fused|rearrange\w*|translocat\w*|chimeric",
-    "Rearrangement": r"rearrange\w*|translocat\w*|fusions?",
-    "Overexpression": r"over-?express\w*|high(?:er)? (?:levels? of )?expression|up-?regulat\w*",
-    "Underexpression": r"under-?express\w*|low(?:er)? expression|down-?regulat\w*|reduced expression",
-    "Expression": r"express\w*",
-    "Loss": r"loss(?:es)?|deleted|deletions?|lost|absen(?:t|ce)|null|inactivat\w*",
-    "Deletion": r"delet\w*|del\b",
-    "Loss-of-function": r"loss[- ]of[- ]function|inactivat\w*|LOF\b",
-    "Gain-of-function": r"gain[- ]of[- ]function|activating",
-    "ITD": r"ITDs?\b|internal tandem duplications?",
-    "Wildtype": r"wild[- ]?type|\bWT\b",
-    "Frameshift": r"frame-?shift\w*",
-    "Frameshift Truncation": r"frame-?shift\w*|truncat\w*",
-    "Truncating Mutation": r"truncat\w*|nonsense",
-    "Methylation": r"methylat\w*",
-    "Promoter Methylation": r"promoter (?:hyper)?methylat\w*|methylat\w* (?:of the )?promoter",
-    "Promoter Hypermethylation": r"promoter (?:hyper)?methylat\w*|(?:hyper)?methylat\w* (?:of the )?promoter",
-    "Phosphorylation": r"phosphorylat\w*",
-    "Copy Number Variation": r"copy[- ]number",
-    "LOH": r"\bLOH\b|loss of heterozygosity",
-    "EGFRvIII": r"EGFR\s?vIII|EGFRVIII|\bvIII\b|de2-7",
-}  # fmt: skip
-
-
-def variant_category(text: str, loose: bool = False) -> str | None:
-    """The CIViC category key of a variant name ("amplification" -> "Amplification").
-
-    Exon-level names keep their exon: "EXON 19 DELETION" -> "Exon 19 Deletion". With
-    ``loose``, any name ending in a category word ("p16 Expression", "DNA Binding Domain
-    Mutation") is a category too, keyed by its title-cased text.
-
-    Returns None when ``text`` is not a category.
-    """
-    clean = " ".join(text.strip().split())
-    low = clean.lower()
-    if low in CATEGORIES:
-        return CATEGORIES[low]
-    exon = _EXON.match(clean)
-    if exon:
-        what = exon.group("what").strip().lower()
-        kind = _EXON_KINDS.get(what) or _title(what)
-        return f"Exon {exon.group('exons').replace(' ', '')} {kind}"
-    if loose and low.endswith(_CATEGORY_TAILS):
-        return _title(clean)
-    return None
-
-
-_CATEGORY_TAILS = (" mutation", " expression", " deletion", " rearrangement", " methylation", " loss")
-
-
-def _title(text: str) -> str:
-    """Title-case the all-lower-case or all-upper-case words, keep symbols ("CD44s") as written."""
-    words = []
-    for word in text.split():
-        plain = word.isalpha() and (word.islower() or (word.isupper() and len(word) > 3))
-        words.append(word.capitalize() if plain else word)
-    return " ".join(words)
-
-
-def category_regex(key: str) -> re.Pattern[str] | None:
-    """A regex for how abstracts mention a category variant, or None when there is none.
-
-    ``Exon 19 Deletion`` matches "exon 19 deletion", "deletions in exon 19", "ex19del",
-    "del19"; the plain categories use :data:`CATEGORY_PATTERNS`.
-    """
-    exon = re.fullmatch(r"Exon (\d+(?:-\d+)?) (.+)", key)
-    if exon:
-        number, kind = exon.group(1), exon.group(2).split()[0].lower()
-        stem = {"deletion": r"del\w*", "insertion": r"ins\w*", "skipping": r"skip\w*",
-                "duplication": r"dup\w*"}.get(kind, re.escape(kind[:5]) + r"\w*")  # fmt: skip
-        short = {"deletion": "del", "insertion": "ins", "skipping": "skip", "duplication": "dup"}.get(kind, kind)
-        return re.compile(
-            rf"(?i)\bexons?\s?{number}\b[\w\s-]{{0,20}}?\b{stem}"
-            rf"|\b{stem}[\w\s-]{{0,20}}?\bexons?\s?{number}\b|\bex{number}\s?{short}\w*|\b{short}\s?{number}\b"
-        )
-    pattern = CATEGORY_PATTERNS.get(key)
-    if pattern is None and " " not in key:
-        pattern = re.escape(key.lower()) + r"\w*"
-    return re.compile(rf"(?i)(?<![A-Za-z0-9])(?:{pattern})(?![A-Za-z0-9])") if pattern else None
 
 
 # --- key builders ------------------------------------------------------------------------
@@ -281,7 +175,7 @@ def _key_of_match(name: str, m: re.Match[str]) -> str:
         return f"{_aa(m['ref'])}{int(m['pos'])}fs"
     if name == "range":
         return _range_key(m)
-    if name in ("sub1", "sub3", "stopword", "names"):
+    if name in ("sub1", "sub3", "stopword", "names", "glued"):
         return _protein_key(m["ref"], m["pos"], m["alt"])
     if name == "dsub":
         return f"{(m['pre'] or 'c').lower()}.{_dna_pos(m['pos'])}{m['ref'].upper()}>{m['alt'].upper()}"
@@ -294,6 +188,14 @@ def _key_of_match(name: str, m: re.Match[str]) -> str:
         if m["ref"]:
             return f"{where}{m['ref'].upper()}>{m['alt'].upper()}"
         return where + m["op"].lower() + (m["seq"] or "").upper() * (m["op"].lower() == "ins")
+    if name == "dletters":
+        return f"{m['pre']}.{m['pos']}{m['ref']}>{m['alt']}"
+    if name == "ddelpos":
+        return f"c.{m['pos']}{m['op']}" + (m["seq"] if m["op"] == "ins" else "")
+    if name == "delta":
+        return f"\u0394{m['pos']}"  # "Delta32", "DD32" (an ASCII rendering of Δ32)
+    if name == "pcodon":
+        return f"{_aa(m['ref'])}{int(m['pos'])}"
     if name == "rs":
         return f"rs{m['num']}"
     if name == "fusion":
@@ -308,11 +210,16 @@ _FINDERS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("sub3", _P_SUB3),
     ("stopword", _P_STOPWORD),
     ("sub1", _P_SUB1),
+    ("glued", _P_GLUED),
     ("names", _P_NAMES),
     ("dsub", _D_SUB),
     ("dop", _D_OP),
     ("ivs", _IVS),
     ("bareop", _D_BARE_OP),
+    ("dletters", _D_LETTERS),
+    ("ddelpos", _D_DELPOS),
+    ("delta", _DELTA),
+    ("pcodon", _P_CODON),
     ("rs", _RS),
     ("fusion", _FUSION),
 )
@@ -333,6 +240,8 @@ def variant_keys(text: str) -> list[str]:
     if not clean:
         return []
     keys = _keys(clean)
+    if not keys:  # "R161* c.481C>T", "Splice Site c.340+1G>A": notation among other words
+        keys = [k for token in clean.split() if not variant_category(token) for k in _part_keys(token)]
     if not keys:
         prefixed = _GENE_PREFIX.match(clean)
         if prefixed:
@@ -373,6 +282,15 @@ def _part_keys(part: str) -> list[str]:
         return [f"{_aa(codon['ref'])}{int(codon['pos'])}"]
     if re.fullmatch(rf"{_A1}\d+(?:/{_A1}\d+)+", part):  # "G12/G13"
         return part.split("/")
+    stop_loss = re.fullmatch(rf"\*(\d+)({_A1})", part)  # "*757L"
+    if stop_loss:
+        return [f"*{stop_loss[1]}{stop_loss[2]}"]
+    legacy = re.fullmatch(rf"({_A1}\d+_{_A1}\d+)>({_A1}+)", part)  # "E746_T751>I"
+    if legacy:
+        return [f"{legacy[1]}delins{legacy[2]}"]
+    star = re.fullmatch(r"([A-Z][A-Z0-9]+)\*(\d+[A-Z]?)", part)  # star alleles "UGT1A1*28"
+    if star:
+        return [f"{star[1]}*{star[2]}"]
     return []
 
 
@@ -387,13 +305,15 @@ def normalise_variant(text: str) -> str | None:
     return keys[0] if keys else None
 
 
-def find_variants(text: str) -> list[VariantMention]:
-    """Every variant notation in free text, non-overlapping, in text order.
+def find_variants(text: str, prose: bool = True) -> list[VariantMention]:
+    """Every variant mention in free text, non-overlapping (longest wins), in text order.
 
     Finds protein (one- and three-letter, ``p.``), DNA (``c.``/``g.``, bare ``677C>T``,
-    ``IVS``), dbSNP and ``A::B`` fusion notation, and amino-acid names ("arginine 150
-    proline"). Category words ("amplification", "mutation") are not reported here: they
-    are too common to highlight; see :func:`category_regex`.
+    ``IVS``), dbSNP, ``Δ32`` and ``A::B`` fusion notation, amino-acid names ("arginine 150
+    proline") and, with ``prose``, the descriptions of :mod:`curation.variant_prose`
+    ("C to T transition at nucleotide 3916", "G-395A", "32-bp deletion"). Category words
+    ("amplification", "mutation") are not reported: they are too common to highlight; see
+    :func:`curation.variant_categories.category_regex`.
     """
     found: list[tuple[int, int, int, str]] = []
     for rank, (name, regex) in enumerate(_FINDERS):
@@ -401,6 +321,10 @@ def find_variants(text: str) -> list[VariantMention]:
             if name == "sub1" and not _plausible_sub1(m):
                 continue
             found.append((m.start(), m.end(), rank, _key_of_match(name, m)))
+    if prose:
+        from curation.variant_prose import find_prose  # imported here: it imports this module
+
+        found.extend((start, end, len(_FINDERS), key) for start, end, key in find_prose(text))
     found.sort(key=lambda f: (-(f[1] - f[0]), f[2], f[0]))
     taken: list[tuple[int, int]] = []
     kept: list[VariantMention] = []

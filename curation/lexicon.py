@@ -1,0 +1,202 @@
+"""A dictionary of concept names by kind, with case- and dash-insensitive lookup.
+
+:class:`Lexicon` indexes :class:`~curation.records.Synonym` records (built by
+:mod:`curation.synonyms`) by kind, concept and normalised name, so that "Vemurafenib",
+"PLX4032" and "vemurafenib" all lead to the same set of names. Names that would only add
+noise when matched in text (one letter, digits only, common English words) are dropped by
+:func:`junk_reason`.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Iterator, Mapping
+
+from curation.records import Synonym
+
+# English words that are also names of something in the sources (DrugBank brand names and
+# synonyms, corpus mentions such as "lead" or "ITD"). A name is dropped when its lower-case
+# form is in this set, in spaCy's stop words, or in the kind's own set below. Names that are
+# not words but still mostly wrong in text ("SNP" for sodium nitroprusside) are measured on
+# annotated corpora instead: see curation.name_filter.
+COMMON_WORDS = frozenset(
+    """
+    able about above act action active add age agent aid aim air all also alpha amber and any
+    area arm art as at back bad balance base basic beta big black blue body bond bone box brain
+    bright care case cell center central chance change chronic clear close cold color common
+    control cool core cross cure cut dark day dead deep delta digest direct dose double down
+    drive dry early ease easy edge effect end energy entire even exact express eye face fact
+    fast fate feel field fine fire first fit flat flow focus food form free fresh front full
+    gain gamma general gentle gift gold good grade great green ground growth guard half hand
+    hard head heal health heart heavy help high hit hold home hope hot human ideal image
+    impact index joint just key kind lead left level life light line link live long loss low
+    main major male mark mass match max may mean medium member mid mild mind minor mode model
+    more most motor move must name natural near neck net new next night normal note novel
+    now number open order origin out over pace pack pain part pass peak phase pilot place
+    plain plan plus point positive post power prime pro profile pure rapid rate ready real
+    record red relief rest result rich right rise risk rock root round safe salt same scale
+    score sea second secure sense set shape sharp shield short side sign simple single site
+    size skin slow smart soft sole solo solution sound source space spark special speed spirit
+    spot spring square stable stage standard star start state step stop strong sun super
+    support sure sweet switch system target team test therapy thin time tip top total touch
+    track trial true trust type ultra unit up urgent use value via vital wave way well white
+    whole wide will win wise work yellow young zero
+    """.split()
+)
+_KIND_WORDS: dict[str, frozenset[str]] = {
+    # Chemical names that are common words in abstracts about everything else (corpora do
+    # annotate "oxygen", "iron" and "glucose", so those stay).
+    "chemical": frozenset({"water", "air", "protein", "proteins"}),
+    "gene": frozenset({"cell", "cells", "type", "was", "can", "has", "not", "all", "via"}),
+}
+MIN_LENGTH = 2
+
+
+def normalise_name(name: str) -> str:
+    """The lookup form of a name: NFKC, case-folded, one kind of dash and of space.
+
+    Example:
+        >>> normalise_name("  Interleukin–6 ")
+        'interleukin-6'
+    """
+    text = unicodedata.normalize("NFKC", name)
+    text = re.sub(r"[\u2010-\u2015\u2212\u00ad]", "-", text)
+    text = re.sub(r"\s+", " ", text).strip()
+    return text.casefold()
+
+
+def junk_reason(name: str, kind: str) -> str | None:
+    """Why a name should not be in a dictionary of ``kind`` (None when it is fine)."""
+    clean = name.strip()
+    if len(clean) < MIN_LENGTH:
+        return "too short"
+    if not re.search(r"[A-Za-z]", clean):
+        return "no letters"
+    low = normalise_name(clean)
+    if low in COMMON_WORDS or low in _KIND_WORDS.get(kind, ()):
+        return "common English word"
+    if low in _stop_words():
+        return "stop word"
+    if kind != "variant" and len(clean) == 2 and clean.islower():
+        return "two lower-case letters"
+    return None
+
+
+_STOP_WORDS: frozenset[str] | None = None
+
+
+def _stop_words() -> frozenset[str]:
+    global _STOP_WORDS
+    if _STOP_WORDS is None:  # imported lazily: nothing happens at import time
+        from spacy.lang.en.stop_words import STOP_WORDS
+
+        _STOP_WORDS = frozenset(STOP_WORDS)
+    return _STOP_WORDS
+
+
+class Lexicon:
+    """Names of concepts by kind, with case- and dash-insensitive lookup.
+
+    Args:
+        synonyms: the records to index; junk names (see :func:`junk_reason`) are dropped,
+            duplicates merged. A record marked ``canonical`` gives its concept's display name;
+            otherwise the first name seen does.
+        exclude: per kind, names (any case) to leave out, such as the ones
+            :func:`curation.name_filter.unreliable_names` measured as usually wrong in text.
+
+    Example:
+        >>> lex = Lexicon([Synonym("DB08881", "chemical", "Vemurafenib", "drugbank", True),
+        ...                Synonym("DB08881", "chemical", "PLX4032", "drugbank")])
+        >>> lex.expand("plx4032", "chemical")
+        ('plx4032', 'Vemurafenib', 'PLX4032')
+    """
+
+    def __init__(self, synonyms: Iterable[Synonym] = (), exclude: Mapping[str, Iterable[str]] | None = None) -> None:
+        self._exclude = {kind: {normalise_name(n) for n in names} for kind, names in (exclude or {}).items()}
+        self._names: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+        self._canonical: dict[tuple[str, str], str] = {}
+        self._fixed: set[tuple[str, str]] = set()  # concepts whose display name a source marked
+        self._index: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+        self._weight: Counter[tuple[str, str]] = Counter()
+        self.dropped: Counter[str] = Counter()
+        for synonym in synonyms:
+            self._add(synonym)
+
+    def _add(self, synonym: Synonym) -> None:
+        name = " ".join(synonym.name.split())
+        kind, concept = synonym.entity_type, synonym.concept_id
+        reason = junk_reason(name, kind)
+        if reason or not concept:
+            self.dropped[reason or "no concept id"] += 1
+            return
+        key = normalise_name(name)
+        if key in self._exclude.get(kind, ()):
+            self.dropped["excluded"] += 1
+            return
+        self._weight[(key, kind)] += 1
+        concepts = self._index[key][kind]
+        names = self._names[kind][concept]
+        if concept not in concepts:
+            concepts.append(concept)
+        if name not in names:
+            names.append(name)
+        if (kind, concept) not in self._canonical or (synonym.canonical and (kind, concept) not in self._fixed):
+            self._canonical[(kind, concept)] = name
+            if synonym.canonical:
+                self._fixed.add((kind, concept))
+
+    # --- reading ----------------------------------------------------------------------
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        return tuple(sorted(self._names))
+
+    def __len__(self) -> int:
+        """Number of (kind, concept, name) entries."""
+        return sum(len(names) for per_kind in self._names.values() for names in per_kind.values())
+
+    def concepts(self, kind: str) -> tuple[str, ...]:
+        """All concept ids of a kind."""
+        return tuple(self._names.get(kind, {}))
+
+    def names(self, kind: str, concept: str) -> tuple[str, ...]:
+        """The names of one concept, as written in the sources."""
+        return tuple(self._names.get(kind, {}).get(concept, ()))
+
+    def canonical(self, kind: str, concept: str) -> str:
+        """The display name of a concept ("" when unknown)."""
+        return self._canonical.get((kind, concept), "")
+
+    def lookup(self, name: str, kind: str | None = None) -> list[tuple[str, str]]:
+        """(kind, concept) pairs a name denotes, most used first; exact after normalisation."""
+        per_kind = self._index.get(normalise_name(name), {})
+        kinds = [kind] if kind is not None else sorted(per_kind, key=lambda k: -self.weight(name, k))
+        return [(k, c) for k in kinds for c in per_kind.get(k, ())]
+
+    def weight(self, name: str, kind: str) -> int:
+        """How many source records gave this name to this kind (a tie-breaker between kinds)."""
+        return self._weight.get((normalise_name(name), kind), 0)
+
+    def expand(self, name: str, kind: str) -> tuple[str, ...]:
+        """The name itself and every name of every concept it denotes in ``kind`` (one hop)."""
+        out = [name.strip()]
+        for _, concept in self.lookup(name, kind):
+            out.extend(self.names(kind, concept))
+        return tuple(dict.fromkeys(out))
+
+    def entries(self, kind: str | None = None) -> Iterator[Synonym]:
+        """Every kept entry as a Synonym (canonical flag on the display name)."""
+        for k in [kind] if kind else self.kinds:
+            for concept, names in self._names.get(k, {}).items():
+                display = self._canonical.get((k, concept))
+                for name in names:
+                    yield Synonym(concept, k, name, "", name == display)
+
+    def sizes(self) -> dict[str, dict[str, int]]:
+        """Per kind: number of concepts and of names."""
+        return {
+            k: {"concepts": len(per_kind), "names": sum(len(v) for v in per_kind.values())}
+            for k, per_kind in sorted(self._names.items())
+        }
