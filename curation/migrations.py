@@ -1,0 +1,121 @@
+"""The store's schema, as an ordered list of migrations.
+
+Each entry is (version, description, DDL). :func:`curation.store.migrate` applies the ones a
+store has not seen, each in its own transaction, and records them in ``schema_version``. Never
+edit a released migration: add a new one.
+"""
+
+from __future__ import annotations
+
+MIGRATIONS: tuple[tuple[int, str, str], ...] = (
+    (
+        1,
+        "initial tables",
+        """
+        CREATE TABLE relation_schemas (
+            name VARCHAR PRIMARY KEY,
+            definition JSON NOT NULL,
+            builtin BOOLEAN NOT NULL,
+            added_at TIMESTAMPTZ NOT NULL DEFAULT now()
+        );
+        CREATE TABLE kb_records (
+            record_id VARCHAR PRIMARY KEY,
+            schema_name VARCHAR NOT NULL,
+            source VARCHAR NOT NULL,
+            source_id VARCHAR NOT NULL,
+            pmid VARCHAR,
+            answer VARCHAR NOT NULL,
+            entities JSON NOT NULL,
+            attributes JSON NOT NULL,
+            origin VARCHAR NOT NULL,
+            added_at TIMESTAMPTZ NOT NULL DEFAULT now()
+        );
+        CREATE TABLE kb_entities (
+            record_id VARCHAR NOT NULL,
+            position INTEGER NOT NULL,
+            entity_type VARCHAR NOT NULL,
+            value VARCHAR NOT NULL,
+            PRIMARY KEY (record_id, position)
+        );
+        CREATE TABLE documents (
+            pmid VARCHAR PRIMARY KEY,
+            title VARCHAR NOT NULL,
+            abstract VARCHAR NOT NULL,
+            journal VARCHAR NOT NULL DEFAULT '',
+            year INTEGER,
+            sources VARCHAR[] NOT NULL,
+            added_at TIMESTAMPTZ NOT NULL DEFAULT now()
+        );
+        CREATE TABLE mentions (
+            pmid VARCHAR NOT NULL,
+            start_offset INTEGER NOT NULL,
+            end_offset INTEGER NOT NULL,
+            text VARCHAR NOT NULL,
+            mention_type VARCHAR NOT NULL,
+            concept_id VARCHAR NOT NULL,
+            source VARCHAR NOT NULL,
+            PRIMARY KEY (pmid, start_offset, end_offset, mention_type, concept_id)
+        );
+        CREATE TABLE relations (
+            pmid VARCHAR NOT NULL,
+            relation_type VARCHAR NOT NULL,
+            concept1 VARCHAR NOT NULL,
+            concept2 VARCHAR NOT NULL,
+            novelty VARCHAR NOT NULL,
+            source VARCHAR NOT NULL,
+            PRIMARY KEY (pmid, relation_type, concept1, concept2)
+        );
+        CREATE TABLE synonyms (
+            kind VARCHAR NOT NULL,
+            concept_id VARCHAR NOT NULL,
+            name VARCHAR NOT NULL,
+            source VARCHAR NOT NULL,
+            canonical BOOLEAN NOT NULL,
+            PRIMARY KEY (kind, concept_id, name)
+        );
+        CREATE SEQUENCE ingest_ids START 1;
+        CREATE TABLE ingests (
+            ingest_id BIGINT PRIMARY KEY DEFAULT nextval('ingest_ids'),
+            kind VARCHAR NOT NULL,
+            path VARCHAR NOT NULL,
+            added INTEGER NOT NULL,
+            unchanged INTEGER NOT NULL,
+            skipped INTEGER NOT NULL,
+            ingested_at TIMESTAMPTZ NOT NULL DEFAULT now()
+        );
+        CREATE SEQUENCE decision_ids START 1;
+        CREATE TABLE decisions (
+            decision_id BIGINT PRIMARY KEY DEFAULT nextval('decision_ids'),
+            curator VARCHAR NOT NULL CHECK (length(trim(curator)) > 0),
+            schema_name VARCHAR NOT NULL,
+            query VARCHAR NOT NULL,
+            query_entities JSON NOT NULL,
+            pmid VARCHAR NOT NULL,
+            grade VARCHAR NOT NULL CHECK (grade IN ('complete', 'partial', 'not_relevant')),
+            answer VARCHAR NOT NULL DEFAULT '',
+            note VARCHAR NOT NULL DEFAULT '',
+            created_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+            superseded_by BIGINT
+        );
+        CREATE TABLE model_versions (
+            version VARCHAR PRIMARY KEY,
+            schema_name VARCHAR NOT NULL,
+            path VARCHAR NOT NULL,
+            manifest JSON NOT NULL,
+            active BOOLEAN NOT NULL DEFAULT false,
+            created_at TIMESTAMPTZ NOT NULL DEFAULT now()
+        );
+        CREATE SEQUENCE job_ids START 1;
+        CREATE TABLE jobs (
+            job_id BIGINT PRIMARY KEY DEFAULT nextval('job_ids'),
+            kind VARCHAR NOT NULL,
+            state VARCHAR NOT NULL CHECK (state IN ('queued', 'running', 'succeeded', 'failed', 'cancelled')),
+            params JSON NOT NULL,
+            message VARCHAR NOT NULL DEFAULT '',
+            pid INTEGER,
+            created_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+            finished_at TIMESTAMPTZ
+        );
+        """,
+    ),
+)
