@@ -8,7 +8,7 @@ and returns ``{"ndcg@10": ..., "map@50": ..., "entity_recall@10": ...}`` as frac
 from __future__ import annotations
 
 import warnings
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 Run = Mapping[str, Mapping[str, float]]
@@ -35,8 +35,41 @@ class AnswerKey:
     query_concepts: Mapping[str, Collection[str]]
     doc_concepts: Mapping[str, Collection[str]]
 
+    def answers_of(self, qid: str) -> set[str]:
+        return set(self.answers.get(qid, ()))
 
-def entity_recall(run: Run, key: AnswerKey, k: int) -> float:
+    def answers_in(self, qid: str, doc: str) -> set[str]:
+        """The query's answers this document mentions, if it also mentions the query gene."""
+        concepts = set(self.doc_concepts.get(doc, ()))
+        if not set(self.query_concepts.get(qid, ())) & concepts:
+            return set()
+        return self.answers_of(qid) & concepts
+
+
+@dataclass(frozen=True)
+class MatcherAnswerKey:
+    """EntityRecall judged by the text matcher (for corpora without gold annotations).
+
+    Attributes:
+        answers: per query, the answer entities as (value, kind).
+        query_entities: per query, the gene/protein as (value, kind).
+        matched: g(e, d): ``matched(value, kind, doc_id) -> bool``.
+    """
+
+    answers: Mapping[str, Collection[tuple[str, str]]]
+    query_entities: Mapping[str, Collection[tuple[str, str]]]
+    matched: Callable[[str, str, str], bool]
+
+    def answers_of(self, qid: str) -> set[str]:
+        return {value for value, _ in self.answers.get(qid, ())}
+
+    def answers_in(self, qid: str, doc: str) -> set[str]:
+        if not any(self.matched(value, kind, doc) for value, kind in self.query_entities.get(qid, ())):
+            return set()
+        return {value for value, kind in self.answers.get(qid, ()) if self.matched(value, kind, doc)}
+
+
+def entity_recall(run: Run, key: AnswerKey | MatcherAnswerKey, k: int) -> float:
     """Mean over queries of the share of answer entities found in the top-k documents.
 
     An answer counts as found when some top-k document mentions it and also mentions the
@@ -47,18 +80,15 @@ def entity_recall(run: Run, key: AnswerKey, k: int) -> float:
     return sum(per_query.values()) / len(per_query) if per_query else 0.0
 
 
-def entity_recall_per_query(run: Run, key: AnswerKey, k: int) -> dict[str, float]:
+def entity_recall_per_query(run: Run, key: AnswerKey | MatcherAnswerKey, k: int) -> dict[str, float]:
     out: dict[str, float] = {}
-    for qid, answers in key.answers.items():
-        answers = set(answers)
+    for qid in key.answers:
+        answers = key.answers_of(qid)
         if not answers:
             continue
-        query = set(key.query_concepts.get(qid, ()))
         found: set[str] = set()
         for doc, _ in ranked(run.get(qid, {}))[:k]:
-            concepts = set(key.doc_concepts.get(doc, ()))
-            if query & concepts:
-                found |= answers & concepts
+            found |= key.answers_in(qid, doc)
         out[qid] = len(found) / len(answers)
     return out
 
@@ -86,7 +116,7 @@ def ir_metrics(run: Run, qrels: Qrels, cutoffs: Sequence[int] = CUTOFFS) -> dict
 
 
 def evaluate(
-    run: Run, qrels: Qrels, answer_key: AnswerKey | None = None, cutoffs: Sequence[int] = CUTOFFS
+    run: Run, qrels: Qrels, answer_key: AnswerKey | MatcherAnswerKey | None = None, cutoffs: Sequence[int] = CUTOFFS
 ) -> dict[str, float]:
     """NDCG, MAP and (with an answer key) EntityRecall at each cutoff."""
     out = ir_metrics(run, qrels, cutoffs)
