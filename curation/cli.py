@@ -150,6 +150,48 @@ def cmd_normalise(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_train(args: argparse.Namespace) -> int:
+    import tempfile
+
+    from curation.dictionaries import snapshot_lexicon
+    from curation.matching import Matcher
+    from curation.pipeline import BuildRequest, build_version, kb_split, training_set_for
+    from curation.sampling import Ablation, SamplingConfig
+    from curation.schemas import resolve_schema
+    from curation.snapshot import export_snapshot, load_snapshot
+    from curation.training import TrainConfig
+    from index.lexical import LexicalIndex
+
+    con = _open(args)
+    schema = resolve_schema(args.schema, store.list_schemas(con))
+    with tempfile.TemporaryDirectory(prefix="curation-snapshot-") as folder:
+        export_snapshot(con, Path(folder) / "snapshot")
+        snapshot = load_snapshot(Path(folder) / "snapshot")
+    con.close()
+    print(f"snapshot {snapshot.digest[:12]}: {len(snapshot.records)} KB records, {len(snapshot.documents)} abstracts")
+    matcher = Matcher(snapshot_lexicon(snapshot))
+    split = kb_split(schema, snapshot.records, snapshot.documents, matcher, seed=args.seed)
+    print(f"genes per split: {split.genes}; dev queries: {len(split.dev.queries)}")
+    request = BuildRequest(
+        schema=schema, base_model=args.base, version=args.out.name, train=not args.zero_shot,
+        train_config=TrainConfig(epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.lr,
+                                 max_seq_length=args.max_seq_length, max_steps=args.max_steps, device=args.device,
+                                 seed=args.seed),
+        sampling=SamplingConfig(per_class=args.per_class, ablation=Ablation(args.ablation), seed=args.seed),
+    )
+    training = None
+    if request.train:
+        lexical = LexicalIndex.build(list(snapshot.documents.values()))
+        training = training_set_for(request, split.train, snapshot.documents, matcher, lexical)
+        print(f"training pairs by margin class ({schema.name}):\n{training.format_table()}")
+    version = build_version(request, snapshot.documents, args.out.parent, training=training, dev=split.dev,
+                            snapshot_digest=snapshot.digest, progress_file=args.progress_file)
+    print(f"published {version.path} in {version.manifest['total_seconds']} s on {version.manifest['device']}")
+    for name, value in version.metrics.items():
+        print(f"  dev {name}: {value:.4f}")
+    return 0
+
+
 BENCHMARKS = ("retrieval",)
 
 
@@ -218,6 +260,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-k", type=int, default=5, help="how many candidates")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_normalise)
+
+    p = sub.add_parser("train", parents=[common], help="train an EDEL retriever on the KB and publish a model version")
+    p.add_argument("--schema", required=True)
+    p.add_argument("--base", default="", help="base encoder: a sentence-transformers name or folder (default MiniLM)")
+    p.add_argument("--out", type=Path, required=True, help="models/<version> (must not exist)")
+    p.add_argument("--epochs", type=int, default=1)
+    p.add_argument("--batch-size", type=int, default=16)
+    p.add_argument("--lr", type=float, default=2e-5)
+    p.add_argument("--max-seq-length", type=int, default=256)
+    p.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (0: no limit)")
+    p.add_argument("--per-class", type=int, default=2, help="negatives per class per positive")
+    p.add_argument("--ablation", default="edel", choices=("edel", "no_multimargin", "no_noisy_pos", "no_hard_neg"))
+    p.add_argument("--zero-shot", action="store_true", help="index with the base model, no training")
+    p.add_argument("--device", default="", help="cuda or cpu (default: CUDA when present)")
+    p.add_argument("--seed", type=int, default=13)
+    p.add_argument("--progress-file", type=Path, help="JSON progress (step, total, loss, eta) for other programs")
+    p.set_defaults(func=cmd_train)
 
     p = sub.add_parser("bench", help="run a benchmark and write its JSON under bench/results/")
     p.add_argument("name", choices=BENCHMARKS)

@@ -1,0 +1,203 @@
+"""Building model versions: snapshot → (training) → corpus embeddings → indexes → evaluation.
+
+The same functions serve ``python -m curation train``, the benchmarks and the background
+worker. They read a :class:`~curation.snapshot.Snapshot` (never the store) and write only
+under the model registry.
+"""
+
+from __future__ import annotations
+
+import platform
+import random
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from curation import registry
+from curation.evaluation import MatcherAnswerKey, evaluate
+from curation.margins import margin_table
+from curation.matching import Matcher
+from curation.records import Document, KBRecord
+from curation.sampling import SamplingConfig, TrainingSet, build_training_set, entity_key
+from curation.schemas import RelationSchema
+from curation.training import TrainConfig, TrainingPair, TrainResult, train, write_progress
+from index.dense import DenseConfig, DenseIndex
+from index.encoder import EncoderConfig, document_text, encode_documents, load_encoder, separator_of
+from index.lexical import LexicalIndex
+from index.search import FusionConfig, Mode, Retriever
+
+
+@dataclass(frozen=True)
+class EvalSet:
+    """Queries with relevance judgements and an EntityRecall key."""
+
+    queries: Mapping[str, str]
+    qrels: Mapping[str, Mapping[str, int]]
+    answer_key: object | None = None
+
+
+@dataclass(frozen=True)
+class KBSplit:
+    train: tuple[KBRecord, ...]
+    dev: EvalSet
+    test: EvalSet
+    genes: dict[str, int] = field(default_factory=dict)
+
+
+def kb_split(
+    schema: RelationSchema, records: Sequence[KBRecord], documents: Mapping[str, Document], matcher: Matcher,
+    seed: int = 13, fractions: tuple[float, float, float] = (0.8, 0.1, 0.1),
+) -> KBSplit:
+    """Split a KB's records by their first query entity (gene / protein), and build dev and test sets.
+
+    No gene is in two splits. A query groups the records sharing its query entities; its
+    relevant documents are their PMIDs; EntityRecall judges answers with the matcher.
+    """
+    usable = [r for r in records if r.schema == schema.name and r.pmid in documents and r.get(schema.answer)]
+    gene_type = schema.query_types[0]
+    genes = sorted({entity_key(schema.kind(gene_type), r.get(gene_type)) for r in usable})
+    random.Random(seed).shuffle(genes)
+    cut1 = round(len(genes) * fractions[0])
+    cut2 = cut1 + round(len(genes) * fractions[1])
+    part = {g: ("train" if i < cut1 else "dev" if i < cut2 else "test") for i, g in enumerate(genes)}
+    by_split: dict[str, list[KBRecord]] = {"train": [], "dev": [], "test": []}
+    for r in usable:
+        by_split[part[entity_key(schema.kind(gene_type), r.get(gene_type))]].append(r)
+
+    def matched(value: str, kind: str, pmid: str) -> bool:
+        return pmid in documents and matcher.matched(value, kind, documents[pmid])
+
+    def eval_set(rows: list[KBRecord]) -> EvalSet:
+        queries, qrels, answers, query_entities = {}, {}, {}, {}
+        for r in rows:
+            text = schema.render_query({t: r.get(t) for t in schema.query_types})
+            qid = text
+            queries[qid] = text
+            qrels.setdefault(qid, {})[r.pmid] = 1
+            answers.setdefault(qid, set()).add((r.get(schema.answer), schema.kind(schema.answer)))
+            query_entities[qid] = {(r.get(gene_type), schema.kind(gene_type))}
+        return EvalSet(queries, qrels, MatcherAnswerKey(answers, query_entities, matched))
+
+    counts = {s: len({entity_key(schema.kind(gene_type), r.get(gene_type)) for r in rows})
+              for s, rows in by_split.items()}
+    return KBSplit(tuple(by_split["train"]), eval_set(by_split["dev"]), eval_set(by_split["test"]), counts)
+
+
+def retriever_for(model, documents: Sequence[Document], dense_config: DenseConfig = DenseConfig(),
+                  fusion: FusionConfig = FusionConfig(), batch_size: int = 32, version: str = "",
+                  lexical: LexicalIndex | None = None) -> tuple[Retriever, dict[str, float]]:
+    """Encode the corpus with ``model`` and build both indexes; returns the retriever and timings."""
+    timings = {}
+    started = time.time()
+    vectors = encode_documents(model, documents, batch_size=batch_size, progress=True)  # (n_docs, dim)
+    timings["encode_corpus_s"] = time.time() - started
+    started = time.time()
+    dense = DenseIndex.build(vectors, [d.pmid for d in documents], model=version or "model", config=dense_config)
+    timings["dense_build_s"] = time.time() - started
+    if lexical is None:
+        started = time.time()
+        lexical = LexicalIndex.build(documents)
+        timings["lexical_build_s"] = time.time() - started
+    return Retriever(lexical=lexical, dense=dense, encoder=model, fusion=fusion, version=version), timings
+
+
+def evaluate_retriever(retriever: Retriever, eval_set: EvalSet, mode: Mode | str, k: int = 50) -> dict[str, float]:
+    run = retriever.run(dict(eval_set.queries), mode=mode, k=k)
+    return evaluate(run, eval_set.qrels, eval_set.answer_key)
+
+
+@dataclass(frozen=True)
+class BuildRequest:
+    """What to build.
+
+    Attributes:
+        schema: the relation schema trained for.
+        base_model: encoder to start from ("" = offline MiniLM).
+        version: the registry name of the new version.
+        train: train the encoder (False: a zero-shot version of the base model).
+    """
+
+    schema: RelationSchema
+    base_model: str = ""
+    version: str = ""
+    train: bool = True
+    train_config: TrainConfig = field(default_factory=TrainConfig)
+    sampling: SamplingConfig = field(default_factory=SamplingConfig)
+    dense: DenseConfig = field(default_factory=DenseConfig)
+    fusion: FusionConfig = field(default_factory=FusionConfig)
+
+
+def training_set_for(request: BuildRequest, records: Sequence[KBRecord], documents: Mapping[str, Document],
+                     matcher: Matcher, lexical: LexicalIndex, extra: Sequence[TrainingPair] = ()) -> TrainingSet:
+    table = margin_table(request.schema)
+    training = build_training_set(
+        request.schema, records, documents,
+        lambda value, kind, doc: matcher.matched(value, kind, doc), table, request.sampling,
+        bm25=lambda queries, k: lexical.search(queries, k),
+    )
+    if extra:
+        training = TrainingSet(training.pairs + tuple(extra), {**training.margins,
+                                                               **{p.margin_class: p.margin for p in extra}})
+    return training
+
+
+def build_version(
+    request: BuildRequest,
+    documents: Mapping[str, Document],
+    models_dir: Path,
+    training: TrainingSet | None = None,
+    dev: EvalSet | None = None,
+    snapshot_digest: str = "",
+    progress_file: Path | None = None,
+    cancel_file: Path | None = None,
+) -> registry.ModelVersion:
+    """Train (when asked) and publish a model version with its indexes and dev metrics."""
+    version = request.version or registry.new_version_name(request.schema.name, "edel" if request.train else "base")
+    staged = registry.staging(models_dir, version)
+    started = time.time()
+    model = load_encoder(EncoderConfig(model=request.base_model, device=request.train_config.device,
+                                       max_seq_length=request.train_config.max_seq_length))
+    corpus = list(documents.values())
+    result: TrainResult | None = None
+    if request.train:
+        if training is None:
+            raise ValueError("a training build needs its training set")
+        separator = separator_of(model)
+        texts = {d.pmid: document_text(d, separator) for d in corpus}
+        result = train(model, training.pairs, texts, request.train_config, progress_file=progress_file,
+                       cancel_file=cancel_file)
+    write_progress(progress_file, state="indexing", step=result.steps if result else 0,
+                   total=result.steps if result else 0, loss=None, eta_s=None, epoch=None)
+    model.save(str(staged / "model"))
+    retriever, timings = retriever_for(model, corpus, request.dense, request.fusion, version=version)
+    retriever.dense.save(staged / "dense")
+    retriever.lexical.save(staged / "lexical")
+    metrics: dict[str, dict[str, float]] = {}
+    if dev is not None and dev.queries:
+        write_progress(progress_file, state="evaluating", step=None, total=None, loss=None, eta_s=None, epoch=None)
+        metrics = {mode.value: evaluate_retriever(retriever, dev, mode) for mode in (Mode.DENSE, Mode.HYBRID)}
+    manifest = {
+        "schema": request.schema.name,
+        "base_model": request.base_model or "all-MiniLM-L6-v2",
+        "trained": request.train,
+        "train_config": asdict(request.train_config),
+        "sampling": {**asdict(request.sampling), "ablation": str(request.sampling.ablation)},
+        "dense": asdict(request.dense),
+        "fusion": {**asdict(request.fusion), "method": str(request.fusion.method)},
+        "snapshot": snapshot_digest,
+        "training_pairs": len(training.pairs) if training else 0,
+        "training_classes": training.counts() if training else {},
+        "training_sources": training.sources() if training else {},
+        "device": result.device if result else retriever.dense.model,
+        "train_seconds": round(result.seconds, 1) if result else 0.0,
+        "train_steps": result.steps if result else 0,
+        "loss_curve": result.losses if result else [],
+        "timings_s": {k: round(v, 2) for k, v in timings.items()},
+        "total_seconds": round(time.time() - started, 1),
+        "metrics": metrics.get("dense", {}),
+        "metrics_hybrid": metrics.get("hybrid", {}),
+        "documents": len(corpus),
+        "python": platform.python_version(),
+    }
+    return registry.publish(models_dir, version, manifest)

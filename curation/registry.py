@@ -1,0 +1,129 @@
+"""The model registry: one immutable folder per model version under ``models/``.
+
+``models/<version>/`` holds ``model/`` (sentence-transformers weights), ``dense/`` (its FAISS
+index over the corpus), ``lexical/`` (the BM25 index of the same corpus) and
+``manifest.json`` (base model, schema, configs, data snapshot digest, training time, device,
+metrics). A version is built under ``<version>.tmp/`` and renamed into place when complete, so
+a crash never leaves a half-written version where a reader looks; an existing version is
+never overwritten.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from curation.errors import CurationError
+
+MANIFEST = "manifest.json"
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,80}")
+
+
+class RegistryError(CurationError):
+    """A model version that cannot be created or read."""
+
+
+@dataclass(frozen=True)
+class ModelVersion:
+    version: str
+    path: Path
+    manifest: dict
+
+    @property
+    def model_dir(self) -> Path:
+        return self.path / "model"
+
+    @property
+    def dense_dir(self) -> Path:
+        return self.path / "dense"
+
+    @property
+    def lexical_dir(self) -> Path:
+        return self.path / "lexical"
+
+    @property
+    def metrics(self) -> dict[str, float]:
+        return dict(self.manifest.get("metrics", {}))
+
+
+def new_version_name(schema: str, kind: str = "edel") -> str:
+    return f"{schema.lower()}-{kind}-{datetime.now(UTC).strftime('%Y%m%d-%H%M%S')}"
+
+
+def check_name(version: str) -> str:
+    if not _NAME.fullmatch(version) or version.endswith(".tmp"):
+        raise RegistryError(f"'{version}' is not a valid version name (letters, digits, '.', '_', '-')")
+    return version
+
+
+def staging(models_dir: str | Path, version: str) -> Path:
+    """A fresh ``<version>.tmp`` folder to build a version in.
+
+    Raises:
+        RegistryError: the version already exists (versions are immutable).
+    """
+    models_dir = Path(models_dir)
+    final = models_dir / check_name(version)
+    if final.exists():
+        raise RegistryError(f"model version {version} already exists in {models_dir}; versions are immutable")
+    tmp = models_dir / f"{version}.tmp"
+    if tmp.exists():
+        shutil.rmtree(tmp)  # the remains of an interrupted build
+    tmp.mkdir(parents=True)
+    return tmp
+
+
+def publish(models_dir: str | Path, version: str, manifest: dict) -> ModelVersion:
+    """Write the manifest into the staged folder and rename it into place."""
+    models_dir = Path(models_dir)
+    tmp = models_dir / f"{version}.tmp"
+    for part in ("model", "dense", "lexical"):
+        if not (tmp / part).is_dir():
+            raise RegistryError(f"cannot publish {version}: {part}/ is missing from {tmp}")
+    manifest = {**manifest, "version": version, "published_at": datetime.now(UTC).isoformat(timespec="seconds")}
+    (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, default=str))
+    final = models_dir / version
+    if final.exists():
+        raise RegistryError(f"model version {version} already exists; versions are immutable")
+    tmp.rename(final)
+    return ModelVersion(version, final, manifest)
+
+
+def read_version(path: str | Path) -> ModelVersion:
+    """A published version's manifest, checked for completeness.
+
+    Raises:
+        RegistryError: the folder is missing parts or its manifest is unreadable.
+    """
+    path = Path(path)
+    try:
+        manifest = json.loads((path / MANIFEST).read_text())
+    except FileNotFoundError:
+        raise RegistryError(f"{path} is not a model version (no {MANIFEST})") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise RegistryError(f"{path}/{MANIFEST} is corrupted ({exc}); the version cannot be used") from None
+    for part in ("model", "dense", "lexical"):
+        if not (path / part).is_dir():
+            raise RegistryError(f"model version {path.name} is incomplete: {part}/ is missing")
+    return ModelVersion(path.name, path, manifest)
+
+
+def list_versions(models_dir: str | Path) -> tuple[list[ModelVersion], list[str]]:
+    """Published versions, newest first, and messages for folders that are not usable versions."""
+    models_dir = Path(models_dir)
+    versions, problems = [], []
+    if not models_dir.is_dir():
+        return versions, problems
+    for path in sorted(models_dir.iterdir()):
+        if not path.is_dir() or path.name.endswith(".tmp"):
+            continue
+        try:
+            versions.append(read_version(path))
+        except RegistryError as exc:
+            problems.append(str(exc))
+    versions.sort(key=lambda v: v.manifest.get("published_at", ""), reverse=True)
+    return versions, problems

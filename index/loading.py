@@ -1,0 +1,34 @@
+"""Opening a model version folder as a ready Retriever (model, dense index, BM25 index)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from curation.errors import CurationError
+from index.dense import DenseIndex
+from index.encoder import EncoderConfig, embedding_dimension, load_encoder
+from index.lexical import LexicalIndex
+from index.search import FusionConfig, Retriever
+
+
+def open_retriever(path: str | Path, fusion: FusionConfig = FusionConfig(), device: str = "") -> Retriever:
+    """Load ``path/model``, ``path/dense`` and ``path/lexical``.
+
+    Raises:
+        CurationError: a part is missing or corrupted, or the model and index disagree.
+    """
+    path = Path(path)
+    if not (path / "model").is_dir():
+        raise CurationError(f"model version {path.name} has no model/ folder")
+    dense = DenseIndex.load(path / "dense")
+    lexical = LexicalIndex.load(path / "lexical")
+    try:
+        model = load_encoder(EncoderConfig(model=str((path / "model").resolve()), device=device))
+    except Exception as exc:  # weights that do not load are a corrupted version, not a crash
+        raise CurationError(
+            f"model version {path.name}: the model does not load ({type(exc).__name__}: {exc})"
+        ) from None
+    if embedding_dimension(model) != dense.dimension:
+        raise CurationError(f"model version {path.name}: model dimension {embedding_dimension(model)} does not match "
+                            f"its index ({dense.dimension})")
+    return Retriever(lexical=lexical, dense=dense, encoder=model, fusion=fusion, version=path.name)
