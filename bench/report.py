@@ -1,0 +1,141 @@
+"""Render docs/BENCHMARKS.md from the JSON files under bench/results/.
+
+Usage::
+
+    python bench/report.py [--results bench/results] [--out docs/BENCHMARKS.md]
+
+Every figure in the document is copied from a JSON written by a benchmark script; this script
+only formats. Sections for benchmarks that have not been run are left out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+METRICS = ("ndcg@10", "ndcg@50", "map@10", "map@50", "entity_recall@10", "entity_recall@50")
+
+
+def _load(results: Path, name: str) -> dict | None:
+    path = results / f"{name}.json"
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def _f(value, digits: int = 3) -> str:
+    return f"{value:.{digits}f}" if isinstance(value, int | float) else "–"
+
+
+def _metric_table(systems: dict, names: list[str] | None = None) -> list[str]:
+    rows = ["| system | " + " | ".join(METRICS) + " |", "| --- |" + " ---: |" * len(METRICS)]
+    for name in names or list(systems):
+        if name in systems:
+            rows.append(f"| `{name}` | " + " | ".join(_f(systems[name].get(m)) for m in METRICS) + " |")
+    return rows
+
+
+def matching_section(data: dict) -> list[str]:
+    lines = ["## Text matching (`bench/matching.py`)", "",
+             f"Run {data['date']}. Span-level precision and recall of `Matcher.find_all` against BioRED's gold "
+             "mentions; dictionaries from CIViC, DrugBank, BioRED Train and BC5CDR only (BC5CDR documents that "
+             "are also in BioRED Dev/Test left out). Dev was used while developing the matcher; Test was held out.",
+             "", "| split | type | gold | exact P | exact R | exact F1 | overlap P | overlap R |",
+             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    system = data["systems"]["matcher"]
+    for split in ("dev", "test"):
+        for kind in ("variant", "chemical", "gene"):
+            s = system[split][kind]
+            lines.append(f"| {split} | {kind} | {s['gold']} | {_f(s['exact']['precision'])} | "
+                         f"{_f(s['exact']['recall'])} | {_f(s['exact']['f1'])} | {_f(s['overlap']['precision'])} | "
+                         f"{_f(s['overlap']['recall'])} |")
+    lines += ["", "Ablations (dev, exact spans, recall / precision):", "",
+              "| system | variant R / P | chemical R / P | gene R / P |", "| --- | --- | --- | --- |"]
+    for name, s in data["systems"].items():
+        cells = [f"{_f(s['dev'][k]['exact']['recall'])} / {_f(s['dev'][k]['exact']['precision'])}"
+                 if k in s["dev"] else "–" for k in ("variant", "chemical", "gene")]
+        lines.append(f"| `{name}` | " + " | ".join(cells) + " |")
+    t = data.get("timings_s", {})
+    lines += ["", f"Speed: `find_all` {_f(t.get('find_all_ms_per_abstract'), 2)} ms per new abstract, "
+              f"{_f(t.get('find_all_ms_per_abstract_cached_text'), 2)} ms when the text was seen before; "
+              f"g(e, d) {_f(t.get('g_ed_ms_per_pair'), 2)} ms per pair; "
+              f"matcher build {_f(t.get('matcher_build_s'), 1)} s.",
+              ""]
+    for split in ("dev", "test"):
+        v, c = system[split]["variant"]["exact"], system[split]["chemical"]["exact"]
+        met = {"variant": v["recall"] >= 0.85 and v["precision"] >= 0.8,
+               "chemical": c["recall"] >= 0.75 and c["precision"] >= 0.8}
+        verdict = ", ".join(f"{k} {'met' if ok else 'missed'}" for k, ok in met.items())
+        lines.append(f"Goals on {split} (variant R ≥ 0.85, chemical R ≥ 0.75, each at P ≥ 0.8): {verdict}.")
+    lines += ["", "Variant misses on Test are mostly bare codons (\"G118\", \"Ser473\") that BioRED counts as "
+              "variants and the matcher does not report in free text, because cell-line names (\"A549\") look the "
+              "same. Gene recall is low without an HGNC dictionary (`ingest-dict hgnc`).", ""]
+    return lines
+
+
+def retrieval_section(data: dict) -> list[str]:
+    c = data["counts"]
+    lines = ["## Retrieval (`bench/retrieval.py`, BioRED-derived n-ary benchmark)", "",
+             f"Run {data['date']}. Corpus {c.get('corpus_documents')} abstracts; {c.get('records')} records "
+             f"({c.get('records_a')} gene–variant–chemical, {c.get('records_b')} gene–disease–chemical) over "
+             f"{c.get('genes')} genes; test split: {c.get('queries_pair_test')} gene+variant/disease queries, "
+             f"{c.get('queries_gene_test')} gene-only queries.", "",
+             "Test split, query with the relation's two query entities:", ""]
+    lines += _metric_table(data["systems"])
+    lines += ["", "Test split, gene-only queries (\"Treatment for gene {gene}?\"):", ""]
+    lines += _metric_table(data["systems_gene_only"])
+    choice = data.get("params", {}).get("hybrid_choice")
+    if choice:
+        lines += ["", f"Hybrid chosen on dev: {choice}."]
+    lat = data["latency_ms"]
+    lines += ["", "| latency (ms) | p50 | p95 |", "| --- | ---: | ---: |"]
+    for name, v in lat.items():
+        lines.append(f"| {name} | {_f(v.get('p50'), 2)} | {_f(v.get('p95'), 2)} |")
+    lines += ["", "Timings (s): " + ", ".join(f"{k} {_f(v, 2)}" for k, v in data.get("timings_s", {}).items()), ""]
+    return lines
+
+
+def scale_section(data: dict) -> list[str]:
+    c = data["counts"]
+    lines = ["## Scale (`bench/scale.py`)", "",
+             f"Run {data['date']}: {c['vectors']:,} synthetic {c['dimension']}-d vectors (fitted to MiniLM "
+             f"embeddings of the real corpus), {c['queries']} queries; {c['documents']:,} synthetic abstracts for "
+             "BM25. Single-query latency. Details and the path to all of PubMed: [SCALING.md](SCALING.md).", "",
+             "| system | recall@50 | p50 ms | p95 ms |", "| --- | ---: | ---: | ---: |"]
+    for name, s in data["systems"].items():
+        lat = data["latency_ms"].get(name, {})
+        lines.append(f"| `{name}` | {_f(s.get('recall@50'), 4)} | {_f(lat.get('p50'), 2)} | {_f(lat.get('p95'), 2)} |")
+    goal = data.get("goal", {})
+    if goal:
+        lines += ["", f"Goal recall@50 ≥ {goal.get('recall@50')} and p95 ≤ {goal.get('p95_ms')} ms: met by "
+                  + ", ".join(f"`{m}`" for m in goal.get("met_by", [])) + "."]
+    return lines + [""]
+
+
+SECTIONS = (("matching", matching_section), ("retrieval", retrieval_section), ("scale", scale_section))
+
+
+def render(results: Path) -> str:
+    lines = ["# Benchmarks", "",
+             "Generated by `python bench/report.py` from the JSON files in `bench/results/`; each JSON is "
+             "written by the benchmark script named in its section. Machine: 2 CPU cores, 24 GiB, no GPU, unless "
+             "a section says otherwise.", ""]
+    for name, section in SECTIONS:
+        data = _load(results, name)
+        if data is not None:
+            lines += section(data)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--results", type=Path, default=ROOT / "bench" / "results")
+    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "BENCHMARKS.md")
+    args = parser.parse_args(argv)
+    args.out.write_text(render(args.results))
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
