@@ -87,6 +87,11 @@ def retrieval_section(data: dict) -> list[str]:
     choice = data.get("params", {}).get("hybrid_choice")
     if choice:
         lines += ["", f"Hybrid chosen on dev: {choice}."]
+    goals = data.get("params", {}).get("goals_on_test", {})
+    if goals:
+        verdicts = (f"{goal}: {'met' if ok else 'missed'}" for goal, ok in goals.items())
+        lines += ["", "Goals on test: " + "; ".join(verdicts) + "."]
+    lines += [line for note in data.get("params", {}).get("notes", []) for line in ("", note)]
     lat = data["latency_ms"]
     lines += ["", "| latency (ms) | p50 | p95 |", "| --- | ---: | ---: |"]
     for name, v in lat.items():

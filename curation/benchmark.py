@@ -106,12 +106,15 @@ class BuildStats:
             single-gene mention, which therefore gave no type A record.
         b_via_chemical, b_via_disease: type B records found by each join (a record found by
             both counts in both).
+        gene_gaps: (pmid, variant id, gene id, character gap) of every variant given a gene;
+            large gaps are the likeliest wrong assignments.
     """
 
     chemical_variant_relations: int
     variants_without_gene: tuple[tuple[str, str], ...]
     b_via_chemical: int
     b_via_disease: int
+    gene_gaps: tuple[tuple[str, str, str, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -137,6 +140,7 @@ class Benchmark:
             "genes": len(self.gene_split),
             "chemical_variant_relations": self.stats.chemical_variant_relations,
             "variants_without_gene": len(self.stats.variants_without_gene),
+            "variants_gene_gap_over_100_chars": sum(gap > 100 for *_, gap in self.stats.gene_gaps),
         }
         for (split, form), query_set in sorted(self.query_sets.items()):
             out[f"queries_{form}_{split}"] = len(query_set.queries)
@@ -187,19 +191,26 @@ def nearest_gene(document: Document, variant_id: str) -> str | None:
     *other* gene; two genes in one sentence ("BRCA1 and BRCA2 185delAG") can pick the wrong
     one; a gene named only in composite mentions is not seen. No gene mention at all → None.
     """
+    gaps = gene_gaps(document, variant_id)
+    if not gaps:
+        return None
+    frequency = Counter(m.concept_id for m in document.mentions if m.type == GENE)
+    return min(gaps, key=lambda gene: (gaps[gene], -frequency[gene], gene))
+
+
+def gene_gaps(document: Document, variant_id: str) -> dict[str, int]:
+    """Per gene with a single-id mention, the smallest character gap between one of its mentions
+    and one of the variant's (0 when they touch or overlap)."""
     variants = [
         m for m in document.mentions if m.type == VARIANT and variant_id in concept_parts(m.concept_id, VARIANT)
     ]
     genes = [m for m in document.mentions if m.type == GENE and len(concept_parts(m.concept_id, GENE)) == 1]
-    if not variants or not genes:
-        return None
-    frequency = Counter(m.concept_id for m in genes)
-    gap: dict[str, int] = {}
+    gaps: dict[str, int] = {}
     for v in variants:
         for g in genes:
             distance = max(0, g.start - v.end, v.start - g.end)
-            gap[g.concept_id] = min(distance, gap.get(g.concept_id, distance))
-    return min(gap, key=lambda gene: (gap[gene], -frequency[gene], gene))
+            gaps[g.concept_id] = min(distance, gaps.get(g.concept_id, distance))
+    return gaps
 
 
 # --- records ------------------------------------------------------------------------------
@@ -223,11 +234,14 @@ def derive_records(document: Document) -> tuple[list[BenchRecord], BuildStats]:
     missing: list[tuple[str, str]] = []
     chemical_variant = sorted(_typed_pairs(document, types, CHEMICAL, VARIANT))
     genes_of: dict[str, str | None] = {}
+    gaps: list[tuple[str, str, str, int]] = []
     for chemical, variant in chemical_variant:
         if variant not in genes_of:
             genes_of[variant] = nearest_gene(document, variant)
             if genes_of[variant] is None:
                 missing.append((pmid, variant))
+            else:
+                gaps.append((pmid, variant, genes_of[variant], gene_gaps(document, variant)[genes_of[variant]]))
         gene = genes_of[variant]
         if gene is not None:
             records[_record(document, "A", gene, variant, chemical)] = None
@@ -238,7 +252,7 @@ def derive_records(document: Document) -> tuple[list[BenchRecord], BuildStats]:
     via_disease = {(g, d, c) for g, d in gene_disease for c, d2 in chemical_disease if d == d2}
     for gene, disease, chemical in sorted(via_chemical | via_disease):
         records[_record(document, "B", gene, disease, chemical)] = None
-    stats = BuildStats(len(chemical_variant), tuple(missing), len(via_chemical), len(via_disease))
+    stats = BuildStats(len(chemical_variant), tuple(missing), len(via_chemical), len(via_disease), tuple(gaps))
     return list(records), stats
 
 
@@ -362,12 +376,14 @@ def build_benchmark(data_dir: str | Path, seed: int = 13) -> Benchmark:
     records: dict[BenchRecord, None] = {}
     relations = b_chem = b_dis = 0
     missing: list[tuple[str, str]] = []
+    gaps: list[tuple[str, str, str, int]] = []
     # BC5CDR's types ("Chemical", "Disease") and CID relations give no record: only BioRED does.
     for document in annotated:
         found, stats = derive_records(document)
         records.update(dict.fromkeys(found))
         relations += stats.chemical_variant_relations
         missing.extend(stats.variants_without_gene)
+        gaps.extend(stats.gene_gaps)
         b_chem, b_dis = b_chem + stats.b_via_chemical, b_dis + stats.b_via_disease
     ordered = tuple(sorted(records, key=lambda r: (r.gene_id, r.kind, r.second_id, r.chemical_id, r.pmid)))
     gene_split = split_genes((r.gene_id for r in ordered), seed)
@@ -377,5 +393,5 @@ def build_benchmark(data_dir: str | Path, seed: int = 13) -> Benchmark:
         for split in SPLITS
         for form in FORMS
     }
-    stats = BuildStats(relations, tuple(sorted(set(missing))), b_chem, b_dis)
+    stats = BuildStats(relations, tuple(sorted(set(missing))), b_chem, b_dis, tuple(sorted(set(gaps))))
     return Benchmark(tuple(corpus), ordered, gene_split, query_sets, stats, seed)
