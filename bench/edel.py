@@ -104,8 +104,10 @@ def gold_text_match(records: list[BenchRecord], annotated: list[Document]):
 def training_set(records: list[KBRecord], documents: dict[str, Document], text_match, lexical: LexicalIndex,
                  sampling: SamplingConfig) -> TrainingSet:
     parts = []
+    # GDT has PO's layout (gene, a second query entity, treatment), so it takes PO's margin table.
+    table = margin_table(PO)
     for schema in (PO, GDT):
-        parts.append(build_training_set(schema, records, documents, text_match, margin_table(schema), sampling,
+        parts.append(build_training_set(schema, records, documents, text_match, table, sampling,
                                         bm25=lambda queries, k: lexical.search(queries, k)))
     pairs = tuple(p for part in parts for p in part.pairs)
     margins = {k: v for part in parts for k, v in part.margins.items()}
