@@ -1,0 +1,44 @@
+"""The DuckDB store: the one package that talks SQL.
+
+Verb-first functions with the connection first; SQL in named constants; values always bound
+as ``?`` parameters. The schema is versioned: :data:`MIGRATIONS` are applied in order by
+:func:`migrate`, each in its own transaction, and ``schema_version`` records which ran.
+
+Process model: one process opens the file read-write (the app, or a CLI run when the app is
+not using the file). A second opener gets :class:`StoreLockedError` with the holder's PID.
+Submodules by concept: ``base`` (connection, migrations, transactions, schemas, counts),
+``kb`` (knowledge-base records), ``corpus`` (documents, annotations, synonyms) and
+``decisions`` (curators' decisions and the worklist). Import the package: ``store.open_store``.
+"""
+
+from __future__ import annotations
+
+from curation.migrations import MIGRATIONS
+from curation.store.base import (
+    GRADES,
+    add_schema,
+    list_schemas,
+    migrate,
+    open_store,
+    record_ingest,
+    schema_version,
+    stats,
+    transaction,
+)
+from curation.store.corpus import (
+    add_documents,
+    add_synonyms,
+    get_documents,
+    iter_documents,
+    list_mentions,
+    list_relations,
+    list_synonyms,
+)
+from curation.store.kb import add_kb_records, list_entity_values, list_kb_records, record_id
+
+__all__ = [
+    "GRADES", "MIGRATIONS", "add_documents", "add_kb_records", "add_schema", "add_synonyms", "get_documents",
+    "iter_documents", "list_entity_values", "list_kb_records", "list_mentions", "list_relations", "list_schemas",
+    "list_synonyms", "migrate", "open_store", "record_id", "record_ingest", "schema_version", "stats",
+    "transaction",
+]

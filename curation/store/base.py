@@ -1,0 +1,146 @@
+"""Connection, migrations, transactions, relation schemas and counts."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+import duckdb
+
+from curation.errors import StoreLockedError
+from curation.migrations import MIGRATIONS
+from curation.schemas import BUILTIN, RelationSchema, schema_from_dict
+
+GRADES = ("complete", "partial", "not_relevant")
+SQL_CREATE_VERSION_TABLE = (
+    "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, description VARCHAR, "
+    "applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
+)
+SQL_CURRENT_VERSION = "SELECT coalesce(max(version), 0) FROM schema_version"
+SQL_RECORD_VERSION = "INSERT INTO schema_version (version, description) VALUES (?, ?)"
+
+SQL_RECORD_INGEST = "INSERT INTO ingests (kind, path, added, unchanged, skipped) VALUES (?, ?, ?, ?, ?)"
+SQL_UPSERT_SCHEMA = "INSERT OR REPLACE INTO relation_schemas (name, definition, builtin) VALUES (?, ?, ?)"
+SQL_LIST_SCHEMAS = "SELECT definition, builtin FROM relation_schemas ORDER BY builtin DESC, name"
+
+SQL_COUNT = {
+    "kb_records": "SELECT count(*) FROM kb_records",
+    "documents": "SELECT count(*) FROM documents",
+    "mentions": "SELECT count(*) FROM mentions",
+    "relations": "SELECT count(*) FROM relations",
+    "synonyms": "SELECT count(*) FROM synonyms",
+    "decisions": "SELECT count(*) FROM decisions WHERE superseded_by IS NULL",
+}
+SQL_KB_BY_SCHEMA = "SELECT schema_name, count(*) FROM kb_records GROUP BY 1 ORDER BY 1"
+SQL_KB_WITH_PMID_IN_CORPUS = (
+    "SELECT count(*) FROM kb_records k WHERE k.pmid IS NOT NULL AND k.pmid IN (SELECT pmid FROM documents)"
+)
+
+def _scalar(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[object] | None = None) -> object:
+    """First column of the first row. Fetches everything so the connection has no open result."""
+    rows = con.execute(sql, params).fetchall() if params is not None else con.execute(sql).fetchall()
+    return rows[0][0] if rows else None
+
+
+@contextmanager
+def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
+    """Run a block in one transaction: all of it is committed, or none of it."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        yield con
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    con.execute("COMMIT")
+
+
+def open_store(path: str | Path, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    """Open (creating if needed) the store and bring its schema up to date.
+
+    Raises:
+        StoreLockedError: another process holds the file; the message names it and says what to do.
+    """
+    path = Path(path)
+    if str(path) != ":memory:":
+        if read_only and not path.exists():
+            raise FileNotFoundError(f"{path}: no store here yet; ingest a knowledge base or corpus first")
+        path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        con = duckdb.connect(str(path), read_only=read_only)
+    except duckdb.IOException as exc:
+        message = str(exc)
+        if "lock" in message.lower():
+            holder = re.search(r"PID (\d+)", message)
+            who = f"process {holder.group(1)}" if holder else "another process"
+            raise StoreLockedError(
+                f"{path} is in use by {who} (probably the running app). Stop it, or point this command "
+                f"at another store with --db, or use the app's Knowledge base page instead."
+            ) from None
+        raise
+    if not read_only:
+        migrate(con)
+    return con
+
+
+def migrate(con: duckdb.DuckDBPyConnection) -> int:
+    """Apply pending migrations; returns the schema version now in force."""
+    con.execute(SQL_CREATE_VERSION_TABLE)
+    current = _scalar(con, SQL_CURRENT_VERSION)
+    for version, description, ddl in MIGRATIONS:
+        if version <= current:
+            continue
+        with transaction(con):
+            for statement in ddl.split(";"):
+                if statement.strip():
+                    con.execute(statement)
+            con.execute(SQL_RECORD_VERSION, [version, description])
+            if version == 1:
+                for schema in BUILTIN.values():
+                    con.execute(SQL_UPSERT_SCHEMA, [schema.name, json.dumps(schema.to_dict()), True])
+        current = version
+    return current
+
+
+def schema_version(con: duckdb.DuckDBPyConnection) -> int:
+    return _scalar(con, SQL_CURRENT_VERSION)
+
+
+# --- relation schemas ---------------------------------------------------------------------
+
+
+def add_schema(con: duckdb.DuckDBPyConnection, schema: RelationSchema) -> None:
+    """Save a user-defined schema (replacing one of the same name)."""
+    con.execute(SQL_UPSERT_SCHEMA, [schema.name, json.dumps(schema.to_dict()), schema.builtin])
+
+
+def list_schemas(con: duckdb.DuckDBPyConnection) -> list[RelationSchema]:
+    """Built-in schemas first, then the user-defined ones saved in this store."""
+    schemas = []
+    for definition, builtin in con.execute(SQL_LIST_SCHEMAS).fetchall():
+        if builtin and json.loads(definition)["name"] in BUILTIN:
+            schemas.append(BUILTIN[json.loads(definition)["name"]])
+        else:
+            schemas.append(schema_from_dict(json.loads(definition), where="stored schema"))
+    return schemas
+
+
+# --- bookkeeping --------------------------------------------------------------------------
+
+
+def record_ingest(
+    con: duckdb.DuckDBPyConnection, kind: str, path: str, added: int, unchanged: int, skipped: int
+) -> None:
+    con.execute(SQL_RECORD_INGEST, [kind, path, added, unchanged, skipped])
+
+
+def stats(con: duckdb.DuckDBPyConnection) -> dict[str, object]:
+    """Counts for the CLI, the sidebar and health checks."""
+    out: dict[str, object] = {name: _scalar(con, sql) for name, sql in SQL_COUNT.items()}
+    out["kb_records_by_schema"] = dict(con.execute(SQL_KB_BY_SCHEMA).fetchall())
+    out["kb_records_with_abstract"] = _scalar(con, SQL_KB_WITH_PMID_IN_CORPUS)
+    out["schemas"] = [s.name for s in list_schemas(con)]
+    out["schema_version"] = schema_version(con)
+    return out
