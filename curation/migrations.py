@@ -118,4 +118,24 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         );
         """,
     ),
+    (
+        2,
+        "worklist and undo bookkeeping",
+        """
+        CREATE SEQUENCE worklist_ids START 1;
+        CREATE TABLE worklist (
+            item_id BIGINT PRIMARY KEY DEFAULT nextval('worklist_ids'),
+            schema_name VARCHAR NOT NULL,
+            query_entities JSON NOT NULL,
+            entity_key VARCHAR NOT NULL,
+            origin VARCHAR NOT NULL CHECK (origin IN ('kb', 'saved', 'adhoc')),
+            status VARCHAR NOT NULL CHECK (status IN ('open', 'in_progress', 'done', 'no_evidence')),
+            assignee VARCHAR NOT NULL DEFAULT '',
+            updated_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+            UNIQUE (schema_name, entity_key)
+        );
+        ALTER TABLE decisions ADD COLUMN entity_key VARCHAR;
+        ALTER TABLE decisions ADD COLUMN supersedes BIGINT;
+        """,
+    ),
 )

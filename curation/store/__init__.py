@@ -34,11 +34,24 @@ from curation.store.corpus import (
     list_relations,
     list_synonyms,
 )
+from curation.store.decisions import (
+    STATUSES,
+    add_worklist_item,
+    decisions_for,
+    fill_worklist_from_kb,
+    list_decisions,
+    list_worklist,
+    record_decision,
+    relation_key,
+    set_worklist_status,
+    undo_last_decision,
+)
 from curation.store.kb import add_kb_records, list_entity_values, list_kb_records, record_id
 
 __all__ = [
     "GRADES", "MIGRATIONS", "add_documents", "add_kb_records", "add_schema", "add_synonyms", "get_documents",
     "iter_documents", "list_entity_values", "list_kb_records", "list_mentions", "list_relations", "list_schemas",
     "list_synonyms", "migrate", "open_store", "record_id", "record_ingest", "schema_version", "stats",
-    "transaction",
+    "transaction", "STATUSES", "add_worklist_item", "decisions_for", "fill_worklist_from_kb", "list_decisions",
+    "list_worklist", "record_decision", "relation_key", "set_worklist_status", "undo_last_decision",
 ]

@@ -1,0 +1,274 @@
+"""Curators' decisions (append-only) and the worklist of partial relations.
+
+A decision is never edited or deleted. A new decision by the same curator on the same
+(relation, document) supersedes the previous one (``superseded_by``); an undo marks the
+decision withdrawn (``superseded_by`` = its own id) and brings back the one it had
+superseded. A decision that names an answer entity also adds a KB record (source
+``curator``), removed again by its undo, in the same transaction.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+
+import duckdb
+
+from curation.errors import CurationError
+from curation.records import Decision, KBRecord
+from curation.schemas import RelationSchema
+from curation.store.base import GRADES, _scalar, transaction
+from curation.store.kb import add_kb_records
+
+STATUSES = ("open", "in_progress", "done", "no_evidence")
+MAX_NOTE = 10_000
+MAX_ANSWER = 500
+
+SQL_DOCUMENT_EXISTS = "SELECT count(*) FROM documents WHERE pmid = ?"
+SQL_ACTIVE_FOR = """
+SELECT decision_id FROM decisions
+WHERE curator = ? AND schema_name = ? AND entity_key = ? AND pmid = ? AND superseded_by IS NULL
+"""
+SQL_INSERT_DECISION = """
+INSERT INTO decisions (curator, schema_name, query, query_entities, entity_key, pmid, grade, answer, note, supersedes)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING decision_id, CAST(created_at AS VARCHAR)
+"""
+SQL_SUPERSEDE = "UPDATE decisions SET superseded_by = ? WHERE decision_id = ?"
+SQL_REACTIVATE = "UPDATE decisions SET superseded_by = NULL WHERE decision_id = ?"
+SQL_DECISION_COLUMNS = (
+    "decision_id, curator, schema_name, query, query_entities, pmid, grade, answer, note, "
+    "CAST(created_at AS VARCHAR), superseded_by"
+)
+SQL_LAST_ACTIVE = f"""
+SELECT {SQL_DECISION_COLUMNS}, supersedes FROM decisions
+WHERE curator = ? AND superseded_by IS NULL ORDER BY decision_id DESC LIMIT 1
+"""
+SQL_LIST_DECISIONS = f"""
+SELECT {SQL_DECISION_COLUMNS} FROM decisions
+WHERE (? IS NULL OR curator = ?) AND (? IS NULL OR schema_name = ?) AND (? OR superseded_by IS NULL)
+ORDER BY decision_id
+"""
+SQL_FOR_RELATION = f"""
+SELECT {SQL_DECISION_COLUMNS} FROM decisions
+WHERE schema_name = ? AND entity_key = ? AND superseded_by IS NULL ORDER BY decision_id
+"""
+SQL_DELETE_CURATOR_RECORD = "DELETE FROM kb_records WHERE source = 'curator' AND source_id = ?"
+SQL_DELETE_CURATOR_ENTITIES = "DELETE FROM kb_entities WHERE record_id = ?"
+
+SQL_ADD_ITEM = """
+INSERT INTO worklist (schema_name, query_entities, entity_key, origin, status) VALUES (?, ?, ?, ?, 'open')
+ON CONFLICT (schema_name, entity_key) DO NOTHING
+"""
+SQL_LIST_ITEMS = """
+SELECT w.item_id, w.schema_name, w.query_entities, w.origin, w.status, w.assignee,
+       (SELECT count(*) FROM decisions d
+        WHERE d.schema_name = w.schema_name AND d.entity_key = w.entity_key AND d.superseded_by IS NULL) AS judged
+FROM worklist w WHERE w.schema_name = ? AND (? IS NULL OR w.status = ?) ORDER BY w.item_id
+"""
+SQL_SET_STATUS = "UPDATE worklist SET status = ?, assignee = ?, updated_at = now() WHERE item_id = ?"
+
+
+def relation_key(schema: RelationSchema, values: Mapping[str, str]) -> str:
+    """A partial relation's identity: its filled query entities, case- and space-folded."""
+    folded = {t: " ".join(values.get(t, "").split()).casefold() for t in schema.query_types}
+    return json.dumps({t: v for t, v in folded.items() if v}, sort_keys=True)
+
+
+def _query_values(schema: RelationSchema, values: Mapping[str, str]) -> dict[str, str]:
+    return {t: " ".join(values.get(t, "").split()) for t in schema.query_types if values.get(t, "").strip()}
+
+
+def record_decision(
+    con: duckdb.DuckDBPyConnection,
+    curator: str,
+    schema: RelationSchema,
+    values: Mapping[str, str],
+    pmid: str,
+    grade: str,
+    answer: str = "",
+    note: str = "",
+) -> Decision:
+    """Store one judgement (and the KB record its answer makes), atomically.
+
+    Raises:
+        CurationError: no curator name, unknown grade, unknown document, empty relation,
+            or an over-long answer or note.
+    """
+    curator = " ".join(curator.split())
+    if not curator:
+        raise CurationError("enter your name as curator before recording decisions")
+    if grade not in GRADES:
+        raise CurationError(f"grade must be one of {GRADES}, got '{grade}'")
+    query_values = _query_values(schema, values)
+    if not query_values:
+        raise CurationError(f"fill in at least one of {list(schema.query_types)} before judging documents")
+    answer, note = answer.strip(), note.strip()
+    if len(answer) > MAX_ANSWER:
+        raise CurationError(f"the {schema.answer} entity has {len(answer)} characters; at most {MAX_ANSWER}")
+    if len(note) > MAX_NOTE:
+        raise CurationError(f"the note has {len(note)} characters; at most {MAX_NOTE}")
+    if answer and grade == "not_relevant":
+        raise CurationError(f"a document judged not relevant cannot give a {schema.answer}")
+    query = schema.render_query(query_values)
+    key = relation_key(schema, query_values)
+    with transaction(con):
+        if not _scalar(con, SQL_DOCUMENT_EXISTS, [pmid]):
+            raise CurationError(f"PMID {pmid} is not in the corpus")
+        previous = [row[0] for row in con.execute(SQL_ACTIVE_FOR, [curator, schema.name, key, pmid]).fetchall()]
+        supersedes = previous[-1] if previous else None
+        decision_id, created = con.execute(
+            SQL_INSERT_DECISION,
+            [
+                curator,
+                schema.name,
+                query,
+                json.dumps(query_values, sort_keys=True),
+                key,
+                pmid,
+                grade,
+                answer,
+                note,
+                supersedes,
+            ],
+        ).fetchall()[0]
+        for old in previous:
+            con.execute(SQL_SUPERSEDE, [decision_id, old])
+            _remove_curator_record(con, old)
+        if answer:
+            entities = tuple(
+                (t, answer if t == schema.answer else query_values.get(t, "")) for t in schema.entity_types
+            )
+            record = KBRecord(
+                schema.name,
+                entities,
+                pmid,
+                "curator",
+                f"D{decision_id}",
+                (("curator", curator), ("grade", grade), ("decision_id", str(decision_id))),
+            )
+            add_kb_records(con, [record], origin=f"decision {decision_id}")
+    return Decision(
+        decision_id,
+        curator,
+        schema.name,
+        query,
+        tuple(sorted(query_values.items())),
+        pmid,
+        grade,
+        answer,
+        note,
+        str(created),
+        None,
+    )
+
+
+def _remove_curator_record(con: duckdb.DuckDBPyConnection, decision_id: int) -> None:
+    source_id = f"D{decision_id}"
+    con.execute(SQL_DELETE_CURATOR_ENTITIES, [f"curator:{source_id}"])
+    con.execute(SQL_DELETE_CURATOR_RECORD, [source_id])
+
+
+def undo_last_decision(con: duckdb.DuckDBPyConnection, curator: str) -> Decision | None:
+    """Withdraw the curator's latest active decision; returns it, or None when there is none."""
+    curator = " ".join(curator.split())
+    with transaction(con):
+        rows = con.execute(SQL_LAST_ACTIVE, [curator]).fetchall()
+        if not rows:
+            return None
+        *fields, supersedes = rows[0]
+        decision = _decision(tuple(fields))
+        con.execute(SQL_SUPERSEDE, [decision.decision_id, decision.decision_id])
+        _remove_curator_record(con, decision.decision_id)
+        if supersedes is not None:
+            con.execute(SQL_REACTIVATE, [supersedes])
+    return decision
+
+
+def _decision(row: tuple) -> Decision:
+    decision_id, curator, schema, query, entities, pmid, grade, answer, note, created, superseded = row
+    return Decision(
+        decision_id,
+        curator,
+        schema,
+        query,
+        tuple(sorted(json.loads(entities).items())),
+        pmid,
+        grade,
+        answer,
+        note,
+        created,
+        superseded,
+    )
+
+
+def list_decisions(
+    con: duckdb.DuckDBPyConnection,
+    curator: str | None = None,
+    schema: str | None = None,
+    include_superseded: bool = False,
+) -> list[Decision]:
+    """Decisions in the order they were made (active ones only, unless asked)."""
+    rows = con.execute(SQL_LIST_DECISIONS, [curator, curator, schema, schema, include_superseded]).fetchall()
+    return [_decision(row) for row in rows]
+
+
+def decisions_for(con: duckdb.DuckDBPyConnection, schema: RelationSchema, values: Mapping[str, str]) -> list[Decision]:
+    """Active decisions of every curator on one partial relation."""
+    key = relation_key(schema, _query_values(schema, values))
+    return [_decision(row) for row in con.execute(SQL_FOR_RELATION, [schema.name, key]).fetchall()]
+
+
+# --- worklist -----------------------------------------------------------------------------
+
+
+def add_worklist_item(
+    con: duckdb.DuckDBPyConnection, schema: RelationSchema, values: Mapping[str, str], origin: str = "saved"
+) -> bool:
+    """Add a partial relation to the worklist; False when it is already there."""
+    query_values = _query_values(schema, values)
+    if not query_values:
+        raise CurationError(f"fill in at least one of {list(schema.query_types)} to save a relation")
+    before = _scalar(con, "SELECT count(*) FROM worklist")
+    con.execute(
+        SQL_ADD_ITEM,
+        [schema.name, json.dumps(query_values, sort_keys=True), relation_key(schema, query_values), origin],
+    )
+    return _scalar(con, "SELECT count(*) FROM worklist") > before
+
+
+def fill_worklist_from_kb(con: duckdb.DuckDBPyConnection, schema: RelationSchema) -> int:
+    """Add every relation the KB has only without an answer (for CIViC: gene–variant pairs with
+    evidence but no therapy). Returns how many were new."""
+    with_answer, without = set(), {}
+    for entities_json, answer in con.execute(
+        "SELECT entities, answer FROM kb_records WHERE schema_name = ?", [schema.name]
+    ).fetchall():
+        values = json.loads(entities_json)
+        key = relation_key(schema, values)
+        if answer:
+            with_answer.add(key)
+        else:
+            without.setdefault(key, values)
+    added = 0
+    with transaction(con):
+        for key, values in without.items():
+            if key not in with_answer and add_worklist_item(con, schema, values, origin="kb"):
+                added += 1
+    return added
+
+
+def list_worklist(
+    con: duckdb.DuckDBPyConnection, schema: RelationSchema, status: str | None = None
+) -> list[dict[str, object]]:
+    """Worklist items with status, assignee and how many documents have been judged."""
+    rows = con.execute(SQL_LIST_ITEMS, [schema.name, status, status]).fetchall()
+    return [
+        {"item_id": i, "schema": s, "values": json.loads(v), "origin": o, "status": st, "assignee": a, "judged": n}
+        for i, s, v, o, st, a, n in rows
+    ]
+
+
+def set_worklist_status(con: duckdb.DuckDBPyConnection, item_id: int, status: str, assignee: str = "") -> None:
+    if status not in STATUSES:
+        raise CurationError(f"status must be one of {STATUSES}, got '{status}'")
+    con.execute(SQL_SET_STATUS, [status, " ".join(assignee.split()), item_id])

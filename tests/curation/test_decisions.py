@@ -1,0 +1,99 @@
+from __future__ import annotations
+
+import pytest
+
+from curation import store
+from curation.errors import CurationError
+from curation.ingestion import ingest_corpus, ingest_kb
+from curation.schemas import PO
+
+BRAF = {"Gene": "BRAF", "Variant": "V600E"}
+
+
+@pytest.fixture
+def loaded(con, fixtures):
+    ingest_kb(con, "civic", fixtures / "civic" / "current.tsv")
+    ingest_corpus(con, "pubtator", fixtures / "pubtator" / "small.PubTator")
+    return con
+
+
+def _rows(con):
+    return con.execute("SELECT decision_id, curator, grade, superseded_by FROM decisions ORDER BY 1").fetchall()
+
+
+def test_record_and_undo_round_trip(loaded):
+    d = store.record_decision(loaded, "ana", PO, BRAF, "1000001", "complete", answer="Vemurafenib", note="<b>ok</b>")
+    assert d.query == "Treatment for gene BRAF and variant V600E?"
+    assert _rows(loaded) == [(d.decision_id, "ana", "complete", None)]
+    assert store.stats(loaded)["decisions"] == 1
+    added = [r for r in store.list_kb_records(loaded, "PO") if r.source == "curator"]
+    assert [(r.get("Treatment"), r.pmid, r.attribute("curator")) for r in added] == [("Vemurafenib", "1000001", "ana")]
+    undone = store.undo_last_decision(loaded, "ana")
+    assert undone.decision_id == d.decision_id
+    assert _rows(loaded) == [(d.decision_id, "ana", "complete", d.decision_id)]  # kept, marked withdrawn
+    assert store.stats(loaded)["decisions"] == 0
+    assert not [r for r in store.list_kb_records(loaded) if r.source == "curator"]
+    assert store.undo_last_decision(loaded, "ana") is None
+
+
+def test_a_new_judgement_supersedes_and_undo_restores_it(loaded):
+    first = store.record_decision(loaded, "ana", PO, BRAF, "1000001", "partial")
+    second = store.record_decision(loaded, "ana", PO, {"Gene": "braf", "Variant": " V600E "}, "1000001", "not_relevant")
+    assert _rows(loaded) == [
+        (first.decision_id, "ana", "partial", second.decision_id),
+        (second.decision_id, "ana", "not_relevant", None),
+    ]
+    other = store.record_decision(loaded, "ben", PO, BRAF, "1000001", "complete")
+    assert {d.curator for d in store.decisions_for(loaded, PO, BRAF)} == {"ana", "ben"}
+    store.undo_last_decision(loaded, "ana")
+    active = {(d.curator, d.grade) for d in store.decisions_for(loaded, PO, BRAF)}
+    assert active == {("ana", "partial"), ("ben", "complete")}
+    assert other.decision_id > second.decision_id
+    history = store.list_decisions(loaded, curator="ana", include_superseded=True)
+    assert [d.grade for d in history] == ["partial", "not_relevant"]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"curator": "  "}, "enter your name"),
+        ({"grade": "maybe"}, "grade must be one of"),
+        ({"pmid": "999"}, "not in the corpus"),
+        ({"values": {"Treatment": "x"}}, "fill in at least one"),
+        ({"note": "x" * 10_001}, "at most 10000"),
+        ({"grade": "not_relevant", "answer": "Vemurafenib"}, "cannot give a Treatment"),
+    ],
+)
+def test_bad_decisions_are_refused_and_nothing_is_written(loaded, kwargs, message):
+    args = {"curator": "ana", "values": BRAF, "pmid": "1000001", "grade": "complete", "answer": "", "note": ""}
+    args.update(kwargs)
+    with pytest.raises(CurationError, match=message):
+        store.record_decision(
+            loaded, args["curator"], PO, args["values"], args["pmid"], args["grade"], args["answer"], args["note"]
+        )
+    assert _rows(loaded) == []
+
+
+def test_sql_and_html_in_notes_are_stored_verbatim(loaded):
+    note = "'); DROP TABLE decisions; -- <script>alert(1)</script>"
+    store.record_decision(loaded, "o'brien", PO, BRAF, "1000001", "complete", note=note)
+    (decision,) = store.list_decisions(loaded)
+    assert (decision.curator, decision.note) == ("o'brien", note)
+
+
+def test_worklist_from_kb_and_status(loaded):
+    # The fixture's EML4::ALK fusion record has no therapy and no other record answers it.
+    assert store.fill_worklist_from_kb(loaded, PO) == 1
+    assert store.fill_worklist_from_kb(loaded, PO) == 0
+    (item,) = store.list_worklist(loaded, PO)
+    assert item["values"] == {"Gene": "ALK", "Variant": "EML4::ALK Fusion"}
+    assert (item["status"], item["judged"], item["origin"]) == ("open", 0, "kb")
+    assert store.add_worklist_item(loaded, PO, BRAF) is True
+    assert store.add_worklist_item(loaded, PO, {"Gene": "braf", "Variant": "v600e"}) is False
+    store.record_decision(loaded, "ana", PO, BRAF, "1000001", "complete")
+    braf = [i for i in store.list_worklist(loaded, PO) if i["values"]["Gene"] == "BRAF"][0]
+    assert braf["judged"] == 1
+    store.set_worklist_status(loaded, braf["item_id"], "done", "ana")
+    assert [i["values"]["Gene"] for i in store.list_worklist(loaded, PO, status="done")] == ["BRAF"]
+    with pytest.raises(CurationError, match="status must be one of"):
+        store.set_worklist_status(loaded, braf["item_id"], "finished")
