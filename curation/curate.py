@@ -1,0 +1,122 @@
+"""The Curate page's one call: a partial relation in, ranked and highlighted abstracts out.
+
+For each hit: the escaped abstract with entity highlights by role (query entities, candidate
+answers, abbreviations, other entities), the two or three best sentences, each component's
+score, the answer-type entities found in it (to pre-fill the answer field) and the decisions
+already recorded for this relation and document.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import duckdb
+
+from curation import store
+from curation.highlight import best_sentences, shift, to_html
+from curation.matching import Matcher
+from curation.records import Decision, Document, Span
+from curation.schemas import RelationSchema
+
+ROLES = ("query", "answer", "abbreviation", "other")
+
+
+@dataclass(frozen=True)
+class ResultRow:
+    rank: int
+    pmid: str
+    title_html: str
+    abstract_html: str
+    best_html: tuple[str, ...]
+    fused: float
+    bm25: float | None
+    dense: float | None
+    answers: tuple[str, ...]
+    decisions: tuple[Decision, ...] = ()
+
+
+@dataclass(frozen=True)
+class CurateResult:
+    query: str
+    rows: tuple[ResultRow, ...]
+    mode: str
+    version: str
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+def role_spans(matcher: Matcher, schema: RelationSchema, values: Mapping[str, str], document: Document) -> list[Span]:
+    """Spans of ``document.text`` labelled by role: the query entities, candidate answers, the rest."""
+    text = document.text
+    spans: list[Span] = []
+    for entity_type in schema.query_types:
+        value = values.get(entity_type, "").strip()
+        if value:
+            for s in matcher.matches(value, schema.kind(entity_type), document):
+                spans.append(Span(s.start, s.end, s.text, "query", f"{entity_type}: {value}", s.how))
+    answer_kind = schema.kind(schema.answer)
+    for s in matcher.find_all(document):
+        if s.how == "abbreviation":
+            role = "abbreviation"
+        elif s.entity_type == answer_kind:
+            role = "answer"
+        else:
+            role = "other"
+        spans.append(
+            Span(s.start, s.end, text[s.start : s.end], role, f"{s.entity_type}: {s.concept or s.text}", s.how)
+        )
+    return spans
+
+
+def answer_candidates(spans: list[Span], limit: int = 8) -> tuple[str, ...]:
+    """Distinct candidate answer names in order of first mention."""
+    seen: dict[str, str] = {}
+    for s in sorted((s for s in spans if s.entity_type == "answer"), key=lambda s: s.start):
+        seen.setdefault(s.text.casefold(), s.text)
+    return tuple(list(seen.values())[:limit])
+
+
+def curate_search(
+    con: duckdb.DuckDBPyConnection,
+    retriever,
+    matcher: Matcher,
+    schema: RelationSchema,
+    values: Mapping[str, str],
+    mode: str = "hybrid",
+    k: int = 20,
+    shown: set[str] | None = None,
+) -> CurateResult:
+    """Search, highlight and annotate with prior decisions (every text escaped)."""
+    result = retriever.search(schema, values, mode=mode, k=k)
+    pmids = [h.pmid for h in result.hits]
+    documents = {d.pmid: d for d in store.get_documents(con, pmids)}
+    decided: dict[str, list[Decision]] = {}
+    for decision in store.decisions_for(con, schema, values):
+        decided.setdefault(decision.pmid, []).append(decision)
+    rows = []
+    for hit in result.hits:
+        doc = documents.get(hit.pmid)
+        if doc is None:  # the index knows a document the store no longer has
+            continue
+        spans = role_spans(matcher, schema, values, doc)
+        offset = len(doc.title) + 1 if doc.title else 0
+        abstract_spans = shift(spans, offset, len(doc.abstract))
+        best = best_sentences(doc.abstract, abstract_spans, result.query, ("query",), "answer")
+        rows.append(
+            ResultRow(
+                rank=hit.rank,
+                pmid=hit.pmid,
+                title_html=to_html(doc.title, shift(spans, 0, len(doc.title)), shown=shown) if doc.title else "",
+                abstract_html=to_html(doc.abstract, abstract_spans, shown=shown),
+                best_html=tuple(
+                    to_html(s.text, shift(abstract_spans, s.start, len(s.text)), shown=shown) for s in best
+                ),
+                fused=hit.score,
+                bm25=hit.bm25,
+                dense=hit.dense,
+                answers=answer_candidates(spans),
+                decisions=tuple(decided.get(hit.pmid, ())),
+            )
+        )
+    version = getattr(retriever, "version", "")
+    return CurateResult(result.query, tuple(rows), str(mode), version)

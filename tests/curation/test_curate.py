@@ -1,0 +1,64 @@
+from __future__ import annotations
+
+import pytest
+
+from curation import store
+from curation.curate import curate_search
+from curation.dictionaries import build_lexicon
+from curation.ingestion import ingest_corpus, ingest_kb
+from curation.matching import Matcher
+from curation.records import Document
+from curation.schemas import PO
+from index.lexical import LexicalIndex
+from index.search import Retriever
+
+BRAF = {"Gene": "BRAF", "Variant": "V600E"}
+
+
+@pytest.fixture
+def setup(con, fixtures):
+    ingest_kb(con, "civic", fixtures / "civic" / "current.tsv")
+    ingest_corpus(con, "pubtator", fixtures / "pubtator" / "small.PubTator")
+    with store.transaction(con):
+        store.add_documents(
+            con,
+            [
+                Document(
+                    "1000003",
+                    "A <script>alert(1)</script> title",
+                    "BRAF V600E & <img src=x onerror=alert(2)> vemurafenib.",
+                )
+            ],
+        )
+    docs = list(store.iter_documents(con))
+    return con, Retriever(lexical=LexicalIndex.build(docs)), Matcher(build_lexicon(con))
+
+
+def test_rows_are_ranked_highlighted_escaped_and_prefilled(setup):
+    con, retriever, matcher = setup
+    result = curate_search(con, retriever, matcher, PO, BRAF, mode="bm25", k=5)
+    assert result.query == "Treatment for gene BRAF and variant V600E?"
+    pmids = [row.pmid for row in result.rows]
+    assert set(pmids) == {"1000001", "1000003"}
+    nasty = next(r for r in result.rows if r.pmid == "1000003")
+    assert "<script>" not in nasty.title_html and "&lt;script&gt;" in nasty.title_html
+    assert "<img" not in nasty.abstract_html and "&lt;img" in nasty.abstract_html
+    braf = next(r for r in result.rows if r.pmid == "1000001")
+    assert '<mark class="ent-query"' in braf.abstract_html
+    assert "Vemurafenib" in braf.answers
+    assert braf.best_html and braf.bm25 is not None and braf.dense is None
+
+
+def test_prior_decisions_are_attached(setup):
+    con, retriever, matcher = setup
+    store.record_decision(con, "ana", PO, BRAF, "1000001", "complete", answer="Vemurafenib")
+    result = curate_search(con, retriever, matcher, PO, BRAF, mode="bm25", k=5)
+    braf = next(r for r in result.rows if r.pmid == "1000001")
+    assert [(d.curator, d.grade) for d in braf.decisions] == [("ana", "complete")]
+
+
+def test_hidden_types_are_not_marked(setup):
+    con, retriever, matcher = setup
+    result = curate_search(con, retriever, matcher, PO, BRAF, mode="bm25", k=5, shown={"answer"})
+    braf = next(r for r in result.rows if r.pmid == "1000001")
+    assert "ent-query" not in braf.abstract_html and "ent-answer" in braf.abstract_html
