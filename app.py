@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import streamlit as st
 
+from curation import store
 from pages.common import connection, sidebar
 
 st.set_page_config(page_title="Curation workbench", page_icon=":material/biotech:", layout="wide")
 
+con = connection()
+sidebar(con)
+empty = con is None or store.stats(con)["documents"] == 0
+# An empty store opens on the Knowledge base page, which says how to load data.
 pages = [
-    st.Page("pages/knowledge_base.py", title="Knowledge base", icon=":material/database:", default=True),
+    st.Page("pages/curate.py", title="Curate", icon=":material/fact_check:", default=not empty),
+    st.Page("pages/knowledge_base.py", title="Knowledge base", icon=":material/database:", default=empty),
 ]
-navigation = st.navigation(pages)
-sidebar(connection())
-navigation.run()
+st.navigation(pages).run()

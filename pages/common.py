@@ -44,16 +44,77 @@ def save_upload(upload) -> Path:
     return path
 
 
+def _remember(widget_key: str, state_key: str) -> None:
+    value = st.session_state.get(widget_key)
+    st.session_state[state_key] = value.strip() if isinstance(value, str) else value
+
+
 def sidebar(con: duckdb.DuckDBPyConnection | None) -> None:
-    """Curator, schema and store counts, shown on every page."""
+    """Curator, schema and store counts, shown on every page.
+
+    Pages read the plain session keys ``curator`` and ``schema``, which the widgets' callbacks
+    keep up to date (widget keys themselves are cleaned up by Streamlit when a widget is not drawn).
+    """
     with st.sidebar:
-        st.text_input("Curator", key="curator", placeholder="your name (needed to record decisions)")
+        st.text_input(
+            "Curator",
+            key="curator_input",
+            placeholder="your name (needed to record decisions)",
+            on_change=_remember,
+            args=("curator_input", "curator"),
+        )
         if con is None:
             return
         schemas = [s.name for s in store.list_schemas(con)]
-        st.selectbox("Relation schema", schemas, key="schema")
+        st.selectbox(
+            "Relation schema", schemas, key="schema_input", on_change=_remember, args=("schema_input", "schema")
+        )
         counts = store.stats(con)
         st.caption(
             f"Store: {counts['kb_records']} KB records · {counts['documents']} abstracts · "
             f"{counts['decisions']} decisions"
         )
+
+
+def store_fingerprint(con: duckdb.DuckDBPyConnection) -> tuple[int, int, int]:
+    """Changes when documents, KB records or synonyms are added (to refresh cached resources)."""
+    counts = store.stats(con)
+    return counts["documents"], counts["kb_records"], counts["synonyms"]
+
+
+@st.cache_resource(show_spinner="Building the dictionaries and the matcher…", max_entries=2)
+def _matcher(db_path: str, fingerprint: tuple[int, int, int]):
+    from curation.dictionaries import build_lexicon
+    from curation.matching import Matcher
+
+    return Matcher(build_lexicon(_connection(db_path).cursor()))
+
+
+def matcher(con: duckdb.DuckDBPyConnection):
+    """The text matcher over the store's dictionaries (rebuilt when the store grows)."""
+    return _matcher(str(load_settings().db_path), store_fingerprint(con))
+
+
+@st.cache_resource(show_spinner="Loading the search indexes…", max_entries=2)
+def _retriever(db_path: str, models_dir: str, fingerprint: tuple[int, int, int]):
+    import faiss
+
+    from curation.registry import list_versions
+    from index.lexical import LexicalIndex
+    from index.loading import open_retriever
+    from index.search import Retriever
+
+    faiss.omp_set_num_threads(1)  # one query at a time: threads only add contention (bench/scale.py)
+    versions, _ = list_versions(models_dir)
+    documents = fingerprint[0]
+    for version in versions:
+        if version.manifest.get("documents") == documents:
+            return open_retriever(version.path)
+    docs = list(store.iter_documents(_connection(db_path).cursor()))
+    return Retriever(lexical=LexicalIndex.build(docs), version="bm25-only")
+
+
+def retriever(con: duckdb.DuckDBPyConnection):
+    """The newest model version indexing the current corpus, or BM25 alone when there is none."""
+    settings = load_settings()
+    return _retriever(str(settings.db_path), str(settings.models_dir), store_fingerprint(con))

@@ -31,6 +31,7 @@ def test_loaded_store_shows_counts(monkeypatch, tmp_path, fixtures):
     ingest_corpus(con, "pubtator", fixtures / "pubtator" / "small.PubTator")
     con.close()
     at = _run(monkeypatch, tmp_path / "loaded.duckdb")
+    at.switch_page("pages/knowledge_base.py").run()
     assert not at.exception
     assert not at.info
     assert [m.value for m in at.metric] == ["6", "2"]
@@ -44,9 +45,14 @@ def test_locked_store_is_a_message_not_a_traceback(monkeypatch, tmp_path):
     db = tmp_path / "locked.duckdb"
     store.open_store(db).close()
     holder = subprocess.Popen(
-        [sys.executable, "-c", f"import duckdb,sys; c=duckdb.connect({str(db)!r}); print('ready', flush=True); "
-         "sys.stdin.readline()"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-c",
+            f"import duckdb,sys; c=duckdb.connect({str(db)!r}); print('ready', flush=True); sys.stdin.readline()",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert holder.stdout.readline().strip() == "ready"

@@ -1,0 +1,167 @@
+"""Curate: complete a partial relation by judging ranked abstracts."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from curation import store
+from curation.curate import ROLES, curate_search
+from curation.errors import CurationError
+from curation.schemas import resolve_schema
+from pages.common import connection, matcher, retriever
+
+GRADE_LABELS = {"complete": "Complete evidence", "partial": "Partial evidence", "not_relevant": "Not relevant"}
+SHORTCUTS = {"complete": "1", "partial": "2", "not_relevant": "3"}
+
+st.title("Curate")
+con = connection()
+if con is None:
+    st.stop()
+counts = store.stats(con)
+if counts["documents"] == 0:
+    st.info("No abstracts yet: load a corpus on the Knowledge base page first.")
+    st.page_link("pages/knowledge_base.py", label="Go to Knowledge base", icon=":material/database:")
+    st.stop()
+
+schema = resolve_schema(st.session_state.get("schema") or "PO", store.list_schemas(con))
+curator = (st.session_state.get("curator") or "").strip()
+engine = retriever(con)
+
+# --- worklist -----------------------------------------------------------------------------
+with st.expander("Worklist", expanded=False):
+    if st.button("Add the KB's relations without an answer"):
+        st.toast(f"{store.fill_worklist_from_kb(con, schema)} relations added")
+    items = store.list_worklist(con, schema)
+    open_items = [i for i in items if i["status"] in ("open", "in_progress")]
+    st.caption(f"{len(open_items)} open of {len(items)}")
+    if items:
+        st.dataframe(
+            [
+                {
+                    "id": i["item_id"],
+                    **i["values"],
+                    "status": i["status"],
+                    "assignee": i["assignee"],
+                    "judged": i["judged"],
+                }
+                for i in items
+            ],
+            hide_index=True,
+            height=200,
+        )
+    if open_items and st.button("Next open relation", shortcut="n"):
+        item = open_items[0]
+        for entity_type in schema.query_types:
+            st.session_state[f"slot_{entity_type}"] = item["values"].get(entity_type, "")
+        store.set_worklist_status(con, item["item_id"], "in_progress", curator)
+        st.rerun()
+
+# --- the partial relation -------------------------------------------------------------------
+columns = st.columns(len(schema.query_types) + 1)
+values = {}
+for column, entity_type in zip(columns, schema.query_types, strict=False):
+    options = [v for v, _ in store.list_entity_values(con, schema.name, entity_type)[:2000]]
+    current = st.session_state.get(f"slot_{entity_type}") or None
+    if current and current not in options:
+        options = [current, *options]
+    values[entity_type] = (
+        column.selectbox(
+            entity_type,
+            options,
+            index=options.index(current) if current else None,
+            key=f"pick_{entity_type}",
+            accept_new_options=True,
+            placeholder=f"type a {entity_type.lower()}",
+        )
+        or ""
+    )
+    st.session_state[f"slot_{entity_type}"] = values[entity_type]
+modes = ["hybrid", "bm25"] if engine.dense is not None else ["bm25"]
+mode = columns[-1].radio("Ranking", modes, horizontal=True, help=f"model version: {engine.version}")
+shown = set(st.pills("Highlight", ROLES, default=list(ROLES), selection_mode="multi") or [])
+if not any(v.strip() for v in values.values()):
+    st.info(
+        f"Type a partial relation — {', '.join(schema.query_types)} — to find abstracts that complete its "
+        f"{schema.answer}."
+    )
+    st.stop()
+
+try:
+    result = curate_search(
+        con, engine, matcher(con), schema, values, mode=mode, k=st.session_state.get("depth", 20), shown=shown
+    )
+except CurationError as exc:
+    st.error(str(exc))
+    st.stop()
+st.markdown(f"**Query:** {result.query}")
+if not curator:
+    st.warning("Enter your name as curator in the sidebar to record decisions.")
+
+
+def decide(pmid: str, grade: str, answer: str, note: str) -> None:
+    try:
+        store.record_decision(con, curator, schema, values, pmid, grade, answer=answer or "", note=note or "")
+        st.toast(f"PMID {pmid}: {GRADE_LABELS[grade]}")
+    except CurationError as exc:
+        st.session_state["decision_error"] = str(exc)
+
+
+def undo() -> None:
+    undone = store.undo_last_decision(con, curator)
+    st.toast(f"Undone: PMID {undone.pmid}, {GRADE_LABELS[undone.grade]}" if undone else "Nothing to undo")
+
+
+# Callbacks run before the script, so the results below already show their effect.
+st.button("Undo my last decision", shortcut="u", disabled=not curator, on_click=undo)
+if error := st.session_state.pop("decision_error", None):
+    st.error(error)
+
+focus = min(st.session_state.get("focus", 0), max(len(result.rows) - 1, 0))
+left, right, _ = st.columns([1, 1, 6])
+if left.button("Previous", shortcut="k"):
+    focus = max(focus - 1, 0)
+if right.button("Next", shortcut="j"):
+    focus = min(focus + 1, len(result.rows) - 1)
+st.session_state["focus"] = focus
+
+for index, row in enumerate(result.rows):
+    with st.container(border=True):
+        marker = "▶ " if index == focus else ""
+        # title_html and best_html are escaped by curation.highlight; only its <mark> tags are markup.
+        st.markdown(
+            f"{marker}**{row.rank}.** [PMID {row.pmid}](https://pubmed.ncbi.nlm.nih.gov/{row.pmid}/) {row.title_html}",
+            unsafe_allow_html=True,
+        )
+        scores = [f"fused {row.fused:.3f}"] + [
+            f"{n} {v:.3f}" for n, v in (("BM25", row.bm25), ("dense", row.dense)) if v is not None
+        ]
+        decided = "; ".join(f"{d.curator}: {GRADE_LABELS[d.grade]}" for d in row.decisions)
+        st.caption(" · ".join(scores) + (f" · decided — {decided}" if decided else ""))
+        for sentence in row.best_html:
+            st.markdown(f"> {sentence}", unsafe_allow_html=True)
+        with st.expander("Abstract"):
+            st.markdown(row.abstract_html, unsafe_allow_html=True)
+        answer_col, note_col = st.columns(2)
+        answer = answer_col.selectbox(
+            schema.answer,
+            list(row.answers),
+            index=None,
+            accept_new_options=True,
+            key=f"answer_{row.pmid}",
+            placeholder=f"{schema.answer} in this abstract",
+        )
+        note = note_col.text_input("Note", key=f"note_{row.pmid}")
+        buttons = st.columns(3)
+        for button, grade in zip(buttons, GRADE_LABELS, strict=True):
+            shortcut = SHORTCUTS[grade] if index == focus else None
+            button.button(
+                GRADE_LABELS[grade],
+                key=f"{grade}_{row.pmid}",
+                shortcut=shortcut,
+                disabled=not curator,
+                on_click=decide,
+                args=(row.pmid, grade, answer, note),
+            )
+if len(result.rows) >= st.session_state.get("depth", 20) and st.button("More results"):
+    st.session_state["depth"] = st.session_state.get("depth", 20) + 20
+    st.rerun()

@@ -1,0 +1,75 @@
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from curation import store
+from curation.config import PROJECT_ROOT
+from curation.ingestion import ingest_corpus, ingest_kb
+
+APP = str(PROJECT_ROOT / "app.py")
+
+
+@pytest.fixture
+def loaded_db(tmp_path, fixtures, monkeypatch):
+    db = tmp_path / "curate.duckdb"
+    con = store.open_store(db)
+    ingest_kb(con, "civic", fixtures / "civic" / "current.tsv")
+    ingest_corpus(con, "pubtator", fixtures / "pubtator" / "small.PubTator")
+    con.close()
+    monkeypatch.setenv("CURATION_DB", str(db))
+    monkeypatch.setenv("CURATION_MODELS_DIR", str(tmp_path / "models"))
+    return db
+
+
+def _decisions(at: AppTest):
+    from pages.common import connection
+
+    return (
+        connection().execute("SELECT curator, pmid, grade, answer, superseded_by FROM decisions ORDER BY 1").fetchall()
+    )
+
+
+def test_type_search_decide_undo(loaded_db):
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    assert not at.exception
+    assert at.title[0].value == "Curate"
+    # The sidebar's Curator field stores the name under "curator" (its on_change callback).
+    at.session_state["curator"] = "ana"
+    at.selectbox(key="pick_Gene").set_value("BRAF")
+    at.selectbox(key="pick_Variant").set_value("V600E")
+    at.run()
+    assert not at.exception
+    assert any("Treatment for gene BRAF and variant V600E?" in m.value for m in at.markdown)
+    assert any("PMID 1000001" in m.value for m in at.markdown)
+    at.selectbox(key="answer_1000001").set_value("Vemurafenib")
+    at.run()
+    at.button(key="complete_1000001").click()
+    at.run()
+    assert not at.exception
+    assert _decisions(at) == [("ana", "1000001", "complete", "Vemurafenib", None)]
+    assert any("ana: Complete evidence" in c.value for c in at.caption)
+    undo = next(b for b in at.button if b.label == "Undo my last decision")
+    undo.click()
+    at.run()
+    (row,) = _decisions(at)
+    assert row[4] is not None  # kept, marked withdrawn
+    assert not any("ana: Complete evidence" in c.value for c in at.caption)
+
+
+def test_decisions_need_a_curator(loaded_db):
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.selectbox(key="pick_Gene").set_value("BRAF")
+    at.run()
+    assert any("Enter your name" in w.value for w in at.warning)
+    assert at.button(key="complete_1000001").disabled
+
+
+def test_empty_store_opens_on_the_knowledge_base_page(tmp_path, monkeypatch):
+    monkeypatch.setenv("CURATION_DB", str(tmp_path / "empty.duckdb"))
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    assert not at.exception
+    assert at.title[0].value == "Knowledge base"
