@@ -29,13 +29,12 @@ from xml.etree.ElementTree import Element, TreeBuilder
 from xml.parsers import expat
 
 from curation.ingest.problems import Problems
-from curation.ingest.tabular import valid_pmid
+from curation.ingest.tabular import is_gzip, valid_pmid
 from curation.records import Document
 
 SOURCE = "pubmed"
 ROOT = "PubmedArticleSet"
 ARTICLE = "PubmedArticle"
-_GZIP_MAGIC = b"\x1f\x8b"
 _CHUNK = 1 << 16
 _YEAR = re.compile(r"\b(1[89]\d\d|2\d\d\d)\b")
 
@@ -121,13 +120,7 @@ class _ArticleCollector:
 def read_pubmed_xml(path: Path, problems: Problems) -> Iterator[Document]:
     """Read a PubmedArticleSet XML file (plain or gzip) into documents, one per article with an abstract."""
     path = Path(path)
-    try:
-        with path.open("rb") as probe:
-            compressed = probe.read(2) == _GZIP_MAGIC
-    except FileNotFoundError:
-        raise problems.fail(None, None, "file not found") from None
-    except OSError as exc:
-        raise problems.fail(None, None, f"cannot read the file: {exc.strerror or exc}") from None
+    compressed = is_gzip(path, problems)
     collector = _ArticleCollector()
     handle = gzip.open(path, "rb") if compressed else path.open("rb")
     with handle:

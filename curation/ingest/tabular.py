@@ -9,17 +9,29 @@ from pathlib import Path
 
 from curation.ingest.problems import Problems
 
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def is_gzip(path: Path, problems: Problems) -> bool:
+    """Whether a file is gzip-compressed, by its magic bytes (a ".gz" already unpacked still reads).
+
+    Raises (through ``problems.fail``) when the file is missing or unreadable.
+    """
+    try:
+        with Path(path).open("rb") as probe:
+            return probe.read(2) == GZIP_MAGIC
+    except FileNotFoundError:
+        raise problems.fail(None, None, "file not found") from None
+    except OSError as exc:
+        raise problems.fail(None, None, f"cannot read the file: {exc.strerror or exc}") from None
+
 
 def open_text_lines(path: Path, problems: Problems) -> Iterator[tuple[int, str]]:
     """Yield (line number, decoded line without newline), gzip-aware.
 
     Lines are decoded one by one so a non-UTF-8 byte is reported with its line number.
     """
-    opener = gzip.open if path.suffix == ".gz" else open
-    try:
-        handle = opener(path, "rb")
-    except FileNotFoundError:
-        raise problems.fail(None, None, "file not found") from None
+    handle = gzip.open(path, "rb") if is_gzip(path, problems) else open(path, "rb")
     with handle:
         for number, raw in enumerate(handle, start=1):
             try:

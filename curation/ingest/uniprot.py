@@ -39,11 +39,11 @@ from typing import TextIO
 from Bio import SwissProt
 
 from curation.ingest.problems import Problems
+from curation.ingest.tabular import is_gzip
 from curation.records import KBRecord
 from curation.schemas import PTM
 
 SOURCE = "uniprot"
-_GZIP_MAGIC = b"\x1f\x8b"
 
 # Ordered: the first pattern that matches the modification term wins, so the specific
 # acyl groups come before "hydroxy" and "methyl", and pantetheine before phospho.
@@ -140,14 +140,7 @@ def read_uniprot(path: Path, problems: Problems) -> Iterator[KBRecord]:
     not a flat file, not text or a broken gzip stream fails as a whole.
     """
     path = Path(path)
-    try:
-        # The magic bytes, not the suffix, decide: a ".gz" that was already unpacked still reads.
-        with path.open("rb") as probe:
-            compressed = probe.read(2) == _GZIP_MAGIC
-    except FileNotFoundError:
-        raise problems.fail(None, None, "file not found") from None
-    except OSError as exc:
-        raise problems.fail(None, None, f"cannot read the file: {exc.strerror or exc}") from None
+    compressed = is_gzip(path, problems)
     handle = gzip.open(path, "rt", encoding="utf-8") if compressed else path.open(encoding="utf-8")
     with handle:
         lines = _CountedLines(handle)
