@@ -95,6 +95,18 @@ def matcher(con: duckdb.DuckDBPyConnection):
     return _matcher(str(load_settings().db_path), store_fingerprint(con))
 
 
+@st.cache_resource(show_spinner="Preparing name suggestions…", max_entries=2)
+def _normaliser(db_path: str, fingerprint: tuple[int, int, int]):
+    from curation.normalise import Normaliser
+
+    return Normaliser(_matcher(db_path, fingerprint).lexicon)
+
+
+def normaliser(con: duckdb.DuckDBPyConnection):
+    """Typed name → ranked concepts (exact, notation rules, character n-gram similarity)."""
+    return _normaliser(str(load_settings().db_path), store_fingerprint(con))
+
+
 @st.cache_resource(show_spinner="Loading the search indexes…", max_entries=2)
 def _retriever(db_path: str, models_dir: str, fingerprint: tuple[int, int, int]):
     import faiss

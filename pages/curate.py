@@ -8,7 +8,7 @@ from curation import store
 from curation.curate import ROLES, curate_search
 from curation.errors import CurationError
 from curation.schemas import resolve_schema
-from pages.common import connection, matcher, retriever
+from pages.common import connection, matcher, normaliser, retriever
 
 GRADE_LABELS = {"complete": "Complete evidence", "partial": "Partial evidence", "not_relevant": "Not relevant"}
 SHORTCUTS = {"complete": "1", "partial": "2", "not_relevant": "3"}
@@ -76,6 +76,11 @@ for column, entity_type in zip(columns, schema.query_types, strict=False):
         or ""
     )
     st.session_state[f"slot_{entity_type}"] = values[entity_type]
+    typed = values[entity_type].strip()
+    if typed and typed not in options:
+        best = normaliser(con).best(typed, schema.kind(entity_type))
+        if best is not None and best.canonical.casefold() != typed.casefold():
+            column.caption(f"did you mean **{best.canonical}**? ({best.how}, {best.score:.2f})")
 modes = ["hybrid", "bm25"] if engine.dense is not None else ["bm25"]
 mode = columns[-1].radio("Ranking", modes, horizontal=True, help=f"model version: {engine.version}")
 shown = set(st.pills("Highlight", ROLES, default=list(ROLES), selection_mode="multi") or [])

@@ -73,3 +73,13 @@ def test_empty_store_opens_on_the_knowledge_base_page(tmp_path, monkeypatch):
     at.run()
     assert not at.exception
     assert at.title[0].value == "Knowledge base"
+
+
+def test_typed_notation_gets_a_suggestion(loaded_db):
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.selectbox(key="pick_Gene").set_value("BRAF")
+    at.selectbox(key="pick_Variant").set_value("Val600Glu")
+    at.run()
+    assert not at.exception
+    assert any("did you mean **V600E**" in c.value for c in at.caption)
