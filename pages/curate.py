@@ -52,7 +52,7 @@ with st.expander("Worklist", expanded=False):
     if open_items and st.button("Next open relation", shortcut="n"):
         item = open_items[0]
         for entity_type in schema.query_types:
-            st.session_state[f"slot_{entity_type}"] = item["values"].get(entity_type, "")
+            st.session_state[f"pick_{entity_type}"] = item["values"].get(entity_type) or None
         store.set_worklist_status(con, item["item_id"], "in_progress", curator)
         st.rerun()
 
@@ -60,24 +60,23 @@ with st.expander("Worklist", expanded=False):
 columns = st.columns(len(schema.query_types) + 1)
 values = {}
 for column, entity_type in zip(columns, schema.query_types, strict=False):
-    options = [v for v, _ in store.list_entity_values(con, schema.name, entity_type)[:2000]]
-    current = st.session_state.get(f"slot_{entity_type}") or None
-    if current and current not in options:
-        options = [current, *options]
+    known = [v for v, _ in store.list_entity_values(con, schema.name, entity_type)[:2000]]
+    current = st.session_state.get(f"pick_{entity_type}")
+    # Free text typed earlier, or a relation taken from the worklist, stays selectable.
+    options = [current, *known] if current and current not in known else known
     values[entity_type] = (
         column.selectbox(
             entity_type,
             options,
-            index=options.index(current) if current else None,
+            index=None,
             key=f"pick_{entity_type}",
             accept_new_options=True,
             placeholder=f"type a {entity_type.lower()}",
         )
         or ""
     )
-    st.session_state[f"slot_{entity_type}"] = values[entity_type]
     typed = values[entity_type].strip()
-    if typed and typed not in options:
+    if typed and typed not in known:
         best = normaliser(con).best(typed, schema.kind(entity_type))
         if best is not None and best.canonical.casefold() != typed.casefold():
             column.caption(f"did you mean **{best.canonical}**? ({best.how}, {best.score:.2f})")

@@ -58,8 +58,11 @@ def run_import(kind: str, fmt: str, upload, schema: str | None, lenient: bool) -
 
 with st.form("import_kb"):
     st.subheader("Import a knowledge base")
-    fmt = st.selectbox("Format", KB_FORMATS, help="civic: CIViC evidence TSV; uniprot: UniProtKB flat file; "
-                       "tsv: one column per entity type of a schema")
+    fmt = st.selectbox(
+        "Format",
+        KB_FORMATS,
+        help="civic: CIViC evidence TSV; uniprot: UniProtKB flat file; tsv: one column per entity type of a schema",
+    )
     schema = st.selectbox("Schema (for tsv)", [s.name for s in store.list_schemas(con)])
     upload = st.file_uploader("File", key="kb_file")
     lenient = st.checkbox("Skip bad rows instead of stopping", key="kb_lenient")
@@ -68,8 +71,11 @@ with st.form("import_kb"):
 
 with st.form("import_corpus"):
     st.subheader("Import abstracts")
-    fmt = st.selectbox("Format", CORPUS_FORMATS, help="pubtator: BioRED / BC5CDR; pubmed-xml: efetch or baseline "
-                       "XML; jsonl: {pmid, title, abstract} per line")
+    fmt = st.selectbox(
+        "Format",
+        CORPUS_FORMATS,
+        help="pubtator: BioRED / BC5CDR; pubmed-xml: efetch or baseline XML; jsonl: {pmid, title, abstract} per line",
+    )
     upload = st.file_uploader("File", key="corpus_file")
     lenient = st.checkbox("Skip bad rows instead of stopping", key="corpus_lenient")
     if st.form_submit_button("Import abstracts") and upload is not None:

@@ -77,9 +77,11 @@ def test_empty_store_opens_on_the_knowledge_base_page(tmp_path, monkeypatch):
 
 def test_typed_notation_gets_a_suggestion(loaded_db):
     at = AppTest.from_file(APP, default_timeout=120)
-    at.run()
-    at.selectbox(key="pick_Gene").set_value("BRAF")
-    at.selectbox(key="pick_Variant").set_value("Val600Glu")
+    # Free text typed into a slot (AppTest cannot type an option that is not listed yet, so the
+    # typed value is placed in the widget's state before the first run).
+    at.session_state["pick_Gene"] = "BRAF"
+    at.session_state["pick_Variant"] = "Val600Glu"
     at.run()
     assert not at.exception
+    assert at.selectbox(key="pick_Variant").value == "Val600Glu"
     assert any("did you mean **V600E**" in c.value for c in at.caption)
