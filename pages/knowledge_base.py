@@ -6,6 +6,7 @@ import streamlit as st
 
 from curation import store
 from curation.errors import CurationError
+from curation.export import FORMATS, export_decisions, export_new_records
 from curation.ingestion import CORPUS_FORMATS, KB_FORMATS, ingest_corpus, ingest_kb
 from pages.common import connection, save_upload
 
@@ -80,3 +81,19 @@ with st.form("import_corpus"):
     lenient = st.checkbox("Skip bad rows instead of stopping", key="corpus_lenient")
     if st.form_submit_button("Import abstracts") and upload is not None:
         run_import("corpus", fmt, upload, None, lenient)
+
+st.subheader("Export curators' work")
+schema_name = st.session_state.get("schema") or "PO"
+export_schema = next((s for s in store.list_schemas(con) if s.name == schema_name), store.list_schemas(con)[0])
+fmt = st.radio("Format", FORMATS, horizontal=True, key="export_format")
+left, right = st.columns(2)
+left.download_button(
+    "Decisions", export_decisions(con, fmt), file_name=f"decisions.{fmt}", mime="text/plain", key="export_decisions"
+)
+right.download_button(
+    f"New {export_schema.name} KB records",
+    export_new_records(con, export_schema, fmt),
+    file_name=f"new_records_{export_schema.name}.{fmt}",
+    mime="text/plain",
+    key="export_records",
+)

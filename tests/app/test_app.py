@@ -69,3 +69,21 @@ def test_upload_names_cannot_escape_the_upload_folder():
     assert safe_upload_name("../.bashrc") == "bashrc"
     assert safe_upload_name("my file;rm -rf.tsv") == "my_file_rm_-rf.tsv"
     assert safe_upload_name("..") == "upload"
+
+
+def test_export_buttons_offer_decisions_and_new_records(monkeypatch, tmp_path, fixtures):
+    from curation.ingestion import ingest_corpus, ingest_kb
+    from curation.schemas import PO
+
+    con = store.open_store(tmp_path / "export.duckdb")
+    ingest_kb(con, "civic", fixtures / "civic" / "current.tsv")
+    ingest_corpus(con, "pubtator", fixtures / "pubtator" / "small.PubTator")
+    store.record_decision(
+        con, "ana", PO, {"Gene": "BRAF", "Variant": "V600E"}, "1000001", "complete", answer="Vemurafenib"
+    )
+    con.close()
+    at = _run(monkeypatch, tmp_path / "export.duckdb")
+    at.switch_page("pages/knowledge_base.py").run()
+    assert not at.exception
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert labels == ["Decisions", "New PO KB records"]
