@@ -1,0 +1,75 @@
+"""The train command end to end on a tiny store: snapshot, class table, version published."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from curation.config import PROJECT_ROOT
+
+DOCS = [
+    ("21", "Vemurafenib in BRAF V600E melanoma", "BRAF V600E melanoma responds to vemurafenib."),
+    ("22", "Dabrafenib and BRAF V600E", "Dabrafenib inhibits BRAF V600E."),
+    ("23", "Osimertinib for EGFR T790M", "EGFR T790M lung cancer responds to osimertinib."),
+    ("24", "Gefitinib in EGFR L858R", "EGFR L858R tumours respond to gefitinib."),
+    ("25", "Sotorasib and KRAS G12C", "KRAS G12C colorectal cancer and sotorasib."),
+    ("26", "Imatinib in KIT D816V", "KIT D816V mastocytosis resists imatinib."),
+    ("27", "Crizotinib for ALK fusions", "ALK fusion lung cancer responds to crizotinib."),
+    ("28", "Sleep in cats", "Cats sleep most of the day."),
+]
+KB = [
+    ("BRAF", "V600E", "Vemurafenib", "21"),
+    ("BRAF", "V600E", "Dabrafenib", "22"),
+    ("EGFR", "T790M", "Osimertinib", "23"),
+    ("EGFR", "L858R", "Gefitinib", "24"),
+    ("KRAS", "G12C", "Sotorasib", "25"),
+    ("KIT", "D816V", "Imatinib", "26"),
+    ("ALK", "Fusion", "Crizotinib", "27"),
+    ("BRAF", "V600K", "", "22"),
+]
+
+
+@pytest.mark.slow
+def test_train_command_publishes_a_version(tmp_path):
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps({"pmid": p, "title": t, "abstract": a}) + "\n" for p, t, a in DOCS))
+    kb = tmp_path / "kb.tsv"
+    kb.write_text("gene\tvariant\ttreatment\tpmid\n" + "".join("\t".join(row) + "\n" for row in KB))
+    db, out = tmp_path / "s.duckdb", tmp_path / "models" / "po-tiny"
+
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "curation", *args, "--db", str(db)],
+            cwd=PROJECT_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+
+    assert cli("ingest-corpus", "jsonl", str(corpus)).returncode == 0
+    assert cli("ingest-kb", "tsv", str(kb), "--schema", "PO").returncode == 0
+    result = cli(
+        "train",
+        "--schema",
+        "PO",
+        "--out",
+        str(out),
+        "--max-steps",
+        "2",
+        "--batch-size",
+        "4",
+        "--max-seq-length",
+        "64",
+        "--progress-file",
+        str(tmp_path / "progress.json"),
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "training pairs by margin class (PO)" in result.stdout and "pos-1" in result.stdout
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["train_steps"] == 2 and manifest["schema"] == "PO" and manifest["documents"] == len(DOCS)
+    assert manifest["snapshot"] and (out / "dense" / "dense.faiss").exists()
+    again = cli("train", "--schema", "PO", "--out", str(out), "--max-steps", "1")
+    assert again.returncode == 2 and "immutable" in again.stderr
