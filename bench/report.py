@@ -177,7 +177,19 @@ def _ratio(a: float | None, b: float | None) -> str:
     return f"{a / b:.2f}×" if isinstance(a, float) and isinstance(b, float) and b > 0 else "–"
 
 
-def edel_section(data: dict) -> list[str]:
+def _variants(results: Path) -> list[tuple[str, dict]]:
+    """Extra EDEL runs (``edel_*.json``: one system trained with other settings), labelled by them."""
+    out = []
+    for path in sorted(results.glob("edel_*.json")):
+        extra = json.loads(path.read_text())
+        t = extra["params"]["train"]
+        label = f"EDEL ({t['epochs']} epochs, lr {t['learning_rate']}, per-class {extra['params']['sampling']['per_class']})"
+        out.append((label, extra))
+    return out
+
+
+def edel_section(data: dict, results: Path | None = None) -> list[str]:
+    extras = _variants(results) if results is not None else []
     params = data["params"]
     train = params["train"]
     lines = [
@@ -199,6 +211,9 @@ def edel_section(data: dict) -> list[str]:
         for name in EDEL_ORDER:
             if name in systems:
                 lines.append(f"| {EDEL_LABELS[name]} | " + " | ".join(_f(systems[name].get(m)) for m in METRICS) + " |")
+        for label, extra in extras:
+            row = extra[key].get("edel", {})
+            lines.append(f"| {label} | " + " | ".join(_f(row.get(m)) for m in METRICS) + " |")
         edel, zero, bm25 = systems.get("edel", {}), systems.get("zero_shot", {}), systems.get("bm25", {})
         hybrid = systems.get("edel_bm25_hybrid", {})
         lines += [
@@ -272,7 +287,7 @@ def render(results: Path) -> str:
     for name, section in SECTIONS:
         data = _load(results, name)
         if data is not None:
-            lines += section(data)
+            lines += section(data, results) if section is edel_section else section(data)
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -7,8 +7,9 @@ as ``?`` parameters. The schema is versioned: :data:`MIGRATIONS` are applied in 
 Process model: one process opens the file read-write (the app, or a CLI run when the app is
 not using the file). A second opener gets :class:`StoreLockedError` with the holder's PID.
 Submodules by concept: ``base`` (connection, migrations, transactions, schemas, counts),
-``kb`` (knowledge-base records), ``corpus`` (documents, annotations, synonyms) and
-``decisions`` (curators' decisions and the worklist). Import the package: ``store.open_store``.
+``kb`` (knowledge-base records), ``corpus`` (documents, annotations, synonyms),
+``decisions`` (curators' decisions and the worklist) and ``models`` (model versions, the
+active one per schema). Import the package: ``store.open_store``.
 """
 
 from __future__ import annotations
@@ -47,6 +48,17 @@ from curation.store.decisions import (
     undo_last_decision,
 )
 from curation.store.kb import add_kb_records, list_entity_values, list_kb_records, record_id
+from curation.store.models import (
+    RegisteredVersion,
+    activate_version,
+    active_version,
+    check_version,
+    deactivate_versions,
+    get_version,
+    list_model_versions,
+    register_version,
+    sync_model_versions,
+)
 
 __all__ = [
     "GRADES", "MIGRATIONS", "add_documents", "add_kb_records", "add_schema", "add_synonyms", "get_documents",
@@ -54,4 +66,6 @@ __all__ = [
     "list_synonyms", "migrate", "open_store", "record_id", "record_ingest", "schema_version", "stats",
     "transaction", "STATUSES", "add_worklist_item", "decisions_for", "fill_worklist_from_kb", "list_decisions",
     "list_worklist", "record_decision", "relation_key", "set_worklist_status", "undo_last_decision",
+    "RegisteredVersion", "activate_version", "active_version", "check_version", "deactivate_versions", "get_version",
+    "list_model_versions", "register_version", "sync_model_versions",
 ]
