@@ -183,7 +183,8 @@ def _variants(results: Path) -> list[tuple[str, dict]]:
     for path in sorted(results.glob("edel_*.json")):
         extra = json.loads(path.read_text())
         t = extra["params"]["train"]
-        label = f"EDEL ({t['epochs']} epochs, lr {t['learning_rate']}, per-class {extra['params']['sampling']['per_class']})"
+        per_class = extra["params"]["sampling"]["per_class"]
+        label = f"EDEL ({t['epochs']} epochs, lr {t['learning_rate']}, per-class {per_class})"
         out.append((label, extra))
     return out
 
