@@ -1,0 +1,125 @@
+"""Annotate: grade (relation, document) pairs for a second opinion; agreement and adjudication."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from curation import store
+from curation.annotation_queue import adjudicate, annotation_view
+from curation.errors import CurationError
+from curation.schemas import resolve_schema
+from pages.common import connection, matcher, retriever
+
+GRADE_LABELS = {"complete": "Complete evidence", "partial": "Partial evidence", "not_relevant": "Not relevant"}
+SHORTCUTS = {"complete": "1", "partial": "2", "not_relevant": "3"}
+
+st.title("Annotate")
+con = connection()
+if con is None:
+    st.stop()
+if store.stats(con)["documents"] == 0:
+    st.info("No abstracts yet: load a corpus on the Knowledge base page first.")
+    st.stop()
+curator = (st.session_state.get("curator") or "").strip()
+if not curator:
+    st.warning("Enter your name as curator in the sidebar to annotate.")
+    st.stop()
+schema = resolve_schema(st.session_state.get("schema") or "PO", store.list_schemas(con))
+skipped = st.session_state.setdefault("annotate_skipped", [])
+
+
+def label(pmid: str, values: dict[str, str], grade: str) -> None:
+    try:
+        store.record_decision(con, curator, schema, values, pmid, grade)
+        st.toast(f"PMID {pmid}: {GRADE_LABELS[grade]}")
+    except CurationError as exc:
+        st.session_state["annotate_error"] = str(exc)
+
+
+def settle(disagreement, key: str) -> None:
+    grade = st.session_state.get(key)
+    try:
+        adjudicate(con, curator, schema, disagreement, grade)
+        st.toast(f"PMID {disagreement.item.pmid}: adjudicated {GRADE_LABELS[grade]}")
+    except CurationError as exc:
+        st.session_state["annotate_error"] = str(exc)
+
+
+# Callbacks run before the script, so the view below already includes their effect.
+view = annotation_view(con, retriever(con), matcher(con), schema, curator, skipped=skipped)
+if error := st.session_state.pop("annotate_error", None):
+    st.error(error)
+for note in view.notes:
+    st.caption(note)
+
+# --- the next pair --------------------------------------------------------------------------
+st.subheader(f"Next pair · {view.remaining} in your queue")
+if view.next is None:
+    st.info("Nothing left to grade: no pair decided by others or retrieved for an open relation awaits you.")
+else:
+    entry = view.next.entry
+    with st.container(border=True):
+        st.caption(f"{entry.source} — {entry.reason} · ranking: {view.mode}")
+        st.markdown(f"**Query:** {entry.query}")
+        # title_html and abstract_html are escaped by curation.highlight; only its <mark> tags are markup.
+        st.markdown(
+            f"[PMID {entry.pmid}](https://pubmed.ncbi.nlm.nih.gov/{entry.pmid}/) {view.next.title_html}",
+            unsafe_allow_html=True,
+        )
+        st.markdown(view.next.abstract_html, unsafe_allow_html=True)
+        buttons = st.columns(4)
+        for button, grade in zip(buttons, GRADE_LABELS, strict=False):
+            button.button(
+                GRADE_LABELS[grade],
+                key=f"annotate_{grade}",
+                shortcut=SHORTCUTS[grade],
+                on_click=label,
+                args=(entry.pmid, dict(entry.values), grade),
+            )
+        buttons[3].button("Skip", key="annotate_skip", shortcut="s", on_click=skipped.append, args=(entry.item,))
+
+# --- progress and agreement -------------------------------------------------------------------
+st.subheader("Progress")
+st.dataframe(
+    [{"annotator": p.annotator, "graded": p.labelled, "of": p.total, "share": f"{p.share:.0%}"} for p in view.progress],
+    hide_index=True,
+)
+st.subheader("Agreement")
+st.metric(
+    "Krippendorff's alpha (ordinal)",
+    "—" if view.alpha.alpha is None else f"{view.alpha.alpha:.3f}",
+    help=f"over {view.alpha.items} pairs graded by two or more annotators",
+)
+if view.alpha.reason:
+    st.caption(view.alpha.reason)
+if view.kappas:
+    st.dataframe(
+        [
+            {
+                "annotators": f"{k.annotator_a} · {k.annotator_b}",
+                "shared pairs": k.shared,
+                "kappa (linear weights)": None if k.kappa is None else round(k.kappa, 3),
+                "same grade": None if k.observed is None else f"{k.observed:.0%}",
+                "note": k.reason,
+            }
+            for k in view.kappas
+        ],
+        hide_index=True,
+    )
+else:
+    st.caption("Cohen's kappa needs two annotators.")
+
+# --- disagreements ----------------------------------------------------------------------------
+st.subheader(f"Disagreements to adjudicate · {len(view.disagreements)}")
+for disagreement in view.disagreements:
+    with st.container(border=True):
+        pmid = disagreement.item.pmid
+        # Keyed by the pair itself, so a widget keeps its pair when the list above it shrinks.
+        ident = "_".join([pmid, *(v for _, v in disagreement.item.relation)])
+        said = "; ".join(f"{who}: {GRADE_LABELS[grade]}" for who, grade in disagreement.labels)
+        st.markdown(f"[PMID {pmid}](https://pubmed.ncbi.nlm.nih.gov/{pmid}/) — {disagreement.query}")
+        st.caption(said)
+        pick, go = st.columns([3, 1])
+        key = f"adjudicate_grade_{ident}"
+        pick.selectbox("Final grade", list(GRADE_LABELS), format_func=GRADE_LABELS.get, key=key)
+        go.button("Adjudicate", key=f"adjudicate_{ident}", on_click=settle, args=(disagreement, key))
