@@ -15,6 +15,9 @@ empty = con is None or store.stats(con)["documents"] == 0
 # An empty store opens on the Knowledge base page, which says how to load data.
 pages = [
     st.Page("pages/curate.py", title="Curate", icon=":material/fact_check:", default=not empty),
+    st.Page("pages/annotate.py", title="Annotate", icon=":material/rate_review:"),
     st.Page("pages/knowledge_base.py", title="Knowledge base", icon=":material/database:", default=empty),
+    st.Page("pages/explore.py", title="Explore embeddings", icon=":material/scatter_plot:"),
+    st.Page("pages/train.py", title="Train & evaluate", icon=":material/model_training:"),
 ]
 st.navigation(pages).run()

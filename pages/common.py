@@ -74,6 +74,8 @@ def sidebar(con: duckdb.DuckDBPyConnection | None) -> None:
             f"Store: {counts['kb_records']} KB records · {counts['documents']} abstracts · "
             f"{counts['decisions']} decisions"
         )
+        active = store.active_version(con, st.session_state.get("schema") or (schemas[0] if schemas else ""))
+        st.caption(f"Model: {active.version} (active)" if active else "Model: none active (newest that fits, or BM25)")
 
 
 def store_fingerprint(con: duckdb.DuckDBPyConnection) -> tuple[int, int, int]:
@@ -117,12 +119,18 @@ def _retriever(db_path: str, models_dir: str, fingerprint: tuple[int, int, int])
     from index.search import Retriever
 
     faiss.omp_set_num_threads(1)  # one query at a time: threads only add contention (bench/scale.py)
-    versions, _ = list_versions(models_dir)
+    con = _connection(db_path).cursor()
     documents = fingerprint[0]
+    # The version activated on the Train & evaluate page serves while its index covers the corpus;
+    # an unusable folder is not loaded (that page reports it).
+    for version in store.list_model_versions(con):
+        if version.active and version.manifest.get("documents") == documents and not store.check_version(version):
+            return open_retriever(version.path)
+    versions, _ = list_versions(models_dir)
     for version in versions:
         if version.manifest.get("documents") == documents:
             return open_retriever(version.path)
-    docs = list(store.iter_documents(_connection(db_path).cursor()))
+    docs = list(store.iter_documents(con))
     return Retriever(lexical=LexicalIndex.build(docs), version="bm25-only")
 
 
