@@ -1,0 +1,109 @@
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from curation import registry, store
+from curation.config import PROJECT_ROOT
+from curation.ingestion import ingest_corpus, ingest_kb
+
+APP = str(PROJECT_ROOT / "app.py")
+
+
+def _publish(models, version, **manifest):
+    """A version with empty parts: enough for this page, which never loads a model. Its document count
+    differs from the store's so that the Curate page (the app's first page) does not try to load it."""
+    tmp = registry.staging(models, version)
+    for part in ("model", "dense", "lexical"):
+        (tmp / part).mkdir()
+    return registry.publish(models, version, {"schema": "PO", "documents": 0, **manifest})
+
+
+@pytest.fixture
+def loaded_db(tmp_path, fixtures, monkeypatch):
+    db = tmp_path / "train.duckdb"
+    con = store.open_store(db)
+    ingest_kb(con, "civic", fixtures / "civic" / "current.tsv")
+    ingest_corpus(con, "pubtator", fixtures / "pubtator" / "small.PubTator")
+    con.close()
+    monkeypatch.setenv("CURATION_DB", str(db))
+    monkeypatch.setenv("CURATION_MODELS_DIR", str(tmp_path / "models"))
+    return db
+
+
+def _train_page() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    at.switch_page("pages/train.py").run()
+    return at
+
+
+def _active():
+    from pages.common import connection
+
+    return connection().execute("SELECT version FROM model_versions WHERE active ORDER BY 1").fetchall()
+
+
+def test_no_versions_says_how_to_build_one(loaded_db):
+    at = _train_page()
+    assert not at.exception
+    assert at.title[0].value == "Train & evaluate"
+    assert any("python -m curation train --schema PO --zero-shot" in i.value for i in at.info)
+
+
+def test_empty_store_does_not_fail(tmp_path, monkeypatch):
+    monkeypatch.setenv("CURATION_DB", str(tmp_path / "empty.duckdb"))
+    monkeypatch.setenv("CURATION_MODELS_DIR", str(tmp_path / "models"))
+    at = _train_page()
+    assert not at.exception
+    assert any("--zero-shot" in i.value for i in at.info)
+
+
+def test_versions_metrics_charts_and_activation(loaded_db, tmp_path):
+    models = tmp_path / "models"
+    _publish(models, "po-base", trained=False, metrics={"ndcg@10": 0.31, "map@10": 0.2, "entity_recall@10": 0.4})
+    _publish(
+        models,
+        "po-edel",
+        trained=True,
+        metrics={"ndcg@10": 0.52, "entity_recall@50": 0.7},
+        loss_curve=[0.8, 0.6, 0.5],
+        train_seconds=12.5,
+    )
+    (models / "broken").mkdir()
+    (models / "broken" / "manifest.json").write_text("{oops")
+    at = _train_page()
+    assert not at.exception
+    assert any("broken/manifest.json is corrupted" in w.value for w in at.warning)
+    table = at.dataframe[0].value
+    assert set(table["version"]) == {"po-base", "po-edel"}
+    assert set(table["ndcg@10"]) == {0.31, 0.52}
+    assert len(at.get("plotly_chart")) == 2  # metrics per version, training loss
+    assert _active() == []
+
+    at.selectbox(key="activate_choice").set_value("po-edel")
+    at.button(key="activate").click()
+    at.run()
+    assert not at.exception
+    assert _active() == [("po-edel",)]
+    at.selectbox(key="activate_choice").set_value("po-base")
+    at.button(key="activate").click()
+    at.run()
+    assert _active() == [("po-base",)]  # one active version per schema
+    assert at.dataframe[0].value.set_index("version").loc["po-base", "active"]
+
+
+def test_activating_a_version_whose_folder_went_away_is_an_error(loaded_db, tmp_path):
+    import shutil
+
+    models = tmp_path / "models"
+    _publish(models, "po-1")
+    _publish(models, "po-2")
+    at = _train_page()
+    shutil.rmtree(models / "po-2" / "dense")
+    at.selectbox(key="activate_choice").set_value("po-2")
+    at.button(key="activate").click()
+    at.run()
+    assert not at.exception
+    assert any("cannot activate po-2" in e.value for e in at.error)
+    assert _active() == []
