@@ -110,7 +110,7 @@ def normaliser(con: duckdb.DuckDBPyConnection):
 
 
 @st.cache_resource(show_spinner="Loading the search indexes…", max_entries=2)
-def _retriever(db_path: str, models_dir: str, fingerprint: tuple[int, int, int]):
+def _retriever(db_path: str, models_dir: str, fingerprint: tuple[int, int, int], active: tuple[str, ...]):
     import faiss
 
     from curation.registry import list_versions
@@ -126,15 +126,23 @@ def _retriever(db_path: str, models_dir: str, fingerprint: tuple[int, int, int])
     for version in store.list_model_versions(con):
         if version.active and version.manifest.get("documents") == documents and not store.check_version(version):
             return open_retriever(version.path)
-    versions, _ = list_versions(models_dir)
+    versions, _ = list_versions(models_dir)  # complete, readable folders only
     for version in versions:
         if version.manifest.get("documents") == documents:
-            return open_retriever(version.path)
+            try:
+                return open_retriever(version.path)
+            except CurationError:
+                continue  # a corrupted version is skipped; the Train & evaluate page reports it
     docs = list(store.iter_documents(con))
     return Retriever(lexical=LexicalIndex.build(docs), version="bm25-only")
 
 
 def retriever(con: duckdb.DuckDBPyConnection):
-    """The newest model version indexing the current corpus, or BM25 alone when there is none."""
+    """The active model version (else the newest) indexing the current corpus, or BM25 alone.
+
+    The cache key holds the active versions, so activating one swaps model and index together
+    on the next script run, without restarting the app.
+    """
     settings = load_settings()
-    return _retriever(str(settings.db_path), str(settings.models_dir), store_fingerprint(con))
+    active = tuple(sorted(v.version for v in store.list_model_versions(con) if v.active))
+    return _retriever(str(settings.db_path), str(settings.models_dir), store_fingerprint(con), active)

@@ -8,7 +8,7 @@ import streamlit as st
 from curation import store
 from curation.config import load_settings
 from curation.errors import CurationError
-from pages.common import _retriever, connection
+from pages.common import connection
 
 # Metrics in reading order; a version shows those its manifest has.
 METRICS = ("ndcg@10", "ndcg@50", "map@10", "map@50", "entity_recall@10", "entity_recall@50")
@@ -40,8 +40,6 @@ def activate() -> None:
     except CurationError as exc:
         st.session_state["activate_error"] = str(exc)
         return
-    # The search indexes are cached; drop them so the next search loads the version just activated.
-    _retriever.clear()
     st.toast(f"{chosen.version} is now the active {chosen.schema} model")
 
 
