@@ -10,10 +10,18 @@ from curation.errors import CurationError
 from curation.schemas import resolve_schema
 from pages.common import connection, matcher, normaliser, retriever
 
+# One colour per highlight role (a constant: no user or corpus text goes into this block).
+HIGHLIGHT_CSS = """<style>
+mark.ent-query {background: #cfe3ff; border-bottom: 2px solid #1f6f8b;}
+mark.ent-answer {background: #c9f2d0; border-bottom: 2px solid #2e8b57;}
+mark.ent-abbreviation {background: #ffe9c2; border-bottom: 2px dotted #c77700;}
+mark.ent-other {background: #eeeeee;}
+</style>"""
 GRADE_LABELS = {"complete": "Complete evidence", "partial": "Partial evidence", "not_relevant": "Not relevant"}
 SHORTCUTS = {"complete": "1", "partial": "2", "not_relevant": "3"}
 
 st.title("Curate")
+st.markdown(HIGHLIGHT_CSS, unsafe_allow_html=True)
 con = connection()
 if con is None:
     st.stop()
