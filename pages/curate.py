@@ -105,7 +105,7 @@ try:
 except CurationError as exc:
     st.error(str(exc))
     st.stop()
-st.markdown(f"**Query:** {result.query}")
+st.text(f"Query: {result.query}")  # typed text: shown as plain text, never as markdown
 if not curator:
     st.warning("Enter your name as curator in the sidebar to record decisions.")
 

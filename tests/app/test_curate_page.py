@@ -41,7 +41,7 @@ def test_type_search_decide_undo(loaded_db):
     at.selectbox(key="pick_Variant").set_value("V600E")
     at.run()
     assert not at.exception
-    assert any("Treatment for gene BRAF and variant V600E?" in m.value for m in at.markdown)
+    assert any("Query: Treatment for gene BRAF and variant V600E?" in t.value for t in at.text)
     assert any("PMID 1000001" in m.value for m in at.markdown)
     at.selectbox(key="answer_1000001").set_value("Vemurafenib")
     at.run()

@@ -1,0 +1,326 @@
+"""Drive the workbench in a real browser: the Streamlit server, headless Chromium, the curate flow.
+
+Shared by ``tests/app/test_browser.py`` (one real-browser test of the main flow) and
+``bench/app.py`` (latencies and the README's screenshots), so both drive the app the same way.
+
+The server runs ``streamlit run app.py`` on 127.0.0.1 and a free port, in its own process group,
+against the store and model folder it is given. Chromium is the system's (``/usr/bin/chromium``,
+the Debian package) driven by Playwright; no browser is downloaded.
+
+How "done" is told apart from "still running" without sleeping: Streamlit marks the app's root
+with ``data-test-script-state`` (``running`` / ``notRunning``) and every element of the previous
+run with ``data-stale="true"`` until the current run redraws it. A result counts as shown when
+its element is not stale.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+
+from playwright.sync_api import BrowserContext, Page, expect, sync_playwright
+
+from curation import store
+from curation.ingestion import ingest_corpus, ingest_kb
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+)
+VIEWPORT = {"width": 1280, "height": 900}
+CIVIC_FILE = Path("civic") / "civic_evidence_2026-05.tsv"
+GRADE_LABEL = "Complete evidence"
+START_ATTEMPTS = 3
+
+# A node counts when the element container around it belongs to the current script run.
+_FRESH_JS = """
+const fresh = (node) => {
+  const box = node.closest('[data-testid="stElementContainer"]');
+  return box !== null && box.getAttribute('data-stale') !== 'true';
+};
+const app = document.querySelector('[data-testid="stApp"]');
+const idle = () => !!app && app.getAttribute('data-test-script-state') === 'notRunning'
+  && app.getAttribute('data-test-connection-state') === 'CONNECTED';
+const shows = (text) => [...document.querySelectorAll('[data-testid="stMarkdownContainer"], [data-testid="stText"]')]
+  .some((m) => fresh(m) && m.innerText.includes(text));
+const links = () => [...document.querySelectorAll('a[href*="pubmed.ncbi.nlm.nih.gov"]')].filter(fresh);
+"""
+# Conditions polled in the page, each a JS expression over ``arg``.
+_RESULTS = "shows(arg) && links().length > 0"  # the query line and a result link of this run
+_SETTLED = "idle() && shows(arg)"  # the query line of this run, and the script finished
+_PAGE_READY = (  # a page title (other than arg) drawn by this run, the script finished, nothing stale left
+    "idle() && [...document.querySelectorAll('h1')].some((h) => fresh(h) && h.innerText.trim() !== arg) "
+    "&& document.querySelectorAll('[data-stale=\"true\"]').length === 0"
+)
+_DECIDED = (  # the caption "<curator>: <grade>" in the card of one PMID (arg: [pmid, text])
+    "(() => { const link = links().find((a) => a.innerText.trim() === 'PMID ' + arg[0]);"
+    " const card = link && link.closest('[data-testid=\"stVerticalBlock\"]');"
+    " return !!card && [...card.querySelectorAll('[data-testid=\"stCaptionContainer\"]')]"
+    ".some((c) => fresh(c) && c.innerText.includes(arg[1])); })()"
+)
+
+
+class AppError(AssertionError):
+    """The app showed an exception instead of what was waited for."""
+
+
+def _wait(page: Page, condition: str, arg=None, timeout_s: float = 120, polling: str | float = 100) -> None:
+    """Wait until ``condition`` holds in the page; an exception the app shows fails at once, with its text."""
+    script = f"""(arg) => {{ {_FRESH_JS}
+      const error = [...document.querySelectorAll('[data-testid="stException"]')].find(fresh);
+      if (error) return 'exception: ' + error.innerText;
+      return ({condition}) ? 'ok' : false;
+    }}"""
+    outcome = page.wait_for_function(script, arg=arg, polling=polling, timeout=timeout_s * 1000).json_value()
+    if outcome != "ok":
+        raise AppError(f"the app at {page.url} shows an {outcome}")
+
+
+def build_store(db_path: str | Path, data_dir: str | Path) -> dict:
+    """A store with CIViC's current export and the BioRED and BC5CDR abstracts; returns its counts."""
+    data_dir = Path(data_dir)
+    corpus = sorted((data_dir / "biored").glob("*.PubTator")) + sorted((data_dir / "bc5cdr").glob("*.PubTator.txt"))
+    con = store.open_store(db_path)
+    try:
+        ingest_kb(con, "civic", data_dir / CIVIC_FILE)
+        for path in corpus:
+            ingest_corpus(con, "pubtator", path)
+        return store.stats(con)
+    finally:
+        con.close()
+
+
+def free_port() -> int:
+    """A TCP port nobody listens on right now (the server may still lose a race for it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _healthy(url: str) -> bool:
+    # No proxy: a proxy set in the environment must not see (or break) requests to localhost.
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        with opener.open(f"{url}/_stcore/health", timeout=2) as response:
+            return response.status == 200
+    except OSError:
+        return False
+
+
+def _stop(process: subprocess.Popen) -> None:
+    """SIGTERM the server's process group, SIGKILL it if it has not gone in 15 s."""
+    if process.poll() is not None:
+        return
+    for sig, wait_s in ((signal.SIGTERM, 15), (signal.SIGKILL, 15)):
+        try:
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            process.wait(timeout=wait_s)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def _launch(port: int, env: dict[str, str], log_path: Path) -> subprocess.Popen:
+    command = [
+        sys.executable, "-m", "streamlit", "run", "app.py",
+        "--server.port", str(port), "--server.address", "127.0.0.1", "--server.headless", "true",
+        # No file watcher: nothing is edited while it runs, and watching .venv costs CPU the timings feel.
+        "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false",
+    ]  # fmt: skip
+    with open(log_path, "wb") as log:
+        # Its own process group (session), so stopping it stops everything it started.
+        return subprocess.Popen(
+            command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+
+
+def _wait_healthy(process: subprocess.Popen, url: str, log_path: Path, timeout_s: float) -> bool:
+    """True once the server answers; False when it exited because its port was taken; raises otherwise."""
+    deadline = time.monotonic() + timeout_s
+    while not _healthy(url):
+        if process.poll() is not None or time.monotonic() > deadline:
+            log = log_path.read_text(errors="replace")
+            if process.poll() is not None and "already in use" in log:
+                return False
+            state = f"exited with {process.returncode}" if process.poll() is not None else f"not up in {timeout_s}s"
+            raise RuntimeError(f"streamlit server on {url} {state}; log {log_path}:\n{log[-2000:]}")
+        time.sleep(0.2)
+    return True
+
+
+@contextmanager
+def app_server(
+    db_path: str | Path, models_dir: str | Path, log_path: str | Path, timeout_s: float = 120
+) -> Iterator[str]:
+    """Run ``streamlit run app.py`` on a free local port; yields its URL and always stops it.
+
+    The server's output goes to ``log_path``; its tail is in the error when it does not come up.
+    A port taken between choosing it and binding it is replaced by another (three tries). When
+    the context exits the process group is gone, so the store can be opened again.
+    """
+    env = {**os.environ, "CURATION_DB": str(db_path), "CURATION_MODELS_DIR": str(models_dir)}
+    log_path = Path(log_path)
+    for attempt in range(1, START_ATTEMPTS + 1):
+        port = free_port()
+        url = f"http://127.0.0.1:{port}"
+        process = _launch(port, env, log_path)
+        try:
+            if _wait_healthy(process, url, log_path, timeout_s):
+                break
+        except BaseException:
+            _stop(process)
+            raise
+        _stop(process)
+        if attempt == START_ATTEMPTS:
+            raise RuntimeError(f"no free port for the streamlit server after {attempt} tries; log {log_path}")
+    try:
+        yield url
+    finally:
+        _stop(process)
+
+
+@contextmanager
+def chromium(user_data_dir: str | Path) -> Iterator[BrowserContext]:
+    """Headless system Chromium with a fresh profile in ``user_data_dir`` (1280×900 viewport)."""
+    with sync_playwright() as playwright:
+        context = playwright.chromium.launch_persistent_context(
+            str(user_data_dir),
+            executable_path=str(CHROMIUM),
+            headless=True,
+            args=list(CHROMIUM_ARGS),
+            viewport=VIEWPORT,
+        )
+        try:
+            yield context
+        finally:
+            context.close()
+
+
+def open_app(page: Page, url: str, timeout_s: float = 120) -> None:
+    """Load the app and wait until its first page is drawn (the first load builds the indexes)."""
+    page.goto(url)
+    wait_for_page(page, timeout_s)
+
+
+def wait_for_page(page: Page, timeout_s: float = 120, not_title: str | None = None) -> None:
+    """Wait until a page's title (other than ``not_title``) is drawn and its script has finished."""
+    _wait(page, _PAGE_READY, not_title, timeout_s)
+
+
+def open_page(page: Page, title: str, timeout_s: float = 120) -> None:
+    """Go to another page through the sidebar; the session, and so the curator's name, is kept.
+
+    Waiting for a title other than the current one keeps the old page, still drawn and
+    not yet stale when the click lands, from passing for the new one.
+    """
+    current = page.locator("h1").first.inner_text().strip()
+    nav = page.get_by_test_id("stSidebarNav").get_by_role("link")
+    nav.filter(has=page.get_by_text(title, exact=True)).first.click()
+    wait_for_page(page, timeout_s, not_title=current)
+
+
+def set_curator(page: Page, name: str) -> None:
+    """Type the curator's name in the sidebar; Enter commits it (the field's on_change)."""
+    field = page.get_by_label("Curator", exact=True)
+    field.fill(name)
+    field.press("Enter")
+
+
+def type_slot(page: Page, entity_type: str, value: str) -> None:
+    """Type free text into a relation slot (a selectbox that accepts new options), not yet committed."""
+    slot = page.get_by_role("combobox", name=entity_type, exact=True)
+    slot.click()
+    slot.press_sequentially(value)
+
+
+def commit_slot(page: Page, entity_type: str) -> None:
+    """Enter in a slot: the typed text becomes its value (even when an option merely starts with it)."""
+    page.get_by_role("combobox", name=entity_type, exact=True).press("Enter")
+
+
+def query_text(values: Mapping[str, str]) -> str:
+    """The PO query the Curate page shows for a gene and, optionally, a variant."""
+    if values.get("Variant"):
+        return f"Treatment for gene {values['Gene']} and variant {values['Variant']}?"
+    return f"Treatment for gene {values['Gene']}?"
+
+
+def search(page: Page, gene: str, variant: str, timeout_s: float = 120) -> float:
+    """Fill Gene, let its search finish, then type Variant; seconds from the last Enter to the first result.
+
+    The clock starts just before Enter is pressed in the Variant slot and stops when the query
+    line and a result link of the new run are both in the page (polled every animation frame).
+    """
+    type_slot(page, "Gene", gene)
+    commit_slot(page, "Gene")
+    _wait(page, _SETTLED, query_text({"Gene": gene}), timeout_s)
+    type_slot(page, "Variant", variant)
+    query = query_text({"Gene": gene, "Variant": variant})
+    start = time.perf_counter()
+    commit_slot(page, "Variant")
+    _wait(page, _RESULTS, query, timeout_s, polling="raf")
+    elapsed = time.perf_counter() - start
+    _wait(page, _SETTLED, query, timeout_s)
+    return elapsed
+
+
+def result_pmids(page: Page) -> list[str]:
+    """The PMIDs of the shown results, best first."""
+    return page.evaluate(f"() => {{ {_FRESH_JS} return links().map((a) => a.innerText.replace('PMID', '').trim()); }}")
+
+
+def decide(page: Page, pmid: str, curator: str, timeout_s: float = 60) -> float:
+    """Click "Complete evidence" on one result; seconds until its card says "<curator>: Complete evidence".
+
+    The app writes the decision in the button's callback, before the rerun that draws the
+    caption, so the caption means the decision is in the store.
+    """
+    button = page.locator(f".st-key-complete_{pmid} button")
+    # Disabled until the curator's name has reached the server: that wait is not the click's.
+    expect(button).to_be_enabled(timeout=timeout_s * 1000)
+    start = time.perf_counter()
+    button.click(timeout=timeout_s * 1000)
+    _wait(page, _DECIDED, [pmid, f"{curator}: {GRADE_LABEL}"], timeout_s, polling="raf")
+    return time.perf_counter() - start
+
+
+def nav_titles(page: Page) -> list[str]:
+    """The title of every page in the sidebar navigation, in order."""
+    texts = page.get_by_test_id("stSidebarNav").get_by_role("link").all_inner_texts()
+    # A link's text is the icon's ligature name, then the title.
+    return [text.strip().splitlines()[-1].strip() for text in texts]
+
+
+def slug(title: str) -> str:
+    """A file name for a page title: "Train & evaluate" → "train_evaluate"."""
+    return re.sub(r"[^a-z0-9]+", "_", title.casefold()).strip("_")
+
+
+def screenshot(page: Page, path: str | Path, full_page: bool = False) -> Path:
+    """Save a PNG of the page (viewport, or the whole page) and return its path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # The pointer to the bottom-right corner: no hover effects (the sidebar's collapse arrow) in the picture.
+    page.mouse.move(VIEWPORT["width"] - 2, VIEWPORT["height"] - 2)
+    page.screenshot(path=str(path), full_page=full_page)
+    return path
