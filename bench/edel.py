@@ -36,6 +36,7 @@ from curation.benchmark import BenchRecord, build_benchmark, document_concepts, 
 from curation.config import load_settings  # noqa: E402
 from curation.evaluation import evaluate  # noqa: E402
 from curation.margins import margin_table  # noqa: E402
+from curation.pipeline import retriever_for  # noqa: E402
 from curation.records import Document, KBRecord  # noqa: E402
 from curation.sampling import Ablation, SamplingConfig, TrainingSet, build_training_set  # noqa: E402
 from curation.schemas import PO, RelationSchema  # noqa: E402
@@ -43,8 +44,6 @@ from curation.training import TrainConfig, train  # noqa: E402
 from index.encoder import EncoderConfig, document_text, load_encoder, separator_of  # noqa: E402
 from index.lexical import LexicalIndex  # noqa: E402
 from index.search import FusionConfig, FusionMethod, Mode, Retriever  # noqa: E402
-
-from curation.pipeline import retriever_for  # noqa: E402  (after sys.path)
 
 GDT = RelationSchema(
     name="GDT",

@@ -124,7 +124,9 @@ class DenseIndex:
 
     def vectors(self, ids: Sequence[str]) -> np.ndarray:
         """Stored vectors of some documents (exact for flat; reconstructed approximations otherwise)."""
-        return np.vstack([self.index.reconstruct(self._row_of[i]) for i in ids]) if ids else np.zeros((0, self.dimension))
+        return (
+            np.vstack([self.index.reconstruct(self._row_of[i]) for i in ids]) if ids else np.zeros((0, self.dimension))
+        )
 
     def manifest(self) -> dict[str, object]:
         return {
@@ -166,15 +168,23 @@ class DenseIndex:
             ids = json.loads((folder / IDS_FILE).read_text())
             index = faiss.read_index(str(folder / INDEX_FILE))
         except FileNotFoundError as exc:
-            raise DenseIndexError(f"dense index in {folder} is incomplete: {Path(exc.filename).name} is missing") from None
+            raise DenseIndexError(
+                f"dense index in {folder} is incomplete: {Path(exc.filename).name} is missing"
+            ) from None
         except (json.JSONDecodeError, RuntimeError, UnicodeDecodeError) as exc:
-            raise DenseIndexError(f"dense index in {folder} is corrupted ({type(exc).__name__}: {exc}); rebuild it") from None
+            raise DenseIndexError(
+                f"dense index in {folder} is corrupted ({type(exc).__name__}: {exc}); rebuild it"
+            ) from None
         if manifest.get("format_version") != FORMAT_VERSION:
-            raise DenseIndexError(f"dense index in {folder} has format {manifest.get('format_version')}, "
-                              f"this code reads {FORMAT_VERSION}; rebuild it")
+            raise DenseIndexError(
+                f"dense index in {folder} has format {manifest.get('format_version')}, "
+                f"this code reads {FORMAT_VERSION}; rebuild it"
+            )
         if index.ntotal != len(ids) or index.d != manifest.get("dimension"):
-            raise DenseIndexError(f"dense index in {folder} is inconsistent: {index.ntotal} vectors, {len(ids)} ids, "
-                              f"dimension {index.d} vs manifest {manifest.get('dimension')}; rebuild it")
+            raise DenseIndexError(
+                f"dense index in {folder} is inconsistent: {index.ntotal} vectors, {len(ids)} ids, "
+                f"dimension {index.d} vs manifest {manifest.get('dimension')}; rebuild it"
+            )
         config = DenseConfig(**manifest.get("index", {}))
         _set_search_params(index, config)
         return cls(index, ids, config, str(manifest.get("model", "")))
@@ -205,8 +215,9 @@ def _new_index(vectors: np.ndarray, config: DenseConfig) -> faiss.Index:
         if config.refine == "flat":
             index = faiss.IndexRefineFlat(index)
         elif config.refine == "sq8":
-            index = faiss.IndexRefine(index, faiss.IndexScalarQuantizer(dim, faiss.ScalarQuantizer.QT_8bit,
-                                                                        faiss.METRIC_INNER_PRODUCT))
+            index = faiss.IndexRefine(
+                index, faiss.IndexScalarQuantizer(dim, faiss.ScalarQuantizer.QT_8bit, faiss.METRIC_INNER_PRODUCT)
+            )
         elif config.refine:
             raise DenseIndexError(f"unknown refine '{config.refine}'; use flat, sq8 or nothing")
         index.train(vectors)

@@ -61,7 +61,10 @@ class LexicalIndex:
 
     def _tokens(self, queries: Sequence[str]) -> list[list[str]]:
         return bm25s.tokenize(
-            list(queries), stopwords=self.config.stopwords, stemmer=self._stemmer, return_ids=False,
+            list(queries),
+            stopwords=self.config.stopwords,
+            stemmer=self._stemmer,
+            return_ids=False,
             show_progress=False,
         )
 
@@ -108,10 +111,14 @@ class LexicalIndex:
             ids = json.loads((folder / IDS_FILE).read_text())
             retriever = bm25s.BM25.load(str(folder), mmap=mmap, show_progress=False)
         except FileNotFoundError as exc:
-            raise LexicalIndexError(f"BM25 index in {folder} is incomplete: {Path(exc.filename).name} is missing") from None
+            raise LexicalIndexError(
+                f"BM25 index in {folder} is incomplete: {Path(exc.filename).name} is missing"
+            ) from None
         except (ValueError, OSError, json.JSONDecodeError) as exc:
             raise LexicalIndexError(f"BM25 index in {folder} is corrupted ({exc}); rebuild it") from None
         if manifest.get("documents") != len(ids):
-            raise LexicalIndexError(f"BM25 index in {folder} is inconsistent: manifest says {manifest.get('documents')} "
-                                    f"documents, ids.json has {len(ids)}; rebuild it")
+            raise LexicalIndexError(
+                f"BM25 index in {folder} is inconsistent: manifest says {manifest.get('documents')} "
+                f"documents, ids.json has {len(ids)}; rebuild it"
+            )
         return cls(retriever, ids, LexicalConfig(**manifest.get("config", {})))

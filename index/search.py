@@ -111,7 +111,9 @@ class Retriever:
         results = self.dense.search(vectors, k)
         return {q: dict(hits) for q, hits in zip(qids, results, strict=True)}
 
-    def dense_scores(self, queries: Mapping[str, str], candidates: Mapping[str, list[str]]) -> dict[str, dict[str, float]]:
+    def dense_scores(
+        self, queries: Mapping[str, str], candidates: Mapping[str, list[str]]
+    ) -> dict[str, dict[str, float]]:
         """Exact cosine of each query with its candidate documents (for re-ranking)."""
         qids = list(queries)
         vectors = encode_queries(self.encoder, [queries[q] for q in qids])
@@ -122,7 +124,9 @@ class Retriever:
             out[q] = dict(zip(ids, (doc_vectors @ vector).astype(float).tolist(), strict=True)) if ids else {}
         return out
 
-    def run(self, queries: Mapping[str, str], mode: Mode | str = Mode.HYBRID, k: int = 100) -> dict[str, dict[str, float]]:
+    def run(
+        self, queries: Mapping[str, str], mode: Mode | str = Mode.HYBRID, k: int = 100
+    ) -> dict[str, dict[str, float]]:
         """Hits for many queries in the BEIR shape, cut to k."""
         mode = Mode(mode)
         self._check(mode)

@@ -22,7 +22,12 @@ def test_current_schema_one_record_per_component_and_therapy(fixtures):
     records = list(read_civic(fixtures / "civic" / "current.tsv", Problems("current.tsv")))
     by_id = {r.source_id: r for r in records}
     assert set(by_id) == {
-        "EID101:Vemurafenib", "EID101:Dabrafenib", "EID102:0:Osimertinib", "EID102:1:Osimertinib", "EID103", "EID104:Sotorasib",
+        "EID101:Vemurafenib",
+        "EID101:Dabrafenib",
+        "EID102:0:Osimertinib",
+        "EID102:1:Osimertinib",
+        "EID103",
+        "EID104:Sotorasib",
     }
     vem = by_id["EID101:Vemurafenib"]
     assert vem.entities == (("Gene", "BRAF"), ("Variant", "V600E"), ("Treatment", "Vemurafenib"))
@@ -65,8 +70,12 @@ HEADER = "molecular_profile\ttherapies\tcitation_id\tsource_type\tevidence_id\n"
         (HEADER + "BRAF V600E\tVemurafenib\t123\n", 2, None, "has 3 fields but the header has 5"),
         (HEADER + "BRAF V600E\tVemurafenib\tPMID123\tPubMed\t7\n", 2, "citation_id", "not a PubMed id"),
         (HEADER + "BRAF\tVemurafenib\t123\tPubMed\t7\n", 2, "molecular_profile", "not 'GENE VARIANT'"),
-        (HEADER.encode() + b"BRAF V600E\tVemurafenib\t123\tPubMed\t7\nKIT D816V\tImatinib\xe9\t12\tPubMed\t8\n", 3, None,
-         "not UTF-8"),
+        (
+            HEADER.encode() + b"BRAF V600E\tVemurafenib\t123\tPubMed\t7\nKIT D816V\tImatinib\xe9\t12\tPubMed\t8\n",
+            3,
+            None,
+            "not UTF-8",
+        ),
         ("", 1, None, "empty"),
     ],
 )

@@ -23,7 +23,9 @@ from index.loading import open_retriever
 DOCS = {
     "11": Document("11", "Vemurafenib in BRAF V600E melanoma", "BRAF V600E mutant melanoma responded to vemurafenib."),
     "12": Document("12", "Dabrafenib for BRAF V600E", "Dabrafenib inhibits BRAF V600E kinase activity in tumours."),
-    "13": Document("13", "Osimertinib and EGFR T790M", "EGFR T790M resistance is overcome by osimertinib in lung cancer."),
+    "13": Document(
+        "13", "Osimertinib and EGFR T790M", "EGFR T790M resistance is overcome by osimertinib in lung cancer."
+    ),
     "14": Document("14", "Gefitinib in EGFR L858R", "Lung adenocarcinoma with EGFR L858R responds to gefitinib."),
     "15": Document("15", "Sleep in cats", "Domestic cats sleep for most of the day."),
     "16": Document("16", "Rainfall and crops", "Wheat yields depend on spring rainfall."),
@@ -56,7 +58,8 @@ def _distances(model, pairs):
 @pytest.mark.slow
 def test_short_training_run_learns_and_publishes(tmp_path, matcher):
     request = BuildRequest(
-        schema=PO, version="po-test-1",
+        schema=PO,
+        version="po-test-1",
         train_config=TrainConfig(epochs=4, batch_size=8, learning_rate=1e-4, max_seq_length=64, warmup_ratio=0.1),
         sampling=SamplingConfig(per_class=1, bm25_negatives=1, random_negatives=1, seed=3),
     )

@@ -43,7 +43,10 @@ kinds = { Gene = "gene", Disease = "disease", Chemical = "chemical" }
 @pytest.mark.parametrize(
     ("body", "message"),
     [
-        ('[[schema]]\nname = "X"\nentity_types = ["A", "B"]\ntemplates = ["{A}?"]\n', "missing required field 'answer'"),
+        (
+            '[[schema]]\nname = "X"\nentity_types = ["A", "B"]\ntemplates = ["{A}?"]\n',
+            "missing required field 'answer'",
+        ),
         ('[[schema]]\nname = "X"\nentity_types = ["A", "B"]\nanswer = "C"\ntemplates = ["{A}?"]\n', "answer 'C'"),
         ('[[schema]]\nname = "X"\nentity_types = ["A", "B"]\nanswer = "B"\ntemplates = ["{B}?"]\n', "not a query"),
         ('[[schema]]\nname = "PO"\nentity_types = ["A", "B"]\nanswer = "B"\ntemplates = ["{A}?"]\n', "built in"),
