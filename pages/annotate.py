@@ -60,7 +60,7 @@ else:
     entry = view.next.entry
     with st.container(border=True):
         st.caption(f"{entry.source} — {entry.reason} · ranking: {view.mode}")
-        st.markdown(f"**Query:** {entry.query}")
+        st.text(f"Query: {entry.query}")  # typed text: plain, never markdown
         # title_html and abstract_html are escaped by curation.highlight; only its <mark> tags are markup.
         st.markdown(
             f"[PMID {entry.pmid}](https://pubmed.ncbi.nlm.nih.gov/{entry.pmid}/) {view.next.title_html}",
