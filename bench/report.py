@@ -227,6 +227,15 @@ def edel_section(data: dict, results: Path | None = None) -> list[str]:
             f"{_f(edel.get('ndcg@10'))} vs {_f(bm25.get('ndcg@10'))}.",
             "",
         ]
+        for label, extra in extras:
+            row, hybrid_row = extra[key].get("edel", {}), extra[key].get("edel_bm25_hybrid", {})
+            lines += [
+                f"{label} / zero-shot: NDCG@10 {_ratio(row.get('ndcg@10'), zero.get('ndcg@10'))}, EntityRecall@10 "
+                f"{_ratio(row.get('entity_recall@10'), zero.get('entity_recall@10'))}; fused with BM25 "
+                f"(`{extra['params'].get('fusion_chosen_on_dev')}`): NDCG@10 {_f(hybrid_row.get('ndcg@10'))}, "
+                f"EntityRecall@10 {_f(hybrid_row.get('entity_recall@10'))}.",
+                "",
+            ]
     lines += [
         "Training time and data per model:",
         "",
