@@ -11,7 +11,7 @@ st.set_page_config(page_title="Curation workbench", page_icon=":material/biotech
 
 con = connection()
 sidebar(con)
-empty = con is None or store.stats(con)["documents"] == 0
+empty = con is None or store.content_counts(con)[0] == 0
 # An empty store opens on the Knowledge base page, which says how to load data.
 pages = [
     st.Page("pages/curate.py", title="Curate", icon=":material/fact_check:", default=not empty),

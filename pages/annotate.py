@@ -17,7 +17,7 @@ st.title("Annotate")
 con = connection()
 if con is None:
     st.stop()
-if store.stats(con)["documents"] == 0:
+if store.content_counts(con)[0] == 0:
     st.info("No abstracts yet: load a corpus on the Knowledge base page first.")
     st.stop()
 curator = (st.session_state.get("curator") or "").strip()

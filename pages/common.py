@@ -80,8 +80,7 @@ def sidebar(con: duckdb.DuckDBPyConnection | None) -> None:
 
 def store_fingerprint(con: duckdb.DuckDBPyConnection) -> tuple[int, int, int]:
     """Changes when documents, KB records or synonyms are added (to refresh cached resources)."""
-    counts = store.stats(con)
-    return counts["documents"], counts["kb_records"], counts["synonyms"]
+    return store.content_counts(con)
 
 
 WARM_DOCUMENTS = 20_000  # abstracts analysed when the matcher is built (all of a corpus this size)

@@ -25,8 +25,7 @@ st.markdown(HIGHLIGHT_CSS, unsafe_allow_html=True)
 con = connection()
 if con is None:
     st.stop()
-counts = store.stats(con)
-if counts["documents"] == 0:
+if store.content_counts(con)[0] == 0:
     st.info("No abstracts yet: load a corpus on the Knowledge base page first.")
     st.page_link("pages/knowledge_base.py", label="Go to Knowledge base", icon=":material/database:")
     st.stop()

@@ -39,6 +39,7 @@ SQL_KB_WITH_PMID_IN_CORPUS = (
     "SELECT count(*) FROM kb_records k WHERE k.pmid IS NOT NULL AND k.pmid IN (SELECT pmid FROM documents)"
 )
 
+
 def _scalar(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[object] | None = None) -> object:
     """First column of the first row. Fetches everything so the connection has no open result."""
     rows = con.execute(sql, params).fetchall() if params is not None else con.execute(sql).fetchall()
@@ -134,6 +135,17 @@ def record_ingest(
     con: duckdb.DuckDBPyConnection, kind: str, path: str, added: int, unchanged: int, skipped: int
 ) -> None:
     con.execute(SQL_RECORD_INGEST, [kind, path, added, unchanged, skipped])
+
+
+SQL_CONTENT_COUNTS = (
+    "SELECT (SELECT count(*) FROM documents), (SELECT count(*) FROM kb_records), (SELECT count(*) FROM synonyms)"
+)
+
+
+def content_counts(con: duckdb.DuckDBPyConnection) -> tuple[int, int, int]:
+    """(documents, KB records, synonyms) in one query: what cached resources are built from."""
+    documents, records, synonyms = con.execute(SQL_CONTENT_COUNTS).fetchall()[0]
+    return int(documents), int(records), int(synonyms)
 
 
 def stats(con: duckdb.DuckDBPyConnection) -> dict[str, object]:
