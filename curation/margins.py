@@ -10,13 +10,12 @@ much of the relation matches, the answer entity weighted highest.
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from curation.errors import SchemaError
-from curation.schemas import RelationSchema
+from curation.schemas import RelationSchema, read_toml
 
 BUILTIN_TABLES = Path(__file__).with_name("margins.toml")
 Pattern = tuple[bool, ...]
@@ -156,13 +155,7 @@ def derived_table(schema: RelationSchema) -> MarginTable:
 def margin_table(schema: RelationSchema, path: str | Path | None = None) -> MarginTable:
     """The margin table of a schema: from ``path`` (a user TOML) if it has one, else built in, else derived."""
     for source in ([Path(path)] if path else []) + [BUILTIN_TABLES]:
-        try:
-            with source.open("rb") as handle:
-                tables = tomllib.load(handle)
-        except FileNotFoundError:
-            raise SchemaError(f"{source}: margin table file not found") from None
-        except tomllib.TOMLDecodeError as exc:
-            raise SchemaError(f"{source}: not valid TOML: {exc}") from None
+        tables = read_toml(source, "margin table")
         if schema.name in tables:
             return table_from_dict(schema, tables[schema.name], where=f"{source} [{schema.name}]")
     return derived_table(schema)

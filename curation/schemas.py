@@ -209,6 +209,18 @@ def schema_from_dict(data: Mapping[str, object], where: str = "schema") -> Relat
         raise SchemaError(f"{where}: {exc}") from None
 
 
+def read_toml(path: str | Path, what: str) -> dict:
+    """A TOML file's tables, or SchemaError naming the file (``what`` says which kind of file)."""
+    path = Path(path)
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except FileNotFoundError:
+        raise SchemaError(f"{path}: {what} file not found") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise SchemaError(f"{path}: not valid TOML: {exc}") from None
+
+
 def load_schemas(path: str | Path) -> list[RelationSchema]:
     """Read user-defined schemas from a TOML file.
 
@@ -216,14 +228,7 @@ def load_schemas(path: str | Path) -> list[RelationSchema]:
         SchemaError: the file is not valid TOML or a schema is malformed (message names the file).
     """
     path = Path(path)
-    try:
-        with path.open("rb") as handle:
-            data = tomllib.load(handle)
-    except FileNotFoundError:
-        raise SchemaError(f"{path}: schema file not found") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise SchemaError(f"{path}: not valid TOML: {exc}") from None
-    tables = data.get("schema")
+    tables = read_toml(path, "schema").get("schema")
     if not isinstance(tables, list) or not tables:
         raise SchemaError(f"{path}: expected one or more [[schema]] tables")
     schemas = [schema_from_dict(t, where=f"{path}, schema #{i + 1}") for i, t in enumerate(tables)]
