@@ -5,7 +5,6 @@ from streamlit.testing.v1 import AppTest
 
 from curation import store
 from curation.config import PROJECT_ROOT
-from curation.ingestion import ingest_corpus, ingest_kb
 from curation.schemas import PO
 
 APP = str(PROJECT_ROOT / "app.py")
@@ -14,17 +13,13 @@ BRAF = {"Gene": "BRAF", "Variant": "V600E"}
 
 
 @pytest.fixture
-def loaded_db(tmp_path, fixtures, monkeypatch):
-    db = tmp_path / "annotate.duckdb"
-    con = store.open_store(db)
-    ingest_kb(con, "civic", fixtures / "civic" / "current.tsv")
-    ingest_corpus(con, "pubtator", fixtures / "pubtator" / "small.PubTator")
+def loaded_db(loaded_db):
+    """The shared fixture store, with two curators disagreeing on one pair."""
+    con = store.open_store(loaded_db)
     store.record_decision(con, "bo", PO, BRAF, "1000001", "complete")
     store.record_decision(con, "carl", PO, BRAF, "1000001", "not_relevant")
     con.close()
-    monkeypatch.setenv("CURATION_DB", str(db))
-    monkeypatch.setenv("CURATION_MODELS_DIR", str(tmp_path / "models"))
-    return db
+    return loaded_db
 
 
 def _open(curator: str | None) -> AppTest:

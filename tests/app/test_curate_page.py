@@ -1,25 +1,10 @@
 from __future__ import annotations
 
-import pytest
 from streamlit.testing.v1 import AppTest
 
-from curation import store
 from curation.config import PROJECT_ROOT
-from curation.ingestion import ingest_corpus, ingest_kb
 
 APP = str(PROJECT_ROOT / "app.py")
-
-
-@pytest.fixture
-def loaded_db(tmp_path, fixtures, monkeypatch):
-    db = tmp_path / "curate.duckdb"
-    con = store.open_store(db)
-    ingest_kb(con, "civic", fixtures / "civic" / "current.tsv")
-    ingest_corpus(con, "pubtator", fixtures / "pubtator" / "small.PubTator")
-    con.close()
-    monkeypatch.setenv("CURATION_DB", str(db))
-    monkeypatch.setenv("CURATION_MODELS_DIR", str(tmp_path / "models"))
-    return db
 
 
 def _decisions(at: AppTest):

@@ -1,11 +1,9 @@
 from __future__ import annotations
 
-import pytest
 from streamlit.testing.v1 import AppTest
 
-from curation import registry, store
+from curation import registry
 from curation.config import PROJECT_ROOT
-from curation.ingestion import ingest_corpus, ingest_kb
 
 APP = str(PROJECT_ROOT / "app.py")
 
@@ -17,18 +15,6 @@ def _publish(models, version, **manifest):
     for part in ("model", "dense", "lexical"):
         (tmp / part).mkdir()
     return registry.publish(models, version, {"schema": "PO", "documents": 0, **manifest})
-
-
-@pytest.fixture
-def loaded_db(tmp_path, fixtures, monkeypatch):
-    db = tmp_path / "train.duckdb"
-    con = store.open_store(db)
-    ingest_kb(con, "civic", fixtures / "civic" / "current.tsv")
-    ingest_corpus(con, "pubtator", fixtures / "pubtator" / "small.PubTator")
-    con.close()
-    monkeypatch.setenv("CURATION_DB", str(db))
-    monkeypatch.setenv("CURATION_MODELS_DIR", str(tmp_path / "models"))
-    return db
 
 
 def _train_page() -> AppTest:
