@@ -57,7 +57,7 @@ SQL_DELETE_CURATOR_ENTITIES = "DELETE FROM kb_entities WHERE record_id = ?"
 
 SQL_ADD_ITEM = """
 INSERT INTO worklist (schema_name, query_entities, entity_key, origin, status) VALUES (?, ?, ?, ?, 'open')
-ON CONFLICT (schema_name, entity_key) DO NOTHING
+ON CONFLICT (schema_name, entity_key) DO NOTHING RETURNING item_id
 """
 SQL_LIST_ITEMS = """
 SELECT w.item_id, w.schema_name, w.query_entities, w.origin, w.status, w.assignee,
@@ -228,12 +228,11 @@ def add_worklist_item(
     query_values = _query_values(schema, values)
     if not query_values:
         raise CurationError(f"fill in at least one of {list(schema.query_types)} to save a relation")
-    before = _scalar(con, "SELECT count(*) FROM worklist")
-    con.execute(
+    inserted = con.execute(
         SQL_ADD_ITEM,
         [schema.name, json.dumps(query_values, sort_keys=True), relation_key(schema, query_values), origin],
-    )
-    return _scalar(con, "SELECT count(*) FROM worklist") > before
+    ).fetchall()
+    return bool(inserted)
 
 
 def fill_worklist_from_kb(con: duckdb.DuckDBPyConnection, schema: RelationSchema) -> int:
