@@ -182,7 +182,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     training = None
     if request.train:
         lexical = LexicalIndex.build(list(snapshot.documents.values()))
-        training = training_set_for(request, split.train, snapshot.documents, matcher, lexical)
+        training, _ = training_set_for(request, split.train, snapshot.documents, matcher, lexical)
         print(f"training pairs by margin class ({schema.name}):\n{training.format_table()}")
     version = build_version(request, snapshot.documents, args.out.parent, training=training, dev=split.dev,
                             snapshot_digest=snapshot.digest, progress_file=args.progress_file)
@@ -190,6 +190,64 @@ def cmd_train(args: argparse.Namespace) -> int:
     for name, value in version.metrics.items():
         print(f"  dev {name}: {value:.4f}")
     return 0
+
+
+def cmd_retrain(args: argparse.Namespace) -> int:
+    """Start a background retraining job (KB + decisions) and follow it until it finishes."""
+    from curation import retraining
+    from curation.feedback import FeedbackConfig
+
+    settings = load_settings()
+    con = _open(args)
+    recovered = retraining.recover_jobs(con)
+    for job in recovered:
+        print(f"job {job.job_id}: {job.state} {job.message}".rstrip())
+    if args.status:
+        for job in store.list_jobs(con, limit=10):
+            print(f"job {job.job_id}  {job.state:<9}  {job.created_at[:19]}  {job.message}")
+        return 0
+    if args.cancel:
+        running = store.active_jobs(con)
+        if not running:
+            print("no job is running")
+            return 1
+        job = retraining.cancel_job(con, running[0])
+        print(f"job {job.job_id}: {job.state}; {job.message}")
+        if not args.no_wait:
+            job = retraining.wait_for(con, job)
+            print(f"job {job.job_id}: {job.state}; {job.message}")
+        return 0
+    request = retraining.RetrainRequest(
+        schema=args.schema, base_model=args.base, use_kb=not args.decisions_only,
+        use_decisions=not args.kb_only, epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.lr,
+        max_seq_length=args.max_seq_length, max_steps=args.max_steps, device=args.device,
+        tolerance=args.tolerance, seed=args.seed,
+        feedback=FeedbackConfig(conflicts=args.conflicts, repeat=args.decision_repeat),
+    )
+    job = retraining.start_retrain(con, request, settings)
+    print(f"job {job.job_id} started: worker pid {job.pid}, folder {job.job_dir}")
+    if args.no_wait:
+        print("the app (or `retrain --status`) finishes it: registers the version and activates it if good enough")
+        return 0
+    last = [""]
+
+    def report(job: store.Job, progress: retraining.Progress | None) -> None:
+        if progress is None:
+            return
+        line = f"  {progress.stage}"
+        if progress.step is not None and progress.total:
+            line += f" {progress.step}/{progress.total}"
+        if progress.loss is not None:
+            line += f" loss {progress.loss:.4f}"
+        if progress.eta_s:
+            line += f" eta {progress.eta_s:.0f} s"
+        if line != last[0]:
+            print(line, flush=True)
+            last[0] = line
+
+    job = retraining.wait_for(con, job, report=report)
+    print(f"job {job.job_id}: {job.state}; {job.message}")
+    return 0 if job.state == "succeeded" else 1
 
 
 BENCHMARKS = ("retrieval",)
@@ -277,6 +335,29 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=13)
     p.add_argument("--progress-file", type=Path, help="JSON progress (step, total, loss, eta) for other programs")
     p.set_defaults(func=cmd_train)
+
+    p = sub.add_parser("retrain", parents=[common],
+                       help="retrain in the background on the KB and curators' decisions; activate if not worse")
+    p.add_argument("--schema", default="PO")
+    p.add_argument("--base", default="", help="base encoder: a sentence-transformers name or folder (default MiniLM)")
+    p.add_argument("--epochs", type=int, default=1)
+    p.add_argument("--batch-size", type=int, default=16)
+    p.add_argument("--lr", type=float, default=2e-5)
+    p.add_argument("--max-seq-length", type=int, default=256)
+    p.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (0: no limit)")
+    p.add_argument("--device", default="", help="cuda or cpu (default: CUDA when present)")
+    p.add_argument("--tolerance", type=float, default=0.01, help="activate when dev nDCG@10 >= active's minus this")
+    p.add_argument("--conflicts", choices=("exclude", "latest"), default="exclude",
+                   help="items curators disagree on, without adjudication: leave out, or take the latest")
+    p.add_argument("--decision-repeat", type=int, default=1, help="how many times each decision pair is used")
+    p.add_argument("--seed", type=int, default=13)
+    only = p.add_mutually_exclusive_group()
+    only.add_argument("--kb-only", action="store_true", help="train on the KB alone")
+    only.add_argument("--decisions-only", action="store_true", help="train on the decisions alone")
+    p.add_argument("--no-wait", action="store_true", help="start the job and return")
+    p.add_argument("--status", action="store_true", help="list recent jobs (and finish any whose worker ended)")
+    p.add_argument("--cancel", action="store_true", help="cancel the running job")
+    p.set_defaults(func=cmd_retrain)
 
     p = sub.add_parser("bench", help="run a benchmark and write its JSON under bench/results/")
     p.add_argument("name", choices=BENCHMARKS)

@@ -18,6 +18,10 @@ def _env(name: str, default: str) -> str:
     return os.environ.get(ENV_PREFIX + name, default)
 
 
+def _db_path() -> Path:
+    return Path(_env("DB", str(PROJECT_ROOT / "data" / "curation.duckdb")))
+
+
 @dataclass(frozen=True)
 class Settings:
     """Typed settings.
@@ -26,15 +30,21 @@ class Settings:
         db_path: the DuckDB store (``CURATION_DB``).
         data_dir: the shared real data (``CURATION_DATA_DIR``), used by benchmarks and tests.
         models_dir: model registry root (``CURATION_MODELS_DIR``).
+        jobs_dir: background jobs' folders: snapshot, progress, result, log (``CURATION_JOBS_DIR``).
         cache_dir: where fetched PubMed/CIViC responses are kept (``CURATION_CACHE_DIR``).
         schema_file: optional TOML file of user-defined schemas (``CURATION_SCHEMAS``).
         ncbi_email, ncbi_api_key: NCBI E-utilities identity (``CURATION_NCBI_EMAIL``, ``CURATION_NCBI_API_KEY``).
         hgnc_file: optional HGNC complete-set TSV for gene synonyms (``CURATION_HGNC_FILE``).
+        backups_dir: where store backups go (``CURATION_BACKUPS_DIR``; default ``backups/`` beside the
+            store, so ``data/backups`` for the default store), one folder per store.
+        backup_interval_min: the app backs the store up when its newest backup is older than this
+            (``CURATION_BACKUP_INTERVAL_MIN``; 0 turns automatic backups off).
     """
 
-    db_path: Path = field(default_factory=lambda: Path(_env("DB", str(PROJECT_ROOT / "data" / "curation.duckdb"))))
+    db_path: Path = field(default_factory=_db_path)
     data_dir: Path = field(default_factory=lambda: Path(_env("DATA_DIR", str(PROJECT_ROOT.parent / "shared" / "data"))))
     models_dir: Path = field(default_factory=lambda: Path(_env("MODELS_DIR", str(PROJECT_ROOT / "models"))))
+    jobs_dir: Path = field(default_factory=lambda: Path(_env("JOBS_DIR", str(PROJECT_ROOT / "data" / "jobs"))))
     cache_dir: Path = field(default_factory=lambda: Path(_env("CACHE_DIR", str(PROJECT_ROOT / "data" / "cache"))))
     schema_file: Path | None = field(
         default_factory=lambda: Path(_env("SCHEMAS", "")) if _env("SCHEMAS", "") else None
@@ -44,6 +54,8 @@ class Settings:
     hgnc_file: Path | None = field(
         default_factory=lambda: Path(_env("HGNC_FILE", "")) if _env("HGNC_FILE", "") else None
     )
+    backups_dir: Path = field(default_factory=lambda: Path(_env("BACKUPS_DIR", str(_db_path().parent / "backups"))))
+    backup_interval_min: float = field(default_factory=lambda: float(_env("BACKUP_INTERVAL_MIN", "30")))
 
 
 def load_settings() -> Settings:

@@ -138,4 +138,13 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         ALTER TABLE decisions ADD COLUMN supersedes BIGINT;
         """,
     ),
+    (
+        3,
+        "background jobs: their folder, result and start time",
+        """
+        ALTER TABLE jobs ADD COLUMN job_dir VARCHAR;
+        ALTER TABLE jobs ADD COLUMN result JSON;
+        ALTER TABLE jobs ADD COLUMN started_at TIMESTAMPTZ;
+        """,
+    ),
 )

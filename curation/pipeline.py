@@ -9,23 +9,27 @@ from __future__ import annotations
 
 import platform
 import random
+import shutil
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from curation import registry
 from curation.evaluation import MatcherAnswerKey, evaluate
+from curation.feedback import FeedbackConfig, FeedbackReport, decision_pairs, merge_pairs
 from curation.margins import margin_table
 from curation.matching import Matcher
-from curation.records import Document, KBRecord
+from curation.records import Decision, Document, KBRecord
 from curation.sampling import SamplingConfig, TrainingSet, build_training_set, entity_key
 from curation.schemas import RelationSchema
-from curation.training import TrainConfig, TrainingPair, TrainResult, train, write_progress
+from curation.training import TrainConfig, TrainingCancelled, TrainResult, train, write_progress
 from index.dense import DenseConfig, DenseIndex
 from index.encoder import EncoderConfig, document_text, encode_documents, load_encoder, separator_of
 from index.lexical import LexicalIndex
-from index.search import FusionConfig, Mode, Retriever
+from index.search import FusionConfig, FusionMethod, Mode, Retriever
 
 
 @dataclass(frozen=True)
@@ -86,11 +90,27 @@ def kb_split(
 
 def retriever_for(model, documents: Sequence[Document], dense_config: DenseConfig = DenseConfig(),
                   fusion: FusionConfig = FusionConfig(), batch_size: int = 32, version: str = "",
-                  lexical: LexicalIndex | None = None) -> tuple[Retriever, dict[str, float]]:
-    """Encode the corpus with ``model`` and build both indexes; returns the retriever and timings."""
+                  lexical: LexicalIndex | None = None, progress_file: Path | None = None,
+                  cancel_file: Path | None = None) -> tuple[Retriever, dict[str, float]]:
+    """Encode the corpus with ``model`` and build both indexes; returns the retriever and timings.
+
+    With ``progress_file``, encoding reports documents done and an ETA (state ``indexing``);
+    with ``cancel_file``, it stops between chunks when that file appears.
+    """
     timings = {}
     started = time.time()
-    vectors = encode_documents(model, documents, batch_size=batch_size, progress=True)  # (n_docs, dim)
+    if progress_file is None and cancel_file is None:
+        vectors = encode_documents(model, documents, batch_size=batch_size, progress=True)  # (n_docs, dim)
+    else:
+        chunks = []
+        for begin in range(0, len(documents), ENCODE_CHUNK):
+            _check_cancel(cancel_file, f"indexing cancelled after {begin} of {len(documents)} abstracts")
+            chunks.append(encode_documents(model, documents[begin : begin + ENCODE_CHUNK], batch_size=batch_size))
+            done = min(begin + ENCODE_CHUNK, len(documents))
+            elapsed = time.time() - started
+            write_progress(progress_file, state="indexing", step=done, total=len(documents), loss=None,
+                           eta_s=round(elapsed / done * (len(documents) - done), 1), epoch=None)
+        vectors = np.concatenate(chunks) if chunks else encode_documents(model, [], batch_size=batch_size)
     timings["encode_corpus_s"] = time.time() - started
     started = time.time()
     dense = DenseIndex.build(vectors, [d.pmid for d in documents], model=version or "model", config=dense_config)
@@ -100,6 +120,14 @@ def retriever_for(model, documents: Sequence[Document], dense_config: DenseConfi
         lexical = LexicalIndex.build(documents)
         timings["lexical_build_s"] = time.time() - started
     return Retriever(lexical=lexical, dense=dense, encoder=model, fusion=fusion, version=version), timings
+
+
+ENCODE_CHUNK = 256  # abstracts encoded between progress reports and cancel checks
+
+
+def _check_cancel(cancel_file: Path | None, message: str) -> None:
+    if cancel_file is not None and cancel_file.exists():
+        raise TrainingCancelled(message)
 
 
 def evaluate_retriever(retriever: Retriever, eval_set: EvalSet, mode: Mode | str, k: int = 50) -> dict[str, float]:
@@ -116,6 +144,8 @@ class BuildRequest:
         base_model: encoder to start from ("" = offline MiniLM).
         version: the registry name of the new version.
         train: train the encoder (False: a zero-shot version of the base model).
+        feedback: how curators' decisions become pairs.
+        choose_fusion: pick the hybrid fusion on the dev split (else keep ``fusion``).
     """
 
     schema: RelationSchema
@@ -126,20 +156,58 @@ class BuildRequest:
     sampling: SamplingConfig = field(default_factory=SamplingConfig)
     dense: DenseConfig = field(default_factory=DenseConfig)
     fusion: FusionConfig = field(default_factory=FusionConfig)
+    feedback: FeedbackConfig = field(default_factory=FeedbackConfig)
+    choose_fusion: bool = True
 
 
-def training_set_for(request: BuildRequest, records: Sequence[KBRecord], documents: Mapping[str, Document],
-                     matcher: Matcher, lexical: LexicalIndex, extra: Sequence[TrainingPair] = ()) -> TrainingSet:
+def training_set_for(
+    request: BuildRequest,
+    records: Sequence[KBRecord],
+    documents: Mapping[str, Document],
+    matcher: Matcher,
+    lexical: LexicalIndex,
+    decisions: Sequence[Decision] = (),
+    use_kb: bool = True,
+) -> tuple[TrainingSet, FeedbackReport]:
+    """The EDEL pairs of the KB records (when ``use_kb``) merged with the pairs of the curators' decisions.
+
+    A decision overrides KB-derived pairs of the same (query, document). Returns the set and
+    what became of the decisions.
+    """
     table = margin_table(request.schema)
-    training = build_training_set(
-        request.schema, records, documents,
-        lambda value, kind, doc: matcher.matched(value, kind, doc), table, request.sampling,
-        bm25=lambda queries, k: lexical.search(queries, k),
-    )
-    if extra:
-        training = TrainingSet(training.pairs + tuple(extra), {**training.margins,
-                                                               **{p.margin_class: p.margin for p in extra}})
-    return training
+
+    def text_match(value: str, kind: str, doc: Document) -> bool:
+        return matcher.matched(value, kind, doc)
+
+    kb = TrainingSet((), {})
+    if use_kb:
+        kb = build_training_set(request.schema, records, documents, text_match, table, request.sampling,
+                                bm25=lambda queries, k: lexical.search(queries, k))
+    feedback = decision_pairs(request.schema, decisions, documents, text_match, table, request.feedback)
+    margins = {**kb.margins, **{p.margin_class: p.margin for p in feedback.pairs}}
+    return TrainingSet(tuple(merge_pairs(kb.pairs, feedback.pairs)), margins), feedback
+
+
+# Fusions tried on dev when a version is built; the best on the primary metric is kept in its
+# manifest. BM25's order (mix 0) comes first, so a tie keeps it (bench/edel.py: fusions that let
+# a zero-shot encoder reorder fell below BM25; a trained one gains from mix 0.2–0.5).
+FUSION_CANDIDATES: dict[str, FusionConfig] = {
+    "bm25_order": FusionConfig(method=FusionMethod.RERANK, depth=100, mix=0.0),
+    "rerank_mix0.2": FusionConfig(method=FusionMethod.RERANK, depth=50, mix=0.2),
+    "rerank_mix0.5": FusionConfig(method=FusionMethod.RERANK, depth=50, mix=0.5),
+    "weighted_0.3": FusionConfig(method=FusionMethod.WEIGHTED, weights=(0.7, 0.3)),
+}
+
+
+def choose_fusion(retriever: Retriever, dev: EvalSet, metric: str = "ndcg@10") -> tuple[str, dict[str, float]]:
+    """The candidate fusion with the best dev ``metric`` (first listed wins ties); sets it on ``retriever``."""
+    scores = {}
+    for name, config in FUSION_CANDIDATES.items():
+        retriever.fusion = config
+        scores[name] = evaluate_retriever(retriever, dev, Mode.HYBRID).get(metric, 0.0)
+    best = max(scores, key=lambda n: (round(scores[n], 6), -list(FUSION_CANDIDATES).index(n)))
+    retriever.fusion = FUSION_CANDIDATES[best]
+    return best, scores
 
 
 def build_version(
@@ -152,10 +220,31 @@ def build_version(
     progress_file: Path | None = None,
     cancel_file: Path | None = None,
 ) -> registry.ModelVersion:
-    """Train (when asked) and publish a model version with its indexes and dev metrics."""
+    """Train (when asked) and publish a model version with its indexes and dev metrics.
+
+    Nothing is left behind on failure or cancellation: the staged folder is removed, and the
+    version is published (renamed into place) only when complete.
+
+    Raises:
+        TrainingCancelled: ``cancel_file`` appeared (between training steps or indexing chunks).
+        CurationError: the base model cannot be loaded, or the training set is empty.
+        OSError: the disk is full or the models folder is not writable.
+    """
     version = request.version or registry.new_version_name(request.schema.name, "edel" if request.train else "base")
     staged = registry.staging(models_dir, version)
+    try:
+        return _build(request, documents, models_dir, version, staged, training, dev, snapshot_digest,
+                      progress_file, cancel_file)
+    except BaseException:
+        shutil.rmtree(staged, ignore_errors=True)
+        raise
+
+
+def _build(request: BuildRequest, documents: Mapping[str, Document], models_dir: Path, version: str, staged: Path,
+           training: TrainingSet | None, dev: EvalSet | None, snapshot_digest: str, progress_file: Path | None,
+           cancel_file: Path | None) -> registry.ModelVersion:
     started = time.time()
+    write_progress(progress_file, state="loading", step=None, total=None, loss=None, eta_s=None, epoch=None)
     model = load_encoder(EncoderConfig(model=request.base_model, device=request.train_config.device,
                                        max_seq_length=request.train_config.max_seq_length))
     corpus = list(documents.values())
@@ -167,15 +256,21 @@ def build_version(
         texts = {d.pmid: document_text(d, separator) for d in corpus}
         result = train(model, training.pairs, texts, request.train_config, progress_file=progress_file,
                        cancel_file=cancel_file)
-    write_progress(progress_file, state="indexing", step=result.steps if result else 0,
-                   total=result.steps if result else 0, loss=None, eta_s=None, epoch=None)
+    _check_cancel(cancel_file, "cancelled after training, before indexing")
+    write_progress(progress_file, state="indexing", step=0, total=len(corpus), loss=None, eta_s=None, epoch=None)
     model.save(str(staged / "model"))
-    retriever, timings = retriever_for(model, corpus, request.dense, request.fusion, version=version)
+    retriever, timings = retriever_for(model, corpus, request.dense, request.fusion, version=version,
+                                       progress_file=progress_file, cancel_file=cancel_file)
     retriever.dense.save(staged / "dense")
     retriever.lexical.save(staged / "lexical")
     metrics: dict[str, dict[str, float]] = {}
+    fusion_scores: dict[str, float] = {}
+    fusion_name = ""
     if dev is not None and dev.queries:
+        _check_cancel(cancel_file, "cancelled before the dev evaluation")
         write_progress(progress_file, state="evaluating", step=None, total=None, loss=None, eta_s=None, epoch=None)
+        if request.choose_fusion:
+            fusion_name, fusion_scores = choose_fusion(retriever, dev)
         metrics = {mode.value: evaluate_retriever(retriever, dev, mode) for mode in (Mode.DENSE, Mode.HYBRID)}
     manifest = {
         "schema": request.schema.name,
@@ -184,11 +279,15 @@ def build_version(
         "train_config": asdict(request.train_config),
         "sampling": {**asdict(request.sampling), "ablation": str(request.sampling.ablation)},
         "dense": asdict(request.dense),
-        "fusion": {**asdict(request.fusion), "method": str(request.fusion.method)},
+        "fusion": {**asdict(retriever.fusion), "method": str(retriever.fusion.method)},
+        "fusion_chosen_on_dev": fusion_name,
+        "fusion_dev_scores": fusion_scores,
+        "feedback": {**asdict(request.feedback), "conflicts": str(request.feedback.conflicts)},
         "snapshot": snapshot_digest,
         "training_pairs": len(training.pairs) if training else 0,
         "training_classes": training.counts() if training else {},
         "training_sources": training.sources() if training else {},
+        "training_report": training.report() if training else {},
         "device": result.device if result else retriever.dense.model,
         "train_seconds": round(result.seconds, 1) if result else 0.0,
         "train_steps": result.steps if result else 0,

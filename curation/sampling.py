@@ -77,6 +77,26 @@ class TrainingSet:
     def sources(self) -> dict[str, int]:
         return dict(Counter(p.source for p in self.pairs))
 
+    def report(self) -> dict[str, dict[str, dict[str, int]]]:
+        """{source: {class: {"positive": n, "negative": n}}}: what each source contributed."""
+        table: dict[str, dict[str, dict[str, int]]] = {}
+        for pair in self.pairs:
+            row = table.setdefault(pair.source, {}).setdefault(pair.margin_class, {"positive": 0, "negative": 0})
+            row["positive" if pair.positive else "negative"] += 1
+        return table
+
+    def format_report(self) -> str:
+        """A plain-text table of source, class, margin and counts."""
+        rows = [f"{'source':<10} {'class':<17} {'margin':>6} {'positives':>10} {'negatives':>10}"]
+        for source, classes in sorted(self.report().items()):
+            for name in sorted(classes, key=lambda n: (self.margins.get(n, 9), n)):
+                c = classes[name]
+                rows.append(f"{source:<10} {name:<17} {self.margins.get(name, float('nan')):>6.2f} "
+                            f"{c['positive']:>10} {c['negative']:>10}")
+        rows.append(f"{'total':<10} {'':<17} {'':>6} {sum(p.positive for p in self.pairs):>10} "
+                    f"{sum(not p.positive for p in self.pairs):>10}")
+        return "\n".join(rows)
+
     def format_table(self) -> str:
         """A plain-text table of class, margin and counts."""
         rows = ["class        margin   positives   negatives"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from curation.errors import CurationError
@@ -11,8 +12,11 @@ from index.lexical import LexicalIndex
 from index.search import FusionConfig, Retriever
 
 
-def open_retriever(path: str | Path, fusion: FusionConfig = FusionConfig(), device: str = "") -> Retriever:
+def open_retriever(path: str | Path, fusion: FusionConfig | None = None, device: str = "") -> Retriever:
     """Load ``path/model``, ``path/dense`` and ``path/lexical``.
+
+    The hybrid fusion is ``fusion`` when given, else the one the version's manifest records
+    (chosen on dev when it was built), else the default.
 
     Raises:
         CurationError: a part is missing or corrupted, or the model and index disagree.
@@ -31,4 +35,16 @@ def open_retriever(path: str | Path, fusion: FusionConfig = FusionConfig(), devi
     if embedding_dimension(model) != dense.dimension:
         raise CurationError(f"model version {path.name}: model dimension {embedding_dimension(model)} does not match "
                             f"its index ({dense.dimension})")
-    return Retriever(lexical=lexical, dense=dense, encoder=model, fusion=fusion, version=path.name)
+    return Retriever(lexical=lexical, dense=dense, encoder=model, fusion=fusion or manifest_fusion(path),
+                     version=path.name)
+
+
+def manifest_fusion(path: Path) -> FusionConfig:
+    """The fusion a version's manifest.json records (the default when it has none)."""
+    if not (path / "manifest.json").exists():
+        return FusionConfig()
+    try:
+        recorded = json.loads((path / "manifest.json").read_text()).get("fusion") or {}
+        return FusionConfig(**{k: v for k, v in recorded.items() if k in FusionConfig.__dataclass_fields__})
+    except (OSError, ValueError, TypeError) as exc:
+        raise CurationError(f"model version {path.name}: its manifest's fusion is unreadable ({exc})") from None

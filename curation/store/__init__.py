@@ -8,8 +8,8 @@ Process model: one process opens the file read-write (the app, or a CLI run when
 not using the file). A second opener gets :class:`StoreLockedError` with the holder's PID.
 Submodules by concept: ``base`` (connection, migrations, transactions, schemas, counts),
 ``kb`` (knowledge-base records), ``corpus`` (documents, annotations, synonyms),
-``decisions`` (curators' decisions and the worklist) and ``models`` (model versions, the
-active one per schema). Import the package: ``store.open_store``.
+``decisions`` (curators' decisions and the worklist), ``jobs`` (background retraining) and
+``models`` (model versions, the active one per schema). Import the package: ``store.open_store``.
 """
 
 from __future__ import annotations
@@ -47,6 +47,17 @@ from curation.store.decisions import (
     relation_key,
     set_worklist_status,
     undo_last_decision,
+)
+from curation.store.jobs import (
+    Job,
+    active_jobs,
+    create_job,
+    finish_job,
+    get_job,
+    list_jobs,
+    set_job_dir,
+    set_job_message,
+    start_job,
 )
 from curation.store.kb import add_kb_records, list_entity_values, list_kb_records, record_id
 from curation.store.models import (
@@ -94,6 +105,15 @@ __all__ = [
     "relation_key",
     "set_worklist_status",
     "undo_last_decision",
+    "Job",
+    "active_jobs",
+    "create_job",
+    "finish_job",
+    "get_job",
+    "list_jobs",
+    "set_job_dir",
+    "set_job_message",
+    "start_job",
     "RegisteredVersion",
     "activate_version",
     "active_version",

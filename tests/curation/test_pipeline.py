@@ -64,7 +64,7 @@ def test_short_training_run_learns_and_publishes(tmp_path, matcher):
         sampling=SamplingConfig(per_class=1, bm25_negatives=1, random_negatives=1, seed=3),
     )
     lexical = LexicalIndex.build(list(DOCS.values()))
-    training = training_set_for(request, RECORDS, DOCS, matcher, lexical)
+    training, _ = training_set_for(request, RECORDS, DOCS, matcher, lexical)
     positives = [p for p in training.pairs if p.positive]
     assert len(positives) == 5 and any(not p.positive for p in training.pairs)
     base = load_encoder(EncoderConfig(max_seq_length=64))

@@ -1,0 +1,408 @@
+"""Background retraining: start a worker process, follow it, and swap its model in safely.
+
+DuckDB lets one process write the store, so the worker never opens it. The app (or
+``python -m curation retrain``) is the only writer:
+
+1. :func:`start_retrain` records a job, exports a snapshot (KB records, decisions, documents)
+   into the job's folder with the request, and starts ``python -m curation.worker <folder>``
+   in its own process group (its own session: it outlives a stopped app).
+2. The worker reads only that folder and writes only a new model version under the models
+   folder, plus ``progress.json`` (stage, step, total, loss, ETA) and finally ``result.json``.
+3. :func:`poll_job` (called by the app's polling fragment, the sidebar and the CLI) reads those
+   files; once the result is there, :func:`finish` registers the version and activates it only
+   when its dev score is not worse than the active version's by more than the tolerance. Model
+   and index swap together: the app loads the new retriever before flipping the active flag.
+4. :func:`recover_jobs` runs when the app starts: a running job whose worker is still alive is
+   re-attached, one that finished meanwhile is finished, one whose worker died is marked
+   failed; nothing is forgotten.
+
+A killed worker, a full disk or an unreachable base model leaves the active version serving
+and the job failed with a message saying which.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, fields, replace
+from pathlib import Path
+
+import duckdb
+
+from curation import registry, store
+from curation.config import PROJECT_ROOT, Settings
+from curation.errors import CurationError
+from curation.feedback import FeedbackConfig
+from curation.schemas import resolve_schema
+from curation.store.jobs import TERMINAL_STATES
+
+REQUEST, RESULT, PROGRESS, CANCEL, LOG, SNAPSHOT = (
+    "request.json", "result.json", "progress.json", "cancel", "worker.log", "snapshot"
+)
+CANCEL_GRACE_S = 60.0  # after a cancel request, how long the worker may take before it is terminated
+_CHILDREN: dict[int, subprocess.Popen] = {}  # workers this process started (reaped through Popen.poll)
+_FINISH_LOCK = threading.Lock()
+
+
+@dataclass(frozen=True)
+class RetrainRequest:
+    """What a retraining job builds, and how the app judges the result.
+
+    Attributes:
+        schema: relation schema to train for.
+        base_model: encoder to start from ("" = the offline MiniLM; a hub name or a folder,
+            e.g. the active version's ``model/`` to continue from its weights).
+        use_kb: train on KB-derived pairs.
+        use_decisions: train on curators' decisions.
+        epochs, batch_size, learning_rate, max_seq_length, max_steps, device: training settings
+            (device "" = CUDA when present, with mixed precision).
+        per_class: KB-derived negatives per class per positive.
+        feedback: how decisions become pairs (margins, conflict rule, repeat).
+        tolerance: activate when the new dev score ≥ the active version's minus this.
+        primary_metric: the dev metric compared ("ndcg@10").
+        primary_mode: which retriever it is compared on ("hybrid": what curators see; or "dense").
+        seed: split, sampling and training seed.
+        models_dir: where the version is published (filled in by :func:`start_retrain`).
+        baseline: the active version's folder when the job started (filled in), evaluated by
+            the worker on the same dev split for a fair comparison.
+    """
+
+    schema: str
+    base_model: str = ""
+    use_kb: bool = True
+    use_decisions: bool = True
+    epochs: int = 1
+    batch_size: int = 16
+    learning_rate: float = 2e-5
+    max_seq_length: int = 256
+    max_steps: int = 0
+    device: str = ""
+    per_class: int = 2
+    feedback: FeedbackConfig = field(default_factory=FeedbackConfig)
+    tolerance: float = 0.01
+    primary_metric: str = "ndcg@10"
+    primary_mode: str = "hybrid"
+    seed: int = 13
+    models_dir: str = ""
+    baseline: str = ""
+
+    def __post_init__(self) -> None:
+        if not (self.use_kb or self.use_decisions):
+            raise CurationError("choose at least one source of training data: the KB, the decisions, or both")
+        if self.primary_mode not in ("hybrid", "dense"):
+            raise CurationError(f"primary_mode must be 'hybrid' or 'dense', got '{self.primary_mode}'")
+        if self.epochs < 1 or self.batch_size < 1 or self.max_seq_length < 8 or self.max_steps < 0:
+            raise CurationError("epochs and batch size must be at least 1, max sequence length at least 8")
+        if not 0.0 <= self.tolerance <= 1.0:
+            raise CurationError(f"the tolerance must be in [0, 1], got {self.tolerance}")
+        if isinstance(self.feedback, dict):
+            object.__setattr__(self, "feedback", FeedbackConfig(**self.feedback))
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "feedback": {**asdict(self.feedback), "conflicts": str(self.feedback.conflicts)}}
+
+    @classmethod
+    def from_dict(cls, data: dict, where: str = "retrain request") -> RetrainRequest:
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise CurationError(f"{where}: unknown fields {unknown}")
+        try:
+            return cls(**data)
+        except TypeError as exc:
+            raise CurationError(f"{where}: {exc}") from None
+
+
+@dataclass(frozen=True)
+class Progress:
+    """What the worker last reported (``progress.json``)."""
+
+    stage: str
+    step: int | None = None
+    total: int | None = None
+    loss: float | None = None
+    eta_s: float | None = None
+    epoch: int | None = None
+    updated_at: float | None = None
+
+    @property
+    def fraction(self) -> float | None:
+        if self.step is None or not self.total:
+            return None
+        return min(1.0, self.step / self.total)
+
+
+def job_folder(settings: Settings, job_id: int) -> Path:
+    return settings.jobs_dir / f"job-{job_id}"
+
+
+# --- starting -----------------------------------------------------------------------------
+
+
+def spawn_worker(job_dir: Path) -> int:
+    """Start ``python -m curation.worker job_dir`` in its own session; returns its pid."""
+    with (job_dir / LOG).open("ab") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "curation.worker", str(job_dir)],
+            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+            cwd=str(PROJECT_ROOT), start_new_session=True,
+        )
+    _CHILDREN[proc.pid] = proc
+    return proc.pid
+
+
+def start_retrain(
+    con: duckdb.DuckDBPyConnection,
+    request: RetrainRequest,
+    settings: Settings,
+    launch: Callable[[Path], int] = spawn_worker,
+) -> store.Job:
+    """Record a job, export its snapshot and start the worker.
+
+    Raises:
+        CurationError: unknown schema, another job queued or running, or the worker could not
+            be started (the job is then recorded as failed, with the reason).
+    """
+    schema = resolve_schema(request.schema, store.list_schemas(con))
+    active = store.active_version(con, schema.name)
+    baseline = str(active.path) if active is not None and not store.check_version(active) else ""
+    request = replace(request, schema=schema.name, models_dir=str(settings.models_dir), baseline=baseline)
+    job = store.create_job(con, "retrain", request.to_dict())
+    job_dir = job_folder(settings, job.job_id)
+    try:
+        if job_dir.exists():
+            shutil.rmtree(job_dir)  # the remains of a store that was reset; job ids are never reused in one store
+        job_dir.mkdir(parents=True)
+        store.set_job_dir(con, job.job_id, str(job_dir))
+        from curation.snapshot import export_snapshot
+
+        export_snapshot(con, job_dir / SNAPSHOT)
+        (job_dir / REQUEST).write_text(json.dumps(request.to_dict(), indent=2))
+        pid = launch(job_dir)
+    except (OSError, CurationError, subprocess.SubprocessError) as exc:
+        message = _os_message(exc, job_dir) if isinstance(exc, OSError) else str(exc)
+        store.finish_job(con, job.job_id, "failed", f"could not start the worker: {message}")
+        shutil.rmtree(job_dir / SNAPSHOT, ignore_errors=True)
+        raise CurationError(f"retraining job {job.job_id} could not start: {message}") from None
+    store.start_job(con, job.job_id, pid, str(job_dir))
+    return store.get_job(con, job.job_id)
+
+
+def _os_message(exc: OSError, where: Path) -> str:
+    import errno
+
+    if exc.errno == errno.ENOSPC:
+        return f"the disk is full (no space left writing under {where}); free some space and retry"
+    return f"{exc.strerror or exc} ({exc.filename or where})"
+
+
+# --- following ----------------------------------------------------------------------------
+
+
+def read_progress(job: store.Job) -> Progress | None:
+    """The worker's last progress report, or None before its first."""
+    if not job.job_dir:
+        return None
+    data = _read_json(Path(job.job_dir) / PROGRESS)
+    if not data:
+        return None
+    return Progress(
+        stage=str(data.get("state", "")), step=data.get("step"), total=data.get("total"), loss=data.get("loss"),
+        eta_s=data.get("eta_s"), epoch=data.get("epoch"), updated_at=data.get("updated_at"),
+    )
+
+
+def _read_json(path: Path) -> dict | None:
+    try:
+        return json.loads(path.read_text())
+    except (FileNotFoundError, json.JSONDecodeError, UnicodeDecodeError):
+        return None  # not there yet (or being replaced: the writer renames complete files into place)
+
+
+def worker_alive(pid: int | None) -> bool:
+    """Whether the worker process ``pid`` is still running (not exited, not a zombie)."""
+    if not pid:
+        return False
+    proc = _CHILDREN.get(pid)
+    if proc is not None:
+        return proc.poll() is None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    stat = Path(f"/proc/{pid}/stat")
+    if stat.exists():  # Linux: a zombie, or a recycled pid that is not our worker, is not alive
+        try:
+            if stat.read_text().rsplit(")", 1)[1].split()[0] == "Z":
+                return False
+            return b"curation.worker" in Path(f"/proc/{pid}/cmdline").read_bytes()
+        except (OSError, IndexError):
+            return False
+    return True
+
+
+def poll_job(
+    con: duckdb.DuckDBPyConnection, job: store.Job, before_activate: Callable[[Path], None] | None = None
+) -> store.Job:
+    """Bring a job's record up to date with its worker (finishing it when the worker is done)."""
+    if job.finished or job.state != "running":
+        return job
+    job_dir = Path(job.job_dir)
+    result = _read_json(job_dir / RESULT)
+    if result is None and not worker_alive(job.pid):
+        result = _read_json(job_dir / RESULT)  # it may have written its result just before exiting
+        if result is None:
+            if (job_dir / CANCEL).exists():
+                result = {"state": "cancelled", "message": "cancelled; the worker was stopped"}
+            else:
+                result = {"state": "failed", "message": (
+                    f"the worker process (pid {job.pid}) stopped without finishing — killed, or out of memory. "
+                    f"The active model keeps serving; retry the job.{_log_tail(job_dir)}")}
+    elif result is None and (job_dir / CANCEL).exists():
+        if time.time() - (job_dir / CANCEL).stat().st_mtime > CANCEL_GRACE_S:
+            _terminate(job.pid)
+        return job
+    if result is None:
+        return job
+    return finish(con, job, result, before_activate)
+
+
+def _log_tail(job_dir: Path, lines: int = 5) -> str:
+    try:
+        tail = (job_dir / LOG).read_text(errors="replace").strip().splitlines()[-lines:]
+    except FileNotFoundError:
+        return ""
+    return (" Last lines of its log:\n" + "\n".join(tail)) if tail else ""
+
+
+def _terminate(pid: int | None) -> None:
+    if pid and worker_alive(pid):
+        try:
+            os.killpg(pid, signal.SIGTERM)  # the worker leads its own process group
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def cancel_job(con: duckdb.DuckDBPyConnection, job: store.Job) -> store.Job:
+    """Ask the worker to stop (it checks between steps); a job whose worker is gone is cancelled now."""
+    if job.finished:
+        return job
+    if job.job_dir:
+        Path(job.job_dir).mkdir(parents=True, exist_ok=True)
+        (Path(job.job_dir) / CANCEL).touch()
+    store.set_job_message(con, job.job_id, "cancelling: the worker stops at its next step")
+    job = store.get_job(con, job.job_id)
+    if job.state == "queued" or not worker_alive(job.pid):
+        return finish(con, job, {"state": "cancelled", "message": "cancelled"})
+    return job
+
+
+def recover_jobs(con: duckdb.DuckDBPyConnection,
+                 before_activate: Callable[[Path], None] | None = None) -> list[store.Job]:
+    """After an app (re)start: re-attach running jobs, finish those whose worker ended, fail the rest.
+
+    A queued job never got its worker (the app stopped while starting it): it is marked failed.
+    """
+    out = []
+    for job in store.active_jobs(con):
+        if job.state == "queued":
+            finish(con, job, {"state": "failed",
+                              "message": "the app stopped before the worker started; start the job again"})
+        else:
+            poll_job(con, job, before_activate)
+        out.append(store.get_job(con, job.job_id))
+    return out
+
+
+# --- finishing ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Verdict:
+    activate: bool
+    reason: str
+
+
+def judge(con: duckdb.DuckDBPyConnection, request: RetrainRequest, version: registry.ModelVersion,
+          result: dict) -> Verdict:
+    """Whether a new version replaces the active one (see the module docstring)."""
+    mode, metric, tol = request.primary_mode, request.primary_metric, request.tolerance
+    name = f"dev {metric} ({mode})"
+    active = store.active_version(con, request.schema)
+    if active is None:
+        return Verdict(True, f"activated: no {request.schema} version was active")
+    if store.check_version(active) or active.manifest.get("documents") != version.manifest.get("documents"):
+        return Verdict(True, f"activated: the active version {active.version} does not cover the current corpus")
+    new = (result.get("metrics", {}).get(mode) or {}).get(metric)
+    if new is None:
+        return Verdict(False, f"kept inactive: no {name} to compare (the KB has no dev split with abstracts); "
+                              f"activate it by hand on the Train & evaluate page")
+    baseline = result.get("baseline") or {}
+    old = (baseline.get("metrics", {}).get(mode) or {}).get(metric) if baseline.get("version") == active.version \
+        else None
+    if old is None:
+        return Verdict(False, f"kept inactive: {active.version} could not be evaluated on the same dev split "
+                              f"(new {name} {new:.3f}); compare and activate by hand")
+    if new >= old - tol:
+        return Verdict(True, f"activated: {name} {new:.3f} vs {old:.3f} for {active.version} (tolerance {tol})")
+    return Verdict(False, f"kept inactive: {name} {new:.3f} is below {active.version}'s {old:.3f} "
+                          f"by more than the tolerance {tol}")
+
+
+def finish(con: duckdb.DuckDBPyConnection, job: store.Job, result: dict,
+           before_activate: Callable[[Path], None] | None = None) -> store.Job:
+    """Record the worker's outcome; for a new version, register it and activate it if it is good enough.
+
+    ``before_activate(path)`` runs before the active flag flips (the app loads the new
+    retriever there, so no search waits on it and none fails).
+    """
+    with _FINISH_LOCK:
+        job = store.get_job(con, job.job_id)
+        if job.finished:
+            return job
+        state = result.get("state", "failed")
+        message = str(result.get("message", ""))
+        if state == "succeeded":
+            try:
+                request = RetrainRequest.from_dict(job.params, where=f"job {job.job_id}")
+                version = registry.read_version(result["path"])
+                store.register_version(con, version)
+                verdict = judge(con, request, version, result)
+                if verdict.activate:
+                    if before_activate is not None:
+                        before_activate(version.path)
+                    store.activate_version(con, version.version)
+                message = f"{version.version}: {verdict.reason}"
+                result = {**result, "activated": verdict.activate, "verdict": verdict.reason}
+            except (CurationError, KeyError, OSError) as exc:
+                state, message = "failed", f"the new version could not be used: {exc}; the active model keeps serving"
+        if state not in TERMINAL_STATES:
+            state, message = "failed", f"the worker reported an unknown state '{state}': {message}"
+        store.finish_job(con, job.job_id, state, message, result)
+        if job.job_dir:
+            shutil.rmtree(Path(job.job_dir) / SNAPSHOT, ignore_errors=True)  # the corpus copy; digest kept
+        return store.get_job(con, job.job_id)
+
+
+def wait_for(con: duckdb.DuckDBPyConnection, job: store.Job, interval_s: float = 2.0,
+             report: Callable[[store.Job, Progress | None], None] | None = None,
+             timeout_s: float | None = None) -> store.Job:
+    """Poll a job until it finishes (the CLI's loop)."""
+    started = time.time()
+    while not job.finished:
+        if timeout_s is not None and time.time() - started > timeout_s:
+            raise CurationError(f"job {job.job_id} did not finish within {timeout_s:.0f} s")
+        time.sleep(interval_s)
+        job = poll_job(con, store.get_job(con, job.job_id))
+        if report is not None:
+            report(job, read_progress(job))
+    return job

@@ -1,0 +1,188 @@
+"""The retraining worker: ``python -m curation.worker <job folder>``.
+
+Reads only the job folder (``request.json`` and the ``snapshot/`` the app exported) and writes
+only a new version under the models folder, ``progress.json`` and, last, ``result.json``
+(renamed into place when complete). It never opens the store. See ``curation.retraining``.
+
+Result: ``{"state": "succeeded" | "failed" | "cancelled", "message", "version", "path",
+"metrics": {"dense", "hybrid"}, "baseline": {"version", "metrics"}, "training": {...},
+"timings_s": {...}, "device"}``.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import shutil
+import sys
+import time
+import traceback
+from pathlib import Path
+
+from curation.errors import CurationError
+from curation.retraining import CANCEL, PROGRESS, REQUEST, RESULT, SNAPSHOT, RetrainRequest
+
+MIN_FREE_BYTES = 300 * 2**20  # a MiniLM version takes ~100 MB (weights + indexes); staged then renamed
+FREE_BYTES_PER_DOCUMENT = 8 * 1024  # dense vectors, BM25 postings and the snapshot copy, generously
+
+
+def write_result(job_dir: Path, result: dict) -> None:
+    """Atomically write ``result.json`` (the app reads it only once it is complete)."""
+    tmp = job_dir / (RESULT + ".tmp")
+    tmp.write_text(json.dumps(result, indent=2, default=str))
+    tmp.replace(job_dir / RESULT)
+
+
+def check_free_space(folder: Path, documents: int) -> None:
+    """Fail early, with a clear message, when the models folder's disk cannot hold a new version.
+
+    Raises:
+        OSError: ENOSPC, naming the folder and what is needed.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    need = MIN_FREE_BYTES + documents * FREE_BYTES_PER_DOCUMENT
+    free = shutil.disk_usage(folder).free
+    if free < need:
+        raise OSError(errno.ENOSPC, f"only {free / 2**20:.0f} MB free for a new version; it needs about "
+                                    f"{need / 2**20:.0f} MB", str(folder))
+
+
+def failure_message(exc: BaseException) -> str:
+    """What a person reads on the Train & evaluate page when the job fails."""
+    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+        where = f" in {exc.filename}" if exc.filename else ""
+        return (f"the disk is full{where}: {exc.strerror or exc}. Free some space (old model versions or job "
+                f"folders), then retry; the active model keeps serving")
+    if isinstance(exc, OSError):
+        return f"cannot write the new version: {exc.strerror or exc} ({exc.filename}); the active model keeps serving"
+    if isinstance(exc, CurationError):
+        return f"{exc}; the active model keeps serving"
+    return f"{type(exc).__name__}: {exc} (see worker.log); the active model keeps serving"
+
+
+def run(job_dir: Path) -> dict:
+    """Do the job in ``job_dir`` and return its result (also written to ``result.json``)."""
+    from curation.training import TrainingCancelled, write_progress
+
+    started = time.time()
+    progress, cancel = job_dir / PROGRESS, job_dir / CANCEL
+    try:
+        write_progress(progress, state="preparing", step=None, total=None, loss=None, eta_s=None, epoch=None)
+        try:
+            request = RetrainRequest.from_dict(json.loads((job_dir / REQUEST).read_text()), f"{job_dir / REQUEST}")
+        except (FileNotFoundError, json.JSONDecodeError) as exc:
+            raise CurationError(f"{job_dir / REQUEST} is missing or unreadable ({exc})") from None
+        result = _train(job_dir, request, progress, cancel)
+        result["timings_s"]["total"] = round(time.time() - started, 1)
+    except TrainingCancelled as exc:
+        result = {"state": "cancelled", "message": str(exc)}
+    except Exception as exc:  # every failure becomes a job message; the traceback goes to worker.log
+        traceback.print_exc()
+        result = {"state": "failed", "message": failure_message(exc)}
+    write_result(job_dir, result)
+    return result
+
+
+def _train(job_dir: Path, request: RetrainRequest, progress: Path, cancel: Path) -> dict:
+    from curation.dictionaries import snapshot_lexicon
+    from curation.matching import Matcher
+    from curation.pipeline import BuildRequest, build_version, evaluate_retriever, kb_split, training_set_for
+    from curation.registry import new_version_name
+    from curation.sampling import SamplingConfig
+    from curation.snapshot import load_snapshot
+    from curation.training import TrainConfig, write_progress
+    from index.lexical import LexicalIndex
+    from index.loading import open_retriever
+    from index.search import Mode
+
+    timings: dict[str, float] = {}
+    clock = time.time()
+    snapshot = load_snapshot(job_dir / SNAPSHOT)
+    schema = snapshot.schema(request.schema)
+    models_dir = Path(request.models_dir)
+    check_free_space(models_dir, len(snapshot.documents))
+    matcher = Matcher(snapshot_lexicon(snapshot))
+    split = kb_split(schema, snapshot.records, snapshot.documents, matcher, seed=request.seed)
+    documents = snapshot.documents
+    lexical = LexicalIndex.build(list(documents.values()))
+    build = BuildRequest(
+        schema=schema,
+        base_model=request.base_model,
+        version=new_version_name(schema.name, "edel"),
+        train_config=TrainConfig(epochs=request.epochs, batch_size=request.batch_size,
+                                 learning_rate=request.learning_rate, max_seq_length=request.max_seq_length,
+                                 max_steps=request.max_steps, device=request.device, seed=request.seed),
+        sampling=SamplingConfig(per_class=request.per_class, seed=request.seed),
+        feedback=request.feedback,
+    )
+    training, feedback = training_set_for(
+        build, split.train, documents, matcher, lexical,
+        decisions=snapshot.decisions if request.use_decisions else (), use_kb=request.use_kb,
+    )
+    if not training.pairs:
+        raise CurationError(
+            "nothing to train on: no KB record of this schema has its abstract in the corpus"
+            + (" and no decision was recorded" if request.use_decisions else "")
+        )
+    print(f"training pairs ({schema.name}):\n{training.format_report()}", flush=True)
+    timings["prepare"] = round(time.time() - clock, 1)
+    baseline = {}
+    if request.baseline and split.dev.queries:
+        clock = time.time()
+        write_progress(progress, state="evaluating the active version", step=None, total=None, loss=None,
+                       eta_s=None, epoch=None)
+        try:
+            current = open_retriever(request.baseline)
+            if len(current.dense) == len(documents):
+                baseline = {"version": Path(request.baseline).name,
+                            "metrics": {m.value: evaluate_retriever(current, split.dev, m)
+                                        for m in (Mode.DENSE, Mode.HYBRID)}}
+            del current
+        except CurationError as exc:  # an unusable active version: the app decides without a baseline
+            print(f"the active version could not be evaluated: {exc}", flush=True)
+        timings["baseline_eval"] = round(time.time() - clock, 1)
+    clock = time.time()
+    version = build_version(build, documents, models_dir, training=training, dev=split.dev,
+                            snapshot_digest=snapshot.digest, progress_file=progress, cancel_file=cancel)
+    timings["build"] = round(time.time() - clock, 1)
+    dev_queries = set(split.dev.queries.values())
+    return {
+        "state": "succeeded",
+        "message": f"built {version.version}",
+        "version": version.version,
+        "path": str(version.path),
+        "metrics": {"dense": version.manifest.get("metrics", {}), "hybrid": version.manifest.get("metrics_hybrid", {})},
+        "baseline": baseline,
+        "training": {
+            "pairs": len(training.pairs),
+            "report": training.report(),
+            "decisions": feedback.summary(),
+            "decision_pairs_on_dev_queries": sum(1 for p in feedback.pairs if p.query in dev_queries),
+            "dev_queries": len(split.dev.queries),
+        },
+        "device": version.manifest.get("device", ""),
+        "timings_s": timings,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 1:
+        print("usage: python -m curation.worker <job folder>", file=sys.stderr)
+        return 2
+    try:
+        os.nice(5)  # curators' searches come first on a shared CPU
+    except OSError:
+        pass
+    job_dir = Path(argv[0])
+    if not job_dir.is_dir():
+        print(f"error: {job_dir} is not a job folder", file=sys.stderr)
+        return 2
+    result = run(job_dir)
+    print(f"{result['state']}: {result.get('message', '')}", flush=True)
+    return 0 if result["state"] == "succeeded" else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
