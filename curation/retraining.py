@@ -43,8 +43,8 @@ from curation.feedback import FeedbackConfig
 from curation.schemas import resolve_schema
 from curation.store.jobs import TERMINAL_STATES
 
-REQUEST, RESULT, PROGRESS, CANCEL, LOG, SNAPSHOT = (
-    "request.json", "result.json", "progress.json", "cancel", "worker.log", "snapshot"
+REQUEST, RESULT, PROGRESS, CANCEL, LOG, SNAPSHOT, VERSION = (
+    "request.json", "result.json", "progress.json", "cancel", "worker.log", "snapshot", "version.txt"
 )
 CANCEL_GRACE_S = 60.0  # after a cancel request, how long the worker may take before it is terminated
 _CHILDREN: dict[int, subprocess.Popen] = {}  # workers this process started (reaped through Popen.poll)
@@ -162,9 +162,9 @@ def start_retrain(
     con: duckdb.DuckDBPyConnection,
     request: RetrainRequest,
     settings: Settings,
-    launch: Callable[[Path], int] = spawn_worker,
+    launch: Callable[[Path], int] | None = None,
 ) -> store.Job:
-    """Record a job, export its snapshot and start the worker.
+    """Record a job, export its snapshot and start the worker (``launch``: :func:`spawn_worker`).
 
     Raises:
         CurationError: unknown schema, another job queued or running, or the worker could not
@@ -185,7 +185,7 @@ def start_retrain(
 
         export_snapshot(con, job_dir / SNAPSHOT)
         (job_dir / REQUEST).write_text(json.dumps(request.to_dict(), indent=2))
-        pid = launch(job_dir)
+        pid = (launch or spawn_worker)(job_dir)
     except (OSError, CurationError, subprocess.SubprocessError) as exc:
         message = _os_message(exc, job_dir) if isinstance(exc, OSError) else str(exc)
         store.finish_job(con, job.job_id, "failed", f"could not start the worker: {message}")
@@ -261,6 +261,7 @@ def poll_job(
     if result is None and not worker_alive(job.pid):
         result = _read_json(job_dir / RESULT)  # it may have written its result just before exiting
         if result is None:
+            _remove_staging(job)
             if (job_dir / CANCEL).exists():
                 result = {"state": "cancelled", "message": "cancelled; the worker was stopped"}
             else:
@@ -274,6 +275,17 @@ def poll_job(
     if result is None:
         return job
     return finish(con, job, result, before_activate)
+
+
+def _remove_staging(job: store.Job) -> None:
+    """The half-built version of a worker that died (never a published one: those have no .tmp)."""
+    try:
+        name = (Path(job.job_dir) / VERSION).read_text().strip()
+        models_dir = Path(job.params.get("models_dir", ""))
+    except (FileNotFoundError, AttributeError):
+        return
+    if name and models_dir.name:
+        shutil.rmtree(models_dir / f"{registry.check_name(name)}.tmp", ignore_errors=True)
 
 
 def _log_tail(job_dir: Path, lines: int = 5) -> str:

@@ -21,7 +21,7 @@ import traceback
 from pathlib import Path
 
 from curation.errors import CurationError
-from curation.retraining import CANCEL, PROGRESS, REQUEST, RESULT, SNAPSHOT, RetrainRequest
+from curation.retraining import CANCEL, PROGRESS, REQUEST, RESULT, SNAPSHOT, VERSION, RetrainRequest
 
 MIN_FREE_BYTES = 300 * 2**20  # a MiniLM version takes ~100 MB (weights + indexes); staged then renamed
 FREE_BYTES_PER_DOCUMENT = 8 * 1024  # dense vectors, BM25 postings and the snapshot copy, generously
@@ -116,6 +116,7 @@ def _train(job_dir: Path, request: RetrainRequest, progress: Path, cancel: Path)
         sampling=SamplingConfig(per_class=request.per_class, seed=request.seed),
         feedback=request.feedback,
     )
+    (job_dir / VERSION).write_text(build.version)  # so the app can clear its staging folder if this process dies
     training, feedback = training_set_for(
         build, split.train, documents, matcher, lexical,
         decisions=snapshot.decisions if request.use_decisions else (), use_kb=request.use_kb,

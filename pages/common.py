@@ -16,17 +16,40 @@ from curation.errors import CurationError
 
 @st.cache_resource(show_spinner=False)
 def _connection(db_path: str) -> duckdb.DuckDBPyConnection:
-    return store.open_store(db_path)
+    from curation.retraining import recover_jobs
+
+    con = store.open_store(db_path)
+    # Once per app process: a retraining job that was running when the app stopped is
+    # re-attached (worker alive), finished (worker done meanwhile) or marked failed.
+    recover_jobs(con.cursor())
+    return con
 
 
 def connection() -> duckdb.DuckDBPyConnection | None:
     """A cursor on the app's store (one per script run), or None with the reason shown."""
     db_path = str(load_settings().db_path)
     try:
-        return _connection(db_path).cursor()
+        return _back_up_if_due(_connection(db_path).cursor())
     except CurationError as exc:
         st.error(str(exc))
         return None
+
+
+def _back_up_if_due(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
+    """Back the store up when its newest backup is older than ``CURATION_BACKUP_INTERVAL_MIN``.
+
+    Not due: a listing of the backup folder. Due: about 0.4 s on the real-size store (bench/backup.py),
+    while other sessions keep writing; see curation/backup.py.
+    """
+    from curation.backup import backup_if_due, backups_dir_for
+
+    settings = load_settings()
+    try:
+        backup_if_due(con, backups_dir_for(settings.backups_dir, settings.db_path), settings.backup_interval_min)
+    except (CurationError, duckdb.Error, OSError) as exc:
+        st.warning(f"Automatic backup failed ({exc}). Decisions are still saved in the store; "
+                   f"check {settings.backups_dir}, or stop the app and run `python -m curation backup`.")
+    return con
 
 
 def safe_upload_name(name: str) -> str:
@@ -76,6 +99,25 @@ def sidebar(con: duckdb.DuckDBPyConnection | None) -> None:
         )
         active = store.active_version(con, st.session_state.get("schema") or (schemas[0] if schemas else ""))
         st.caption(f"Model: {active.version} (active)" if active else "Model: none active (newest that fits, or BM25)")
+        job = current_job(con)
+        if job is not None:
+            from curation.retraining import read_progress
+
+            progress = read_progress(job)
+            stage = progress.stage if progress else job.state
+            share = f" {progress.fraction:.0%}" if progress and progress.fraction is not None else ""
+            st.caption(f"Retraining (job {job.job_id}): {stage}{share}")
+
+
+def current_job(con: duckdb.DuckDBPyConnection):
+    """The queued or running job, brought up to date (finished, and its version swapped in, when done)."""
+    from curation.retraining import poll_job
+
+    jobs = store.active_jobs(con)
+    if not jobs:
+        return None
+    job = poll_job(con, jobs[0], before_activate=lambda path: preload_retriever(con, path))
+    return None if job.finished else job
 
 
 def store_fingerprint(con: duckdb.DuckDBPyConnection) -> tuple[int, int, int]:
@@ -121,7 +163,7 @@ def normaliser(con: duckdb.DuckDBPyConnection):
     return _normaliser(str(load_settings().db_path), store_fingerprint(con))
 
 
-@st.cache_resource(show_spinner="Loading the search indexes…", max_entries=2)
+@st.cache_resource(show_spinner="Loading the search indexes…", max_entries=3)
 def _retriever(db_path: str, models_dir: str, fingerprint: tuple[int, int, int], active: tuple[str, ...]):
     import faiss
 
@@ -133,10 +175,11 @@ def _retriever(db_path: str, models_dir: str, fingerprint: tuple[int, int, int],
     faiss.omp_set_num_threads(1)  # one query at a time: threads only add contention (bench/scale.py)
     con = _connection(db_path).cursor()
     documents = fingerprint[0]
-    # The version activated on the Train & evaluate page serves while its index covers the corpus;
-    # an unusable folder is not loaded (that page reports it).
+    # The versions named in ``active`` serve while their index covers the corpus; an unusable
+    # folder is not loaded (the Train & evaluate page reports it).
     for version in store.list_model_versions(con):
-        if version.active and version.manifest.get("documents") == documents and not store.check_version(version):
+        if version.version in active and version.manifest.get("documents") == documents \
+                and not store.check_version(version):
             return open_retriever(version.path)
     versions, _ = list_versions(models_dir)  # complete, readable folders only
     for version in versions:
@@ -149,6 +192,10 @@ def _retriever(db_path: str, models_dir: str, fingerprint: tuple[int, int, int],
     return Retriever(lexical=LexicalIndex.build(docs), version="bm25-only")
 
 
+def _active_names(con: duckdb.DuckDBPyConnection) -> tuple[str, ...]:
+    return tuple(sorted(v.version for v in store.list_model_versions(con) if v.active))
+
+
 def retriever(con: duckdb.DuckDBPyConnection):
     """The active model version (else the newest) indexing the current corpus, or BM25 alone.
 
@@ -156,5 +203,22 @@ def retriever(con: duckdb.DuckDBPyConnection):
     on the next script run, without restarting the app.
     """
     settings = load_settings()
-    active = tuple(sorted(v.version for v in store.list_model_versions(con) if v.active))
-    return _retriever(str(settings.db_path), str(settings.models_dir), store_fingerprint(con), active)
+    return _retriever(str(settings.db_path), str(settings.models_dir), store_fingerprint(con), _active_names(con))
+
+
+def preload_retriever(con: duckdb.DuckDBPyConnection, path) -> None:
+    """Load a version's retriever into the cache under the key it will have once it is active.
+
+    Called before the active flag flips: searches keep using the old retriever until then, and
+    the first search after it finds the new one loaded (no failed and no slow search at the swap).
+    """
+    from pathlib import Path
+
+    settings = load_settings()
+    version = store.get_version(con, Path(path).name)
+    if version is None:
+        return
+    others = [n for n in _active_names(con)
+              if (v := store.get_version(con, n)) is not None and v.schema != version.schema]
+    _retriever(str(settings.db_path), str(settings.models_dir), store_fingerprint(con),
+               tuple(sorted([*others, version.version])))

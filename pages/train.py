@@ -1,20 +1,25 @@
-"""Train & evaluate: the model versions, their dev metrics and training loss; activate one."""
+"""Train & evaluate: retrain in the background; the model versions, their dev metrics and loss; activate one."""
 
 from __future__ import annotations
+
+from collections import Counter
 
 import plotly.express as px
 import streamlit as st
 
-from curation import store
+from curation import retraining, store
 from curation.config import load_settings
 from curation.errors import CurationError
-from pages.common import connection
+from curation.feedback import FeedbackConfig
+from pages.common import connection, current_job
+
+POLL_SECONDS = 2.0
 
 # Metrics in reading order; a version shows those its manifest has.
 METRICS = ("ndcg@10", "ndcg@50", "map@10", "map@50", "entity_recall@10", "entity_recall@50")
 BUILD_HELP = (
-    "No model version yet: the Curate page ranks with BM25 alone. Build one from a terminal — the base "
-    "model indexing the corpus (minutes), or an EDEL-trained one:\n\n"
+    "No model version yet: the Curate page ranks with BM25 alone. Press Retrain above, or build one from a "
+    "terminal — the base model indexing the corpus (minutes), or an EDEL-trained one:\n\n"
     "```\npython -m curation train --schema PO --zero-shot --out models/po-base\n"
     "python -m curation train --schema PO --out models/po-edel-1\n```\n\n"
     "Versions appear here once published under the models folder."
@@ -24,7 +29,120 @@ st.title("Train & evaluate")
 con = connection()
 if con is None:
     st.stop()
-models_dir = load_settings().models_dir
+settings = load_settings()
+models_dir = settings.models_dir
+schemas = [s.name for s in store.list_schemas(con)]
+schema_name = st.session_state.get("schema") or (schemas[0] if schemas else "PO")
+
+
+# --- retraining -----------------------------------------------------------------------------
+def start_job() -> None:
+    state = st.session_state
+    base = {"minilm": "", "active": state.get("rt_active_model", ""), "custom": state.get("rt_custom", "").strip()}
+    try:
+        request = retraining.RetrainRequest(
+            schema=schema_name,
+            base_model=base[state["rt_base"]],
+            use_kb="kb" in state["rt_sources"],
+            use_decisions="decisions" in state["rt_sources"],
+            epochs=int(state["rt_epochs"]),
+            max_steps=int(state["rt_max_steps"]),
+            batch_size=int(state["rt_batch"]),
+            max_seq_length=int(state["rt_seq"]),
+            tolerance=float(state["rt_tolerance"]),
+            feedback=FeedbackConfig(conflicts=state["rt_conflicts"]),
+        )
+        job = retraining.start_retrain(connection(), request, load_settings())
+    except CurationError as exc:
+        state["rt_error"] = str(exc)
+        return
+    st.toast(f"Retraining job {job.job_id} started")
+
+
+def cancel(job_id: int) -> None:
+    cursor = connection()
+    job = retraining.cancel_job(cursor, store.get_job(cursor, job_id))
+    st.toast(f"Job {job.job_id}: {job.message}")
+
+
+@st.fragment(run_every=POLL_SECONDS)
+def job_panel() -> None:
+    """The running job's progress; polls while it runs and refreshes the page when it ends."""
+    cursor = connection()
+    job = current_job(cursor)
+    if job is None:
+        if st.session_state.pop("rt_watching", None) is not None:
+            st.rerun(scope="app")  # a job just ended: show its version in the table below
+        return
+    st.session_state["rt_watching"] = job.job_id
+    progress = retraining.read_progress(job)
+    stage = progress.stage if progress else job.state
+    parts = [f"Job {job.job_id} · {stage}"]
+    if progress and progress.step is not None and progress.total:
+        parts.append(f"{progress.step}/{progress.total}")
+    if progress and progress.loss is not None:
+        parts.append(f"loss {progress.loss:.4f}")
+    if progress and progress.eta_s:
+        parts.append(f"ETA {format_seconds(progress.eta_s)}")
+    st.progress(progress.fraction if progress and progress.fraction is not None else 0.0, text=" · ".join(parts))
+    if job.message:
+        st.caption(job.message)
+    st.button("Cancel retraining", key="rt_cancel", on_click=cancel, args=(job.job_id,))
+
+
+def format_seconds(seconds: float) -> str:
+    return f"{seconds / 60:.1f} min" if seconds >= 90 else f"{seconds:.0f} s"
+
+
+st.subheader("Retrain from the KB and curators' decisions")
+job_panel()
+if not store.active_jobs(con):
+    decisions = store.list_decisions(con, schema=schema_name)
+    grades = Counter(d.grade for d in decisions)
+    st.caption(
+        f"{schema_name}: {len(decisions)} active decisions ({grades['complete']} complete, {grades['partial']} "
+        f"partial, {grades['not_relevant']} not relevant). Complete evidence trains as a graded positive, partial "
+        f"as a noisy positive, not relevant as a hard negative; the new version is activated only if its dev "
+        f"score is not worse than the active one's by more than the tolerance."
+    )
+    active = store.active_version(con, schema_name)
+    st.session_state["rt_active_model"] = str(active.path / "model") if active else ""
+    with st.form("retrain_form", border=True):
+        left, middle, right = st.columns(3)
+        left.multiselect(
+            "Train on", ["kb", "decisions"], default=["kb", "decisions"], key="rt_sources",
+            format_func={"kb": "Knowledge base", "decisions": "Curators' decisions"}.get,
+        )
+        left.radio(
+            "Start from", ["minilm", "active", "custom"] if active else ["minilm", "custom"], key="rt_base",
+            format_func={"minilm": "all-MiniLM-L6-v2 (offline default)",
+                         "active": f"the active version's weights ({active.version})" if active else "",
+                         "custom": "another model (hub name or folder)"}.get,
+        )
+        left.text_input("Other model", key="rt_custom", placeholder="e.g. ncbi/MedCPT-Query-Encoder")
+        middle.number_input("Epochs", 1, 20, 1, key="rt_epochs")
+        middle.number_input("Max steps (0 = all)", 0, 100_000, 0, key="rt_max_steps")
+        middle.number_input("Batch size", 1, 256, 16, key="rt_batch")
+        right.number_input("Max sequence length", 32, 512, 256, step=32, key="rt_seq")
+        right.number_input("Tolerance (dev nDCG@10)", 0.0, 1.0, 0.01, step=0.005, format="%.3f", key="rt_tolerance")
+        right.radio(
+            "Curators disagree, no adjudication", ["exclude", "latest"], key="rt_conflicts",
+            format_func={"exclude": "leave the item out", "latest": "take the latest decision"}.get,
+        )
+        st.form_submit_button("Retrain", type="primary", on_click=start_job)
+if error := st.session_state.pop("rt_error", None):
+    st.error(error)
+history = store.list_jobs(con, limit=20)
+if history:
+    with st.expander(f"Jobs ({len(history)})", expanded=False):
+        st.dataframe(
+            [{"job": j.job_id, "state": j.state, "started": (j.started_at or j.created_at)[:19],
+              "finished": (j.finished_at or "")[:19], "message": j.message} for j in history],
+            hide_index=True,
+        )
+
+# --- versions -------------------------------------------------------------------------------
+st.subheader("Model versions")
 versions, problems = store.sync_model_versions(con, models_dir)
 for problem in problems:
     st.warning(problem)
@@ -43,7 +161,6 @@ def activate() -> None:
     st.toast(f"{chosen.version} is now the active {chosen.schema} model")
 
 
-# --- versions -------------------------------------------------------------------------------
 view = st.radio(
     "Metrics of",
     ["dense", "hybrid"],
@@ -87,7 +204,7 @@ if error := st.session_state.pop("activate_error", None):
     st.error(error)
 st.caption(
     "The active version serves the Curate page when its index covers the current corpus; without one, "
-    "the newest version that does, else BM25 alone. Retraining controls arrive later."
+    "the newest version that does, else BM25 alone."
 )
 
 # --- charts ---------------------------------------------------------------------------------

@@ -12,6 +12,12 @@ from curation.config import load_settings
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
+@pytest.fixture(autouse=True)
+def _private_jobs_dir(tmp_path, monkeypatch):
+    """Retraining jobs of a test write under its own folder, never the project's data/jobs."""
+    monkeypatch.setenv("CURATION_JOBS_DIR", str(tmp_path / "jobs"))
+
+
 @pytest.fixture
 def fixtures() -> Path:
     return FIXTURES
