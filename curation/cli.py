@@ -250,6 +250,28 @@ def cmd_retrain(args: argparse.Namespace) -> int:
     return 0 if job.state == "succeeded" else 1
 
 
+def cmd_backup(args: argparse.Namespace) -> int:
+    from curation.backup import backup_store, backups_dir_for
+
+    folder = args.dir or backups_dir_for(load_settings().backups_dir, args.db)
+    made = backup_store(_open(args), folder, keep=args.keep)
+    counts = made.counts
+    print(f"backed up {args.db} to {made.folder} in {made.manifest['seconds']} s "
+          f"({made.manifest['bytes']:,} bytes): {counts.get('decisions', 0)} decision rows, "
+          f"{counts.get('kb_records', 0)} KB records, {counts.get('documents', 0)} documents")
+    return 0
+
+
+def cmd_recover(args: argparse.Namespace) -> int:
+    from curation.backup import backups_dir_for
+    from curation.recovery import recover_store
+
+    folder = args.dir or backups_dir_for(load_settings().backups_dir, args.db)
+    report = recover_store(args.db, folder)
+    print(json.dumps(report.to_dict(), indent=2) if args.json else "\n".join(report.lines()))
+    return 0
+
+
 BENCHMARKS = ("retrieval",)
 
 
@@ -358,6 +380,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--status", action="store_true", help="list recent jobs (and finish any whose worker ended)")
     p.add_argument("--cancel", action="store_true", help="cancel the running job")
     p.set_defaults(func=cmd_retrain)
+
+    p = sub.add_parser("backup", parents=[common], help="write a consistent backup of the store (the app does too)")
+    p.add_argument("--dir", type=Path, help="this store's backup folder (default: CURATION_BACKUPS_DIR/<store name>)")
+    p.add_argument("--keep", type=int, default=10, help="how many backups to keep")
+    p.set_defaults(func=cmd_backup)
+
+    p = sub.add_parser("recover", parents=[common],
+                       help="when the store will not open: set the damaged files aside, put back the newest good state")
+    p.add_argument("--dir", type=Path, help="this store's backup folder (default: CURATION_BACKUPS_DIR/<store name>)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_recover)
 
     p = sub.add_parser("bench", help="run a benchmark and write its JSON under bench/results/")
     p.add_argument("name", choices=BENCHMARKS)
