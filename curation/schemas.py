@@ -251,4 +251,7 @@ def resolve_schema(name: str, extra: Iterable[RelationSchema] = ()) -> RelationS
     for key, schema in known.items():
         if key.lower() == name.lower():
             return schema
-    raise SchemaError(f"unknown schema '{name}'; known schemas: {', '.join(sorted(known))}")
+    raise SchemaError(
+        f"unknown schema '{name}'; known schemas: {', '.join(sorted(known))}. Use one of them, or add yours "
+        "from a TOML file with `python -m curation add-schemas FILE`"
+    )

@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from curation.ingest.problems import Problems
-from curation.ingest.tabular import read_tsv, valid_pmid
+from curation.ingest.tabular import open_text_lines, read_tsv, valid_pmid
 from curation.records import KBRecord
 
 CURRENT_REQUIRED = ("molecular_profile", "therapies", "citation_id", "source_type", "evidence_id")
@@ -108,9 +108,13 @@ def _therapies(value: str) -> list[str]:
 def read_civic(path: Path, problems: Problems) -> Iterator[KBRecord]:
     """Read either CIViC export schema (detected from the header) into PO records."""
     path = Path(path)
-    with path.open("rb") as handle:
-        first = handle.readline().decode("utf-8", errors="replace")
-    header = first.lstrip("\ufeff").rstrip("\r\n").split("\t")
+    # The header through the same reader as the rows, so a gzip-compressed export is detected too.
+    lines = open_text_lines(path, Problems(path, lenient=True))
+    try:
+        first = next(lines, (1, ""))[1]
+    finally:
+        lines.close()
+    header = first.lstrip("\ufeff").split("\t")
     if "molecular_profile" in header:
         yield from _read_current(path, problems)
     elif "variant" in header and "drugs" in header:
@@ -148,7 +152,7 @@ def _read_current(path: Path, problems: Problems) -> Iterator[KBRecord]:
         pmid: str | None = None
         if source_type == "PubMed":
             if not valid_pmid(citation):
-                problems.report(line, "citation_id", f"'{citation}' is not a PubMed id")
+                problems.report(line, "citation_id", f"'{citation}' is not a PubMed id (1 to 9 digits)")
                 continue
             pmid = citation
         attributes = tuple((name, row.get(column, "").strip()) for name, column in CURRENT_ATTRIBUTES) + (
@@ -183,7 +187,7 @@ def _read_v1(path: Path, problems: Problems) -> Iterator[KBRecord]:
             continue
         pmid = row["pubmed_id"].strip() or None
         if pmid is not None and not valid_pmid(pmid):
-            problems.report(line, "pubmed_id", f"'{pmid}' is not a PubMed id")
+            problems.report(line, "pubmed_id", f"'{pmid}' is not a PubMed id (1 to 9 digits)")
             continue
         attributes = tuple((name, row.get(column, "").strip()) for name, column in V1_ATTRIBUTES) + (
             ("therapies", row["drugs"].strip()),

@@ -10,6 +10,7 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
+from curation.ingest.limits import document_problem
 from curation.ingest.problems import Problems
 from curation.ingest.tabular import open_text_lines, valid_pmid
 from curation.records import Document
@@ -26,25 +27,29 @@ def read_jsonl(path: Path, problems: Problems) -> Iterator[Document]:
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
-            problems.report(number, None, f"not valid JSON ({exc.msg} at column {exc.colno})")
+            problems.report(
+                number, None,
+                f"not valid JSON ({exc.msg} at column {exc.colno}); expected one "
+                '{"pmid", "title", "abstract"} object per line: is this the right format?',
+            )
             continue
         if not isinstance(obj, dict):
             problems.report(number, None, "expected a JSON object per line")
             continue
         pmid = str(obj.get("pmid", "")).strip()
         if not valid_pmid(pmid):
-            problems.report(number, "pmid", f"'{pmid}' is not a PubMed id" if pmid else "is missing")
+            problems.report(number, "pmid", f"'{pmid}' is not a PubMed id (1 to 9 digits)" if pmid else "is missing")
             continue
         if pmid in seen:
-            problems.report(number, "pmid", f"PMID {pmid} already appeared on line {seen[pmid]}")
+            problems.report(number, "pmid", f"PMID {pmid} already appeared on line {seen[pmid]}; keep one of the two")
             continue
         abstract = obj.get("abstract", obj.get("text", ""))
         title = obj.get("title", "")
         if not isinstance(abstract, str) or not isinstance(title, str):
             problems.report(number, "abstract", "title and abstract must be strings")
             continue
-        if not abstract.strip():
-            problems.report(number, "abstract", f"PMID {pmid} has an empty abstract")
+        if problem := document_problem(pmid, title, abstract):
+            problems.report(number, *problem)
             continue
         seen[pmid] = number
         yield Document(pmid=pmid, title=title.strip(), abstract=abstract.strip(), source=source)

@@ -31,7 +31,7 @@ def read_kb_tsv(path: Path, schema: RelationSchema, problems: Problems) -> Itera
             continue
         pmid = row[pmid_column].strip() or None
         if pmid is not None and not valid_pmid(pmid):
-            problems.report(line, pmid_column, f"'{pmid}' is not a PubMed id")
+            problems.report(line, pmid_column, f"'{pmid}' is not a PubMed id (1 to 9 digits)")
             continue
         source_id = row.get("record_id", "").strip()
         if not source_id:

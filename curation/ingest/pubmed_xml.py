@@ -28,6 +28,7 @@ from typing import NamedTuple
 from xml.etree.ElementTree import Element, TreeBuilder
 from xml.parsers import expat
 
+from curation.ingest.limits import document_problem
 from curation.ingest.problems import Problems
 from curation.ingest.tabular import is_gzip, valid_pmid
 from curation.records import Document
@@ -122,6 +123,7 @@ def read_pubmed_xml(path: Path, problems: Problems) -> Iterator[Document]:
     path = Path(path)
     compressed = is_gzip(path, problems)
     collector = _ArticleCollector()
+    seen: dict[str, tuple[int, int]] = {}
     handle = gzip.open(path, "rb") if compressed else path.open("rb")
     with handle:
         size, at_end = 0, False
@@ -129,10 +131,10 @@ def read_pubmed_xml(path: Path, problems: Problems) -> Iterator[Document]:
             while chunk := handle.read(_CHUNK):
                 size += len(chunk)
                 collector.feed(chunk)
-                yield from _drain(collector, problems)
+                yield from _drain(collector, problems, seen)
             at_end = True
             collector.feed(b"", final=True)
-            yield from _drain(collector, problems)
+            yield from _drain(collector, problems, seen)
         except _EntityDeclared as exc:
             raise problems.fail(
                 exc.line, "DOCTYPE",
@@ -153,6 +155,10 @@ def read_pubmed_xml(path: Path, problems: Problems) -> Iterator[Document]:
                 hint = "this is not XML; expected a PubMed <PubmedArticleSet> file"
             elif at_end:
                 hint = "the XML ends early, the file is truncated: download it again"
+            elif exc.code == expat.errors.codes[expat.errors.XML_ERROR_INVALID_TOKEN] and (
+                bad := _non_utf8(path, compressed, exc.lineno)
+            ):
+                hint = f"{bad}; PubMed XML is UTF-8: download the file again or re-save it as UTF-8"
             else:
                 hint = "the XML is not well-formed; download the file again"
             raise problems.fail(exc.lineno, None, f"column {exc.offset + 1}: {reason}: {hint}") from None
@@ -161,12 +167,39 @@ def read_pubmed_xml(path: Path, problems: Problems) -> Iterator[Document]:
             raise problems.fail(None, None, f"{what} ({exc}); download the file again") from None
 
 
-def _drain(collector: _ArticleCollector, problems: Problems) -> Iterator[Document]:
+def _non_utf8(path: Path, compressed: bool, line: int) -> str:
+    """Where line ``line`` of the file is not UTF-8 ("not UTF-8 text (byte 0x.. at column N)"), else ""."""
+    with gzip.open(path, "rb") if compressed else path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if number == line:
+                try:
+                    raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    return f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})"
+                return ""
+    return ""
+
+
+def _drain(
+    collector: _ArticleCollector, problems: Problems, seen: dict[str, tuple[int, int]]
+) -> Iterator[Document]:
+    """The documents of the articles parsed so far; ``seen`` maps PMID → (line, hash of its text)."""
     ready, collector.ready = collector.ready, []
     for article in ready:
         document = _document(article, problems)
-        if document is not None:
-            yield document
+        if document is None:
+            continue
+        text = hash((document.title, document.abstract))
+        if document.pmid in seen:
+            line, first = seen[document.pmid]
+            if first != text:
+                problems.report(
+                    article.line, "PMID",
+                    f"PMID {document.pmid} appears again (line {line}) with a different text; keep one version",
+                )
+            continue  # the same article twice: once is enough
+        seen[document.pmid] = (article.line, text)
+        yield document
 
 
 def _document(article: _Article, problems: Problems) -> Document | None:
@@ -193,11 +226,16 @@ def _document(article: _Article, problems: Problems) -> Document | None:
     if not paragraphs:
         problems.report(article.line, "Abstract", f"PMID {pmid}: empty abstract; nothing to retrieve, skipped")
         return None
+    abstract = "\n".join(paragraphs)
+    if problem := document_problem(pmid, title, abstract):
+        field, message = problem
+        problems.report(article.line, "ArticleTitle" if field == "title" else "Abstract", message)
+        return None
     journal = (body.findtext("Journal/Title") or citation.findtext("MedlineJournalInfo/MedlineTA") or "").strip()
     return Document(
         pmid=pmid,
         title=title,
-        abstract="\n".join(paragraphs),
+        abstract=abstract,
         source=SOURCE,
         journal=" ".join(journal.split()),
         year=_year(body),

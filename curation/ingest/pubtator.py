@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from curation.ingest.limits import document_problem
 from curation.ingest.problems import Problems
 from curation.ingest.tabular import open_text_lines, valid_pmid
 from curation.records import Document, Mention, Relation
@@ -44,8 +45,8 @@ def read_pubtator(path: Path, problems: Problems) -> Iterator[Document]:
             problems.report(block.line, "title" if block.title is None else "abstract", f"PMID {block.pmid} has no "
                             f"{'|t|' if block.title is None else '|a|'} line")
             continue
-        if not block.abstract.strip() and not block.title.strip():
-            problems.report(block.line, "abstract", f"PMID {block.pmid} has an empty title and abstract")
+        if problem := document_problem(block.pmid, block.title, block.abstract):
+            problems.report(block.line, *problem)
             continue
         if not _mentions_fit(block, problems):
             continue
@@ -79,7 +80,8 @@ def _mentions_fit(block: _Block, problems: Problems) -> bool:
             problems.report(
                 block.line, "offsets",
                 f"PMID {block.pmid}: mention '{mention.text}' at {mention.start}-{mention.end} does not match "
-                f"the text there ('{text[mention.start:mention.end]}')",
+                f"the text there ('{text[mention.start:mention.end]}'); correct the offsets or the mention text "
+                "(offsets count characters of the title, one space, then the abstract)",
             )
             return False
     return True

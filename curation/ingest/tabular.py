@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import csv
 import gzip
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
+from curation.ingest.limits import MAX_FIELD_CHARS
 from curation.ingest.problems import Problems
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -29,11 +30,23 @@ def is_gzip(path: Path, problems: Problems) -> bool:
 def open_text_lines(path: Path, problems: Problems) -> Iterator[tuple[int, str]]:
     """Yield (line number, decoded line without newline), gzip-aware.
 
-    Lines are decoded one by one so a non-UTF-8 byte is reported with its line number.
+    Lines are decoded one by one so a non-UTF-8 byte is reported with its line number. A broken
+    or truncated gzip stream fails the whole file (through ``problems.fail``), lenient or not.
     """
-    handle = gzip.open(path, "rb") if is_gzip(path, problems) else open(path, "rb")
+    compressed = is_gzip(path, problems)
+    handle = gzip.open(path, "rb") if compressed else open(path, "rb")
+    number = 0
     with handle:
-        for number, raw in enumerate(handle, start=1):
+        lines = iter(handle)
+        while True:
+            try:
+                raw = next(lines)
+            except StopIteration:
+                return
+            except (OSError, EOFError, zlib.error) as exc:
+                what = "the gzip stream is broken or truncated" if compressed else "cannot read the file"
+                raise problems.fail(number + 1, None, f"{what} ({exc}); download or compress it again") from None
+            number += 1
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
@@ -48,8 +61,10 @@ def open_text_lines(path: Path, problems: Problems) -> Iterator[tuple[int, str]]
 def read_tsv(path: Path, problems: Problems, required: tuple[str, ...]) -> Iterator[tuple[int, dict[str, str]]]:
     """Yield (line number, row) for a tab-separated file with a header line.
 
-    Raises (through ``problems.fail``) when the header lacks a required column or the file is
-    not tab-separated; reports rows whose field count differs from the header's.
+    Raises (through ``problems.fail``) when the header lacks a required column, names a column
+    twice, or the file is not tab-separated; reports rows whose field count differs from the
+    header's and fields longer than :data:`~curation.ingest.limits.MAX_FIELD_CHARS`. Fields are
+    split on tabs only (no quoting), as CIViC and UniProt export them.
     """
     lines = open_text_lines(path, problems)
     try:
@@ -65,16 +80,34 @@ def read_tsv(path: Path, problems: Problems, required: tuple[str, ...]) -> Itera
     missing = [c for c in required if c not in header]
     if missing:
         raise problems.fail(
-            header_number, missing[0], f"missing required column(s) {missing}; the header has {header}"
+            header_number, missing[0],
+            f"missing required column(s) {missing}; the header has {header}. Check the format chosen for "
+            "this file, or rename the columns",
+        )
+    repeated = next((c for position, c in enumerate(header) if c and c in header[:position]), None)
+    if repeated is not None:
+        first, second = [i + 1 for i, c in enumerate(header) if c == repeated][:2]
+        raise problems.fail(
+            header_number, repeated,
+            f"the header names column '{repeated}' twice (columns {first} and {second}); rename or remove one",
         )
     for number, line in lines:
         if not line.strip():
             continue
-        fields = next(csv.reader([line], delimiter="\t", quoting=csv.QUOTE_NONE))
+        fields = line.split("\t")
         if len(fields) != len(header):
             problems.report(
                 number, None,
-                f"has {len(fields)} fields but the header has {len(header)} (truncated line or stray tab)",
+                f"has {len(fields)} fields but the header has {len(header)} (truncated line or stray tab); "
+                "fix the line or export the file again",
+            )
+            continue
+        long = next((i for i, f in enumerate(fields) if len(f) > MAX_FIELD_CHARS), None)
+        if long is not None:
+            problems.report(
+                number, header[long],
+                f"has {len(fields[long]):,} characters, more than the limit of {MAX_FIELD_CHARS:,} for one field "
+                "(a missing line break or a stray quote in the export?)",
             )
             continue
         yield number, dict(zip(header, fields, strict=True))
