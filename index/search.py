@@ -176,7 +176,10 @@ class Retriever:
         if not query:
             raise SearchError("the query is empty; fill in at least one entity")
         if len(query) > MAX_QUERY_CHARS:
-            raise SearchError(f"the query has {len(query)} characters; the limit is {MAX_QUERY_CHARS}")
+            raise SearchError(
+                f"the query has {len(query):,} characters; the limit is {MAX_QUERY_CHARS:,}. Type entity names, "
+                "not passages of text"
+            )
         mode = Mode(mode)
         self._check(mode)
         queries = {"q": query}

@@ -22,7 +22,8 @@ from curation.store.kb import add_kb_records
 
 STATUSES = ("open", "in_progress", "done", "no_evidence")
 MAX_NOTE = 10_000
-MAX_ANSWER = 500
+MAX_ANSWER = 500  # characters of the answer and of each query entity
+MAX_CURATOR = 100
 
 SQL_DOCUMENT_EXISTS = "SELECT count(*) FROM documents WHERE pmid = ?"
 SQL_ACTIVE_FOR = """
@@ -78,6 +79,14 @@ def _query_values(schema: RelationSchema, values: Mapping[str, str]) -> dict[str
     return {t: " ".join(values.get(t, "").split()) for t in schema.query_types if values.get(t, "").strip()}
 
 
+def _check_lengths(query_values: Mapping[str, str]) -> None:
+    for entity_type, value in query_values.items():
+        if len(value) > MAX_ANSWER:
+            raise CurationError(
+                f"the {entity_type} entity has {len(value)} characters; at most {MAX_ANSWER}: type the entity's name"
+            )
+
+
 def record_decision(
     con: duckdb.DuckDBPyConnection,
     curator: str,
@@ -92,28 +101,33 @@ def record_decision(
 
     Raises:
         CurationError: no curator name, unknown grade, unknown document, empty relation,
-            or an over-long answer or note.
+            or an over-long curator name, query entity, answer or note.
     """
     curator = " ".join(curator.split())
     if not curator:
         raise CurationError("enter your name as curator before recording decisions")
+    if len(curator) > MAX_CURATOR:
+        raise CurationError(f"the curator name has {len(curator)} characters; at most {MAX_CURATOR}: shorten it")
     if grade not in GRADES:
         raise CurationError(f"grade must be one of {GRADES}, got '{grade}'")
     query_values = _query_values(schema, values)
     if not query_values:
         raise CurationError(f"fill in at least one of {list(schema.query_types)} before judging documents")
+    _check_lengths(query_values)
     answer, note = answer.strip(), note.strip()
     if len(answer) > MAX_ANSWER:
-        raise CurationError(f"the {schema.answer} entity has {len(answer)} characters; at most {MAX_ANSWER}")
+        raise CurationError(
+            f"the {schema.answer} entity has {len(answer)} characters; at most {MAX_ANSWER}: type the entity's name"
+        )
     if len(note) > MAX_NOTE:
-        raise CurationError(f"the note has {len(note)} characters; at most {MAX_NOTE}")
+        raise CurationError(f"the note has {len(note)} characters; at most {MAX_NOTE}: shorten it")
     if answer and grade == "not_relevant":
         raise CurationError(f"a document judged not relevant cannot give a {schema.answer}")
     query = schema.render_query(query_values)
     key = relation_key(schema, query_values)
     with transaction(con):
         if not _scalar(con, SQL_DOCUMENT_EXISTS, [pmid]):
-            raise CurationError(f"PMID {pmid} is not in the corpus")
+            raise CurationError(f"PMID {pmid} is not in the corpus; import its abstract before judging it")
         previous = [row[0] for row in con.execute(SQL_ACTIVE_FOR, [curator, schema.name, key, pmid]).fetchall()]
         supersedes = previous[-1] if previous else None
         decision_id, created = con.execute(
