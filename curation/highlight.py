@@ -1,7 +1,11 @@
 """Turning an abstract and its entity spans into safe HTML, and picking its best sentences.
 
-Abstracts are untrusted text: every character of it goes through :func:`html.escape`; only
-the ``<mark>`` tags this module writes are markup. Sentence selection follows seeds 003/004:
+Abstracts are untrusted text: every character of it goes through :func:`escape_text`; only
+the ``<mark>`` tags this module writes are markup. The pages show this HTML with
+``st.markdown(..., unsafe_allow_html=True)``, which still parses Markdown around the tags, so
+:func:`escape_text` also turns Markdown's punctuation into character references: an abstract's
+"*2/*2 genotype" stays literal instead of turning italic, and ``[text](url)`` or ``![](url)``
+in a title never becomes a link or a remote image. Sentence selection follows seeds 003/004:
 score each sentence by the query entities it mentions (most), candidate answers, and plain
 word overlap with the query, and show the best two or three first.
 """
@@ -20,7 +24,40 @@ _WORD = re.compile(r"[A-Za-z0-9]+")
 # common abbreviations or single capitals ("e.g.", "Fig.", "B. subtilis").
 _BOUNDARY = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\bFig)(?<!\bet al)(?<!\b[A-Z])[.!?](?=\s+[A-Z0-9(\[])")
 STOP = frozenset("a an and are as at be by for from in is it of on or the to with was were this that".split())
+# HTML's five special characters, and Markdown punctuation that acts anywhere in a line (with GFM
+# and Streamlit's extensions: tables, strikethrough, $math$, :emoji: and :color[text]): a character
+# reference for it is plain text to a CommonMark parser. (GFM's autolinks of bare URLs and e-mail
+# addresses are found after references are decoded: a URL in an abstract stays a link, opened in
+# a new tab with rel="noopener noreferrer".)
+_ESCAPES = str.maketrans(
+    {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#x27;"}
+    | {c: f"&#{ord(c)};" for c in "\\`*_[]{}()~$:|!#"}
+)
+# What makes a list, heading, rule or indented code block at the start of a line.
+_BLOCK_START = re.compile(r"(^|\n)([ \t0-9+=-])")
 
+
+def escape_text(text: str, line_start: bool = True) -> str:
+    """Untrusted text as HTML that Markdown leaves alone: HTML-escaped, Markdown punctuation as references.
+
+    The result reads as exactly ``text`` in HTML and through ``st.markdown``, with or without
+    ``unsafe_allow_html``.
+
+    Args:
+        text: the untrusted text.
+        line_start: whether ``text`` begins a line (where "1." or "-" would start a list).
+
+    Example:
+        >>> escape_text("<b>*x*</b>")
+        '&lt;b&gt;&#42;x&#42;&lt;/b&gt;'
+    """
+    escaped = text.translate(_ESCAPES)
+
+    def block(match: re.Match) -> str:
+        newline, first = match.groups()
+        return match.group(0) if not newline and not line_start else f"{newline}&#{ord(first)};"
+
+    return _BLOCK_START.sub(block, escaped)
 
 @dataclass(frozen=True)
 class Sentence:
@@ -88,13 +125,19 @@ def to_html(
             chosen.append(span)
     out, position = [], 0
     for span in sorted(chosen, key=lambda s: s.start):
-        out.append(html.escape(text[position : span.start]))
+        out.append(_escape_at(text, position, span.start))
         css = (classes or {}).get(span.entity_type) or "ent-" + re.sub(r"[^a-z0-9-]", "-", span.entity_type.lower())
+        # An attribute value is never parsed as Markdown: HTML escaping is enough there.
         title = html.escape(f"{span.entity_type}: {span.concept or span.text}", quote=True)
-        out.append(f'<mark class="{css}" title="{title}">{html.escape(text[span.start : span.end])}</mark>')
+        out.append(f'<mark class="{css}" title="{title}">{_escape_at(text, span.start, span.end)}</mark>')
         position = span.end
-    out.append(html.escape(text[position:]))
+    out.append(_escape_at(text, position, len(text)))
     return "".join(out)
+
+
+def _escape_at(text: str, start: int, end: int) -> str:
+    """``text[start:end]`` escaped, knowing whether it begins a line of ``text``."""
+    return escape_text(text[start:end], line_start=start == 0 or text[start - 1] == "\n")
 
 
 def shift(spans: Iterable[Span], offset: int, length: int) -> list[Span]:
