@@ -4,6 +4,10 @@ For each hit: the escaped abstract with entity highlights by role (query entitie
 answers, abbreviations, other entities), the two or three best sentences, each component's
 score, the answer-type entities found in it (to pre-fill the answer field) and the decisions
 already recorded for this relation and document.
+
+:func:`record_judgement` is the page's other call: a decision, after checking that a typed
+answer is not a name the dictionaries know only as another kind of entity (a gene given as
+a treatment), which the curator may confirm.
 """
 
 from __future__ import annotations
@@ -14,7 +18,9 @@ from dataclasses import dataclass, field
 import duckdb
 
 from curation import store
+from curation.errors import CurationError
 from curation.highlight import best_sentences, shift, to_html
+from curation.lexicon import Lexicon
 from curation.matching import Matcher
 from curation.records import Decision, Document, Span
 from curation.schemas import RelationSchema
@@ -120,3 +126,52 @@ def curate_search(
         )
     version = getattr(retriever, "version", "")
     return CurateResult(result.query, tuple(rows), str(mode), version)
+
+
+class AnswerKindError(CurationError):
+    """The answer is a name the dictionaries know only as another kind of entity (a warning to confirm)."""
+
+
+def answer_kind_problem(lexicon: Lexicon, schema: RelationSchema, answer: str) -> str | None:
+    """Why ``answer`` looks like the wrong kind of entity for the schema's answer, or None.
+
+    Conservative on purpose: only a name the lexicon knows as some other kind and never as the
+    answer's kind is questioned. A name it does not know passes (new names are what curators
+    add), and so does a schema whose answer kind is "generic".
+    """
+    expected = schema.kind(schema.answer)
+    answer = " ".join(answer.split())
+    if not answer or expected == "generic":
+        return None
+    kinds = sorted({kind for kind, _ in lexicon.lookup(answer)})
+    if not kinds or expected in kinds:
+        return None
+    return (
+        f"'{answer}' is known as a {' and '.join(kinds)} name, not a {expected}, but the {schema.answer} of a "
+        f"{schema.name} relation is a {expected}. Pick the {expected} the abstract names, or record it anyway "
+        "if the dictionaries are wrong about this name"
+    )
+
+
+def record_judgement(
+    con: duckdb.DuckDBPyConnection,
+    lexicon: Lexicon,
+    curator: str,
+    schema: RelationSchema,
+    values: Mapping[str, str],
+    pmid: str,
+    grade: str,
+    answer: str = "",
+    note: str = "",
+    confirm_kind: bool = False,
+) -> Decision:
+    """Record a curator's decision (:func:`curation.store.record_decision`), checking the answer's kind first.
+
+    Raises:
+        AnswerKindError: the answer is known only as another kind of entity and ``confirm_kind``
+            is False; nothing is written.
+        CurationError: whatever ``record_decision`` refuses (no curator, unknown document, ...).
+    """
+    if not confirm_kind and (problem := answer_kind_problem(lexicon, schema, answer)):
+        raise AnswerKindError(problem)
+    return store.record_decision(con, curator, schema, values, pmid, grade, answer=answer, note=note)

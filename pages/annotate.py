@@ -7,6 +7,7 @@ import streamlit as st
 from curation import store
 from curation.annotation_queue import adjudicate, annotation_view
 from curation.errors import CurationError
+from curation.highlight import escape_text
 from curation.schemas import resolve_schema
 from pages.common import connection, matcher, retriever
 
@@ -48,9 +49,9 @@ def settle(disagreement, key: str) -> None:
 # Callbacks run before the script, so the view below already includes their effect.
 view = annotation_view(con, retriever(con), matcher(con), schema, curator, skipped=skipped)
 if error := st.session_state.pop("annotate_error", None):
-    st.error(error)
+    st.error(escape_text(error))
 for note in view.notes:
-    st.caption(note)
+    st.caption(escape_text(note))  # notes quote relations as typed
 
 # --- the next pair --------------------------------------------------------------------------
 st.subheader(f"Next pair · {view.remaining} in your queue")
@@ -116,8 +117,9 @@ for disagreement in view.disagreements:
         pmid = disagreement.item.pmid
         # Keyed by the pair itself, so a widget keeps its pair when the list above it shrinks.
         ident = "_".join([pmid, *(v for _, v in disagreement.item.relation)])
-        said = "; ".join(f"{who}: {GRADE_LABELS[grade]}" for who, grade in disagreement.labels)
-        st.markdown(f"[PMID {pmid}](https://pubmed.ncbi.nlm.nih.gov/{pmid}/) — {disagreement.query}")
+        said = "; ".join(f"{escape_text(who)}: {GRADE_LABELS[grade]}" for who, grade in disagreement.labels)
+        # Curator names and the typed query are escaped: they reach Markdown as plain text.
+        st.markdown(f"[PMID {pmid}](https://pubmed.ncbi.nlm.nih.gov/{pmid}/) — {escape_text(disagreement.query)}")
         st.caption(said)
         pick, go = st.columns([3, 1])
         key = f"adjudicate_grade_{ident}"

@@ -5,8 +5,9 @@ from __future__ import annotations
 import streamlit as st
 
 from curation import store
-from curation.curate import ROLES, curate_search
+from curation.curate import ROLES, AnswerKindError, curate_search, record_judgement
 from curation.errors import CurationError
+from curation.highlight import escape_text
 from curation.schemas import resolve_schema
 from pages.common import connection, matcher, normaliser, retriever
 
@@ -102,17 +103,22 @@ try:
         con, engine, matcher(con), schema, values, mode=mode, k=st.session_state.get("depth", 20), shown=shown
     )
 except CurationError as exc:
-    st.error(str(exc))
+    st.error(escape_text(str(exc)))  # messages quote typed values: shown as plain text
     st.stop()
 st.text(f"Query: {result.query}")  # typed text: shown as plain text, never as markdown
 if not curator:
     st.warning("Enter your name as curator in the sidebar to record decisions.")
 
 
-def decide(pmid: str, grade: str, answer: str, note: str) -> None:
+def decide(pmid: str, grade: str, answer: str, note: str, confirm_kind: bool = False) -> None:
     try:
-        store.record_decision(con, curator, schema, values, pmid, grade, answer=answer or "", note=note or "")
+        record_judgement(
+            con, matcher(con).lexicon, curator, schema, values, pmid, grade,
+            answer=answer or "", note=note or "", confirm_kind=confirm_kind,
+        )
         st.toast(f"PMID {pmid}: {GRADE_LABELS[grade]}")
+    except AnswerKindError as exc:
+        st.session_state["decision_kind"] = (str(exc), (pmid, grade, answer, note, True))
     except CurationError as exc:
         st.session_state["decision_error"] = str(exc)
 
@@ -125,7 +131,11 @@ def undo() -> None:
 # Callbacks run before the script, so the results below already show their effect.
 st.button("Undo my last decision", shortcut="u", disabled=not curator, on_click=undo)
 if error := st.session_state.pop("decision_error", None):
-    st.error(error)
+    st.error(escape_text(error))
+if kind := st.session_state.pop("decision_kind", None):
+    message, pending = kind
+    st.warning(escape_text(message))
+    st.button("Record anyway", key="record_anyway", disabled=not curator, on_click=decide, args=pending)
 
 focus = min(st.session_state.get("focus", 0), max(len(result.rows) - 1, 0))
 left, right, _ = st.columns([1, 1, 6])
@@ -146,7 +156,7 @@ for index, row in enumerate(result.rows):
         scores = [f"fused {row.fused:.3f}"] + [
             f"{n} {v:.3f}" for n, v in (("BM25", row.bm25), ("dense", row.dense)) if v is not None
         ]
-        decided = "; ".join(f"{d.curator}: {GRADE_LABELS[d.grade]}" for d in row.decisions)
+        decided = "; ".join(f"{escape_text(d.curator)}: {GRADE_LABELS[d.grade]}" for d in row.decisions)
         st.caption(" · ".join(scores) + (f" · decided — {decided}" if decided else ""))
         for sentence in row.best_html:
             st.markdown(f"> {sentence}", unsafe_allow_html=True)
