@@ -25,6 +25,10 @@ from curation.schemas import resolve_schema
 
 KB_FORMATS = ("civic", "uniprot", "tsv")
 CORPUS_FORMATS = ("pubtator", "pubmed-xml", "jsonl")
+# Largest file the app imports, in MB: the same number as ``server.maxUploadSize`` in
+# .streamlit/config.toml, which Streamlit enforces in the browser and on the server (a test
+# keeps the two equal). The CLI has no limit: it reads files in place.
+MAX_UPLOAD_MB = 200
 
 Progress = Callable[[int], None]
 T = TypeVar("T")
@@ -61,6 +65,22 @@ def _read_corpus(kind: str, path: Path, problems: Problems):
     if kind == "jsonl":
         return read_jsonl(path, problems)
     raise InputError(str(path), None, None, f"unknown corpus format '{kind}'; use one of {CORPUS_FORMATS}")
+
+
+def check_upload_size(name: str, size: int) -> None:
+    """Refuse an uploaded file over :data:`MAX_UPLOAD_MB` before anything is written.
+
+    Raises:
+        InputError: naming the file, its size and the limit, and what to do instead.
+    """
+    limit = MAX_UPLOAD_MB * 1024 * 1024
+    if size > limit:
+        raise InputError(
+            name, None, None,
+            f"the file has {size / 1024 / 1024:,.1f} MB, more than the app's upload limit of {MAX_UPLOAD_MB} MB. "
+            "Import it from a terminal instead (python -m curation ingest-kb / ingest-corpus read files in place, "
+            "with no size limit), or split it into smaller files",
+        )
 
 
 def _check_path(path: Path) -> None:

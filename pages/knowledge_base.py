@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import shutil
+
 import streamlit as st
 
 from curation import store
 from curation.errors import CurationError
 from curation.export import FORMATS, export_decisions, export_new_records
-from curation.ingestion import CORPUS_FORMATS, KB_FORMATS, ingest_corpus, ingest_kb
+from curation.highlight import escape_text
+from curation.ingestion import CORPUS_FORMATS, KB_FORMATS, check_upload_size, ingest_corpus, ingest_kb
 from pages.common import connection, save_upload
 
 st.title("Knowledge base")
@@ -35,8 +38,18 @@ right.caption(f"{counts['mentions']} gold mentions · {counts['kb_records_with_a
 
 
 def run_import(kind: str, fmt: str, upload, schema: str | None, lenient: bool) -> None:
-    path = save_upload(upload)
-    bar = st.progress(0.0, text=f"reading {path.name}")
+    # Messages name the file as uploaded, never the temporary copy; they quote the file's text,
+    # so they are shown escaped (plain text, no Markdown).
+    try:
+        check_upload_size(upload.name, upload.size)
+        path = save_upload(upload)
+    except CurationError as exc:
+        st.error(f"Nothing was imported. {escape_text(str(exc))}")
+        return
+    except OSError as exc:
+        st.error(f"Nothing was imported. Could not save the upload: {escape_text(exc.strerror or str(exc))}")
+        return
+    bar = st.progress(0.0, text=f"reading {upload.name}")
 
     def progress(done: int) -> None:
         bar.progress(min(0.95, done / (done + 2000)), text=f"{done} rows read")
@@ -48,10 +61,12 @@ def run_import(kind: str, fmt: str, upload, schema: str | None, lenient: bool) -
             report = ingest_corpus(con, fmt, path, lenient=lenient, progress=progress)
     except CurationError as exc:
         bar.empty()
-        st.error(f"Nothing was imported. {exc}")
+        st.error(f"Nothing was imported. {escape_text(str(exc).replace(str(path), upload.name))}")
         return
+    finally:
+        shutil.rmtree(path.parent, ignore_errors=True)  # the private copy is not kept
     bar.progress(1.0, text="done")
-    st.success(report.summary().replace(str(path), upload.name))
+    st.success(escape_text(report.summary().replace(str(path), upload.name)))
     if report.skipped:
         with st.expander(f"{len(report.skipped)} skipped rows"):
             st.text("\n".join(s.replace(str(path), upload.name) for s in report.skipped[:500]))
