@@ -163,9 +163,11 @@ for index, row in enumerate(result.rows):
         with st.expander("Abstract"):
             st.markdown(row.abstract_html, unsafe_allow_html=True)
         answer_col, note_col = st.columns(2)
+        typed = st.session_state.get(f"answer_{row.pmid}")
+        # An answer typed earlier stays selectable (as in the relation's slots above).
         answer = answer_col.selectbox(
             schema.answer,
-            list(row.answers),
+            [typed, *row.answers] if typed and typed not in row.answers else list(row.answers),
             index=None,
             accept_new_options=True,
             key=f"answer_{row.pmid}",
