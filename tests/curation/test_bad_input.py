@@ -1,0 +1,503 @@
+"""The bad-input catalogue: every kind of bad input the workbench meets, and what it does with it.
+
+Each case asserts two things: (a) the person gets a message that says what was wrong, where
+(file, line, field where they apply) and what to do, never a traceback; (b) nothing was
+half-written: every table of the store holds exactly the rows it held before. The page-level
+cases (uploads, rendering in the app) are in tests/app/test_bad_input_pages.py.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import time
+from html.parser import HTMLParser
+
+import pytest
+
+from curation import store
+from curation.annotation_queue import annotation_view
+from curation.curate import AnswerKindError, curate_search, record_judgement
+from curation.dictionaries import build_lexicon
+from curation.errors import CurationError, InputError, SchemaError
+from curation.highlight import escape_text, to_html
+from curation.ingest.limits import MAX_ABSTRACT_CHARS
+from curation.ingestion import MAX_UPLOAD_MB, check_upload_size, ingest_corpus, ingest_kb
+from curation.matching import Matcher
+from curation.records import Document, Span
+from curation.schemas import PO, PTM
+from index.lexical import LexicalIndex
+from index.search import MAX_QUERY_CHARS, Retriever, SearchError
+
+BRAF = {"Gene": "BRAF", "Variant": "V600E"}
+CIVIC_HEADER = "molecular_profile\ttherapies\tcitation_id\tsource_type\tevidence_id\n"
+CIVIC_ROW = "BRAF V600E\tVemurafenib\t20818844\tPubMed\t901\n"
+TEN_MB = "BRAF V600E responds to vemurafenib. " * 300_000  # about 10.8 million characters
+SQL = "'; DROP TABLE decisions; --"
+
+
+@pytest.fixture
+def loaded(con, fixtures):
+    """A store that already holds the fixture KB and corpus, so a partial write would show."""
+    ingest_kb(con, "civic", fixtures / "civic" / "current.tsv")
+    ingest_corpus(con, "pubtator", fixtures / "pubtator" / "small.PubTator")
+    return con
+
+
+def snapshot(con) -> dict[str, list[tuple]]:
+    """Every row of every table: equal before and after means nothing was written."""
+    tables = [row[0] for row in con.execute("SELECT table_name FROM duckdb_tables() ORDER BY 1").fetchall()]
+    # As text: timestamps with a time zone would need pytz to come back as Python values.
+    return {t: con.execute(f'SELECT COLUMNS(*)::VARCHAR FROM "{t}" ORDER BY ALL').fetchall() for t in tables}
+
+
+def _xml(*articles: str, prolog: str = "") -> str:
+    body = "".join(articles)
+    return f'<?xml version="1.0" encoding="UTF-8"?>\n{prolog}<PubmedArticleSet>\n{body}</PubmedArticleSet>\n'
+
+
+def _article(pmid: str, abstract: str, title: str = "A title") -> str:
+    return (
+        f"<PubmedArticle><MedlineCitation><PMID>{pmid}</PMID><Article><ArticleTitle>{title}</ArticleTitle>"
+        f"<Abstract><AbstractText>{abstract}</AbstractText></Abstract></Article></MedlineCitation></PubmedArticle>\n"
+    )
+
+
+def _truncated_gzip() -> bytes:
+    data = gzip.compress((CIVIC_HEADER + CIVIC_ROW * 2000).encode())
+    return data[: len(data) // 2]
+
+
+BILLION_LAUGHS = _xml(
+    _article("1", "&lol9;"),
+    prolog=(
+        '<!DOCTYPE PubmedArticleSet [\n<!ENTITY lol "lol">\n'
+        + "".join(f'<!ENTITY lol{i} "{("&lol" + (str(i - 1) if i > 1 else "") + ";") * 10}">\n' for i in range(1, 10))
+        + "]>\n"
+    ),
+)
+
+# (kind of import, format, file name, content, what the message must say)
+FILE_CASES = [
+    pytest.param(
+        "kb", "civic", "evidence.tsv", CIVIC_HEADER + CIVIC_ROW + "KIT D816V\tImatinib\t12",
+        ["line 3", "has 3 fields but the header has 5", "export the file again"], id="truncated-tsv",
+    ),
+    pytest.param(
+        "kb", "civic", "evidence.tsv.gz", _truncated_gzip(),
+        ["gzip stream is broken or truncated", "download or compress it again"], id="truncated-gzip",
+    ),
+    pytest.param(
+        "kb", "civic", "evidence.csv", CIVIC_HEADER.replace("\t", ",") + CIVIC_ROW.replace("\t", ","),
+        ["line 1", "not tab-separated (it looks ','-separated)", "export the file as TSV"], id="comma-delimited",
+    ),
+    pytest.param(
+        "kb", "civic", "evidence.tsv", CIVIC_HEADER.replace("\t", ";") + CIVIC_ROW.replace("\t", ";"),
+        ["line 1", "it looks ';'-separated", "export the file as TSV"], id="semicolon-delimited",
+    ),
+    pytest.param(
+        "kb", "civic", "evidence.tsv",
+        "molecular_profile\ttherapies\tsource_type\tevidence_id\nBRAF V600E\tX\tPubMed\t1\n",
+        ["line 1", "field 'citation_id'", "missing required column", "rename the columns"], id="missing-column",
+    ),
+    pytest.param(
+        "kb", "tsv", "po.tsv", "gene\tvariant\tgene\ttreatment\tpmid\nBRAF\tV600E\tKRAS\tVemurafenib\t1\n",
+        ["line 1", "field 'gene'", "names column 'gene' twice (columns 1 and 3)", "rename or remove one"],
+        id="repeated-column",
+    ),
+    pytest.param(
+        "kb", "civic", "evidence.tsv",
+        (CIVIC_HEADER + CIVIC_ROW).encode() + b"KIT D816V\tImatinib \xe9\t1\tPubMed\t2\n",
+        ["line 3", "not UTF-8 text (byte 0xe9 at column 20)", "re-save the file as UTF-8"], id="non-utf8-tsv",
+    ),
+    pytest.param(
+        "corpus", "pubtator", "c.PubTator", b"5|t|Caf\xe9 au lait\n5|a|An abstract.\n",
+        ["line 1", "not UTF-8 text (byte 0xe9", "re-save the file as UTF-8"], id="non-utf8-pubtator",
+    ),
+    pytest.param(
+        "corpus", "pubmed-xml", "p.xml", _xml(_article("5", "Caf\xe9")).encode("latin-1"),
+        ["line 3", "not UTF-8 text (byte 0xe9", "download the file again or re-save it as UTF-8"],
+        id="non-utf8-xml",
+    ),
+    pytest.param(
+        "kb", "civic", "evidence.tsv", b"\x89PNG\r\n\x1a\n" + bytes(range(256)),
+        ["line 1", "not UTF-8 text (byte 0x89 at column 1)", "re-save the file as UTF-8"], id="binary-file",
+    ),
+    pytest.param("kb", "civic", "evidence.tsv", b"", ["the file is empty", "expected a tab-separated header"],
+                 id="empty-file"),
+    pytest.param(
+        "kb", "civic", "evidence.tsv", CIVIC_HEADER + CIVIC_ROW.replace("20818844", "PMID:20818844"),
+        ["line 2", "field 'citation_id'", "'PMID:20818844' is not a PubMed id (1 to 9 digits)"], id="bad-pmid",
+    ),
+    pytest.param(
+        "corpus", "jsonl", "c.jsonl",
+        '{"pmid": "7", "title": "T", "abstract": "A."}\n{"pmid": "7", "title": "T", "abstract": "B."}\n',
+        ["line 2", "field 'pmid'", "PMID 7 already appeared on line 1", "keep one of the two"],
+        id="duplicate-pmid-jsonl",
+    ),
+    pytest.param(
+        "corpus", "pubtator", "c.PubTator", "7|t|T\n7|a|One text.\n\n7|t|T\n7|a|Another text.\n",
+        ["line 4", "PMID 7 appears again (line 1) with a different text", "keep one version"],
+        id="duplicate-pmid-pubtator",
+    ),
+    pytest.param(
+        "corpus", "pubmed-xml", "p.xml", _xml(_article("7", "One text."), _article("7", "Another text.")),
+        ["line 4", "field 'PMID'", "PMID 7 appears again (line 3) with a different text", "keep one version"],
+        id="duplicate-pmid-xml",
+    ),
+    pytest.param(
+        "corpus", "jsonl", "c.jsonl", '{"pmid": "8", "title": "Only a title", "abstract": "  "}\n',
+        ["line 1", "field 'abstract'", "PMID 8 has an empty abstract", "nothing to retrieve"],
+        id="empty-abstract-jsonl",
+    ),
+    pytest.param(
+        "corpus", "pubtator", "c.PubTator", "8|t|Only a title\n8|a|\n",
+        ["line 1", "field 'abstract'", "PMID 8 has an empty abstract", "nothing to retrieve"],
+        id="empty-abstract-pubtator",
+    ),
+    pytest.param(
+        "corpus", "pubmed-xml", "p.xml", _xml(_article("8", "")),
+        ["line 3", "field 'Abstract'", "PMID 8: empty abstract", "nothing to retrieve"], id="empty-abstract-xml",
+    ),
+    pytest.param(
+        "corpus", "jsonl", "c.jsonl", json.dumps({"pmid": "9", "title": "T", "abstract": TEN_MB}) + "\n",
+        ["line 1", "field 'abstract'", f"more than the limit of {MAX_ABSTRACT_CHARS:,}", "check how the file was"],
+        id="10mb-abstract-jsonl",
+    ),
+    pytest.param(
+        "corpus", "pubtator", "c.PubTator", f"9|t|T\n9|a|{TEN_MB}\n",
+        ["line 1", "field 'abstract'", f"more than the limit of {MAX_ABSTRACT_CHARS:,}"], id="10mb-abstract-pubtator",
+    ),
+    pytest.param(
+        "corpus", "pubmed-xml", "p.xml", _xml(_article("9", TEN_MB)),
+        ["line 3", "field 'Abstract'", f"more than the limit of {MAX_ABSTRACT_CHARS:,}"], id="10mb-abstract-xml",
+    ),
+    pytest.param(
+        "kb", "civic", "evidence.tsv", CIVIC_HEADER + CIVIC_ROW.replace("Vemurafenib", TEN_MB),
+        ["line 2", "field 'therapies'", "more than the limit of 100,000 for one field"], id="10mb-field-tsv",
+    ),
+    pytest.param(
+        "corpus", "jsonl", "c.jsonl", '{"pmid": "10", "title": "T", "abstract": "BRAF \\ud800 V600E"}\n',
+        ["line 1", "field 'abstract'", "unpaired surrogate (U+D800", "fix the escape in the file"],
+        id="unpaired-surrogate-json",
+    ),
+    pytest.param(
+        "corpus", "pubmed-xml", "p.xml", BILLION_LAUGHS,
+        ["line 3", "declares the entity 'lol'", "billion laughs", "use the file as NCBI serves it"],
+        id="billion-laughs-xml",
+    ),
+    pytest.param(
+        "corpus", "pubmed-xml", "p.xml",
+        _xml(_article("11", "&xxe;"), prolog='<!DOCTYPE PubmedArticleSet [<!ENTITY xxe SYSTEM "file:///etc/passwd">]>\n'),
+        ["declares the entity 'xxe'", "external-entity"], id="external-entity-xml",
+    ),
+    pytest.param(
+        "corpus", "pubmed-xml", "p.xml", '<?xml version="1.0"?>\n<html><body>Not found</body></html>\n',
+        ["line 2", "the root element is <html>, expected <PubmedArticleSet>"], id="wrong-root-xml",
+    ),
+    pytest.param(
+        "corpus", "jsonl", "c.jsonl", "7|t|A PubTator title\n7|a|An abstract.\n",
+        ["line 1", "not valid JSON", "one {\"pmid\", \"title\", \"abstract\"} object per line"],
+        id="wrong-format-chosen",
+    ),
+    pytest.param(
+        "corpus", "pubtator", "c.PubTator", "7|t|BRAF V600E\n7|a|Text.\n7\t0\t4\tKRAS\tGene\t3845\n",
+        ["line 1", "field 'offsets'", "mention 'KRAS' at 0-4 does not match the text there ('BRAF')",
+         "correct the offsets or the mention"],
+        id="offsets-do-not-match",
+    ),
+]
+
+
+@pytest.mark.parametrize(("kind", "fmt", "name", "content", "expected"), FILE_CASES)
+def test_a_bad_file_is_named_explained_and_writes_nothing(loaded, tmp_path, kind, fmt, name, content, expected):
+    path = tmp_path / name
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    before = snapshot(loaded)
+    with pytest.raises(InputError) as caught:
+        if kind == "kb":
+            ingest_kb(loaded, fmt, path, schema="PO" if fmt == "tsv" else None)
+        else:
+            ingest_corpus(loaded, fmt, path)
+    message = str(caught.value)
+    assert message.startswith(str(path)), message
+    for part in expected:
+        assert part in message, f"{part!r} not in {message!r}"
+    assert "Traceback" not in message
+    assert snapshot(loaded) == before
+
+
+def test_the_billion_laughs_are_refused_before_any_expansion(tmp_path):
+    path = tmp_path / "laughs.xml"
+    path.write_text(BILLION_LAUGHS)
+    con = store.open_store(tmp_path / "s.duckdb")
+    started = time.perf_counter()
+    with pytest.raises(InputError, match="declares the entity"):
+        ingest_corpus(con, "pubmed-xml", path)
+    assert time.perf_counter() - started < 2.0  # 10^9 "lol"s expanded would take minutes and gigabytes
+
+
+@pytest.mark.parametrize(
+    ("call", "expected"),
+    [
+        pytest.param(lambda con, p: ingest_kb(con, "tsv", p, schema="NOPE"),
+                     ["unknown schema 'NOPE'", "known schemas: PO, PTM", "add-schemas"], id="unknown-schema"),
+        pytest.param(lambda con, p: ingest_kb(con, "tsv", p),
+                     ["needs --schema NAME"], id="schema-not-given"),
+        pytest.param(lambda con, p: ingest_kb(con, "csv", p),
+                     ["unknown knowledge-base format 'csv'", "use one of"], id="unknown-format"),
+        pytest.param(lambda con, p: ingest_corpus(con, "jsonl", p.parent / "missing.jsonl"),
+                     ["missing.jsonl", "file not found"], id="missing-file"),
+        pytest.param(lambda con, p: ingest_corpus(con, "jsonl", p.parent),
+                     ["is a folder; give a file"], id="folder-not-file"),
+    ],
+)
+def test_a_bad_import_request_is_explained_and_writes_nothing(loaded, tmp_path, call, expected):
+    path = tmp_path / "po.tsv"
+    path.write_text("gene\tvariant\ttreatment\tpmid\nBRAF\tV600E\tVemurafenib\t1000001\n")
+    before = snapshot(loaded)
+    with pytest.raises((InputError, SchemaError)) as caught:
+        call(loaded, path)
+    for part in expected:
+        assert part in str(caught.value), str(caught.value)
+    assert snapshot(loaded) == before
+
+
+def test_lenient_import_skips_each_bad_row_and_says_which(loaded, tmp_path):
+    path = tmp_path / "c.jsonl"
+    path.write_bytes(
+        b'{"pmid": "21", "title": "T", "abstract": "Good one."}\n'
+        b'{"pmid": "22", "abstract": "Caf\xe9"}\n'
+        b'{"pmid": "21", "abstract": "Again."}\n'
+        b'{"pmid": "23", "abstract": ""}\n'
+        + json.dumps({"pmid": "24", "abstract": TEN_MB}).encode() + b"\n"
+        b'{"pmid": "25", "title": "T", "abstract": "Good two."}\n'
+    )
+    documents = store.content_counts(loaded)[0]
+    report = ingest_corpus(loaded, "jsonl", path, lenient=True)
+    assert (report.added, store.content_counts(loaded)[0]) == (2, documents + 2)
+    assert [s.split(": ", 1)[0] for s in report.skipped] == [
+        f"{path}, line 2", f"{path}, line 3, field 'pmid'", f"{path}, line 4, field 'abstract'",
+        f"{path}, line 5, field 'abstract'",
+    ]
+
+
+def test_an_upload_over_the_limit_is_refused_with_the_way_around_it():
+    check_upload_size("evidence.tsv", MAX_UPLOAD_MB * 1024 * 1024)  # at the limit: accepted
+    with pytest.raises(InputError) as caught:
+        check_upload_size("evidence.tsv", MAX_UPLOAD_MB * 1024 * 1024 + 1)
+    message = str(caught.value)
+    assert message.startswith("evidence.tsv: ")
+    assert f"upload limit of {MAX_UPLOAD_MB} MB" in message
+    assert "python -m curation ingest-kb" in message and "split it" in message
+
+
+# --- decisions ------------------------------------------------------------------------------
+
+
+def _decide(con, **changes):
+    args = {"curator": "ana", "values": BRAF, "pmid": "1000001", "grade": "complete", "answer": "", "note": ""}
+    args.update(changes)
+    return store.record_decision(
+        con, args["curator"], PO, args["values"], args["pmid"], args["grade"], args["answer"], args["note"]
+    )
+
+
+@pytest.mark.parametrize("curator", ["", "   ", "\t\n"], ids=["empty", "spaces", "tab-newline"])
+def test_a_decision_without_a_curator_name_is_refused(loaded, curator):
+    before = snapshot(loaded)
+    with pytest.raises(CurationError, match="enter your name as curator before recording decisions"):
+        _decide(loaded, curator=curator)
+    with pytest.raises(CurationError, match="enter your name as curator"):
+        record_judgement(loaded, build_lexicon(loaded), curator, PO, BRAF, "1000001", "partial")
+    assert snapshot(loaded) == before
+
+
+@pytest.mark.parametrize(
+    ("changes", "expected"),
+    [
+        pytest.param({"curator": "a" * 101}, "the curator name has 101 characters; at most 100: shorten it",
+                     id="long-curator"),
+        pytest.param({"values": {"Gene": "B" * 10_000}}, "the Gene entity has 10000 characters; at most 500",
+                     id="10k-query-entity"),
+        pytest.param({"answer": "x" * 501}, "the Treatment entity has 501 characters; at most 500", id="long-answer"),
+        pytest.param({"note": "n" * 10_001}, "the note has 10001 characters; at most 10000: shorten it",
+                     id="long-note"),
+        pytest.param({"grade": "maybe"}, "grade must be one of ('complete', 'partial', 'not_relevant'), got 'maybe'",
+                     id="unknown-grade"),
+        pytest.param({"pmid": "999"}, "PMID 999 is not in the corpus; import its abstract", id="unknown-pmid"),
+        pytest.param({"values": {"Gene": "  "}}, "fill in at least one of ['Gene', 'Variant']", id="empty-relation"),
+    ],
+)
+def test_a_bad_decision_is_refused_with_its_reason_and_writes_nothing(loaded, changes, expected):
+    before = snapshot(loaded)
+    with pytest.raises(CurationError) as caught:
+        _decide(loaded, **changes)
+    assert expected in str(caught.value)
+    assert snapshot(loaded) == before
+
+
+@pytest.mark.parametrize(
+    ("schema", "values", "answer", "named"),
+    [
+        pytest.param(PO, BRAF, "BRAF", "'BRAF' is known as a gene name, not a chemical", id="gene-as-treatment"),
+        pytest.param(PO, BRAF, "v600e", "'v600e' is known as a variant name, not a chemical",
+                     id="variant-as-treatment"),
+        pytest.param(PTM, {"Protein": "AKT1", "PTM type": "phosphorylation"}, "Phosphorylation",
+                     "'Phosphorylation' is known as a ptm name, not a gene", id="ptm-as-catalyst"),
+    ],
+)
+def test_an_answer_of_the_wrong_kind_is_questioned_and_writes_nothing(loaded, schema, values, answer, named):
+    lexicon = build_lexicon(loaded)
+    before = snapshot(loaded)
+    with pytest.raises(AnswerKindError) as caught:
+        record_judgement(loaded, lexicon, "ana", schema, values, "1000001", "complete", answer=answer)
+    message = str(caught.value)
+    assert named in message
+    assert f"the {schema.answer} of a {schema.name} relation" in message and "record it anyway" in message
+    assert snapshot(loaded) == before
+    # Confirmed by the curator, it is recorded as typed.
+    decision = record_judgement(
+        loaded, lexicon, "ana", schema, values, "1000001", "complete", answer=answer, confirm_kind=True
+    )
+    assert decision.answer == answer
+
+
+@pytest.mark.parametrize(
+    "answer", ["Vemurafenib", "dabrafenib", "Drug-X 1234", ""], ids=["known", "other-case", "unknown", "none"]
+)
+def test_answers_of_the_right_or_an_unknown_kind_pass_the_check(loaded, answer):
+    decision = record_judgement(loaded, build_lexicon(loaded), "ana", PO, BRAF, "1000001", "complete", answer=answer)
+    assert [d.answer for d in store.list_decisions(loaded)] == [decision.answer] == [answer]
+
+
+def test_sql_metacharacters_in_every_text_field_are_stored_verbatim(loaded, tmp_path):
+    tables = set(snapshot(loaded))
+    corpus = tmp_path / "sql.jsonl"
+    corpus.write_text(json.dumps({"pmid": "31", "title": f"{SQL} title", "abstract": f"BRAF {SQL} abstract"}) + "\n")
+    ingest_corpus(loaded, "jsonl", corpus)
+    kb = tmp_path / "sql.tsv"
+    kb.write_text(f"gene\tvariant\ttreatment\tpmid\tnote\nBRAF\t{SQL}\t{SQL}\t31\t{SQL}\n")
+    ingest_kb(loaded, "tsv", kb, schema="PO")
+    values = {"Gene": f"BRAF{SQL}", "Variant": SQL}
+    decision = store.record_decision(loaded, SQL, PO, values, "31", "complete", answer=SQL, note=SQL)
+    assert store.add_worklist_item(loaded, PO, values) is True
+    (item,) = [i for i in store.list_worklist(loaded, PO) if i["values"] == values]
+    store.set_worklist_status(loaded, item["item_id"], "in_progress", SQL)
+    docs = list(store.iter_documents(loaded))
+    hits = Retriever(lexical=LexicalIndex.build(docs)).search(PO, values, "bm25", k=5).hits
+    # Everything came back as typed, from where it was stored, and every table is still there.
+    assert set(snapshot(loaded)) == tables
+    (stored,) = store.list_decisions(loaded, curator=SQL)
+    assert (stored.curator, stored.answer, stored.note, dict(stored.query_entities)) == (SQL, SQL, SQL, values)
+    assert stored.decision_id == decision.decision_id
+    assert [(d.title, d.abstract) for d in store.get_documents(loaded, ["31"])] == [
+        (f"{SQL} title", f"BRAF {SQL} abstract")
+    ]
+    records = {r.source: r for r in store.list_kb_records(loaded, "PO") if r.pmid == "31"}
+    assert records["tsv"].get("Variant") == SQL and records["tsv"].attribute("note") == SQL
+    assert records["curator"].get("Treatment") == SQL and records["curator"].attribute("curator") == SQL
+    assert [i["assignee"] for i in store.list_worklist(loaded, PO, status="in_progress")] == [SQL]
+    assert "31" in [h.pmid for h in hits]
+    assert store.undo_last_decision(loaded, SQL).decision_id == decision.decision_id
+    assert store.stats(loaded)["decisions"] == 0
+
+
+# --- queries --------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def searchable(loaded):
+    docs = list(store.iter_documents(loaded))
+    return loaded, Retriever(lexical=LexicalIndex.build(docs)), Matcher(build_lexicon(loaded))
+
+
+@pytest.mark.parametrize(
+    ("values", "error", "expected"),
+    [
+        pytest.param({}, SchemaError, "fill in at least one of ['Gene', 'Variant'] to build a query", id="no-entity"),
+        pytest.param({"Gene": "   ", "Variant": "\t"}, SchemaError, "fill in at least one of", id="blank-entities"),
+        pytest.param({"Gene": "B" * 10_000}, SearchError, f"the limit is {MAX_QUERY_CHARS:,}. Type entity names",
+                     id="10k-character-query"),
+    ],
+)
+def test_an_empty_or_overlong_query_is_refused_with_a_message(searchable, values, error, expected):
+    con, retriever, matcher = searchable
+    before = snapshot(con)
+    with pytest.raises(error) as caught:
+        curate_search(con, retriever, matcher, PO, values, mode="bm25")
+    assert expected in str(caught.value)
+    with pytest.raises(SearchError, match="the query is empty; fill in at least one entity"):
+        retriever.search_text(" \n\t ", "bm25")
+    assert snapshot(con) == before
+
+
+# --- hostile text in HTML ---------------------------------------------------------------------
+
+HOSTILE = [
+    pytest.param("<script>alert(1)</script>", id="script"),
+    pytest.param('<img src=x onerror="alert(1)">', id="img-onerror"),
+    pytest.param('"><svg onload=alert(1)>', id="attribute-breakout"),
+    pytest.param("[click](javascript:alert(1)) ![x](http://127.0.0.1:9/t.png)", id="markdown-link-and-image"),
+    pytest.param("*2/*2 genotype, _x_, ~5%~, $x^2$, :red[red], `code`", id="markdown-emphasis-math-directives"),
+    pytest.param("1. not a list\n- nor this\n# nor a heading\n    nor code", id="markdown-blocks"),
+    pytest.param("&lt;b&gt; is already escaped &amp; stays so", id="entities"),
+]
+
+
+class _Tags(HTMLParser):
+    """The tags of an HTML fragment, and its text with every reference decoded."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[str] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def _parse(fragment: str) -> _Tags:
+    parser = _Tags()
+    parser.feed(fragment)
+    parser.close()
+    return parser
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+def test_hostile_text_renders_as_itself_and_nothing_else(text):
+    # escape_text: no tag at all, and not one character Markdown would act on.
+    escaped = escape_text(text)
+    parsed = _parse(escaped)
+    assert parsed.tags == [] and "".join(parsed.text) == text
+    assert not set(escaped) & set("<>\"'`*_[]~$|\\")
+    assert "\n-" not in escaped and "\n1" not in escaped and "\n " not in escaped
+    # to_html: only the <mark> tags it writes, and the text itself, even when a span covers the hostile part.
+    marked = to_html(f"BRAF {text} V600E", [Span(0, 4, "BRAF", "Gene", '"><script>x</script>'),
+                                            Span(5, 5 + len(text), text, "Treatment")])
+    parsed = _parse(marked)
+    assert parsed.tags == ["mark", "mark"] and "".join(parsed.text) == f"BRAF {text} V600E"
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+def test_hostile_titles_and_abstracts_reach_the_pages_escaped(searchable, text):
+    con, _, matcher = searchable
+    with store.transaction(con):
+        store.add_documents(con, [Document("1000009", f"BRAF V600E {text}", f"BRAF V600E with vemurafenib. {text}")])
+    retriever = Retriever(lexical=LexicalIndex.build(list(store.iter_documents(con))))
+    result = curate_search(con, retriever, matcher, PO, BRAF, mode="bm25", k=5)
+    (row,) = [r for r in result.rows if r.pmid == "1000009"]
+    store.record_decision(con, "<b>bo</b>", PO, BRAF, "1000009", "complete", note=text)
+    view = annotation_view(con, retriever, matcher, PO, "ana")  # ana's queue: the pair bo decided
+    assert view.next is not None and view.next.entry.pmid == "1000009"
+    shown = [row.title_html, row.abstract_html, *row.best_html, view.next.title_html, view.next.abstract_html]
+    for fragment in shown:
+        assert set(_parse(fragment).tags) <= {"mark"}, fragment
+        assert not set(fragment.replace("<mark", "").replace("</mark>", "")) & set("<`*_[]~$|"), fragment
+    for fragment in (row.title_html, view.next.title_html):
+        assert "".join(_parse(fragment).text) == f"BRAF V600E {text}"
+    for fragment in (row.abstract_html, view.next.abstract_html):
+        assert "".join(_parse(fragment).text) == f"BRAF V600E with vemurafenib. {text}"
