@@ -93,3 +93,79 @@ def test_activating_a_version_whose_folder_went_away_is_an_error(loaded_db, tmp_
     assert not at.exception
     assert any("cannot activate po-2" in e.value for e in at.error)
     assert _active() == []
+
+
+# --- retraining -----------------------------------------------------------------------------
+
+
+def _stand_in_worker(job_dir):
+    """A process in place of the worker: alive until the test writes its result and kills it."""
+    import subprocess
+    import sys
+
+    from curation import retraining
+
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "curation.worker"],
+                            start_new_session=True)
+    retraining._CHILDREN[proc.pid] = proc
+    return proc.pid
+
+
+def test_retrain_button_starts_a_job_shows_progress_and_cancels(loaded_db, monkeypatch):
+    import json
+    import os
+    import signal
+    from pathlib import Path
+
+    from curation import retraining, store
+    from pages.common import connection
+
+    monkeypatch.setattr(retraining, "spawn_worker", _stand_in_worker)
+    at = _train_page()
+    assert not at.exception
+    at.number_input(key="rt_max_steps").set_value(7)
+    at.button[0].click()  # the form's Retrain button
+    at.run()
+    assert not at.exception
+    con = connection()
+    job = store.list_jobs(con)[0]
+    try:
+        assert job.state == "running" and job.params["max_steps"] == 7 and job.params["use_decisions"]
+        Path(job.job_dir, "progress.json").write_text(
+            json.dumps({"state": "running", "step": 30, "total": 120, "loss": 0.4321, "eta_s": 95, "epoch": 1})
+        )
+        at.run()
+        bar = at.get("progress")[0]
+        assert "Job 1 · running · 30/120 · loss 0.4321 · ETA 1.6 min" in bar.proto.text
+        assert not any(b.key == "rt_max_steps" for b in at.number_input)  # no second job while one runs
+
+        at.button(key="rt_cancel").click()
+        at.run()
+        assert Path(job.job_dir, "cancel").exists()
+        assert "cancelling" in store.get_job(con, job.job_id).message
+        result = {"state": "cancelled", "message": "cancelled at step 31"}
+        Path(job.job_dir, "result.json").write_text(json.dumps(result))
+        at.run()
+        assert store.get_job(con, job.job_id).state == "cancelled"
+        assert not at.get("progress")
+        assert not any(b.key == "rt_cancel" for b in at.button)
+    finally:
+        os.killpg(job.pid, signal.SIGKILL)
+
+
+def test_a_second_start_is_refused_with_a_message(loaded_db, monkeypatch):
+    from curation import retraining, store
+    from curation.config import load_settings
+    from pages.common import connection
+
+    monkeypatch.setattr(retraining, "spawn_worker", lambda job_dir: 2**22 + 777)  # a worker that is gone
+    at = _train_page()
+    retraining.start_retrain(connection(), retraining.RetrainRequest("PO"), load_settings())
+    at.run()  # the panel polls the job: its worker is gone, so it fails and the form is back
+    assert not at.exception
+    job = store.list_jobs(connection())[0]
+    assert job.state == "failed" and "stopped without finishing" in job.message
+    at.multiselect(key="rt_sources").set_value([])
+    at.button[0].click()
+    at.run()
+    assert any("at least one source" in e.value for e in at.error)
