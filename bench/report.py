@@ -302,12 +302,65 @@ def app_section(data: dict) -> list[str]:
     return lines
 
 
+FEEDBACK_LABELS = {
+    "before": "before (zero-shot MiniLM, active)",
+    "after_decisions": "after retraining on the decisions alone",
+    "after_kb": "after retraining on the KB alone",
+    "after_kb_and_decisions": "after retraining on KB + decisions",
+}
+
+
+def feedback_section(data: dict) -> list[str]:
+    params, curator, t = data["params"], data["curator"], data["timings_s"]
+    decisions = curator["decisions"]
+    complete = sum(v for k, v in decisions.items() if k.endswith(":complete"))
+    rejected = sum(v for k, v in decisions.items() if k.endswith(":not_relevant"))
+    lines = [
+        "## The feedback loop (`bench/feedback.py`)",
+        "",
+        f"Run {data['date']} on {params.get('cpu_count')} CPU cores (load average {_f(params.get('load_average'), 1)} "
+        f"at the end). A simulated curator judged the served top-{params['judged_per_query']} of "
+        f"{decisions.get('queries_pair', 0)} pair and {decisions.get('queries_gene', 0)} gene-only train queries "
+        f"with the gold labels: {complete} complete, {rejected} not relevant "
+        f"(record_decision p50 {_f(curator.get('record_decision_ms_p50'), 1)} ms). Each system after `before` is a "
+        f"real retraining job (worker process) from the base model: {params['epochs']} epoch(s), batch "
+        f"{params['batch_size']}, lr {params['learning_rate']}, sequences of {params['max_seq_length']} tokens, "
+        f"schema {params['schema']}. Test split of the benchmark; the KB is its train split only.",
+        "",
+    ]
+    for key, title in (
+        ("systems", "Dense retriever, both query entities"),
+        ("systems_gene_only", "Dense retriever, gene-only queries"),
+        ("systems_served", "Served ranking (hybrid with the fusion chosen on the worker's dev split), both entities"),
+        ("systems_served_gene_only", "Served ranking, gene-only queries"),
+    ):
+        lines += [f"{title}:", "", "| system | " + " | ".join(METRICS) + " |", "| --- |" + " ---: |" * len(METRICS)]
+        for name, label in FEEDBACK_LABELS.items():
+            if name in data[key]:
+                lines.append(f"| {label} | " + " | ".join(_f(data[key][name].get(m)) for m in METRICS) + " |")
+        lines.append("")
+    jobs = data.get("jobs", {})
+    lines += ["| job | training pairs | train + index + eval (s) | click → serving (s) | fusion chosen |",
+              "| --- | ---: | ---: | ---: | --- |"]
+    for name, job in jobs.items():
+        lines.append(f"| {name} | {job['training']['pairs']} | {_f(job['worker_timings_s'].get('total'), 0)} | "
+                     f"{_f(t.get(f'{name}_click_to_serving'), 0)} | {job.get('fusion') or '–'} |")
+    lines += [
+        "",
+        f"Click to serving (KB + decisions, from the Retrain call until the new version is active with its "
+        f"retriever loaded): {_f(t.get('click_to_serving'), 0)} s.",
+        "",
+    ]
+    return lines
+
+
 SECTIONS = (
     ("matching", matching_section),
     ("retrieval", retrieval_section),
     ("scale", scale_section),
     ("edel", edel_section),
     ("app", app_section),
+    ("feedback", feedback_section),
 )
 
 
