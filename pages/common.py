@@ -121,7 +121,7 @@ def current_job(con: duckdb.DuckDBPyConnection):
 
 
 def store_fingerprint(con: duckdb.DuckDBPyConnection) -> tuple[int, int, int]:
-    """Changes when documents, KB records or synonyms are added (to refresh cached resources)."""
+    """Changes when documents, imported KB records or synonyms are added (to refresh cached resources)."""
     return store.content_counts(con)
 
 
@@ -164,7 +164,7 @@ def normaliser(con: duckdb.DuckDBPyConnection):
 
 
 @st.cache_resource(show_spinner="Loading the search indexes…", max_entries=3)
-def _retriever(db_path: str, models_dir: str, fingerprint: tuple[int, int, int], active: tuple[str, ...]):
+def _retriever(db_path: str, models_dir: str, documents: int, active: tuple[str, ...]):
     import faiss
 
     from curation.registry import list_versions
@@ -174,7 +174,6 @@ def _retriever(db_path: str, models_dir: str, fingerprint: tuple[int, int, int],
 
     faiss.omp_set_num_threads(1)  # one query at a time: threads only add contention (bench/scale.py)
     con = _connection(db_path).cursor()
-    documents = fingerprint[0]
     # The versions named in ``active`` serve while their index covers the corpus; an unusable
     # folder is not loaded (the Train & evaluate page reports it).
     for version in store.list_model_versions(con):
@@ -203,7 +202,7 @@ def retriever(con: duckdb.DuckDBPyConnection):
     on the next script run, without restarting the app.
     """
     settings = load_settings()
-    return _retriever(str(settings.db_path), str(settings.models_dir), store_fingerprint(con), _active_names(con))
+    return _retriever(str(settings.db_path), str(settings.models_dir), store_fingerprint(con)[0], _active_names(con))
 
 
 def preload_retriever(con: duckdb.DuckDBPyConnection, path) -> None:
@@ -220,5 +219,5 @@ def preload_retriever(con: duckdb.DuckDBPyConnection, path) -> None:
         return
     others = [n for n in _active_names(con)
               if (v := store.get_version(con, n)) is not None and v.schema != version.schema]
-    _retriever(str(settings.db_path), str(settings.models_dir), store_fingerprint(con),
+    _retriever(str(settings.db_path), str(settings.models_dir), store_fingerprint(con)[0],
                tuple(sorted([*others, version.version])))

@@ -138,12 +138,17 @@ def record_ingest(
 
 
 SQL_CONTENT_COUNTS = (
-    "SELECT (SELECT count(*) FROM documents), (SELECT count(*) FROM kb_records), (SELECT count(*) FROM synonyms)"
+    "SELECT (SELECT count(*) FROM documents), (SELECT count(*) FROM kb_records WHERE source <> 'curator'), "
+    "(SELECT count(*) FROM synonyms)"
 )
 
 
 def content_counts(con: duckdb.DuckDBPyConnection) -> tuple[int, int, int]:
-    """(documents, KB records, synonyms) in one query: what cached resources are built from."""
+    """(documents, imported KB records, synonyms) in one query: what cached resources are built from.
+
+    Records curators make with their answers are left out: a decision must not make the app
+    rebuild its dictionaries and indexes (seconds) on the next click.
+    """
     documents, records, synonyms = con.execute(SQL_CONTENT_COUNTS).fetchall()[0]
     return int(documents), int(records), int(synonyms)
 

@@ -97,3 +97,13 @@ def test_worklist_from_kb_and_status(loaded):
     assert [i["values"]["Gene"] for i in store.list_worklist(loaded, PO, status="done")] == ["BRAF"]
     with pytest.raises(CurationError, match="status must be one of"):
         store.set_worklist_status(loaded, braf["item_id"], "finished")
+
+
+def test_answers_do_not_change_what_cached_resources_are_built_from(loaded):
+    # A decision with an answer adds a curator KB record; the app must not rebuild its matcher and
+    # indexes (keyed on content_counts) on every such click.
+    before = store.content_counts(loaded)
+    decision = store.record_decision(loaded, "ana", PO, {"Gene": "BRAF", "Variant": "V600E"}, "1000001",
+                                     "complete", answer="Dabrafenib")
+    assert any(r.source == "curator" for r in store.list_kb_records(loaded)) and decision.answer == "Dabrafenib"
+    assert store.content_counts(loaded) == before
