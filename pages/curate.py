@@ -158,8 +158,8 @@ for index, row in enumerate(result.rows):
         ]
         decided = "; ".join(f"{escape_text(d.curator)}: {GRADE_LABELS[d.grade]}" for d in row.decisions)
         st.caption(" · ".join(scores) + (f" · decided — {decided}" if decided else ""))
-        for sentence in row.best_html:
-            st.markdown(f"> {sentence}", unsafe_allow_html=True)
+        for sentence_html in row.best_html:
+            st.markdown(f"> {sentence_html}", unsafe_allow_html=True)
         with st.expander("Abstract"):
             st.markdown(row.abstract_html, unsafe_allow_html=True)
         answer_col, note_col = st.columns(2)
