@@ -1,7 +1,7 @@
 """Security defaults that docs/SECURITY.md describes, checked where they are set.
 
-- .streamlit/config.toml binds 127.0.0.1, keeps XSRF protection on and sets the upload limit
-  the Knowledge base page also enforces;
+- .streamlit/config.toml binds 127.0.0.1, answers only to localhost host names, keeps XSRF and
+  CORS protection on and sets the upload limit the Knowledge base page also enforces;
 - no secret is tracked by git, and .streamlit/secrets.toml is ignored;
 - the pages hand Streamlit raw HTML only from values built by curation.highlight (escaped);
 - nothing loads pickles.
@@ -55,7 +55,10 @@ def test_the_app_binds_localhost_with_xsrf_protection_and_an_upload_limit():
     server = config["server"]
     assert server["address"] == "127.0.0.1"
     assert server["enableXsrfProtection"] is True
-    assert server.get("enableCORS", True) is True  # Streamlit turns XSRF protection off when CORS is off
+    # CORS on: XSRF tokens do not guard the WebSocket, the origin check does.
+    assert server.get("enableCORS", True) is True
+    # A DNS-rebinding page passes the same-origin check; only the Host allow-list refuses it.
+    assert server["allowedHosts"] == ["localhost", "127.0.0.1"]
     assert server["maxUploadSize"] == MAX_UPLOAD_MB  # Streamlit's limit and the Knowledge base page's agree
     assert config["browser"]["gatherUsageStats"] is False
 
