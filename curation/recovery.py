@@ -11,7 +11,8 @@ Recovery never deletes anything. It prepares every state it can get back, in a s
 the store:
 
 1. ``wal-prefix`` — the store file plus the WAL up to its first corrupt entry (the byte position DuckDB
-   names), i.e. every transaction committed before the damage;
+   names), i.e. every transaction committed before the damage; when DuckDB names no position (a
+   damaged length field can end in an internal error), the longest WAL prefix that replays, by bisection;
 2. ``checkpoint`` — the store file alone: the state at its last checkpoint (backups checkpoint first);
 3. ``backup`` — the newest backup whose checksum and rows per table match its manifest.
 
@@ -52,6 +53,7 @@ class Candidate:
     description: str
     counts: dict[str, int]
     decisions: tuple[int, int | None, str | None]  # (rows, last id, last time)
+    wal_bytes: int = 0  # wal-prefix: how much of the WAL was replayed
 
     @property
     def progress(self) -> tuple[int, int]:
@@ -140,20 +142,43 @@ def _describe(decisions: tuple[int, int | None, str | None]) -> str:
     return f"{rows} decision rows (newest id {last_id}, {last_at})" if rows else "no decisions"
 
 
-def _open_candidate(kind: str, file: Path, description: str) -> Candidate:
+def _open_candidate(kind: str, file: Path, description: str, wal_bytes: int = 0) -> Candidate:
     with duckdb.connect(str(file)) as con:  # replays a WAL beside it, and checkpoints it on close
         counts, decisions = _summary(con)
-    return Candidate(kind, file, description, counts, decisions)
+    return Candidate(kind, file, description, counts, decisions, wal_bytes)
 
 
-def _wal_prefix(db_path: Path, wal: Path, offset: int, work: Path) -> Candidate:
-    file = work / "wal-prefix.duckdb"
+def _wal_prefix(db_path: Path, wal: Path, offset: int, work: Path, description: str, name: str) -> Candidate:
+    file = work / name / "store.duckdb"
+    file.parent.mkdir()
     shutil.copyfile(db_path, file)
     with open(wal, "rb") as source, open(wal_path(file), "wb") as target:
         target.write(source.read(offset))
-    return _open_candidate(
-        "wal-prefix", file, f"the damaged store with its WAL up to byte {offset} (the first corrupt entry)"
-    )
+    return _open_candidate("wal-prefix", file, description, wal_bytes=offset)
+
+
+def _longest_wal_prefix(db_path: Path, wal: Path, work: Path) -> Candidate:
+    """When DuckDB names no corrupt entry (a damaged length field can end in an internal error): the
+    longest prefix of the WAL that replays, by bisection. A WAL cut anywhere replays its whole
+    transactions (DuckDB takes a cut as a torn tail), so every prefix up to the damage opens."""
+    size = wal.stat().st_size
+    low, high, best = 0, size - 1, None  # the whole WAL is known to fail
+    while low < high:
+        middle = (low + high + 1) // 2
+        try:
+            candidate = _wal_prefix(
+                db_path, wal, middle, work, f"the damaged store with the first {middle} of its {size} WAL bytes "
+                "(the longest prefix that replays)", f"bisect-{middle}"
+            )
+        except duckdb.Error:
+            high = middle - 1
+            continue
+        if best is not None:
+            shutil.rmtree(best.file.parent, ignore_errors=True)
+        best, low = candidate, middle
+    if best is None:
+        raise CurationError("no prefix of the WAL replays")
+    return best
 
 
 def _checkpoint(db_path: Path, work: Path) -> Candidate:
@@ -204,7 +229,11 @@ def recover_store(db_path: str | Path, backups_dir: str | Path, now: datetime | 
         match = CORRUPT_WAL_ENTRY.search(failure)
         if db_path.exists() and wal.exists() and match:
             offset = int(match.group(1))
-            _attempt(lambda: _wal_prefix(db_path, wal, offset, work), "WAL up to its corrupt entry", found, rejected)
+            description = f"the damaged store with its WAL up to byte {offset} (the first corrupt entry)"
+            _attempt(lambda: _wal_prefix(db_path, wal, offset, work, description, "wal-prefix"),
+                     "WAL up to its corrupt entry", found, rejected)
+        elif db_path.exists() and wal.exists() and "WAL" in failure:
+            _attempt(lambda: _longest_wal_prefix(db_path, wal, work), "WAL prefixes", found, rejected)
         if db_path.exists():
             _attempt(lambda: _checkpoint(db_path, work), "store file without its WAL", found, rejected)
         for backup in list_backups(backups_dir):
@@ -243,7 +272,7 @@ def recover_store(db_path: str | Path, backups_dir: str | Path, now: datetime | 
             decisions=decisions,
             candidates=[f"{c.kind}: {c.description}: {_describe(c.decisions)}" for c in found],
             rejected=rejected,
-            may_be_lost=_may_be_lost(chosen, found, kept, failure),
+            may_be_lost=_may_be_lost(chosen, found, kept),
         )
         report.report_file = db_path.with_name(f"{db_path.name}.recovery-{stamp}.json")
         report.report_file.write_text(json.dumps(report.to_dict(), indent=2), encoding="utf-8")
@@ -274,14 +303,13 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def _may_be_lost(chosen: Candidate, found: list[Candidate], kept: list[Path], failure: str) -> str:
+def _may_be_lost(chosen: Candidate, found: list[Candidate], kept: list[Path]) -> str:
     kept_wal = next((p for p in kept if p.name.endswith(".wal")), None)
     wal_note = f" (the WAL is kept at {kept_wal}, {kept_wal.stat().st_size} bytes)" if kept_wal else ""
     if chosen.kind == "wal-prefix":
-        offset = CORRUPT_WAL_ENTRY.search(failure).group(1)
         return (
-            f"transactions written to the WAL from byte {offset} on (the first entry that fails its checksum) "
-            f"were not replayed{wal_note}; every transaction before it is back"
+            f"transactions written to the WAL from byte {chosen.wal_bytes} on were not replayed{wal_note}; "
+            "every transaction before that is back"
         )
     if chosen.kind == "checkpoint":
         return f"everything written after the store's last checkpoint{wal_note}"

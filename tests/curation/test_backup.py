@@ -182,7 +182,7 @@ def test_recover_with_nothing_to_restore_moves_nothing(db, tmp_path):
     assert db.read_bytes() == before and list(tmp_path.glob("*.damaged-*")) == []
 
 
-def test_recover_uses_the_last_checkpoint_when_the_wal_header_is_damaged(db, tmp_path):
+def test_recover_with_a_damaged_wal_header_puts_back_the_last_checkpoint(db, tmp_path):
     folder = tmp_path / "backups"
     con = store.open_store(db)
     saved = _decide(con, 4)
@@ -196,12 +196,12 @@ def test_recover_uses_the_last_checkpoint_when_the_wal_header_is_damaged(db, tmp
     assert failure and "WAL" in failure and "byte position" not in failure
 
     report = recover_store(db, folder, now=datetime(2026, 5, 22, 10, 15, tzinfo=UTC))
-    assert report.restored_kind == "checkpoint"  # as new as the backup, read from the store itself
-    assert "everything written after the store's last checkpoint" in report.may_be_lost
+    # no WAL prefix replays anything (one shorter than the header is ignored): the checkpoint's state
+    assert report.decisions[0] == 4 and _decision_ids(db) == saved
+    assert any(line.startswith("checkpoint: ") and "4 decision rows" in line for line in report.candidates)
     assert [p.name for p in report.kept_aside] == ["store.duckdb.damaged-20260522T101500Z",
                                                    "store.duckdb.damaged-20260522T101500Z.wal"]
     assert report.report_file.name == "store.duckdb.recovery-20260522T101500Z.json"
-    assert _decision_ids(db) == saved
 
 
 def test_recover_skips_a_damaged_backup_for_an_older_good_one(db, tmp_path):
@@ -235,3 +235,33 @@ def test_cli_backup_and_recover(db, tmp_path, capsys):
     assert main(["recover", "--db", str(db), "--dir", str(folder), "--json"]) == 0
     assert '"restored_kind": "backup"' in capsys.readouterr().out
     assert main(["recover", "--db", str(db), "--dir", str(tmp_path / "empty")]) == 0  # healthy again
+
+
+def test_recover_finds_the_longest_wal_prefix_that_replays_when_no_entry_is_named(db, tmp_path, monkeypatch):
+    import curation.recovery
+
+    folder = tmp_path / "backups"
+    con = store.open_store(db)
+    first = _decide(con, 3)
+    backup_store(con, folder)
+    _decide(con, 12, start=3)
+    _leave_wal(con)
+    wal = wal_path(db)
+    with open(wal, "r+b") as handle:  # a checksum error, but recover is told no position (as after an internal error)
+        handle.seek(wal.stat().st_size * 2 // 3)
+        handle.write(b"\xff" * 16)
+    real = open_failure(db)
+    position = int(curation.recovery.CORRUPT_WAL_ENTRY.search(real).group(1))
+    monkeypatch.setattr(curation.recovery, "open_failure", lambda path: "INTERNAL Error: Failure while replaying WAL")
+
+    cut = tmp_path / "cut" / "store.duckdb"  # what replaying up to the named entry would give
+    cut.parent.mkdir()
+    cut.write_bytes(db.read_bytes())
+    wal_path(cut).write_bytes(wal.read_bytes()[:position])
+    expected = _decision_ids(cut)
+
+    report = recover_store(db, folder)
+    assert report.restored_kind == "wal-prefix" and "longest prefix that replays" in report.restored_from
+    ids = _decision_ids(db)
+    assert ids == expected and ids[:3] == first and 3 < len(ids) < 15  # up to the damage, not beyond
+    assert list(tmp_path.glob(".store.duckdb.recovery-*")) == []  # scratch copies removed
