@@ -175,11 +175,14 @@ def _retriever(db_path: str, models_dir: str, documents: int, active: tuple[str,
     faiss.omp_set_num_threads(1)  # one query at a time: threads only add contention (bench/scale.py)
     con = _connection(db_path).cursor()
     # The versions named in ``active`` serve while their index covers the corpus; an unusable
-    # folder is not loaded (the Train & evaluate page reports it).
+    # folder is not loaded, and the next best serves (the Curate page says so).
     for version in store.list_model_versions(con):
         if version.version in active and version.manifest.get("documents") == documents \
                 and not store.check_version(version):
-            return open_retriever(version.path)
+            try:
+                return open_retriever(version.path)
+            except CurationError:
+                break  # corrupted weights or index: fall through to the newest version that loads
     versions, _ = list_versions(models_dir)  # complete, readable folders only
     for version in versions:
         if version.manifest.get("documents") == documents:
@@ -189,6 +192,31 @@ def _retriever(db_path: str, models_dir: str, documents: int, active: tuple[str,
                 continue  # a corrupted version is skipped; the Train & evaluate page reports it
     docs = list(store.iter_documents(con))
     return Retriever(lexical=LexicalIndex.build(docs), version="bm25-only")
+
+
+@st.cache_data(show_spinner=False, ttl=300)
+def _load_problem(path: str) -> str:
+    from index.loading import open_retriever
+
+    try:
+        open_retriever(path)
+    except CurationError as exc:
+        return str(exc)
+    return "it loads now; reload the page"
+
+
+def serving_problem(con: duckdb.DuckDBPyConnection, schema: str, serving: str) -> str:
+    """Why the active version of ``schema`` is not the one serving ("" when it is, or none is active)."""
+    active = store.active_version(con, schema)
+    if active is None or active.version == serving:
+        return ""
+    problem = store.check_version(active)
+    if not problem and active.manifest.get("documents") != store_fingerprint(con)[0]:
+        problem = (f"its index covers {active.manifest.get('documents')} abstracts and the corpus now has "
+                   f"{store_fingerprint(con)[0]}; retrain to index them all")
+    if not problem:
+        problem = _load_problem(str(active.path))
+    return f"The active model version {active.version} is not serving ({problem}); ranking with {serving}."
 
 
 def _active_names(con: duckdb.DuckDBPyConnection) -> tuple[str, ...]:

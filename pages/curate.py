@@ -9,7 +9,7 @@ from curation.curate import ROLES, AnswerKindError, curate_search, record_judgem
 from curation.errors import CurationError
 from curation.highlight import escape_text
 from curation.schemas import resolve_schema
-from pages.common import connection, matcher, normaliser, retriever
+from pages.common import connection, matcher, normaliser, retriever, serving_problem
 
 # One colour per highlight role (a constant: no user or corpus text goes into this block).
 HIGHLIGHT_CSS = """<style>
@@ -34,6 +34,8 @@ if store.content_counts(con)[0] == 0:
 schema = resolve_schema(st.session_state.get("schema") or "PO", store.list_schemas(con))
 curator = (st.session_state.get("curator") or "").strip()
 engine = retriever(con)
+if problem := serving_problem(con, schema.name, engine.version):
+    st.warning(escape_text(problem))
 
 # --- worklist -----------------------------------------------------------------------------
 with st.expander("Worklist", expanded=False):

@@ -70,3 +70,28 @@ def test_typed_notation_gets_a_suggestion(loaded_db):
     assert not at.exception
     assert at.selectbox(key="pick_Variant").value == "Val600Glu"
     assert any("did you mean **V600E**" in c.value for c in at.caption)
+
+
+def test_a_corrupted_active_version_is_reported_and_search_goes_on(loaded_db, tmp_path):
+    from curation import registry, store
+
+    models = tmp_path / "models"
+    con = store.open_store(loaded_db)
+    documents = store.content_counts(con)[0]
+    tmp = registry.staging(models, "po-broken")
+    for part in ("model", "dense", "lexical"):
+        (tmp / part).mkdir()
+    (tmp / "dense" / "index.faiss").write_bytes(b"not a faiss index")
+    version = registry.publish(models, "po-broken", {"schema": "PO", "documents": documents})
+    store.register_version(con, version)
+    store.activate_version(con, "po-broken")
+    con.close()
+
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["pick_Gene"] = "BRAF"
+    at.session_state["pick_Variant"] = "V600E"
+    at.run()
+    assert not at.exception
+    assert any("active model version po-broken is not serving" in w.value and "bm25-only" in w.value
+               for w in at.warning)
+    assert any("PMID 1000001" in m.value for m in at.markdown)  # BM25 still serves
