@@ -62,7 +62,8 @@ class RetrainRequest:
         use_kb: train on KB-derived pairs.
         use_decisions: train on curators' decisions.
         epochs, batch_size, learning_rate, max_seq_length, max_steps, device: training settings
-            (device "" = CUDA when present, with mixed precision).
+            (device "" = CUDA when present, with mixed precision). Batch size and sequence length
+            0 = chosen for the device: 32 and 256 tokens on CUDA, 16 and 128 on a CPU.
         per_class: KB-derived negatives per class per positive.
         feedback: how decisions become pairs (margins, conflict rule, repeat).
         tolerance: activate when the new dev score ≥ the active version's minus this.
@@ -79,9 +80,9 @@ class RetrainRequest:
     use_kb: bool = True
     use_decisions: bool = True
     epochs: int = 1
-    batch_size: int = 16
+    batch_size: int = 0
     learning_rate: float = 2e-5
-    max_seq_length: int = 256
+    max_seq_length: int = 0
     max_steps: int = 0
     device: str = ""
     per_class: int = 2
@@ -98,12 +99,18 @@ class RetrainRequest:
             raise CurationError("choose at least one source of training data: the KB, the decisions, or both")
         if self.primary_mode not in ("hybrid", "dense"):
             raise CurationError(f"primary_mode must be 'hybrid' or 'dense', got '{self.primary_mode}'")
-        if self.epochs < 1 or self.batch_size < 1 or self.max_seq_length < 8 or self.max_steps < 0:
-            raise CurationError("epochs and batch size must be at least 1, max sequence length at least 8")
+        if self.epochs < 1 or self.batch_size < 0 or self.max_steps < 0 or 0 < self.max_seq_length < 8:
+            raise CurationError("epochs must be at least 1, max sequence length at least 8 (or 0 = for the device), "
+                                "batch size and max steps not negative")
         if not 0.0 <= self.tolerance <= 1.0:
             raise CurationError(f"the tolerance must be in [0, 1], got {self.tolerance}")
         if isinstance(self.feedback, dict):
             object.__setattr__(self, "feedback", FeedbackConfig(**self.feedback))
+
+    def for_device(self, cuda: bool) -> RetrainRequest:
+        """Batch size and sequence length filled in for the device (GPU: larger; CPU: minutes, not hours)."""
+        return replace(self, batch_size=self.batch_size or (32 if cuda else 16),
+                       max_seq_length=self.max_seq_length or (256 if cuda else 128))
 
     def to_dict(self) -> dict:
         return {**asdict(self), "feedback": {**asdict(self.feedback), "conflicts": str(self.feedback.conflicts)}}

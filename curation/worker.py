@@ -85,6 +85,8 @@ def run(job_dir: Path) -> dict:
 
 
 def _train(job_dir: Path, request: RetrainRequest, progress: Path, cancel: Path) -> dict:
+    import torch
+
     from curation.dictionaries import snapshot_lexicon
     from curation.matching import Matcher
     from curation.pipeline import BuildRequest, build_version, evaluate_retriever, kb_split, training_set_for
@@ -98,6 +100,10 @@ def _train(job_dir: Path, request: RetrainRequest, progress: Path, cancel: Path)
 
     timings: dict[str, float] = {}
     clock = time.time()
+    cuda = request.device.startswith("cuda") or (not request.device and torch.cuda.is_available())
+    request = request.for_device(cuda)
+    print(f"device {'cuda' if cuda else 'cpu'}: batch {request.batch_size}, {request.max_seq_length} tokens",
+          flush=True)
     snapshot = load_snapshot(job_dir / SNAPSHOT)
     schema = snapshot.schema(request.schema)
     models_dir = Path(request.models_dir)
@@ -163,6 +169,8 @@ def _train(job_dir: Path, request: RetrainRequest, progress: Path, cancel: Path)
             "dev_queries": len(split.dev.queries),
         },
         "device": version.manifest.get("device", ""),
+        "settings": {"batch_size": request.batch_size, "max_seq_length": request.max_seq_length,
+                     "epochs": request.epochs, "learning_rate": request.learning_rate},
         "timings_s": timings,
     }
 

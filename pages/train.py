@@ -122,8 +122,10 @@ if not store.active_jobs(con):
         left.text_input("Other model", key="rt_custom", placeholder="e.g. ncbi/MedCPT-Query-Encoder")
         middle.number_input("Epochs", 1, 20, 1, key="rt_epochs")
         middle.number_input("Max steps (0 = all)", 0, 100_000, 0, key="rt_max_steps")
-        middle.number_input("Batch size", 1, 256, 16, key="rt_batch")
-        right.number_input("Max sequence length", 32, 512, 256, step=32, key="rt_seq")
+        middle.number_input("Batch size (0 = for the device)", 0, 256, 0, key="rt_batch",
+                            help="0: 32 on a GPU, 16 on a CPU")
+        right.number_input("Max sequence length (0 = for the device)", 0, 512, 0, step=32, key="rt_seq",
+                           help="0: 256 tokens on a GPU, 128 on a CPU")
         right.number_input("Tolerance (dev nDCG@10)", 0.0, 1.0, 0.01, step=0.005, format="%.3f", key="rt_tolerance")
         right.radio(
             "Curators disagree, no adjudication", ["exclude", "latest"], key="rt_conflicts",

@@ -101,6 +101,7 @@ def test_a_worker_that_cannot_start_fails_the_job(tiny):
         ({"primary_mode": "bm25"}, "primary_mode"),
         ({"tolerance": 2.0}, "tolerance"),
         ({"epochs": 0}, "at least 1"),
+        ({"max_seq_length": 4}, "at least 8"),
     ],
 )
 def test_bad_requests_are_refused(bad, message):
