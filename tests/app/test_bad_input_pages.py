@@ -118,12 +118,25 @@ def test_an_upload_name_cannot_lead_out_of_its_private_folder(loaded_db, uploads
     assert not list(uploads.parent.parent.glob("**/evil.tsv"))
 
 
-def test_an_upload_that_cannot_be_saved_is_a_message(loaded_db, uploads):
+def test_an_upload_that_cannot_be_saved_is_a_message(loaded_db, uploads, monkeypatch):
+    import errno
+    from pathlib import Path
+
+    def full(self, data):
+        raise OSError(errno.ENOSPC, "No space left on device", str(self))
+
     before = _snapshot()
-    at = _import_kb("e" * 300 + ".tsv", CIVIC.encode())  # longer than a file name may be
+    monkeypatch.setattr(Path, "write_bytes", full)
+    at = _import_kb("evidence.tsv", CIVIC.encode())
     (error,) = _errors(at)
-    assert error.startswith("Nothing was imported. Could not save the upload: File name too long")
+    assert error.startswith("Nothing was imported. Could not save the upload: No space left on device")
     assert _snapshot() == before
+
+
+def test_an_overlong_upload_name_is_shortened_and_imports(loaded_db, uploads):
+    at = _import_kb("e" * 300 + ".tsv", CIVIC.encode())  # longer than a file name may be
+    assert not at.error
+    assert any("1 added" in html.unescape(s.value) for s in at.success)
 
 
 # --- hostile text on the Curate and Annotate pages ---------------------------------------------
@@ -220,9 +233,10 @@ def test_an_answer_of_the_wrong_kind_asks_before_it_is_recorded(loaded_db):
         ("évidence 2018;rm -rf ~.tsv", "_vidence_2018_rm_-rf__.tsv"),
         ("..", "upload"),
         ("", "upload"),
+        ("e" * 300 + ".tar.gz", "e" * 113 + ".tar.gz"),
     ],
     ids=["dotdot", "absolute", "backslashes", "windows-drive", "dot-runs", "url-encoded", "nul-byte", "hidden",
-         "shell-and-unicode", "only-dots", "empty"],
+         "shell-and-unicode", "only-dots", "empty", "overlong"],
 )
 def test_upload_names_become_plain_file_names_inside_the_private_folder(name, expected, tmp_path, monkeypatch):
     from pages.common import safe_upload_name, save_upload
