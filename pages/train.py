@@ -136,12 +136,33 @@ if error := st.session_state.pop("rt_error", None):
     st.error(error)
 history = store.list_jobs(con, limit=20)
 if history:
+    last = history[0]
+    if last.finished:
+        show = st.success if last.state == "succeeded" else st.warning if last.state == "cancelled" else st.error
+        show(f"Job {last.job_id} {last.state}: {last.message}")
     with st.expander(f"Jobs ({len(history)})", expanded=False):
         st.dataframe(
             [{"job": j.job_id, "state": j.state, "started": (j.started_at or j.created_at)[:19],
               "finished": (j.finished_at or "")[:19], "message": j.message} for j in history],
             hide_index=True,
         )
+        trained = [j for j in history if j.result.get("training")]
+        if trained:
+            job = trained[0]
+            training = job.result["training"]
+            st.caption(f"Training pairs of job {job.job_id} by source and margin class ({training['pairs']} in all):")
+            st.dataframe(
+                [{"source": source, "class": name, **counts}
+                 for source, classes in sorted(training["report"].items()) for name, counts in sorted(classes.items())],
+                hide_index=True,
+            )
+            used = training["decisions"]
+            st.caption(
+                f"Decisions: {used['active_decisions']} active, {used['ignored_superseded']} superseded or undone "
+                f"(ignored), {used['conflicts_excluded']} items left out as unadjudicated disagreements, "
+                f"{used['adjudicated_items']} decided by adjudication, {used['ignored_missing_document']} on "
+                f"abstracts no longer in the corpus."
+            )
 
 # --- versions -------------------------------------------------------------------------------
 st.subheader("Model versions")

@@ -169,3 +169,27 @@ def test_a_second_start_is_refused_with_a_message(loaded_db, monkeypatch):
     at.button[0].click()
     at.run()
     assert any("at least one source" in e.value for e in at.error)
+
+
+def test_last_job_outcome_and_its_training_data_are_shown(loaded_db):
+    from curation import store
+    from pages.common import connection
+
+    con = connection()
+    job = store.create_job(con, "retrain", {"schema": "PO"})
+    training = {
+        "pairs": 5,
+        "report": {"decision": {"decision-neg": {"positive": 0, "negative": 2}},
+                   "kb": {"pos-1": {"positive": 3, "negative": 0}}},
+        "decisions": {"active_decisions": 4, "ignored_superseded": 1, "conflicts_excluded": 1, "adjudicated_items": 0,
+                      "ignored_missing_document": 0},
+    }
+    store.finish_job(con, job.job_id, "succeeded", "po-edel-x: kept inactive: dev ndcg@10 (hybrid) 0.400 is below",
+                     {"training": training})
+    at = _train_page()
+    assert not at.exception
+    assert any(f"Job {job.job_id} succeeded: po-edel-x: kept inactive" in s.value for s in at.success)
+    table = at.dataframe[1].value
+    assert list(zip(table["source"], table["class"], table["negative"], strict=True)) == [
+        ("decision", "decision-neg", 2), ("kb", "pos-1", 0)]
+    assert any("1 superseded or undone (ignored), 1 items left out" in c.value for c in at.caption)
