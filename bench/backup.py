@@ -1,0 +1,343 @@
+"""Durability on the real-size store: backup cost, recovery cost, commit cost, and a kill -9 campaign.
+
+Usage::
+
+    python bench/backup.py [--data-dir D] [--kills 20] [--decisions 2000] [--wal-trials 40]
+                           [--out bench/results/backup.json]
+
+Builds a temporary store from the real data exactly as the README's "Data" section does (CIViC
+2018 + 2026, BioRED, BC5CDR, HoC: 3,476 abstracts), adds curators' decisions through
+``store.record_decision`` (half with an answer, so half also write a KB record), then measures:
+
+- ``record_decision`` latency (each is one committed, fdatasync-ed transaction), and with
+  ``strace`` when it is installed, how many fdatasync calls one decision makes;
+- ``backup_store`` on the open store: seconds, bytes, alone and while another thread records
+  decisions (and those decisions' latency meanwhile); ``backup_due`` when not due; ``verify_backup``;
+- ``CHECKPOINT`` after one decision (what a more frequent checkpoint would cost);
+- ``recover_store`` on a copy whose store file is damaged (restores the backup); then 16 bytes of a
+  WAL holding 200 decisions inverted at random places: how often DuckDB refuses to open (and what
+  ``recover`` gets back), how often it opens silently, and how many decisions that silently loses;
+  and the same WAL cut short at random places (what a full disk can leave);
+- a kill -9 campaign: a child process records decisions on the real-size store and prints each id
+  after ``record_decision`` returned; it is SIGKILLed after a random number of acks, the store is
+  reopened and every acknowledged decision looked up.
+
+Writes one JSON with date, params, environment, store counts and the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import random
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import duckdb  # noqa: E402
+
+from curation import store  # noqa: E402
+from curation.backup import backup_due, backup_store, verify_backup  # noqa: E402
+from curation.config import Settings  # noqa: E402
+from curation.ingestion import ingest_corpus, ingest_kb  # noqa: E402
+from curation.recovery import recover_store, wal_path  # noqa: E402
+from curation.schemas import PO  # noqa: E402
+
+WRITER = """
+import sys
+from curation import store
+from curation.schemas import PO
+db, start = sys.argv[1], int(sys.argv[2])
+con = store.open_store(db)
+pmids = [r[0] for r in con.execute("SELECT pmid FROM documents ORDER BY pmid LIMIT 500").fetchall()]
+print("ready", flush=True)
+for i in range(start, start + 100000):
+    answer = f"drug{i}" if i % 2 == 0 else ""
+    d = store.record_decision(con, f"curator{i % 4}", PO, {"Gene": f"GENE{i % 50}", "Variant": "V600E"},
+                              pmids[i % len(pmids)], "complete" if answer else "partial", answer=answer)
+    print("ack", d.decision_id, flush=True)
+"""
+
+
+def build_store(data_dir: Path, path: Path) -> dict[str, float]:
+    """The README's ingest commands, through the same functions the CLI calls."""
+    started = time.perf_counter()
+    con = store.open_store(path)
+    civic = data_dir / "civic"
+    for tsv in (civic / "civic_evidence_2018-05_v1schema.tsv", civic / "civic_evidence_2026-05.tsv"):
+        ingest_kb(con, "civic", tsv)
+    for pubtator in [*sorted((data_dir / "biored").glob("*.PubTator")),
+                     *sorted((data_dir / "bc5cdr").glob("*.PubTator.txt"))]:
+        ingest_corpus(con, "pubtator", pubtator)
+    ingest_corpus(con, "jsonl", data_dir / "hoc" / "hoc_abstracts.jsonl")
+    con.close()
+    return {"ingest_s": round(time.perf_counter() - started, 2)}
+
+
+def _decide(con, i: int, pmids: list[str]) -> float:
+    answer = f"drug{i}" if i % 2 == 0 else ""
+    started = time.perf_counter()
+    store.record_decision(con, f"curator{i % 4}", PO, {"Gene": f"GENE{i % 50}", "Variant": "V600E"},
+                          pmids[i % len(pmids)], "complete" if answer else "partial", answer=answer)
+    return (time.perf_counter() - started) * 1000
+
+
+def _ms(values: list[float]) -> dict[str, float]:
+    ordered = sorted(values)
+    return {
+        "n": len(ordered),
+        "p50": round(statistics.median(ordered), 2),
+        "p95": round(ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)], 2),  # nearest rank
+        "max": round(ordered[-1], 2),
+    }
+
+
+def fdatasyncs_per_decision(db: Path, decisions: int = 50) -> float | None:
+    """fdatasync calls per record_decision, counted by strace in a child process (None without strace)."""
+    if not shutil.which("strace"):
+        return None
+    code = ("import sys; from curation import store; from curation.schemas import PO\n"
+            f"con = store.open_store({str(db)!r}); con.execute('CHECKPOINT')\n"
+            "pmid = con.execute('SELECT min(pmid) FROM documents').fetchall()[0][0]\n"
+            "sys.stderr.write('BEGIN\\n'); sys.stderr.flush()\n"
+            f"for i in range({decisions}):\n"
+            "    store.record_decision(con, 'strace', PO, {'Gene': f'S{i}'}, pmid, 'partial')\n"
+            "sys.stderr.write('END\\n'); sys.stderr.flush()\n"
+            "import os; os._exit(0)\n")
+    trace = subprocess.run(
+        ["strace", "-f", "-e", "trace=fsync,fdatasync,write", sys.executable, "-c", code],
+        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=300,
+    ).stderr
+    window = trace[trace.index("BEGIN"): trace.rindex("END")]
+    return round(len(re.findall(r"\b(?:fdatasync|fsync)\(", window)) / decisions, 2)
+
+
+def backup_figures(db: Path, folder: Path, decisions: int, pmids: list[str]) -> dict[str, object]:
+    con = store.open_store(db)
+    alone = []
+    for _ in range(5):
+        started = time.perf_counter()
+        made = backup_store(con, folder, keep=3)
+        alone.append(time.perf_counter() - started)
+    started = time.perf_counter()
+    problems = verify_backup(made)
+    verify_s = time.perf_counter() - started
+    started = time.perf_counter()
+    for _ in range(1000):
+        backup_due(folder, 30)
+    due_us = (time.perf_counter() - started) * 1000
+
+    latencies: list[float] = []
+    stop = threading.Event()
+
+    def write() -> None:
+        cursor = con.cursor()
+        i = decisions
+        while not stop.is_set():
+            latencies.append(_decide(cursor, i, pmids))
+            i += 1
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    time.sleep(0.5)
+    under_load = []
+    for _ in range(5):
+        started = time.perf_counter()
+        loaded = backup_store(con.cursor(), folder, keep=3)
+        under_load.append(time.perf_counter() - started)
+    stop.set()
+    writer.join()
+    checkpoint_ms = []
+    for i in range(20):
+        _decide(con, 10_000_000 + i, pmids)
+        started = time.perf_counter()
+        con.execute("CHECKPOINT")
+        checkpoint_ms.append((time.perf_counter() - started) * 1000)
+    con.close()
+    return {
+        "method": "ATTACH + one transaction of COPY FROM DATABASE from the open connection, CHECKPOINT first",
+        "bytes": made.manifest["bytes"],
+        "store_bytes": db.stat().st_size,
+        "seconds_alone": [round(s, 3) for s in alone],
+        "seconds_while_writing": [round(s, 3) for s in under_load],
+        "decision_ms_during_backups": _ms(latencies),
+        "decisions_during_backups": len(latencies),
+        "rows_in_last_backup_while_writing": loaded.counts["decisions"],
+        "verify_s": round(verify_s, 3),
+        "verify_problems": problems,
+        "backup_due_not_due_us": round(due_us, 1),
+        "checkpoint_after_one_decision_ms": _ms(checkpoint_ms),
+    }
+
+
+def recovery_figures(db: Path, folder: Path, work: Path, pmids: list[str], trials: int) -> dict[str, object]:
+    """Recover a copy whose store file is damaged; then damage a WAL of 200 decisions at random places
+    (16 bytes inverted) and see what DuckDB does with each, and what ``recover`` gets back when it refuses."""
+    out: dict[str, object] = {}
+    broken = work / "headers" / "store.duckdb"
+    broken.parent.mkdir()
+    shutil.copyfile(db, broken)
+    with open(broken, "r+b") as handle:
+        handle.write(b"\0" * 12288)
+    started = time.perf_counter()
+    report = recover_store(broken, folder)
+    out["damaged_file"] = {"seconds": round(time.perf_counter() - started, 3), "restored": report.restored_kind,
+                           "decision_rows": report.decisions[0]}
+
+    walled = work / "wal" / "store.duckdb"
+    walled.parent.mkdir()
+    shutil.copyfile(db, walled)
+    con = store.open_store(walled)
+    before = con.execute("SELECT count(*) FROM decisions").fetchall()[0][0]
+    for i in range(200):
+        _decide(con, 20_000_000 + i, pmids)
+    con.execute("PRAGMA disable_checkpoint_on_shutdown")  # leave the WAL as a killed process would
+    con.close()
+    size = wal_path(walled).stat().st_size
+    chooser = random.Random(11)
+    outcomes = []
+    for position in sorted(chooser.randrange(0, size - 16) for _ in range(trials)):
+        trial = work / "trial" / "store.duckdb"
+        trial.parent.mkdir()
+        shutil.copyfile(walled, trial)
+        shutil.copyfile(wal_path(walled), wal_path(trial))
+        with open(wal_path(trial), "r+b") as handle:
+            handle.seek(position)
+            data = handle.read(16)
+            handle.seek(position)
+            handle.write(bytes(b ^ 0xFF for b in data))
+        outcome: dict[str, object] = {"position": position}
+        try:
+            with duckdb.connect(str(trial)) as probe:
+                outcome["opened_with"] = probe.execute("SELECT count(*) FROM decisions").fetchall()[0][0] - before
+        except duckdb.Error as exc:
+            outcome["refused"] = "checksum" if "Corrupt WAL file" in str(exc) else str(exc).splitlines()[0][-160:]
+            started = time.perf_counter()
+            report = recover_store(trial, folder)
+            outcome["recover_s"] = round(time.perf_counter() - started, 3)
+            outcome["restored"] = report.restored_kind
+            outcome["recovered"] = report.decisions[0] - before
+        outcomes.append(outcome)
+        shutil.rmtree(trial.parent)
+    silent = [o for o in outcomes if "opened_with" in o]
+    refused = [o for o in outcomes if "refused" in o]
+    out["corrupt_wal"] = {
+        "wal_bytes": size,
+        "decisions_in_wal": 200,
+        "trials": len(outcomes),
+        "refused": len(refused),
+        "refused_checksum": sum(o["refused"] == "checksum" for o in refused),
+        "opened_silently": len(silent),
+        "opened_silently_lost_decisions": sorted(200 - o["opened_with"] for o in silent),
+        "recovered_decisions_when_refused": sorted(o["recovered"] for o in refused),
+        "restored_from": sorted({o["restored"] for o in refused}),
+        "recover_s": _ms([o["recover_s"] * 1000 for o in refused]) if refused else None,
+        "outcomes": outcomes,
+    }
+    truncated = []
+    for cut in sorted(chooser.randrange(1, size) for _ in range(max(1, trials // 4))):
+        trial = work / "trial" / "store.duckdb"
+        trial.parent.mkdir()
+        shutil.copyfile(walled, trial)
+        shutil.copyfile(wal_path(walled), wal_path(trial))
+        os.truncate(wal_path(trial), cut)
+        try:
+            with duckdb.connect(str(trial)) as probe:
+                kept = probe.execute("SELECT count(*) FROM decisions").fetchall()[0][0] - before
+            truncated.append({"cut_at": cut, "opened_with": kept})
+        except duckdb.Error as exc:
+            truncated.append({"cut_at": cut, "refused": str(exc)[:120]})
+        shutil.rmtree(trial.parent)
+    out["truncated_wal"] = {
+        "trials": len(truncated),
+        "opened_silently": sum("opened_with" in t for t in truncated),
+        "lost_decisions": sorted(200 - t["opened_with"] for t in truncated if "opened_with" in t),
+        "outcomes": truncated,
+    }
+    return out
+
+
+def kill_campaign(db: Path, kills: int, seed: int = 7) -> dict[str, object]:
+    chooser = random.Random(seed)
+    acked: list[int] = []
+    reopen = []
+    for round_ in range(kills):
+        child = subprocess.Popen([sys.executable, "-c", WRITER, str(db), str(round_ * 100_000)], cwd=ROOT,
+                                 env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE, text=True)
+        target, seen = chooser.randint(1, 80), 0
+        for line in child.stdout:
+            if line.startswith("ack "):
+                acked.append(int(line.split()[1]))
+                seen += 1
+                if seen >= target:
+                    break
+        os.kill(child.pid, signal.SIGKILL)
+        acked += [int(line.split()[1]) for line in child.stdout if line.startswith("ack ") and line.endswith("\n")]
+        child.wait()
+        started = time.perf_counter()
+        con = store.open_store(db)
+        reopen.append(time.perf_counter() - started)
+        present = {row[0] for row in con.execute("SELECT decision_id FROM decisions").fetchall()}
+        con.close()
+        missing = [d for d in acked if d not in present]
+        if missing:
+            raise SystemExit(f"acknowledged decisions lost after kill {round_ + 1}: {missing[:10]}")
+    return {"kills": kills, "acknowledged": len(acked), "lost": 0, "reopen_s": _ms([s * 1000 for s in reopen])}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data-dir", type=Path, default=Settings().data_dir)
+    parser.add_argument("--kills", type=int, default=20)
+    parser.add_argument("--decisions", type=int, default=2000, help="decisions recorded before measuring")
+    parser.add_argument("--wal-trials", type=int, default=40, help="random corruptions of a WAL of 200 decisions")
+    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "backup.json")
+    args = parser.parse_args(argv)
+    if not (args.data_dir / "civic").is_dir():
+        raise SystemExit(f"real data not found at {args.data_dir} (set CURATION_DATA_DIR or --data-dir)")
+    with tempfile.TemporaryDirectory(prefix="bench-backup-") as scratch:
+        work = Path(scratch)
+        db = work / "curation.duckdb"
+        report: dict[str, object] = {
+            "date": datetime.now(UTC).isoformat(timespec="seconds"),
+            "params": {"kills": args.kills, "decisions": args.decisions, "wal_trials": args.wal_trials},
+            "environment": {"duckdb": duckdb.__version__, "python": platform.python_version(),
+                            "platform": platform.platform(), "cpus": os.cpu_count()},
+        }
+        report["build"] = build_store(args.data_dir, db)
+        con = store.open_store(db)
+        pmids = [row[0] for row in con.execute("SELECT pmid FROM documents ORDER BY pmid").fetchall()]
+        report["record_decision_ms"] = _ms([_decide(con, i, pmids) for i in range(args.decisions)])
+        report["store"] = {k: v for k, v in store.stats(con).items() if isinstance(v, int)}
+        con.close()
+        report["fdatasync_per_decision"] = fdatasyncs_per_decision(db)
+        print(f"store built: {report['store']}; record_decision {report['record_decision_ms']}", flush=True)
+        folder = work / "backups" / "curation"
+        report["backup"] = backup_figures(db, folder, args.decisions, pmids)
+        print(f"backup: {report['backup']}", flush=True)
+        report["recovery"] = recovery_figures(db, folder, work, pmids, args.wal_trials)
+        print(f"recovery: {report['recovery']}", flush=True)
+        report["kill_9"] = kill_campaign(db, args.kills)
+        print(f"kill -9: {report['kill_9']}", flush=True)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=2) + "\n")
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
