@@ -138,7 +138,6 @@ def _check_store(db: Path, acked: list[tuple[int, str]], rounds: int) -> dict[in
     return rows
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("answers", [False, True], ids=["grades", "answers"])
 def test_every_acknowledged_decision_survives_kill_9(tmp_path, answers):
     db = tmp_path / "store.duckdb"
@@ -155,7 +154,6 @@ def test_every_acknowledged_decision_survives_kill_9(tmp_path, answers):
     assert len({d for d, _ in acked}) == len(acked)
 
 
-@pytest.mark.slow
 def test_kill_9_during_a_backup_leaves_the_store_and_earlier_backups_whole(tmp_path):
     db, backups = tmp_path / "store.duckdb", tmp_path / "backups"
     _make_store(db)
@@ -204,7 +202,6 @@ def _flip(path: Path, position: int, length: int = 16) -> None:
         handle.write(bytes(b ^ 0xFF for b in data))
 
 
-@pytest.mark.slow
 def test_recover_puts_back_what_a_corrupt_wal_still_holds(tmp_path):
     db, backups, acked = _killed_with_wal(tmp_path, before_backup=20, after_backup=19)
     wal = wal_path(db)
@@ -228,7 +225,6 @@ def test_recover_puts_back_what_a_corrupt_wal_still_holds(tmp_path):
     assert ids == [decision_id for decision_id, _ in acked[: len(ids)]]  # a prefix: no hole in the history
 
 
-@pytest.mark.slow
 def test_recover_falls_back_to_the_newest_backup_when_the_store_file_is_damaged(tmp_path):
     db, backups, acked = _killed_with_wal(tmp_path, before_backup=10, after_backup=9)
     (backup,) = list_backups(backups)
@@ -249,7 +245,6 @@ def test_recover_falls_back_to_the_newest_backup_when_the_store_file_is_damaged(
     con.close()
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("damage", ["truncated", "header"])
 def test_duckdb_drops_wal_content_without_an_error_in_some_damage(tmp_path, damage):
     """Findings, kept as tests so a DuckDB upgrade that changes them is noticed: a WAL cut short (what a
