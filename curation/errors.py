@@ -41,5 +41,9 @@ class StoreLockedError(CurationError):
     """The DuckDB file is held read-write by another process."""
 
 
+class StoreDamagedError(CurationError):
+    """The DuckDB file or its write-ahead log cannot be read (``python -m curation recover``)."""
+
+
 class NetworkError(CurationError):
     """A remote service (NCBI, CIViC) could not be reached."""

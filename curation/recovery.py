@@ -39,7 +39,7 @@ import duckdb
 
 from curation import store
 from curation.backup import SQL_DECISIONS_SUMMARY, Backup, list_backups, table_counts, verify_backup
-from curation.errors import CurationError
+from curation.errors import CurationError, StoreDamagedError
 
 CORRUPT_WAL_ENTRY = re.compile(r"Corrupt WAL file: entry at byte position (\d+)")
 
@@ -127,7 +127,7 @@ def open_failure(db_path: str | Path) -> str | None:
         return f"{db_path} does not exist"
     try:
         store.open_store(db_path).close()
-    except duckdb.Error as exc:
+    except StoreDamagedError as exc:
         return " ".join(str(exc).split())
     return None
 

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import glob
 import json
 import re
+import shutil
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
 
-from curation.errors import StoreLockedError
+from curation.errors import StoreDamagedError, StoreLockedError
 from curation.migrations import MIGRATIONS
 from curation.schemas import BUILTIN, RelationSchema, schema_from_dict
 
@@ -58,29 +61,61 @@ def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConne
     con.execute("COMMIT")
 
 
+LOCK_ERROR = re.compile(r"could not set lock|conflicting lock|lock on file", re.IGNORECASE)
+WAL_COPIES = 3  # raw copies of a leftover write-ahead log kept beside the store
+
+
+def _keep_wal_copy(path: Path) -> None:
+    """Copy a write-ahead log left by a process that stopped without a checkpoint, before DuckDB replays it.
+
+    DuckDB drops a truncated or header-damaged WAL without an error (docs/RELIABILITY.md); the
+    raw copy keeps what it held for ``python -m curation recover`` or a person. The newest
+    :data:`WAL_COPIES` are kept.
+    """
+    wal = path.with_name(path.name + ".wal")
+    try:
+        if not wal.exists() or wal.stat().st_size == 0:
+            return
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
+        shutil.copy2(wal, wal.with_name(f"{wal.name}.at-open-{stamp}"))
+        copies = sorted(wal.parent.glob(f"{glob.escape(wal.name)}.at-open-*"))
+        for old in copies[:-WAL_COPIES]:
+            old.unlink(missing_ok=True)
+    except OSError:
+        pass  # a copy that cannot be made (read-only folder, full disk) must not stop the store opening
+
+
 def open_store(path: str | Path, read_only: bool = False) -> duckdb.DuckDBPyConnection:
     """Open (creating if needed) the store and bring its schema up to date.
 
     Raises:
         StoreLockedError: another process holds the file; the message names it and says what to do.
+        StoreDamagedError: the file or its write-ahead log cannot be read; the message says how to recover.
     """
     path = Path(path)
     if str(path) != ":memory:":
         if read_only and not path.exists():
             raise FileNotFoundError(f"{path}: no store here yet; ingest a knowledge base or corpus first")
         path.parent.mkdir(parents=True, exist_ok=True)
+    if str(path) != ":memory:" and not read_only:
+        _keep_wal_copy(path)
     try:
         con = duckdb.connect(str(path), read_only=read_only)
-    except duckdb.IOException as exc:
+    except duckdb.Error as exc:
         message = str(exc)
-        if "lock" in message.lower():
+        if isinstance(exc, duckdb.IOException) and LOCK_ERROR.search(message):
             holder = re.search(r"PID (\d+)", message)
             who = f"process {holder.group(1)}" if holder else "another process"
             raise StoreLockedError(
                 f"{path} is in use by {who} (probably the running app). Stop it, or point this command "
                 f"at another store with --db, or use the app's Knowledge base page instead."
             ) from None
-        raise
+        reason = " ".join(message.split())[:500] or type(exc).__name__
+        raise StoreDamagedError(
+            f"{path} cannot be opened ({reason}). Nothing was changed. Stop the app and run "
+            f"`python -m curation recover --db {path}`: it keeps the damaged files aside and puts back the "
+            f"newest good state (see docs/RELIABILITY.md)."
+        ) from None
     if not read_only:
         migrate(con)
     return con

@@ -7,7 +7,7 @@ import textwrap
 import pytest
 
 from curation import store
-from curation.errors import StoreLockedError
+from curation.errors import CurationError, StoreLockedError
 from curation.records import Document, KBRecord, Mention, Synonym
 
 
@@ -108,3 +108,31 @@ def test_second_writer_gets_a_clear_message(tmp_path):
             store.open_store(path)
     finally:
         holder.communicate("\n", timeout=30)
+
+
+def test_a_damaged_store_says_how_to_recover(tmp_path):
+    from curation.errors import StoreDamagedError
+
+    path = tmp_path / "damaged.duckdb"
+    store.open_store(path).close()
+    with open(path, "r+b") as handle:  # the file's headers overwritten
+        handle.write(b"\0" * 12288)
+    before = path.read_bytes()
+    with pytest.raises(StoreDamagedError, match=r"cannot be opened .*python -m curation recover --db"):
+        store.open_store(path)
+    assert path.read_bytes() == before  # nothing was changed
+
+
+def test_a_leftover_wal_is_copied_before_it_is_replayed(tmp_path):
+    path = tmp_path / "s.duckdb"
+    store.open_store(path).close()
+    wal = tmp_path / "s.duckdb.wal"
+    for n in range(5):
+        wal.write_bytes(b"left by a killed process %d" % n)
+        try:
+            store.open_store(path).close()
+        except CurationError:
+            pass  # whether DuckDB replays, ignores or refuses this WAL, the raw copy is kept
+    copies = sorted(tmp_path.glob("s.duckdb.wal.at-open-*"))
+    assert len(copies) == 3  # the newest three
+    assert copies[-1].read_bytes() == b"left by a killed process 4"
