@@ -4,6 +4,9 @@ Usage::
 
     python bench/report.py [--results bench/results] [--out docs/BENCHMARKS.md]
 
+It also writes docs/RELIABILITY.md from ``bench/reliability.md.in``, whose ``{{name:path|format}}``
+placeholders are figures looked up in ``bench/results/<name>.json``.
+
 Every figure in the document is copied from a JSON written by a benchmark script; this script
 only formats. Sections for benchmarks that have not been run are left out.
 """
@@ -12,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -380,13 +384,80 @@ def render(results: Path) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+PLACEHOLDER = re.compile(r"\{\{([a-z_]+)(?::([A-Za-z0-9_.]+))?(?:\|([a-z0-9]+))?\}\}")
+
+
+def _lookup(data: dict, path: str, where: str):
+    value = data
+    for part in path.split("."):
+        if not isinstance(value, dict) or part not in value:
+            raise SystemExit(f"{where}: {path} is not in the JSON")
+        value = value[part]
+    return value
+
+
+def _format(value, fmt: str | None) -> str:
+    if fmt in (None, "s"):
+        return str(value)
+    if fmt == "date":
+        return str(value)[:10]
+    if fmt == "int":
+        return f"{int(value):,}"
+    if fmt in ("f0", "f1", "f2"):
+        return f"{float(value):,.{fmt[1]}f}"
+    if fmt == "mb":
+        return f"{value / 2**20:.1f}"
+    if fmt == "kb":
+        return f"{value / 1024:.0f}"
+    if fmt in ("range0", "range2"):
+        digits = int(fmt[-1])
+        return f"{min(value):.{digits}f}–{max(value):.{digits}f}"
+    raise SystemExit(f"unknown format '{fmt}'")
+
+
+def load_table(data: dict) -> str:
+    rows = ["| sessions | decisions each | acknowledged | stored | errors | retrain running | p50 ms | p95 ms | max ms "
+            "| decisions/s | load average |",
+            "| ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |"]
+    for r in data["runs"]:
+        lat = r["latency_ms"]
+        rows.append(f"| {r['sessions']} | {r['decisions_per_session']} | {r['acknowledged']} | {r['stored']} | "
+                    f"{r['errors']} | {'yes' if r['retrain_running'] else 'no'} | {_f(lat['p50'], 0)} | "
+                    f"{_f(lat['p95'], 0)} | {_f(lat.get('max'), 0)} | {_f(r.get('decisions_per_s'), 1)} | "
+                    f"{_f(r.get('load_average_1min'), 1)} |")
+    c = data["counts"]
+    rows += ["", f"Run {data['date']} on a store of {c['documents']:,} abstracts and {c['kb_records']:,} KB records "
+                 f"({data['params']['data']} data)."]
+    return "\n".join(rows)
+
+
+def render_reliability(results: Path, template: Path) -> str:
+    """The reliability document: the template's prose with its placeholders filled from the JSONs."""
+    sources = {name: _load(results, name) for name in ("load", "backup")}
+    text = template.read_text()
+
+    def fill(match: re.Match) -> str:
+        name, path, fmt = match.groups()
+        if name == "load_table":
+            return load_table(sources["load"]) if sources["load"] else "(bench/load.py has not been run.)"
+        data = sources.get(name)
+        if data is None:
+            raise SystemExit(f"{template}: {{{{{name}:…}}}} needs bench/results/{name}.json")
+        return _format(_lookup(data, path, f"bench/results/{name}.json"), fmt)
+
+    return PLACEHOLDER.sub(fill, text)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--results", type=Path, default=ROOT / "bench" / "results")
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "BENCHMARKS.md")
+    parser.add_argument("--reliability-out", type=Path, default=ROOT / "docs" / "RELIABILITY.md")
     args = parser.parse_args(argv)
     args.out.write_text(render(args.results))
     print(f"wrote {args.out}")
+    args.reliability_out.write_text(render_reliability(args.results, ROOT / "bench" / "reliability.md.in"))
+    print(f"wrote {args.reliability_out}")
     return 0
 
 

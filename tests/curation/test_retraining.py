@@ -343,3 +343,18 @@ def test_a_disk_that_fills_while_writing_fails_cleanly(tiny, monkeypatch):
     assert result["state"] == "failed" and "disk is full" in result["message"]
     models = load_settings().models_dir
     assert not list(models.glob("*"))  # the staged folder is removed, nothing published
+
+
+@pytest.mark.parametrize("damage", ["missing", "corrupted"])
+def test_a_missing_corpus_file_fails_the_job_naming_it(tiny, damage):
+    job_dir = _prepared_job(tiny)
+    documents = job_dir / "snapshot" / "documents.jsonl"
+    if damage == "missing":
+        documents.unlink()
+    else:
+        documents.write_text('{"pmid": "21", "title": \n')
+    result = worker.run(job_dir)
+    assert result["state"] == "failed"
+    assert "documents.jsonl" in result["message"] and damage in result["message"]
+    job = retraining.poll_job(tiny, store.list_jobs(tiny)[0])
+    assert job.state == "failed" and "keeps serving" in job.message
