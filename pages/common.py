@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 import tempfile
 from pathlib import Path
 
@@ -21,7 +22,10 @@ def _connection(db_path: str) -> duckdb.DuckDBPyConnection:
     con = store.open_store(db_path)
     # Once per app process: a retraining job that was running when the app stopped is
     # re-attached (worker alive), finished (worker done meanwhile) or marked failed.
-    recover_jobs(con.cursor())
+    try:
+        recover_jobs(con.cursor())
+    except (CurationError, OSError) as exc:  # the store must open even if a job's folder is unreadable
+        print(f"retraining jobs could not be recovered: {exc}", file=sys.stderr)
     return con
 
 
