@@ -1,21 +1,26 @@
-"""Concurrent curators while a retraining job runs: every acknowledged decision must be stored.
+"""Concurrent curators in real browsers while a retraining job runs: every acknowledged decision is stored.
 
 Usage::
 
     python bench/load.py [--sessions 4,8] [--decisions 250] [--out bench/results/load.json]
-    python bench/load.py --small --sessions 2 --decisions 5    # the test fixtures, seconds
+    python bench/load.py --small --sessions 2 --decisions 6    # the test fixtures, a minute
 
-Each session is a Streamlit ``AppTest`` of ``app.py`` (the real pages, the real callbacks,
-one shared store connection as in a running server), in its own thread, with its own curator
-name and partial relation. A session clicks a grade button on one of its results, the app
-re-runs, and the click is **acknowledged** when the app shows its confirmation toast
-("PMID …: …") with no error. Latency is click → the re-run finished (callback, search,
-rendering), what a curator waits for. Meanwhile a real retraining job (worker process) runs;
-the run records whether it was still running at the start and at the end.
+A real ``streamlit run app.py`` serves a store built from the real data (CIViC + BioRED +
+BC5CDR, as bench/app.py). Each session is its own headless Chromium (own Playwright, own
+thread, own Streamlit session over the server's websocket): it types its curator name and its
+partial relation, then clicks the grade buttons of its results in turn — "Complete evidence",
+then "Partial evidence", then "Not relevant" on each abstract, and round again. A click is
+**acknowledged** when the abstract's card shows "<curator>: <grade>" (the app writes the
+decision in the button's callback, before the rerun that draws that caption); **latency** is
+click → caption, what a curator waits for. A click not confirmed within the timeout, or an
+exception the page shows, is an **error**.
 
-Afterwards the store is read: **stored** counts the decision rows of the run's curators
-(superseded ones included: each click is a row). **errors** counts exceptions, error
-messages and clicks without a toast.
+Before the server starts, a real retraining job (worker process, KB + decisions so far) is
+started on the store; the server re-attaches it when it starts (as after an app restart).
+**retrain running** says its worker was alive when the clicking began and when it ended.
+After the run the server is stopped, the job cancelled, and the store read: **stored** counts
+the run's decision rows (each click is a row; a later grade of the same abstract supersedes,
+never overwrites).
 """
 
 from __future__ import annotations
@@ -34,90 +39,127 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 ROOT = Path(__file__).resolve().parent.parent
-APP = str(ROOT / "app.py")
-GRADES = ("complete", "partial", "not_relevant")
+GRADES = (("complete", "Complete evidence"), ("partial", "Partial evidence"), ("not_relevant", "Not relevant"))
 
 
 def load_store(db: Path, data_dir: Path, small: bool) -> dict:
+    from bench._browser import build_store
     from curation import store
     from curation.ingestion import ingest_corpus, ingest_kb
 
+    if not small:
+        counts = build_store(db, data_dir)
+        return {"documents": counts["documents"], "kb_records": counts["kb_records"]}
+    fixtures = ROOT / "tests" / "fixtures"
     con = store.open_store(db)
-    if small:
-        fixtures = ROOT / "tests" / "fixtures"
-        ingest_kb(con, "civic", fixtures / "civic" / "current.tsv")
-        ingest_corpus(con, "pubtator", fixtures / "pubtator" / "small.PubTator")
-    else:
-        ingest_kb(con, "civic", data_dir / "civic" / "civic_evidence_2026-05.tsv")
-        for path in sorted((data_dir / "biored").glob("*.PubTator")) + sorted((data_dir / "bc5cdr").glob("*.txt")):
-            ingest_corpus(con, "pubtator", path)
-        ingest_corpus(con, "jsonl", data_dir / "hoc" / "hoc_abstracts.jsonl")
+    ingest_kb(con, "civic", fixtures / "civic" / "current.tsv")
+    ingest_corpus(con, "pubtator", fixtures / "pubtator" / "small.PubTator")
     counts = store.stats(con)
     con.close()
     return {"documents": counts["documents"], "kb_records": counts["kb_records"]}
 
 
-def relations(con, sessions: int, min_hits: int = 10) -> list[dict[str, str]]:
-    """Gene–variant pairs of the KB whose query finds abstracts, one per session (repeating if few)."""
+def relations(con, sessions: int, min_hits: int) -> tuple[list[dict[str, str]], object]:
+    """Gene–variant pairs of the KB whose BM25 query finds ``min_hits`` abstracts, one per session
+    (repeating when there are fewer), and the BM25 retriever."""
     from curation import store
     from curation.schemas import PO
-    from pages.common import retriever
+    from index.lexical import LexicalIndex
+    from index.search import Retriever
 
-    engine = retriever(con)
-    mode = "hybrid" if engine.dense is not None else "bm25"
-    pairs = []
+    engine = Retriever(lexical=LexicalIndex.build(list(store.iter_documents(con))))
+    pairs: list[dict[str, str]] = []
     for record in store.list_kb_records(con, "PO"):
         values = {"Gene": record.get("Gene"), "Variant": record.get("Variant")}
         if values in pairs or not all(values.values()):
             continue
-        if len(engine.search(PO, values, mode=mode, k=20).hits) >= min_hits:
+        if len(engine.search(PO, values, mode="bm25", k=20).hits) >= min_hits:
             pairs.append(values)
         if len(pairs) >= sessions:
             break
     if not pairs:
         raise SystemExit("no KB relation finds abstracts")
-    return [pairs[i % len(pairs)] for i in range(sessions)]
+    return [pairs[i % len(pairs)] for i in range(sessions)], engine
 
 
-def seed_decisions(con, values: dict[str, str]) -> None:
-    from curation import store
+def start_job(db: Path, target: dict[str, str], engine) -> tuple[int, int]:
+    """Seed a few decisions (so there is something to train on) and start a long retraining job."""
+    from curation import retraining, store
+    from curation.config import load_settings
     from curation.schemas import PO
-    from pages.common import retriever
 
-    engine = retriever(con)
-    mode = "hybrid" if engine.dense is not None else "bm25"
-    for n, hit in enumerate(engine.search(PO, values, mode=mode, k=10).hits):
-        store.record_decision(con, "load-seed", PO, values, hit.pmid, GRADES[n % len(GRADES)])
+    con = store.open_store(db)
+    try:
+        for n, hit in enumerate(engine.search(PO, target, mode="bm25", k=10).hits):
+            store.record_decision(con, "load-seed", PO, target, hit.pmid, GRADES[n % 3][0])
+        request = retraining.RetrainRequest("PO", epochs=1000, max_steps=1_000_000, batch_size=8, max_seq_length=128)
+        job = retraining.start_retrain(con, request, load_settings())
+    finally:
+        con.close()
+    deadline = time.time() + 600
+    progress_file = Path(job.job_dir) / retraining.PROGRESS
+    while time.time() < deadline:  # until it trains, so the load meets a busy worker
+        progress = json.loads(progress_file.read_text()) if progress_file.exists() else {}
+        if progress.get("state") == "running":
+            return job.job_id, job.pid
+        if not retraining.worker_alive(job.pid):
+            raise SystemExit(f"the retraining worker ended before the load; see {job.job_dir}/worker.log")
+        time.sleep(1)
+    raise SystemExit("the retraining worker did not start training within 10 minutes")
 
 
-def session(index: int, run_id: str, values: dict, decisions: int, out: dict) -> None:
-    from streamlit.testing.v1 import AppTest
+def stop_job(db: Path, job_id: int) -> str:
+    from curation import retraining, store
 
+    con = store.open_store(db)
+    try:
+        retraining.recover_jobs(con)  # the server stopped: re-attach the job
+        job = retraining.cancel_job(con, store.get_job(con, job_id))
+        job = retraining.wait_for(con, job, interval_s=1.0, timeout_s=300)
+        return job.state
+    finally:
+        con.close()
+
+
+def session(index: int, url: str, run_id: str, values: dict, decisions: int, profile: Path, timeout_s: float,
+            start: threading.Barrier, out: dict) -> None:
+    from bench._browser import _wait, chromium, open_app, result_pmids, search, set_curator
+
+    decided = (  # the caption "<curator>: <grade>" in the card of one PMID (arg: [pmid, text])
+        "(() => { const link = links().find((a) => a.innerText.trim() === 'PMID ' + arg[0]);"
+        " const card = link && link.closest('[data-testid=\"stVerticalBlock\"]');"
+        " return !!card && [...card.querySelectorAll('[data-testid=\"stCaptionContainer\"]')]"
+        ".some((c) => fresh(c) && c.innerText.includes(arg[1])); })()"
+    )
     curator = f"load-{run_id}-{index}"
     latencies, acknowledged, errors, messages = [], 0, 0, []
     try:
-        at = AppTest.from_file(APP, default_timeout=600)
-        at.session_state["curator"] = curator
-        for entity_type, value in values.items():
-            at.session_state[f"pick_{entity_type}"] = value
-        at.run()
-        pmids = [b.key.split("_", 1)[1] for b in at.button if b.key and b.key.startswith("complete_")]
-        if not pmids:
-            raise RuntimeError(f"session {index}: no results for {values}")
-        for n in range(decisions):
-            pmid, grade = pmids[n % len(pmids)], GRADES[n % len(GRADES)]
-            at.button(key=f"{grade}_{pmid}").click()
-            clock = time.perf_counter()
-            at.run()
-            latencies.append(time.perf_counter() - clock)
-            toast = any(f"PMID {pmid}:" in t.value for t in at.toast)
-            if at.exception or at.error or not toast:
-                errors += 1
-                messages.append(str(at.exception or [e.value for e in at.error] or "no confirmation")[:300])
-            else:
-                acknowledged += 1
+        with chromium(profile) as context:
+            page = context.new_page()
+            open_app(page, url, timeout_s=600)
+            set_curator(page, curator)
+            search(page, values["Gene"], values["Variant"], timeout_s=600)
+            pmids = result_pmids(page)[:10]
+            if not pmids:
+                raise RuntimeError(f"no results for {values}")
+            start.wait(timeout=1800)
+            for n in range(decisions):
+                pmid = pmids[n % len(pmids)]
+                grade, label = GRADES[(n // len(pmids)) % len(GRADES)]
+                button = page.locator(f".st-key-{grade}_{pmid} button")
+                try:
+                    button.wait_for(state="visible", timeout=timeout_s * 1000)
+                    clock = time.perf_counter()
+                    button.click(timeout=timeout_s * 1000)
+                    _wait(page, decided, [pmid, f"{curator}: {label}"], timeout_s, polling="raf")
+                    latencies.append(time.perf_counter() - clock)
+                    acknowledged += 1
+                except Exception as exc:  # Playwright's timeout, or an exception the page shows (AppError)
+                    errors += 1
+                    messages.append(f"{type(exc).__name__}: {exc}"[:300])
     except Exception as exc:  # a session that breaks counts its remaining clicks as errors
-        errors += decisions - acknowledged - errors
+        start.abort()
+        errors = decisions - acknowledged
         messages.append(f"{type(exc).__name__}: {exc}"[:300])
     out[index] = {"curator": curator, "acknowledged": acknowledged, "errors": errors, "latencies": latencies,
                   "messages": messages[:5]}
@@ -130,46 +172,44 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def run(sessions: int, decisions: int, retrain: bool, small: bool = False) -> dict:
+def run(work: Path, sessions: int, decisions: int, retrain: bool, small: bool, timeout_s: float) -> dict:
+    from bench._browser import app_server
     from curation import retraining, store
-    from curation.config import load_settings
-    from pages.common import connection
 
-    con = connection()
+    db = work / "load.duckdb"
+    con = store.open_store(db)
+    targets, engine = relations(con, sessions, min_hits=1 if small else 10)
+    con.close()
     run_id = f"{sessions}s{int(time.time())}"
-    targets = relations(con, sessions, min_hits=1 if small else 10)
-    job = None
-    if retrain:
-        seed_decisions(con, targets[0])  # the job trains on the KB and the decisions made so far
-        request = retraining.RetrainRequest("PO", epochs=1000, max_steps=1_000_000, batch_size=8, max_seq_length=128)
-        job = retraining.start_retrain(con, request, load_settings())
-        deadline = time.time() + 600
-        while time.time() < deadline:  # wait until it trains, so the load meets a busy worker
-            progress = retraining.read_progress(job)
-            if progress is not None and progress.stage == "running":
-                break
-            job = retraining.poll_job(con, store.get_job(con, job.job_id))
-            if job.finished:
-                raise SystemExit(f"the retraining job ended before the load: {job.message}")
-            time.sleep(1)
-    running_at_start = bool(job and retraining.worker_alive(job.pid))
+    job_id, pid = start_job(db, targets[0], engine) if retrain else (None, None)
     results: dict[int, dict] = {}
-    threads = [threading.Thread(target=session, args=(i, run_id, targets[i], decisions, results))
-               for i in range(sessions)]
-    started = time.time()
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    wall = time.time() - started
-    running_at_end = bool(job and retraining.worker_alive(job.pid))
-    if job is not None:
-        retraining.cancel_job(con, store.get_job(con, job.job_id))
-        retraining.wait_for(con, store.get_job(con, job.job_id), interval_s=1.0, timeout_s=300)
+    try:
+        with app_server(db, work / "models", work / f"server-{run_id}.log", timeout_s=600) as url:
+            start = threading.Barrier(sessions + 1)
+            threads = [
+                threading.Thread(target=session, args=(i, url, run_id, targets[i], decisions,
+                                                       work / f"profile-{run_id}-{i}", timeout_s, start, results))
+                for i in range(sessions)
+            ]
+            for thread in threads:
+                thread.start()
+            try:
+                start.wait(timeout=1800)  # every session shows its results
+            except threading.BrokenBarrierError:
+                pass  # a session failed before clicking: its clicks count as errors
+            running_at_start = bool(pid and retraining.worker_alive(pid))
+            started = time.time()
+            for thread in threads:
+                thread.join()
+            wall = time.time() - started
+            running_at_end = bool(pid and retraining.worker_alive(pid))
+    finally:
+        job_state = stop_job(db, job_id) if job_id else ""
+    con = store.open_store(db)
     curators = [r["curator"] for r in results.values()]
-    stored = con.execute(
-        f"SELECT count(*) FROM decisions WHERE curator IN ({', '.join('?' * len(curators))})", curators
-    ).fetchall()[0][0]
+    marks = ", ".join("?" * len(curators))
+    stored = con.execute(f"SELECT count(*) FROM decisions WHERE curator IN ({marks})", curators).fetchall()[0][0]
+    con.close()
     latencies = [x for r in results.values() for x in r["latencies"]]
     acknowledged = sum(r["acknowledged"] for r in results.values())
     return {
@@ -179,6 +219,7 @@ def run(sessions: int, decisions: int, retrain: bool, small: bool = False) -> di
         "stored": int(stored),
         "errors": sum(r["errors"] for r in results.values()),
         "retrain_running": running_at_start and running_at_end,
+        "retrain_job_after_cancel": job_state,
         "latency_ms": {"p50": round(1000 * percentile(latencies, 0.5), 1),
                        "p95": round(1000 * percentile(latencies, 0.95), 1),
                        "max": round(1000 * max(latencies), 1) if latencies else None},
@@ -195,6 +236,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--decisions", type=int, default=250, help="decisions per session")
     parser.add_argument("--small", action="store_true", help="the test fixtures instead of the real data")
     parser.add_argument("--no-retrain", action="store_true", help="no retraining job during the load")
+    parser.add_argument("--timeout", type=float, default=60.0, help="seconds a click may take to be confirmed")
     parser.add_argument("--data-dir", type=Path)
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "load.json")
     args = parser.parse_args(argv)
@@ -207,24 +249,26 @@ def main(argv: list[str] | None = None) -> int:
     clock = time.time()
     counts = load_store(work / "load.duckdb", data_dir, args.small)
     load_s = time.time() - clock
-    runs = [run(int(n), args.decisions, not args.no_retrain, args.small) for n in args.sessions.split(",") if n]
-    for r in runs:
+    runs = []
+    for n in [int(n) for n in args.sessions.split(",") if n]:
+        runs.append(run(work, n, args.decisions, not args.no_retrain, args.small, args.timeout))
+        r = runs[-1]
         print(f"{r['sessions']} sessions: acknowledged {r['acknowledged']}, stored {r['stored']}, errors "
               f"{r['errors']}, retrain running {r['retrain_running']}, p50 {r['latency_ms']['p50']} ms, "
               f"p95 {r['latency_ms']['p95']} ms", flush=True)
     report = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "params": {"decisions_per_session": args.decisions, "data": "test fixtures" if args.small else "real",
-                   "retraining": not args.no_retrain, "cpu_count": os.cpu_count(),
-                   "python": platform.python_version(),
-                   "sessions": "streamlit.testing AppTest of app.py, one thread each, one shared store"},
+                   "retraining": not args.no_retrain, "click_timeout_s": args.timeout,
+                   "cpu_count": os.cpu_count(), "python": platform.python_version(),
+                   "sessions": "headless Chromium each (own Playwright, own thread) against one streamlit run app.py"},
         "counts": counts,
         "runs": runs,
         "timings_s": {"load_store": round(load_s, 1)},
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2))
-    print(f"wrote {args.out}")
+    print(f"wrote {args.out} (work folder {work})")
     return 0 if all(r["acknowledged"] == r["stored"] and r["errors"] == 0 for r in runs) else 1
 
 
