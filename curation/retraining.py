@@ -37,6 +37,7 @@ from pathlib import Path
 import duckdb
 
 from curation import registry, store
+from curation.activation import judge
 from curation.config import PROJECT_ROOT, Settings
 from curation.errors import CurationError
 from curation.feedback import FeedbackConfig
@@ -345,38 +346,6 @@ def recover_jobs(con: duckdb.DuckDBPyConnection,
 # --- finishing ----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Verdict:
-    activate: bool
-    reason: str
-
-
-def judge(con: duckdb.DuckDBPyConnection, request: RetrainRequest, version: registry.ModelVersion,
-          result: dict) -> Verdict:
-    """Whether a new version replaces the active one (see the module docstring)."""
-    mode, metric, tol = request.primary_mode, request.primary_metric, request.tolerance
-    name = f"dev {metric} ({mode})"
-    active = store.active_version(con, request.schema)
-    if active is None:
-        return Verdict(True, f"activated: no {request.schema} version was active")
-    if store.check_version(active) or active.manifest.get("documents") != version.manifest.get("documents"):
-        return Verdict(True, f"activated: the active version {active.version} does not cover the current corpus")
-    new = (result.get("metrics", {}).get(mode) or {}).get(metric)
-    if new is None:
-        return Verdict(False, f"kept inactive: no {name} to compare (the KB has no dev split with abstracts); "
-                              f"activate it by hand on the Train & evaluate page")
-    baseline = result.get("baseline") or {}
-    old = (baseline.get("metrics", {}).get(mode) or {}).get(metric) if baseline.get("version") == active.version \
-        else None
-    if old is None:
-        return Verdict(False, f"kept inactive: {active.version} could not be evaluated on the same dev split "
-                              f"(new {name} {new:.3f}); compare and activate by hand")
-    if new >= old - tol:
-        return Verdict(True, f"activated: {name} {new:.3f} vs {old:.3f} for {active.version} (tolerance {tol})")
-    return Verdict(False, f"kept inactive: {name} {new:.3f} is below {active.version}'s {old:.3f} "
-                          f"by more than the tolerance {tol}")
-
-
 def finish(con: duckdb.DuckDBPyConnection, job: store.Job, result: dict,
            before_activate: Callable[[Path], None] | None = None) -> store.Job:
     """Record the worker's outcome; for a new version, register it and activate it if it is good enough.
@@ -395,7 +364,8 @@ def finish(con: duckdb.DuckDBPyConnection, job: store.Job, result: dict,
                 request = RetrainRequest.from_dict(job.params, where=f"job {job.job_id}")
                 version = registry.read_version(result["path"])
                 store.register_version(con, version)
-                verdict = judge(con, request, version, result)
+                verdict = judge(con, request.schema, version, result, request.primary_metric,
+                                request.primary_mode, request.tolerance)
                 if verdict.activate:
                     if before_activate is not None:
                         before_activate(version.path)
