@@ -433,7 +433,7 @@ def load_table(data: dict) -> str:
 
 def render_reliability(results: Path, template: Path) -> str:
     """The reliability document: the template's prose with its placeholders filled from the JSONs."""
-    sources = {name: _load(results, name) for name in ("load", "backup")}
+    sources = {name: _load(results, name) for name in ("load", "backup", "app")}
     text = template.read_text()
 
     def fill(match: re.Match) -> str:
