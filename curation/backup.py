@@ -33,6 +33,7 @@ from pathlib import Path
 import duckdb
 
 from curation.errors import CurationError
+from curation.processes import pid_alive
 from curation.store import schema_version
 
 KEEP = 10  # backups kept per store: five hours of history at the default 30-minute interval
@@ -123,20 +124,8 @@ def _remove_partials(backups_dir: Path) -> None:
     """Delete half-written backups left by a process that died mid-backup (never a complete one)."""
     for entry in backups_dir.glob(f".{PREFIX}*.partial-*"):
         pid = int(entry.name.rsplit("-", 1)[1]) if entry.name.rsplit("-", 1)[1].isdigit() else 0
-        if pid == os.getpid() or not _alive(pid):
+        if pid == os.getpid() or not pid_alive(pid):
             shutil.rmtree(entry, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _checkpoint(con: duckdb.DuckDBPyConnection) -> bool:

@@ -41,6 +41,7 @@ from curation.activation import judge
 from curation.config import PROJECT_ROOT, Settings
 from curation.errors import CurationError
 from curation.feedback import FeedbackConfig
+from curation.processes import pid_alive
 from curation.schemas import resolve_schema
 from curation.store.jobs import TERMINAL_STATES
 
@@ -241,21 +242,7 @@ def worker_alive(pid: int | None) -> bool:
     proc = _CHILDREN.get(pid)
     if proc is not None:
         return proc.poll() is None
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    stat = Path(f"/proc/{pid}/stat")
-    if stat.exists():  # Linux: a zombie, or a recycled pid that is not our worker, is not alive
-        try:
-            if stat.read_text().rsplit(")", 1)[1].split()[0] == "Z":
-                return False
-            return b"curation.worker" in Path(f"/proc/{pid}/cmdline").read_bytes()
-        except (OSError, IndexError):
-            return False
-    return True
+    return pid_alive(pid, command_contains=b"curation.worker")
 
 
 def poll_job(
