@@ -193,3 +193,25 @@ def test_last_job_outcome_and_its_training_data_are_shown(loaded_db):
     assert list(zip(table["source"], table["class"], table["negative"], strict=True)) == [
         ("decision", "decision-neg", 2), ("kb", "pos-1", 0)]
     assert any("1 superseded or undone (ignored), 1 items left out" in c.value for c in at.caption)
+
+
+def test_the_sidebar_shows_a_running_job_on_every_page(loaded_db, monkeypatch):
+    import json
+    import os
+    import signal
+    from pathlib import Path
+
+    from curation import retraining
+    from curation.config import load_settings
+    from pages.common import connection
+
+    monkeypatch.setattr(retraining, "spawn_worker", _stand_in_worker)
+    job = retraining.start_retrain(connection(), retraining.RetrainRequest("PO"), load_settings())
+    try:
+        Path(job.job_dir, "progress.json").write_text(json.dumps({"state": "indexing", "step": 1, "total": 4}))
+        at = AppTest.from_file(APP, default_timeout=60)
+        at.run()  # the Curate page (AppTest draws app.py's sidebar on the first run)
+        assert not at.exception
+        assert any(f"Retraining (job {job.job_id}): indexing 25%" in c.value for c in at.sidebar.caption)
+    finally:
+        os.killpg(job.pid, signal.SIGKILL)
