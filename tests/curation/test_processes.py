@@ -17,6 +17,9 @@ def test_running_exited_and_recycled():
     assert not pid_alive(None) and not pid_alive(0) and not pid_alive(-3)
     proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", "curation.worker"])
     try:
+        deadline = time.time() + 10  # until the forked child has exec'd (before that it shows our command line)
+        while not pid_alive(proc.pid, command_contains=b"curation.worker") and time.time() < deadline:
+            time.sleep(0.05)
         assert pid_alive(proc.pid, command_contains=b"curation.worker")
         assert not pid_alive(proc.pid, command_contains=b"something else")  # a pid reused by another program
     finally:
