@@ -22,6 +22,7 @@ from curation import registry, retraining, store, worker
 from curation.config import load_settings
 from curation.errors import CurationError
 from curation.ingestion import ingest_corpus, ingest_kb
+from curation.processes import pid_alive
 from curation.schemas import PO
 from tests.curation.test_cli_train import DOCS, KB
 
@@ -199,6 +200,9 @@ def _sleeper(job_dir: Path) -> int:
     proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", "curation.worker"],
                             start_new_session=True)
     retraining._CHILDREN[proc.pid] = proc
+    deadline = time.time() + 10  # until it has exec'd: before that its command line is ours
+    while not pid_alive(proc.pid, command_contains=b"curation.worker") and time.time() < deadline:
+        time.sleep(0.05)
     return proc.pid
 
 
