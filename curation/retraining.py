@@ -228,6 +228,34 @@ def read_progress(job: store.Job) -> Progress | None:
     )
 
 
+def describe_progress(job: store.Job, progress: Progress | None) -> str:
+    """One line for a progress bar: "Job 3 · running · 30/120 · loss 0.4321 · ETA 1.6 min"."""
+    parts = [f"Job {job.job_id} · {progress.stage if progress else job.state}"]
+    if progress and progress.step is not None and progress.total:
+        parts.append(f"{progress.step}/{progress.total}")
+    if progress and progress.loss is not None:
+        parts.append(f"loss {progress.loss:.4f}")
+    if progress and progress.eta_s:
+        eta = progress.eta_s
+        parts.append(f"ETA {eta / 60:.1f} min" if eta >= 90 else f"ETA {eta:.0f} s")
+    return " · ".join(parts)
+
+
+def training_summary(job: store.Job) -> tuple[list[dict], str]:
+    """A finished job's training pairs per source and class, and what became of the decisions."""
+    training = job.result["training"]
+    rows = [{"source": source, "class": name, **counts}
+            for source, classes in sorted(training["report"].items()) for name, counts in sorted(classes.items())]
+    used = training["decisions"]
+    summary = (
+        f"{training['pairs']} pairs. Decisions: {used['active_decisions']} active, {used['ignored_superseded']} "
+        f"superseded or undone (ignored), {used['conflicts_excluded']} items left out as unadjudicated "
+        f"disagreements, {used['adjudicated_items']} decided by adjudication, {used['ignored_missing_document']} on "
+        f"abstracts no longer in the corpus."
+    )
+    return rows, summary
+
+
 def _read_json(path: Path) -> dict | None:
     try:
         return json.loads(path.read_text())

@@ -76,22 +76,11 @@ def job_panel() -> None:
         return
     st.session_state["rt_watching"] = job.job_id
     progress = retraining.read_progress(job)
-    stage = progress.stage if progress else job.state
-    parts = [f"Job {job.job_id} · {stage}"]
-    if progress and progress.step is not None and progress.total:
-        parts.append(f"{progress.step}/{progress.total}")
-    if progress and progress.loss is not None:
-        parts.append(f"loss {progress.loss:.4f}")
-    if progress and progress.eta_s:
-        parts.append(f"ETA {format_seconds(progress.eta_s)}")
-    st.progress(progress.fraction if progress and progress.fraction is not None else 0.0, text=" · ".join(parts))
+    st.progress(progress.fraction if progress and progress.fraction is not None else 0.0,
+                text=retraining.describe_progress(job, progress))
     if job.message:
         st.caption(job.message)
     st.button("Cancel retraining", key="rt_cancel", on_click=cancel, args=(job.job_id,))
-
-
-def format_seconds(seconds: float) -> str:
-    return f"{seconds / 60:.1f} min" if seconds >= 90 else f"{seconds:.0f} s"
 
 
 st.subheader("Retrain from the KB and curators' decisions")
@@ -148,21 +137,10 @@ if history:
         )
         trained = [j for j in history if j.result.get("training")]
         if trained:
-            job = trained[0]
-            training = job.result["training"]
-            st.caption(f"Training pairs of job {job.job_id} by source and margin class ({training['pairs']} in all):")
-            st.dataframe(
-                [{"source": source, "class": name, **counts}
-                 for source, classes in sorted(training["report"].items()) for name, counts in sorted(classes.items())],
-                hide_index=True,
-            )
-            used = training["decisions"]
-            st.caption(
-                f"Decisions: {used['active_decisions']} active, {used['ignored_superseded']} superseded or undone "
-                f"(ignored), {used['conflicts_excluded']} items left out as unadjudicated disagreements, "
-                f"{used['adjudicated_items']} decided by adjudication, {used['ignored_missing_document']} on "
-                f"abstracts no longer in the corpus."
-            )
+            rows, summary = retraining.training_summary(trained[0])
+            st.caption(f"Training pairs of job {trained[0].job_id} by source and margin class:")
+            st.dataframe(rows, hide_index=True)
+            st.caption(summary)
 
 # --- versions -------------------------------------------------------------------------------
 st.subheader("Model versions")
