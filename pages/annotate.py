@@ -47,7 +47,7 @@ def settle(disagreement, key: str) -> None:
 
 
 # Callbacks run before the script, so the view below already includes their effect.
-view = annotation_view(con, retriever(con), matcher(con), schema, curator, skipped=skipped)
+view = annotation_view(con, retriever(con, schema.name), matcher(con), schema, curator, skipped=skipped)
 if error := st.session_state.pop("annotate_error", None):
     st.error(escape_text(error))
 for note in view.notes:

@@ -175,7 +175,7 @@ def normaliser(con: duckdb.DuckDBPyConnection):
 
 
 @st.cache_resource(show_spinner="Loading the search indexes…", max_entries=3)
-def _retriever(db_path: str, models_dir: str, documents: int, active: tuple[str, ...]):
+def _retriever(db_path: str, models_dir: str, documents: int, active: tuple[str, ...], schema: str = ""):
     import faiss
 
     from curation.registry import list_versions
@@ -196,7 +196,7 @@ def _retriever(db_path: str, models_dir: str, documents: int, active: tuple[str,
                 break  # corrupted weights or index: fall through to the newest version that loads
     versions, _ = list_versions(models_dir)  # complete, readable folders only
     for version in versions:
-        if version.manifest.get("documents") == documents:
+        if version.manifest.get("documents") == documents and (not schema or version.manifest.get("schema") == schema):
             try:
                 return open_retriever(version.path)
             except CurationError:
@@ -234,14 +234,19 @@ def _active_names(con: duckdb.DuckDBPyConnection) -> tuple[str, ...]:
     return tuple(sorted(v.version for v in store.list_model_versions(con) if v.active))
 
 
-def retriever(con: duckdb.DuckDBPyConnection):
-    """The active model version (else the newest) indexing the current corpus, or BM25 alone.
+def retriever(con: duckdb.DuckDBPyConnection, schema: str = ""):
+    """The active model version of ``schema`` (else its newest) indexing the current corpus, or BM25 alone.
 
-    The cache key holds the active versions, so activating one swaps model and index together
-    on the next script run, without restarting the app.
+    The cache key holds the active version, so activating one swaps model and index together
+    on the next script run, without restarting the app. Without ``schema``: any schema's.
     """
     settings = load_settings()
-    return _retriever(str(settings.db_path), str(settings.models_dir), store_fingerprint(con)[0], _active_names(con))
+    if schema:
+        active = store.active_version(con, schema)
+        names = (active.version,) if active else ()
+    else:
+        names = _active_names(con)
+    return _retriever(str(settings.db_path), str(settings.models_dir), store_fingerprint(con)[0], names, schema)
 
 
 def preload_retriever(con: duckdb.DuckDBPyConnection, path) -> None:
@@ -254,9 +259,6 @@ def preload_retriever(con: duckdb.DuckDBPyConnection, path) -> None:
 
     settings = load_settings()
     version = store.get_version(con, Path(path).name)
-    if version is None:
-        return
-    others = [n for n in _active_names(con)
-              if (v := store.get_version(con, n)) is not None and v.schema != version.schema]
-    _retriever(str(settings.db_path), str(settings.models_dir), store_fingerprint(con)[0],
-               tuple(sorted([*others, version.version])))
+    if version is not None:
+        _retriever(str(settings.db_path), str(settings.models_dir), store_fingerprint(con)[0], (version.version,),
+                   version.schema)

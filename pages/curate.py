@@ -33,7 +33,7 @@ if store.content_counts(con)[0] == 0:
 
 schema = resolve_schema(st.session_state.get("schema") or "PO", store.list_schemas(con))
 curator = (st.session_state.get("curator") or "").strip()
-engine = retriever(con)
+engine = retriever(con, schema.name)
 if problem := serving_problem(con, schema.name, engine.version):
     st.warning(escape_text(problem))
 
