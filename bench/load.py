@@ -123,14 +123,8 @@ def stop_job(db: Path, job_id: int) -> str:
 
 def session(index: int, url: str, run_id: str, values: dict, decisions: int, profile: Path, timeout_s: float,
             start: threading.Barrier, out: dict) -> None:
-    from bench._browser import _wait, chromium, open_app, result_pmids, search, set_curator
+    from bench._browser import _DECIDED, _wait, chromium, open_app, result_pmids, search, set_curator
 
-    decided = (  # the caption "<curator>: <grade>" in the card of one PMID (arg: [pmid, text])
-        "(() => { const link = links().find((a) => a.innerText.trim() === 'PMID ' + arg[0]);"
-        " const card = link && link.closest('[data-testid=\"stVerticalBlock\"]');"
-        " return !!card && [...card.querySelectorAll('[data-testid=\"stCaptionContainer\"]')]"
-        ".some((c) => fresh(c) && c.innerText.includes(arg[1])); })()"
-    )
     curator = f"load-{run_id}-{index}"
     latencies, acknowledged, errors, messages = [], 0, 0, []
     try:
@@ -151,7 +145,7 @@ def session(index: int, url: str, run_id: str, values: dict, decisions: int, pro
                     button.wait_for(state="visible", timeout=timeout_s * 1000)
                     clock = time.perf_counter()
                     button.click(timeout=timeout_s * 1000)
-                    _wait(page, decided, [pmid, f"{curator}: {label}"], timeout_s, polling="raf")
+                    _wait(page, _DECIDED, [pmid, f"{curator}: {label}"], timeout_s, polling="raf")
                     latencies.append(time.perf_counter() - clock)
                     acknowledged += 1
                 except Exception as exc:  # Playwright's timeout, or an exception the page shows (AppError)

@@ -25,7 +25,7 @@ from curation.matching import Matcher
 from curation.records import Decision, Document, KBRecord
 from curation.sampling import SamplingConfig, TrainingSet, build_training_set, entity_key
 from curation.schemas import RelationSchema
-from curation.training import TrainConfig, TrainingCancelled, TrainResult, train, write_progress
+from curation.training import TrainConfig, TrainResult, check_cancel, train, write_progress
 from index.dense import DenseConfig, DenseIndex
 from index.encoder import EncoderConfig, document_text, encode_documents, load_encoder, separator_of
 from index.lexical import LexicalIndex
@@ -104,7 +104,7 @@ def retriever_for(model, documents: Sequence[Document], dense_config: DenseConfi
     else:
         chunks = []
         for begin in range(0, len(documents), ENCODE_CHUNK):
-            _check_cancel(cancel_file, f"indexing cancelled after {begin} of {len(documents)} abstracts")
+            check_cancel(cancel_file, f"indexing cancelled after {begin} of {len(documents)} abstracts")
             chunks.append(encode_documents(model, documents[begin : begin + ENCODE_CHUNK], batch_size=batch_size))
             done = min(begin + ENCODE_CHUNK, len(documents))
             elapsed = time.time() - started
@@ -123,11 +123,6 @@ def retriever_for(model, documents: Sequence[Document], dense_config: DenseConfi
 
 
 ENCODE_CHUNK = 256  # abstracts encoded between progress reports and cancel checks
-
-
-def _check_cancel(cancel_file: Path | None, message: str) -> None:
-    if cancel_file is not None and cancel_file.exists():
-        raise TrainingCancelled(message)
 
 
 def evaluate_retriever(retriever: Retriever, eval_set: EvalSet, mode: Mode | str, k: int = 50) -> dict[str, float]:
@@ -256,7 +251,7 @@ def _build(request: BuildRequest, documents: Mapping[str, Document], models_dir:
         texts = {d.pmid: document_text(d, separator) for d in corpus}
         result = train(model, training.pairs, texts, request.train_config, progress_file=progress_file,
                        cancel_file=cancel_file)
-    _check_cancel(cancel_file, "cancelled after training, before indexing")
+    check_cancel(cancel_file, "cancelled after training, before indexing")
     write_progress(progress_file, state="indexing", step=0, total=len(corpus), loss=None, eta_s=None, epoch=None)
     model.save(str(staged / "model"))
     retriever, timings = retriever_for(model, corpus, request.dense, request.fusion, version=version,
@@ -267,7 +262,7 @@ def _build(request: BuildRequest, documents: Mapping[str, Document], models_dir:
     fusion_scores: dict[str, float] = {}
     fusion_name = ""
     if dev is not None and dev.queries:
-        _check_cancel(cancel_file, "cancelled before the dev evaluation")
+        check_cancel(cancel_file, "cancelled before the dev evaluation")
         write_progress(progress_file, state="evaluating", step=None, total=None, loss=None, eta_s=None, epoch=None)
         if request.choose_fusion:
             fusion_name, fusion_scores = choose_fusion(retriever, dev)

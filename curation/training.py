@@ -92,6 +92,12 @@ class TrainResult:
         return asdict(self)
 
 
+def check_cancel(cancel_file: Path | None, message: str) -> None:
+    """Raise :class:`TrainingCancelled` with ``message`` when the cancel file has appeared."""
+    if cancel_file is not None and cancel_file.exists():
+        raise TrainingCancelled(message)
+
+
 def write_progress(path: Path | None, **values: object) -> None:
     """Atomically replace the progress file with ``values`` (+ the time)."""
     if path is None:
@@ -173,8 +179,7 @@ def train(
             for batch in _batches(pairs, config.batch_size, rng):
                 if result.steps >= total:
                     break
-                if cancel_file is not None and cancel_file.exists():
-                    raise TrainingCancelled(f"training cancelled at step {result.steps} of {total}")
+                check_cancel(cancel_file, f"training cancelled at step {result.steps} of {total}")
                 features = [
                     _to(tokenize([p.query for p in batch]), device),
                     _to(tokenize([doc_texts[p.pmid] for p in batch]), device),
