@@ -31,11 +31,13 @@ def _f(value, digits: int = 3) -> str:
     return f"{value:.{digits}f}" if isinstance(value, int | float) else "–"
 
 
-def _metric_table(systems: dict, names: list[str] | None = None) -> list[str]:
+def _metric_table(systems: dict, names: list[str] | None = None, labels: dict[str, str] | None = None) -> list[str]:
+    """A metrics table of ``systems`` (in the order of ``names``), rows named by ``labels`` or `name`."""
     rows = ["| system | " + " | ".join(METRICS) + " |", "| --- |" + " ---: |" * len(METRICS)]
     for name in names or list(systems):
         if name in systems:
-            rows.append(f"| `{name}` | " + " | ".join(_f(systems[name].get(m)) for m in METRICS) + " |")
+            label = (labels or {}).get(name, f"`{name}`")
+            rows.append(f"| {label} | " + " | ".join(_f(systems[name].get(m)) for m in METRICS) + " |")
     return rows
 
 
@@ -338,11 +340,7 @@ def feedback_section(data: dict) -> list[str]:
         ("systems_served", "Served ranking (hybrid with the fusion chosen on the worker's dev split), both entities"),
         ("systems_served_gene_only", "Served ranking, gene-only queries"),
     ):
-        lines += [f"{title}:", "", "| system | " + " | ".join(METRICS) + " |", "| --- |" + " ---: |" * len(METRICS)]
-        for name, label in FEEDBACK_LABELS.items():
-            if name in data[key]:
-                lines.append(f"| {label} | " + " | ".join(_f(data[key][name].get(m)) for m in METRICS) + " |")
-        lines.append("")
+        lines += [f"{title}:", "", *_metric_table(data[key], list(FEEDBACK_LABELS), FEEDBACK_LABELS), ""]
     jobs = data.get("jobs", {})
     lines += ["| job | training pairs | train + index + eval (s) | click → serving (s) | fusion chosen |",
               "| --- | ---: | ---: | ---: | --- |"]
