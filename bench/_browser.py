@@ -30,7 +30,7 @@ from pathlib import Path
 from playwright.sync_api import BrowserContext, Page, expect, sync_playwright
 
 from curation import store
-from curation.ingestion import ingest_corpus, ingest_kb
+from curation.workflows.ingestion import ingest_corpus, ingest_kb
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = Path("/usr/bin/chromium")

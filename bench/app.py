@@ -11,7 +11,7 @@ Builds a store in a temporary folder (CIViC's current export, BioRED and BC5CDR)
 code of the browser test).
 
 The gene–variant pairs come from BioRED's variant mentions: the type A records of
-:mod:`curation.benchmark` (a variant related to a chemical, given the gene mentioned nearest
+:mod:`curation.learning.benchmark` (a variant related to a chemical, given the gene mentioned nearest
 to it), one per distinct (gene name, variant name), ``--pairs`` of them drawn with ``--seed``.
 No CIViC record has its abstract in this corpus, so CIViC's pairs would time queries whose
 relevant abstract is never there. For each pair, in a fresh browser session:
@@ -69,10 +69,10 @@ from bench._browser import (  # noqa: E402
     slug,
 )
 from curation import store  # noqa: E402
-from curation.benchmark import derive_records  # noqa: E402
 from curation.config import load_settings  # noqa: E402
 from curation.ingest.problems import Problems  # noqa: E402
 from curation.ingest.pubtator import read_pubtator  # noqa: E402
+from curation.learning.benchmark import derive_records  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = ROOT / "bench" / "results" / "app.json"
@@ -226,7 +226,8 @@ def main(argv: list[str] | None = None) -> int:
             "data_dir": str(args.data_dir),
             "store": "CIViC civic_evidence_2026-05.tsv + BioRED (Train, Dev, Test) + BC5CDR (3 files)",
             "models_dir": str(args.models_dir) if args.models_dir else "none: the Curate page ranks with BM25 alone",
-            "pairs_source": "BioRED variant mentions: the type A records of curation.benchmark (variant related to a "
+            "pairs_source": "BioRED variant mentions: the type A records of curation.learning.benchmark "
+            "(variant related to a "
             "chemical, gene = nearest gene mention), distinct (gene name, variant name), sampled with the seed; "
             "no CIViC record has its abstract in this corpus",
             "pairs": [[p.gene, p.variant] for p in pairs],

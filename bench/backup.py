@@ -51,16 +51,16 @@ sys.path.insert(0, str(ROOT))
 import duckdb  # noqa: E402
 
 from curation import store  # noqa: E402
-from curation.backup import backup_due, backup_store, verify_backup  # noqa: E402
 from curation.config import Settings  # noqa: E402
-from curation.ingestion import ingest_corpus, ingest_kb  # noqa: E402
-from curation.recovery import recover_store, wal_path  # noqa: E402
+from curation.ops.backup import backup_due, backup_store, verify_backup  # noqa: E402
+from curation.ops.recovery import recover_store, wal_path  # noqa: E402
 from curation.schemas import PO  # noqa: E402
+from curation.workflows.ingestion import ingest_corpus, ingest_kb  # noqa: E402
 
 WRITER = """
-import sys
-from curation import store
-from curation.schemas import PO
+import sys  # noqa: E402
+from curation import store  # noqa: E402
+from curation.schemas import PO  # noqa: E402
 db, start = sys.argv[1], int(sys.argv[2])
 con = store.open_store(db)
 pmids = [r[0] for r in con.execute("SELECT pmid FROM documents ORDER BY pmid LIMIT 500").fetchall()]

@@ -11,7 +11,7 @@ and ``edel_bm25_hybrid`` (EDEL fused with BM25, the fusion chosen on dev). Both 
 
 Training data: the benchmark's train-split records as KB records of two schemas, PO (Gene,
 Variant, Treatment) for type A and GDT (Gene, Disease, Treatment) for type B, turned into
-graded pairs by curation.sampling. The text-matching function g is the gold annotation: an
+graded pairs by curation.learning.sampling. The text-matching function g is the gold annotation: an
 entity counts as mentioned when its concept id (or its exact name) is annotated in the
 abstract, the most precise g this corpus allows.
 """
@@ -32,15 +32,15 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from curation.benchmark import BenchRecord, build_benchmark, document_concepts, load_corpus  # noqa: E402
 from curation.config import load_settings  # noqa: E402
-from curation.evaluation import evaluate  # noqa: E402
-from curation.margins import margin_table  # noqa: E402
-from curation.pipeline import retriever_for  # noqa: E402
+from curation.learning.benchmark import BenchRecord, build_benchmark, document_concepts, load_corpus  # noqa: E402
+from curation.learning.build import retriever_for  # noqa: E402
+from curation.learning.evaluation import evaluate  # noqa: E402
+from curation.learning.margins import margin_table  # noqa: E402
+from curation.learning.sampling import Ablation, SamplingConfig, TrainingSet, build_training_set  # noqa: E402
+from curation.learning.training import TrainConfig, train  # noqa: E402
 from curation.records import Document, KBRecord  # noqa: E402
-from curation.sampling import Ablation, SamplingConfig, TrainingSet, build_training_set  # noqa: E402
 from curation.schemas import PO, RelationSchema  # noqa: E402
-from curation.training import TrainConfig, train  # noqa: E402
 from index.encoder import EncoderConfig, document_text, load_encoder, separator_of  # noqa: E402
 from index.lexical import LexicalIndex  # noqa: E402
 from index.search import FusionConfig, FusionMethod, Mode, Retriever  # noqa: E402

@@ -7,7 +7,7 @@ Usage::
 Everything goes through the product's own path: a fresh store holds the corpus and the
 benchmark's **train-split** records as a KB (test genes never reach training); decisions are
 recorded with ``store.record_decision``; each retraining is a real job
-(``retraining.start_retrain`` → ``python -m curation.worker`` → ``poll_job`` → activation,
+(``retraining.start_retrain`` → ``python -m curation.jobs.worker`` → ``poll_job`` → activation,
 the new retriever loaded before the swap).
 
 1. ``before``: the zero-shot MiniLM version, built and activated.
@@ -44,12 +44,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.edel import GDT, evaluate_both, kb_records  # noqa: E402
-from curation import registry, retraining, store  # noqa: E402
-from curation.benchmark import _most_common, build_benchmark  # noqa: E402
+from curation import store  # noqa: E402
 from curation.config import load_settings  # noqa: E402
-from curation.pipeline import BuildRequest, build_version  # noqa: E402
+from curation.jobs import retraining  # noqa: E402
+from curation.learning.benchmark import _most_common, build_benchmark  # noqa: E402
+from curation.learning.build import BuildRequest, build_version  # noqa: E402
+from curation.learning.training import TrainConfig  # noqa: E402
 from curation.schemas import PO  # noqa: E402
-from curation.training import TrainConfig  # noqa: E402
+from curation.versions import registry  # noqa: E402
 from index.loading import open_retriever  # noqa: E402
 from index.search import Mode  # noqa: E402
 

@@ -45,7 +45,7 @@ GRADES = (("complete", "Complete evidence"), ("partial", "Partial evidence"), ("
 def load_store(db: Path, data_dir: Path, small: bool) -> dict:
     from bench._browser import build_store
     from curation import store
-    from curation.ingestion import ingest_corpus, ingest_kb
+    from curation.workflows.ingestion import ingest_corpus, ingest_kb
 
     if not small:
         counts = build_store(db, data_dir)
@@ -84,8 +84,9 @@ def relations(con, sessions: int, min_hits: int) -> tuple[list[dict[str, str]], 
 
 def start_job(db: Path, target: dict[str, str], engine) -> tuple[int, int]:
     """Seed a few decisions (so there is something to train on) and start a long retraining job."""
-    from curation import retraining, store
+    from curation import store
     from curation.config import load_settings
+    from curation.jobs import retraining
     from curation.schemas import PO
 
     con = store.open_store(db)
@@ -109,7 +110,8 @@ def start_job(db: Path, target: dict[str, str], engine) -> tuple[int, int]:
 
 
 def stop_job(db: Path, job_id: int) -> str:
-    from curation import retraining, store
+    from curation import store
+    from curation.jobs import retraining
 
     con = store.open_store(db)
     try:
@@ -168,7 +170,8 @@ def percentile(values: list[float], q: float) -> float:
 
 def run(work: Path, sessions: int, decisions: int, retrain: bool, small: bool, timeout_s: float) -> dict:
     from bench._browser import app_server
-    from curation import retraining, store
+    from curation import store
+    from curation.jobs import retraining
 
     db = work / "load.duckdb"
     con = store.open_store(db)

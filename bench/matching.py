@@ -31,14 +31,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from curation.config import Settings  # noqa: E402
-from curation.ingest.civic import read_civic  # noqa: E402
-from curation.ingest.problems import Problems  # noqa: E402
-from curation.ingest.pubtator import read_pubtator  # noqa: E402
-from curation.matching import Matcher  # noqa: E402
-from curation.name_filter import measure_names, merge_stats, unreliable_names  # noqa: E402
-from curation.records import Document, KBRecord  # noqa: E402
-from curation.schemas import PO  # noqa: E402
-from curation.synonyms import (  # noqa: E402
+from curation.entities.matching import Matcher  # noqa: E402
+from curation.entities.name_filter import measure_names, merge_stats, unreliable_names  # noqa: E402
+from curation.entities.synonyms import (  # noqa: E402
     Lexicon,
     drugbank_synonyms,
     element_synonyms,
@@ -46,6 +41,11 @@ from curation.synonyms import (  # noqa: E402
     mention_synonyms,
     ptm_synonyms,
 )
+from curation.ingest.civic import read_civic  # noqa: E402
+from curation.ingest.problems import Problems  # noqa: E402
+from curation.ingest.pubtator import read_pubtator  # noqa: E402
+from curation.records import Document, KBRecord  # noqa: E402
+from curation.schemas import PO  # noqa: E402
 
 EVALUATED = {"GeneOrGeneProduct": "gene", "SequenceVariant": "variant", "ChemicalEntity": "chemical"}
 
@@ -95,7 +95,7 @@ def dictionary_synonyms(data: Path, held_out: set[str]) -> tuple[list, list[Docu
 def measured_exclusions(
     synonyms: list, train: list[Document], bc5cdr: list[Document], min_hits: int, max_precision: float
 ) -> dict[str, frozenset[str]]:
-    """Names usually wrong in BioRED Train / BC5CDR text (see curation.name_filter)."""
+    """Names usually wrong in BioRED Train / BC5CDR text (see curation.entities.name_filter)."""
     probe = Matcher(Lexicon(synonyms), abbreviations=False, veto=False, shapes=False)
     stats = merge_stats(
         measure_names(probe, train, ("gene", "chemical", "disease", "variant")),

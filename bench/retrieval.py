@@ -4,7 +4,7 @@ Usage::
 
     python -m curation bench retrieval        (or: python bench/retrieval.py [--data-dir D] [--out F])
 
-Builds the benchmark (:mod:`curation.benchmark`), the BM25 and flat FAISS indexes over the
+Builds the benchmark (:mod:`curation.learning.benchmark`), the BM25 and flat FAISS indexes over the
 3,476-abstract corpus (corpus embeddings are cached under ``<cache_dir>/bench/``, keyed by
 model and corpus hash, so re-runs skip the ~3 min encoding), then:
 
@@ -42,9 +42,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from curation.benchmark import Benchmark, QuerySet, build_benchmark  # noqa: E402
 from curation.config import load_settings  # noqa: E402
-from curation.evaluation import evaluate  # noqa: E402
+from curation.learning.benchmark import Benchmark, QuerySet, build_benchmark  # noqa: E402
+from curation.learning.evaluation import evaluate  # noqa: E402
 from curation.records import Document, Span  # noqa: E402
 from index.dense import DenseIndex  # noqa: E402
 from index.encoder import (  # noqa: E402
@@ -247,10 +247,10 @@ def regex_spans(document: Document, query: str) -> list[Span]:
 
 
 def build_lexicon(annotated: Sequence[Document], data_dir: Path):
-    """Gold-mention names of the corpus + DrugBank + PTM types, or None when curation.matching is unusable."""
+    """Gold-mention names of the corpus + DrugBank + PTM types, or None when curation.entities.matching is unusable."""
     try:
-        from curation.matching import Matcher  # noqa: F401  (checked here, used by the caller)
-        from curation.synonyms import Lexicon, drugbank_synonyms, mention_synonyms, ptm_synonyms
+        from curation.entities.matching import Matcher  # noqa: F401  (checked here, used by the caller)
+        from curation.entities.synonyms import Lexicon, drugbank_synonyms, mention_synonyms, ptm_synonyms
     except ImportError:
         return None
     synonyms = mention_synonyms(m for d in annotated for m in d.mentions) + ptm_synonyms()
@@ -309,7 +309,7 @@ def notes(report: Mapping, benchmark: Benchmark, chosen: str, mixed: str, dev: M
     out = [
         f"Type A: {counts['chemical_variant_relations']} chemical-variant relations over {len(gaps)} variants; each "
         "variant gets the gene whose single-id mention lies nearest (character gap) to one of its mentions, ties "
-        "to the more often mentioned gene, then the smaller id (curation.benchmark.nearest_gene). "
+        "to the more often mentioned gene, then the smaller id (curation.learning.benchmark.nearest_gene). "
         f"{counts['variants_without_gene']} variants had no gene mention; median gap "
         f"{gaps[len(gaps) // 2] if gaps else 0} characters, {counts['variants_gene_gap_over_100_chars']} over 100. "
         "Large gaps and two genes side by side are the known misses (PMID 15018851: CMV polymerase resistance "
@@ -405,7 +405,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     lexicon = build_lexicon([d for d in benchmark.corpus if d.mentions], args.data_dir)
     warm = cold = None
     if lexicon is not None:
-        from curation.matching import Matcher
+        from curation.entities.matching import Matcher
 
         warm = Matcher(lexicon)
         t = lap("matcher_build", t)
@@ -419,8 +419,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         text for form in FORM_KEYS for text in benchmark.query_set("test", form).queries.values()
     ))[::3]
     highlighter = (
-        "curation.matching.Matcher.find_all (gold-mention names of the corpus + DrugBank) + escaped HTML per hit"
-        if lexicon is not None else "regex highlight of the query words (curation.matching unusable)"
+        "curation.entities.matching.Matcher.find_all (gold-mention names of the corpus + DrugBank)"
+        " + escaped HTML per hit"
+        if lexicon is not None else "regex highlight of the query words (curation.entities.matching unusable)"
     )
     load_before = os.getloadavg()[0]
     threads = _torch_threads()

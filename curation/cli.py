@@ -17,9 +17,9 @@ from tqdm import tqdm
 from curation import store
 from curation.config import load_settings
 from curation.errors import CurationError
-from curation.ingestion import CORPUS_FORMATS, KB_FORMATS, ingest_corpus, ingest_kb
 from curation.records import IngestReport
 from curation.schemas import load_schemas
+from curation.workflows.ingestion import CORPUS_FORMATS, KB_FORMATS, ingest_corpus, ingest_kb
 
 
 def _progress_bar(description: str) -> tuple[tqdm, Callable[[int], None]]:
@@ -92,7 +92,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 
 def cmd_fetch_pubmed(args: argparse.Namespace) -> int:
-    from curation import fetch
+    from curation.ingest import fetch
 
     settings = load_settings()
     con = _open(args)
@@ -112,7 +112,7 @@ def cmd_fetch_pubmed(args: argparse.Namespace) -> int:
 
 
 def cmd_fetch_kb(args: argparse.Namespace) -> int:
-    from curation import fetch
+    from curation.ingest import fetch
 
     settings = load_settings()
     path = fetch.fetch_civic(settings.cache_dir / "civic")
@@ -123,7 +123,7 @@ def cmd_fetch_kb(args: argparse.Namespace) -> int:
 
 
 def cmd_ingest_dict(args: argparse.Namespace) -> int:
-    from curation.dictionaries import ingest_dictionary
+    from curation.entities.dictionaries import ingest_dictionary
 
     con = _open(args)
     for path in args.paths:
@@ -133,8 +133,8 @@ def cmd_ingest_dict(args: argparse.Namespace) -> int:
 
 
 def cmd_normalise(args: argparse.Namespace) -> int:
-    from curation.dictionaries import build_lexicon
-    from curation.normalise import Normaliser
+    from curation.entities.dictionaries import build_lexicon
+    from curation.entities.normalise import Normaliser
 
     con = _open(args)
     normaliser = Normaliser(build_lexicon(con))
@@ -153,13 +153,13 @@ def cmd_normalise(args: argparse.Namespace) -> int:
 def cmd_train(args: argparse.Namespace) -> int:
     import tempfile
 
-    from curation.dictionaries import snapshot_lexicon
-    from curation.matching import Matcher
-    from curation.pipeline import BuildRequest, build_version, kb_split, training_set_for
-    from curation.sampling import Ablation, SamplingConfig
+    from curation.entities.dictionaries import snapshot_lexicon
+    from curation.entities.matching import Matcher
+    from curation.learning.build import BuildRequest, build_version, kb_split, training_set_for
+    from curation.learning.sampling import Ablation, SamplingConfig
+    from curation.learning.snapshot import export_snapshot, load_snapshot
+    from curation.learning.training import TrainConfig
     from curation.schemas import resolve_schema
-    from curation.snapshot import export_snapshot, load_snapshot
-    from curation.training import TrainConfig
     from index.lexical import LexicalIndex
 
     con = _open(args)
@@ -194,8 +194,8 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 def cmd_retrain(args: argparse.Namespace) -> int:
     """Start a background retraining job (KB + decisions) and follow it until it finishes."""
-    from curation import retraining
-    from curation.feedback import FeedbackConfig
+    from curation.jobs import retraining
+    from curation.learning.feedback import FeedbackConfig
 
     settings = load_settings()
     con = _open(args)
@@ -251,7 +251,7 @@ def cmd_retrain(args: argparse.Namespace) -> int:
 
 
 def cmd_backup(args: argparse.Namespace) -> int:
-    from curation.backup import backup_store, backups_dir_for
+    from curation.ops.backup import backup_store, backups_dir_for
 
     folder = args.dir or backups_dir_for(load_settings().backups_dir, args.db)
     made = backup_store(_open(args), folder, keep=args.keep)
@@ -263,8 +263,8 @@ def cmd_backup(args: argparse.Namespace) -> int:
 
 
 def cmd_recover(args: argparse.Namespace) -> int:
-    from curation.backup import backups_dir_for
-    from curation.recovery import recover_store
+    from curation.ops.backup import backups_dir_for
+    from curation.ops.recovery import recover_store
 
     folder = args.dir or backups_dir_for(load_settings().backups_dir, args.db)
     report = recover_store(args.db, folder)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import streamlit as st
 
 from curation import store
-from curation.annotation_queue import adjudicate, annotation_view
 from curation.errors import CurationError
-from curation.highlight import escape_text
 from curation.schemas import resolve_schema
+from curation.workflows.annotation_queue import adjudicate, annotation_view
+from curation.workflows.highlight import escape_text
 from pages.common import connection, matcher, retriever
 
 GRADE_LABELS = {"complete": "Complete evidence", "partial": "Partial evidence", "not_relevant": "Not relevant"}
@@ -62,7 +62,7 @@ else:
     with st.container(border=True):
         st.caption(f"{entry.source} — {entry.reason} · ranking: {view.mode}")
         st.text(f"Query: {entry.query}")  # typed text: plain, never markdown
-        # title_html and abstract_html are escaped by curation.highlight; only its <mark> tags are markup.
+        # title_html and abstract_html are escaped by curation.workflows.highlight; only its <mark> tags are markup.
         st.markdown(
             f"[PMID {entry.pmid}](https://pubmed.ncbi.nlm.nih.gov/{entry.pmid}/) {view.next.title_html}",
             unsafe_allow_html=True,

@@ -17,7 +17,7 @@ from curation.errors import CurationError
 
 @st.cache_resource(show_spinner=False)
 def _connection(db_path: str) -> duckdb.DuckDBPyConnection:
-    from curation.retraining import recover_jobs
+    from curation.jobs.retraining import recover_jobs
 
     con = store.open_store(db_path)
     # Once per app process: a retraining job that was running when the app stopped is
@@ -43,9 +43,9 @@ def _back_up_if_due(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection
     """Back the store up when its newest backup is older than ``CURATION_BACKUP_INTERVAL_MIN``.
 
     Not due: a listing of the backup folder. Due: about 0.4 s on the real-size store (bench/backup.py),
-    while other sessions keep writing; see curation/backup.py.
+    while other sessions keep writing; see curation/ops/backup.py.
     """
-    from curation.backup import backup_if_due, backups_dir_for
+    from curation.ops.backup import backup_if_due, backups_dir_for
 
     settings = load_settings()
     try:
@@ -112,7 +112,7 @@ def sidebar(con: duckdb.DuckDBPyConnection | None) -> None:
         st.caption(f"Model: {active.version} (active)" if active else "Model: none active (newest that fits, or BM25)")
         job = current_job(con)
         if job is not None:
-            from curation.retraining import read_progress
+            from curation.jobs.retraining import read_progress
 
             progress = read_progress(job)
             stage = progress.stage if progress else job.state
@@ -122,7 +122,7 @@ def sidebar(con: duckdb.DuckDBPyConnection | None) -> None:
 
 def current_job(con: duckdb.DuckDBPyConnection):
     """The queued or running job, brought up to date (finished, and its version swapped in, when done)."""
-    from curation.retraining import poll_job
+    from curation.jobs.retraining import poll_job
 
     jobs = store.active_jobs(con)
     if not jobs:
@@ -141,8 +141,8 @@ WARM_DOCUMENTS = 20_000  # abstracts analysed when the matcher is built (all of 
 
 @st.cache_resource(show_spinner="Building the dictionaries and analysing the abstracts…", max_entries=2)
 def _matcher(db_path: str, fingerprint: tuple[int, int, int]):
-    from curation.dictionaries import build_lexicon
-    from curation.matching import Matcher
+    from curation.entities.dictionaries import build_lexicon
+    from curation.entities.matching import Matcher
 
     con = _connection(db_path).cursor()
     built = Matcher(build_lexicon(con), cache_size=WARM_DOCUMENTS)
@@ -164,7 +164,7 @@ def matcher(con: duckdb.DuckDBPyConnection):
 
 @st.cache_resource(show_spinner="Preparing name suggestions…", max_entries=2)
 def _normaliser(db_path: str, fingerprint: tuple[int, int, int]):
-    from curation.normalise import Normaliser
+    from curation.entities.normalise import Normaliser
 
     return Normaliser(_matcher(db_path, fingerprint).lexicon)
 
@@ -178,7 +178,7 @@ def normaliser(con: duckdb.DuckDBPyConnection):
 def _retriever(db_path: str, models_dir: str, documents: int, active: tuple[str, ...], schema: str = ""):
     import faiss
 
-    from curation.registry import list_versions
+    from curation.versions.registry import list_versions
     from index.lexical import LexicalIndex
     from index.loading import open_retriever
     from index.search import Retriever

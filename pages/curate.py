@@ -5,10 +5,10 @@ from __future__ import annotations
 import streamlit as st
 
 from curation import store
-from curation.curate import ROLES, AnswerKindError, curate_search, record_judgement
 from curation.errors import CurationError
-from curation.highlight import escape_text
 from curation.schemas import resolve_schema
+from curation.workflows.curate import ROLES, AnswerKindError, curate_search, record_judgement
+from curation.workflows.highlight import escape_text
 from pages.common import connection, matcher, normaliser, retriever, serving_problem
 
 # One colour per highlight role (a constant: no user or corpus text goes into this block).
@@ -150,7 +150,7 @@ st.session_state["focus"] = focus
 for index, row in enumerate(result.rows):
     with st.container(border=True):
         marker = "▶ " if index == focus else ""
-        # title_html and best_html are escaped by curation.highlight; only its <mark> tags are markup.
+        # title_html and best_html are escaped by curation.workflows.highlight; only its <mark> tags are markup.
         st.markdown(
             f"{marker}**{row.rank}.** [PMID {row.pmid}](https://pubmed.ncbi.nlm.nih.gov/{row.pmid}/) {row.title_html}",
             unsafe_allow_html=True,

@@ -8,7 +8,8 @@ import streamlit as st
 from curation import store
 from curation.config import load_settings
 from curation.errors import CurationError
-from curation.projection import (
+from curation.schemas import resolve_schema
+from curation.workflows.projection import (
     DOCUMENT,
     NONE,
     OTHER,
@@ -20,7 +21,6 @@ from curation.projection import (
     ProjectionConfig,
     project_version,
 )
-from curation.schemas import resolve_schema
 from pages.common import connection, matcher, store_fingerprint
 
 COLOUR_LABELS = {

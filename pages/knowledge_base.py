@@ -8,9 +8,9 @@ import streamlit as st
 
 from curation import store
 from curation.errors import CurationError
-from curation.export import FORMATS, export_decisions, export_new_records
-from curation.highlight import escape_text
-from curation.ingestion import CORPUS_FORMATS, KB_FORMATS, check_upload_size, ingest_corpus, ingest_kb
+from curation.workflows.export import FORMATS, export_decisions, export_new_records
+from curation.workflows.highlight import escape_text
+from curation.workflows.ingestion import CORPUS_FORMATS, KB_FORMATS, check_upload_size, ingest_corpus, ingest_kb
 from pages.common import connection, save_upload
 
 st.title("Knowledge base")

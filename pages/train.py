@@ -7,10 +7,11 @@ from collections import Counter
 import plotly.express as px
 import streamlit as st
 
-from curation import retraining, store
+from curation import store
 from curation.config import load_settings
 from curation.errors import CurationError
-from curation.feedback import FeedbackConfig
+from curation.jobs import retraining
+from curation.learning.feedback import FeedbackConfig
 from pages.common import connection, current_job
 
 POLL_SECONDS = 2.0

@@ -14,7 +14,6 @@ Submodules by concept: ``base`` (connection, migrations, transactions, schemas, 
 
 from __future__ import annotations
 
-from curation.migrations import MIGRATIONS
 from curation.store.base import (
     GRADES,
     add_schema,
@@ -60,6 +59,7 @@ from curation.store.jobs import (
     start_job,
 )
 from curation.store.kb import add_kb_records, list_entity_values, list_kb_records, record_id
+from curation.store.migrations import MIGRATIONS
 from curation.store.models import (
     RegisteredVersion,
     activate_version,

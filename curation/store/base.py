@@ -14,8 +14,8 @@ from pathlib import Path
 import duckdb
 
 from curation.errors import StoreDamagedError, StoreLockedError
-from curation.migrations import MIGRATIONS
 from curation.schemas import BUILTIN, RelationSchema, schema_from_dict
+from curation.store.migrations import MIGRATIONS
 
 GRADES = ("complete", "partial", "not_relevant")
 SQL_CREATE_VERSION_TABLE = (

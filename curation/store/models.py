@@ -14,9 +14,9 @@ from pathlib import Path
 
 import duckdb
 
-from curation import registry
 from curation.errors import CurationError
 from curation.store.base import transaction
+from curation.versions import registry
 
 SQL_REGISTER_VERSION = """
 INSERT INTO model_versions (version, schema_name, path, manifest) VALUES (?, ?, ?, ?)

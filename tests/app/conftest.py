@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from curation import store
-from curation.ingestion import ingest_corpus, ingest_kb
+from curation.workflows.ingestion import ingest_corpus, ingest_kb
 
 
 @pytest.fixture

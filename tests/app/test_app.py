@@ -24,7 +24,7 @@ def test_empty_store_explains_how_to_load(monkeypatch, tmp_path):
 
 
 def test_loaded_store_shows_counts(monkeypatch, tmp_path, fixtures):
-    from curation.ingestion import ingest_corpus, ingest_kb
+    from curation.workflows.ingestion import ingest_corpus, ingest_kb
 
     con = store.open_store(tmp_path / "loaded.duckdb")
     ingest_kb(con, "civic", fixtures / "civic" / "current.tsv")
@@ -72,8 +72,8 @@ def test_upload_names_cannot_escape_the_upload_folder():
 
 
 def test_export_buttons_offer_decisions_and_new_records(monkeypatch, tmp_path, fixtures):
-    from curation.ingestion import ingest_corpus, ingest_kb
     from curation.schemas import PO
+    from curation.workflows.ingestion import ingest_corpus, ingest_kb
 
     con = store.open_store(tmp_path / "export.duckdb")
     ingest_kb(con, "civic", fixtures / "civic" / "current.tsv")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
-from curation.backup import list_backups, verify_backup
 from curation.config import PROJECT_ROOT
+from curation.ops.backup import list_backups, verify_backup
 
 APP = str(PROJECT_ROOT / "app.py")
 

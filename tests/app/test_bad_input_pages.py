@@ -15,10 +15,11 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from curation import ingestion, store
+from curation import store
 from curation.config import PROJECT_ROOT
 from curation.records import Document
 from curation.schemas import PO
+from curation.workflows import ingestion
 
 APP = str(PROJECT_ROOT / "app.py")
 KB_PAGE = "pages/knowledge_base.py"

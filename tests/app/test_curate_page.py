@@ -73,7 +73,8 @@ def test_typed_notation_gets_a_suggestion(loaded_db):
 
 
 def test_a_corrupted_active_version_is_reported_and_search_goes_on(loaded_db, tmp_path):
-    from curation import registry, store
+    from curation import store
+    from curation.versions import registry
 
     models = tmp_path / "models"
     con = store.open_store(loaded_db)

@@ -8,10 +8,10 @@ from streamlit.testing.v1 import AppTest
 
 from curation import store
 from curation.config import PROJECT_ROOT
-from curation.ingestion import ingest_corpus, ingest_kb
-from curation.pipeline import BuildRequest, build_version
+from curation.learning.build import BuildRequest, build_version
+from curation.learning.training import TrainConfig
 from curation.schemas import PO
-from curation.training import TrainConfig
+from curation.workflows.ingestion import ingest_corpus, ingest_kb
 
 APP = str(PROJECT_ROOT / "app.py")
 FIXTURES = Path(__file__).parents[1] / "fixtures"

@@ -28,7 +28,7 @@ from bench._browser import (
     set_curator,
 )
 from curation import store
-from curation.recovery import wal_path
+from curation.ops.recovery import wal_path
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

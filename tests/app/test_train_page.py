@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
-from curation import registry
 from curation.config import PROJECT_ROOT
+from curation.versions import registry
 
 APP = str(PROJECT_ROOT / "app.py")
 
@@ -103,9 +103,9 @@ def _stand_in_worker(job_dir):
     import subprocess
     import sys
 
-    from curation import retraining
+    from curation.jobs import retraining
 
-    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "curation.worker"],
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "curation.jobs.worker"],
                             start_new_session=True)
     retraining._CHILDREN[proc.pid] = proc
     return proc.pid
@@ -117,7 +117,8 @@ def test_retrain_button_starts_a_job_shows_progress_and_cancels(loaded_db, monke
     import signal
     from pathlib import Path
 
-    from curation import retraining, store
+    from curation import store
+    from curation.jobs import retraining
     from pages.common import connection
 
     monkeypatch.setattr(retraining, "spawn_worker", _stand_in_worker)
@@ -154,8 +155,9 @@ def test_retrain_button_starts_a_job_shows_progress_and_cancels(loaded_db, monke
 
 
 def test_a_second_start_is_refused_with_a_message(loaded_db, monkeypatch):
-    from curation import retraining, store
+    from curation import store
     from curation.config import load_settings
+    from curation.jobs import retraining
     from pages.common import connection
 
     monkeypatch.setattr(retraining, "spawn_worker", lambda job_dir: 2**22 + 777)  # a worker that is gone
@@ -201,8 +203,8 @@ def test_the_sidebar_shows_a_running_job_on_every_page(loaded_db, monkeypatch):
     import signal
     from pathlib import Path
 
-    from curation import retraining
     from curation.config import load_settings
+    from curation.jobs import retraining
     from pages.common import connection
 
     monkeypatch.setattr(retraining, "spawn_worker", _stand_in_worker)

@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from curation.agreement import (
+from curation.records import Decision
+from curation.workflows.agreement import (
     ItemKey,
     KappaWeights,
     cohen_kappa,
@@ -15,7 +16,6 @@ from curation.agreement import (
     pairwise_kappa,
     progress,
 )
-from curation.records import Decision
 
 C, P, N = "complete", "partial", "not_relevant"
 

@@ -5,8 +5,12 @@ from dataclasses import dataclass, field
 import pytest
 
 from curation import store
-from curation.agreement import ItemKey, open_disagreements
-from curation.annotation_queue import (
+from curation.entities.dictionaries import build_lexicon
+from curation.entities.matching import Matcher
+from curation.records import Document
+from curation.schemas import PO
+from curation.workflows.agreement import ItemKey, open_disagreements
+from curation.workflows.annotation_queue import (
     QueueSource,
     adjudicate,
     annotation_view,
@@ -20,11 +24,7 @@ from curation.annotation_queue import (
     ranking_mode,
     scale_scores,
 )
-from curation.dictionaries import build_lexicon
-from curation.ingestion import ingest_corpus, ingest_kb
-from curation.matching import Matcher
-from curation.records import Document
-from curation.schemas import PO
+from curation.workflows.ingestion import ingest_corpus, ingest_kb
 from index.lexical import LexicalIndex
 from index.search import Hit, Mode, Retriever, SearchResult
 
@@ -195,7 +195,7 @@ def test_adjudication_closes_the_disagreement_and_keeps_the_annotators_labels(se
     decisions = store.list_decisions(con, include_superseded=True)
     assert open_disagreements(decisions) == []
     # ana's own label is superseded in the store but still counts as her label.
-    from curation.agreement import label_matrix
+    from curation.workflows.agreement import label_matrix
 
     matrix = label_matrix(decisions)
     assert matrix.grades == (("complete",), ("partial",))

@@ -17,11 +17,11 @@ import duckdb
 import pytest
 
 from curation import store
-from curation.backup import backup_due, backup_if_due, backup_store, backups_dir_for, list_backups, verify_backup
 from curation.cli import main
 from curation.errors import CurationError, StoreLockedError
+from curation.ops.backup import backup_due, backup_if_due, backup_store, backups_dir_for, list_backups, verify_backup
+from curation.ops.recovery import open_failure, recover_store, wal_path
 from curation.records import Document
-from curation.recovery import open_failure, recover_store, wal_path
 from curation.schemas import PO
 
 BRAF = {"Gene": "BRAF", "Variant": "V600E"}
@@ -238,7 +238,7 @@ def test_cli_backup_and_recover(db, tmp_path, capsys):
 
 
 def test_recover_finds_the_longest_wal_prefix_that_replays_when_no_entry_is_named(db, tmp_path, monkeypatch):
-    import curation.recovery
+    import curation.ops.recovery
 
     folder = tmp_path / "backups"
     con = store.open_store(db)
@@ -251,8 +251,9 @@ def test_recover_finds_the_longest_wal_prefix_that_replays_when_no_entry_is_name
         handle.seek(wal.stat().st_size * 2 // 3)
         handle.write(b"\xff" * 16)
     real = open_failure(db)
-    position = int(curation.recovery.CORRUPT_WAL_ENTRY.search(real).group(1))
-    monkeypatch.setattr(curation.recovery, "open_failure", lambda path: "INTERNAL Error: Failure while replaying WAL")
+    position = int(curation.ops.recovery.CORRUPT_WAL_ENTRY.search(real).group(1))
+    monkeypatch.setattr(curation.ops.recovery, "open_failure",
+                        lambda path: "INTERNAL Error: Failure while replaying WAL")
 
     cut = tmp_path / "cut" / "store.duckdb"  # what replaying up to the named entry would give
     cut.parent.mkdir()

@@ -16,16 +16,16 @@ from html.parser import HTMLParser
 import pytest
 
 from curation import store
-from curation.annotation_queue import annotation_view
-from curation.curate import AnswerKindError, curate_search, record_judgement
-from curation.dictionaries import build_lexicon
+from curation.entities.dictionaries import build_lexicon
+from curation.entities.matching import Matcher
 from curation.errors import CurationError, InputError, SchemaError
-from curation.highlight import escape_text, to_html
 from curation.ingest.limits import MAX_ABSTRACT_CHARS
-from curation.ingestion import MAX_UPLOAD_MB, check_upload_size, ingest_corpus, ingest_kb
-from curation.matching import Matcher
 from curation.records import Document, Span
 from curation.schemas import PO, PTM
+from curation.workflows.annotation_queue import annotation_view
+from curation.workflows.curate import AnswerKindError, curate_search, record_judgement
+from curation.workflows.highlight import escape_text, to_html
+from curation.workflows.ingestion import MAX_UPLOAD_MB, check_upload_size, ingest_corpus, ingest_kb
 from index.lexical import LexicalIndex
 from index.search import MAX_QUERY_CHARS, Retriever, SearchError
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from curation.benchmark import (
+from curation.learning.benchmark import (
     FORMS,
     SPLITS,
     BenchmarkError,

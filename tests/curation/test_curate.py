@@ -3,12 +3,12 @@ from __future__ import annotations
 import pytest
 
 from curation import store
-from curation.curate import curate_search
-from curation.dictionaries import build_lexicon
-from curation.ingestion import ingest_corpus, ingest_kb
-from curation.matching import Matcher
+from curation.entities.dictionaries import build_lexicon
+from curation.entities.matching import Matcher
 from curation.records import Document
 from curation.schemas import PO
+from curation.workflows.curate import curate_search
+from curation.workflows.ingestion import ingest_corpus, ingest_kb
 from index.lexical import LexicalIndex
 from index.search import Retriever
 

@@ -4,8 +4,8 @@ import pytest
 
 from curation import store
 from curation.errors import CurationError
-from curation.ingestion import ingest_corpus, ingest_kb
 from curation.schemas import PO
+from curation.workflows.ingestion import ingest_corpus, ingest_kb
 
 BRAF = {"Gene": "BRAF", "Variant": "V600E"}
 

@@ -6,11 +6,11 @@ import sys
 import pytest
 
 from curation.config import PROJECT_ROOT
-from curation.dictionaries import build_lexicon, ingest_dictionary
+from curation.entities.dictionaries import build_lexicon, ingest_dictionary
+from curation.entities.matching import Matcher
+from curation.entities.normalise import Normaliser
 from curation.errors import InputError
-from curation.ingestion import ingest_corpus, ingest_kb
-from curation.matching import Matcher
-from curation.normalise import Normaliser
+from curation.workflows.ingestion import ingest_corpus, ingest_kb
 
 DRUGBANK = (
     "Column1;Column2;Column3;Column4;Column5;Column6;Column7\n"

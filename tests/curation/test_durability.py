@@ -23,16 +23,16 @@ import duckdb
 import pytest
 
 from curation import store
-from curation.backup import list_backups, verify_backup
 from curation.config import PROJECT_ROOT
+from curation.ops.backup import list_backups, verify_backup
+from curation.ops.recovery import wal_path
 from curation.records import Document
-from curation.recovery import wal_path
 
 WRITER = textwrap.dedent(
     """
     import sys
     from curation import store
-    from curation.backup import backup_store
+    from curation.ops.backup import backup_store
     from curation.schemas import PO
 
     db, start, answers, backup_every, backups, stop = sys.argv[1:7]

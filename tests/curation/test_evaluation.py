@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from curation.evaluation import AnswerKey, entity_recall, entity_recall_per_query, evaluate, ir_metrics
+from curation.learning.evaluation import AnswerKey, entity_recall, entity_recall_per_query, evaluate, ir_metrics
 
 
 def test_ndcg_and_map_worked_example():

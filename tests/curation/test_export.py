@@ -3,11 +3,11 @@ from __future__ import annotations
 import json
 
 from curation import store
-from curation.export import export_decisions, export_new_records
 from curation.ingest.civic import read_civic
 from curation.ingest.problems import Problems
-from curation.ingestion import ingest_corpus
 from curation.schemas import PO
+from curation.workflows.export import export_decisions, export_new_records
+from curation.workflows.ingestion import ingest_corpus
 
 
 def test_new_records_round_trip_through_the_civic_loader(con, fixtures, tmp_path):

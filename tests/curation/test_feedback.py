@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from curation.errors import CurationError
-from curation.feedback import (
+from curation.learning.feedback import (
     NOT_RELEVANT_CLASS,
     PARTIAL_CLASS,
     ConflictRule,
@@ -14,10 +14,10 @@ from curation.feedback import (
     merge_pairs,
     resolve_decisions,
 )
-from curation.margins import margin_table
+from curation.learning.margins import margin_table
+from curation.learning.training import TrainingPair
 from curation.records import Decision, Document
 from curation.schemas import PO
-from curation.training import TrainingPair
 
 DOCS = {
     "1": Document("1", "Vemurafenib in BRAF V600E melanoma", "BRAF V600E melanoma responds to vemurafenib."),

@@ -14,12 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from curation import retraining, store
+from curation import store
 from curation.config import load_settings
-from curation.ingestion import ingest_corpus, ingest_kb
-from curation.pipeline import BuildRequest, build_version
+from curation.jobs import retraining
+from curation.learning.build import BuildRequest, build_version
+from curation.learning.training import TrainConfig
 from curation.schemas import PO
-from curation.training import TrainConfig
+from curation.workflows.ingestion import ingest_corpus, ingest_kb
 from index.loading import open_retriever
 from index.search import Mode
 

@@ -14,8 +14,8 @@ from urllib.response import addinfourl
 import pytest
 from Bio import Entrez
 
-from curation import fetch
 from curation.errors import CurationError, InputError, NetworkError
+from curation.ingest import fetch
 from curation.ingest.problems import Problems
 from curation.ingest.pubmed_xml import read_pubmed_xml
 

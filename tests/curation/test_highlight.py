@@ -1,7 +1,7 @@
 from __future__ import annotations
 
-from curation.highlight import best_sentences, shift, split_sentences, to_html
 from curation.records import Span
+from curation.workflows.highlight import best_sentences, shift, split_sentences, to_html
 
 
 def test_html_is_escaped_and_only_marks_are_markup():

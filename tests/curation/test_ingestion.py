@@ -9,7 +9,7 @@ import pytest
 from curation import store
 from curation.config import PROJECT_ROOT
 from curation.errors import InputError
-from curation.ingestion import ingest_corpus, ingest_kb
+from curation.workflows.ingestion import ingest_corpus, ingest_kb
 
 
 def test_strict_ingest_writes_nothing_when_a_row_is_bad(con, tmp_path):

@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from curation.loss import MultiMarginContrastiveLoss, cosine_distance, multi_margin_loss
+from curation.learning.loss import MultiMarginContrastiveLoss, cosine_distance, multi_margin_loss
 
 
 def test_hand_computed_values():

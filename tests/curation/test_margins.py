@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from curation.errors import SchemaError
-from curation.margins import derived_table, margin_table
+from curation.learning.margins import derived_table, margin_table
 from curation.schemas import PO, PTM, RelationSchema
 
 T, F = True, False

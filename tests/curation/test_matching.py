@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 
 from curation.config import Settings
+from curation.entities.lexicon import Lexicon
+from curation.entities.matching import Matcher
+from curation.entities.morphology import find_drug_stems, find_formulas, looks_chemical, looks_gene_product
+from curation.entities.name_filter import measure_names, unreliable_names
+from curation.entities.name_patterns import case_sensitive, names_regex
+from curation.entities.synonyms import element_synonyms, mention_synonyms, ptm_synonyms
 from curation.ingest.problems import Problems
-from curation.lexicon import Lexicon
-from curation.matching import Matcher
-from curation.morphology import find_drug_stems, find_formulas, looks_chemical, looks_gene_product
-from curation.name_filter import measure_names, unreliable_names
-from curation.name_patterns import case_sensitive, names_regex
 from curation.records import Document, Mention, Synonym
-from curation.synonyms import element_synonyms, mention_synonyms, ptm_synonyms
 
 
 @pytest.fixture(scope="module")
@@ -231,7 +231,7 @@ def test_biored_dev_is_fast_enough(biored_run) -> None:
 
 def test_g_finds_gold_variants_by_any_notation(biored_run) -> None:
     """g(e, d) = 1 for a gold variant written in another notation (the key, not the text)."""
-    from curation.variants import normalise_variant
+    from curation.entities.variants import normalise_variant
 
     dev, matcher, _, _ = biored_run
     tried = hit = 0

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from curation.config import Settings
-from curation.normalise import Candidate, Normaliser
+from curation.entities.normalise import Candidate, Normaliser
+from curation.entities.synonyms import Lexicon, drugbank_synonyms, ptm_synonyms
 from curation.records import Synonym
-from curation.synonyms import Lexicon, drugbank_synonyms, ptm_synonyms
 
 
 @pytest.fixture(scope="module")

@@ -7,15 +7,15 @@ import json
 import pytest
 import torch
 
-from curation.lexicon import Lexicon
-from curation.loss import cosine_distance
-from curation.matching import Matcher
-from curation.pipeline import BuildRequest, EvalSet, build_version, training_set_for
+from curation.entities.lexicon import Lexicon
+from curation.entities.matching import Matcher
+from curation.learning.build import BuildRequest, EvalSet, build_version, training_set_for
+from curation.learning.loss import cosine_distance
+from curation.learning.sampling import SamplingConfig
+from curation.learning.training import TrainConfig
 from curation.records import Document, KBRecord, Synonym
-from curation.registry import RegistryError, list_versions
-from curation.sampling import SamplingConfig
 from curation.schemas import PO
-from curation.training import TrainConfig
+from curation.versions.registry import RegistryError, list_versions
 from index.encoder import EncoderConfig, document_text, load_encoder
 from index.lexical import LexicalIndex
 from index.loading import open_retriever

@@ -9,18 +9,18 @@ import time
 
 import pytest
 
-from curation.processes import pid_alive
+from curation.jobs.processes import pid_alive
 
 
 def test_running_exited_and_recycled():
     assert pid_alive(os.getpid())
     assert not pid_alive(None) and not pid_alive(0) and not pid_alive(-3)
-    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", "curation.worker"])
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", "curation.jobs.worker"])
     try:
         deadline = time.time() + 10  # until the forked child has exec'd (before that it shows our command line)
-        while not pid_alive(proc.pid, command_contains=b"curation.worker") and time.time() < deadline:
+        while not pid_alive(proc.pid, command_contains=b"curation.jobs.worker") and time.time() < deadline:
             time.sleep(0.05)
-        assert pid_alive(proc.pid, command_contains=b"curation.worker")
+        assert pid_alive(proc.pid, command_contains=b"curation.jobs.worker")
         assert not pid_alive(proc.pid, command_contains=b"something else")  # a pid reused by another program
     finally:
         proc.kill()

@@ -4,8 +4,11 @@ import numpy as np
 import pytest
 
 from curation import store
-from curation.pipeline import BuildRequest, build_version
-from curation.projection import (
+from curation.learning.build import BuildRequest, build_version
+from curation.learning.training import TrainConfig
+from curation.records import Document, KBRecord
+from curation.schemas import PO
+from curation.workflows.projection import (
     NOT_COMPUTED,
     NOT_POSITIVE,
     OTHER,
@@ -20,9 +23,6 @@ from curation.projection import (
     project_version,
     sample_documents,
 )
-from curation.records import Document, KBRecord
-from curation.schemas import PO
-from curation.training import TrainConfig
 from index.dense import DenseIndex
 
 KEYWORDS = ("braf", "egfr", "kras", "vemurafenib", "osimertinib", "melanoma", "lung", "cats")

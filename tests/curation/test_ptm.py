@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from curation.ptm import find_ptms, find_residues, normalise_ptm, normalise_residue
+from curation.entities.ptm import find_ptms, find_residues, normalise_ptm, normalise_residue
 
 
 @pytest.mark.parametrize(

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from curation import registry
-from curation.registry import RegistryError
+from curation.versions import registry
+from curation.versions.registry import RegistryError
 
 
 def _stage(models, version):

@@ -18,12 +18,14 @@ from typing import NamedTuple
 
 import pytest
 
-from curation import registry, retraining, store, worker
+from curation import store
 from curation.config import load_settings
 from curation.errors import CurationError
-from curation.ingestion import ingest_corpus, ingest_kb
-from curation.processes import pid_alive
+from curation.jobs import retraining, worker
+from curation.jobs.processes import pid_alive
 from curation.schemas import PO
+from curation.versions import registry
+from curation.workflows.ingestion import ingest_corpus, ingest_kb
 from tests.curation.test_cli_train import DOCS, KB
 
 SMALL = {"max_steps": 3, "max_seq_length": 64, "batch_size": 8}
@@ -196,12 +198,12 @@ def test_preload_runs_before_the_swap(tiny):
 
 
 def _sleeper(job_dir: Path) -> int:
-    """A stand-in worker: alive until killed (its command line names curation.worker, as the real one)."""
-    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", "curation.worker"],
+    """A stand-in worker: alive until killed (its command line names curation.jobs.worker, as the real one)."""
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", "curation.jobs.worker"],
                             start_new_session=True)
     retraining._CHILDREN[proc.pid] = proc
     deadline = time.time() + 10  # until it has exec'd: before that its command line is ours
-    while not pid_alive(proc.pid, command_contains=b"curation.worker") and time.time() < deadline:
+    while not pid_alive(proc.pid, command_contains=b"curation.jobs.worker") and time.time() < deadline:
         time.sleep(0.05)
     return proc.pid
 

@@ -1,8 +1,8 @@
 from __future__ import annotations
 
-from curation.margins import margin_table
+from curation.learning.margins import margin_table
+from curation.learning.sampling import Ablation, SamplingConfig, build_training_set
 from curation.records import Document, KBRecord
-from curation.sampling import Ablation, SamplingConfig, build_training_set
 from curation.schemas import PO
 
 

@@ -4,8 +4,9 @@ import shutil
 
 import pytest
 
-from curation import registry, store
+from curation import store
 from curation.errors import CurationError
+from curation.versions import registry
 
 
 def _publish(models, version, schema="PO", **manifest):

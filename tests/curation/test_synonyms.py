@@ -7,10 +7,7 @@ from pathlib import Path
 import pytest
 
 from curation.config import Settings
-from curation.errors import InputError
-from curation.records import KBRecord, Mention, Synonym
-from curation.schemas import PO, PTM
-from curation.synonyms import (
+from curation.entities.synonyms import (
     Lexicon,
     drugbank_synonyms,
     element_synonyms,
@@ -21,6 +18,9 @@ from curation.synonyms import (
     normalise_name,
     ptm_synonyms,
 )
+from curation.errors import InputError
+from curation.records import KBRecord, Mention, Synonym
+from curation.schemas import PO, PTM
 
 DRUGBANK = """Column1;Column2;Column3;Column4;Column5;Column6;Column7
 DrugBank ID;Accession Numbers;Common name;CAS;UNII;Synonyms;Standard InChI Key

@@ -9,9 +9,9 @@ import pytest
 import torch
 
 from curation.config import PROJECT_ROOT
-from curation.loss import cosine_distance
-from curation.sampling import SamplingConfig
-from curation.training import TrainConfig, train
+from curation.learning.loss import cosine_distance
+from curation.learning.sampling import SamplingConfig
+from curation.learning.training import TrainConfig, train
 from index.encoder import EncoderConfig, document_text, load_encoder
 from index.lexical import LexicalIndex
 
@@ -26,7 +26,7 @@ def _edel_bench():
 @pytest.mark.slow
 def test_few_steps_on_real_records(data_dir):
     edel = _edel_bench()
-    from curation.benchmark import build_benchmark, load_corpus
+    from curation.learning.benchmark import build_benchmark, load_corpus
 
     benchmark = build_benchmark(data_dir)
     _, annotated = load_corpus(data_dir)

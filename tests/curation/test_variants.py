@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from curation.config import Settings
+from curation.entities.variant_categories import category_regex, variant_category
+from curation.entities.variants import find_variants, normalise_variant, variant_keys, variant_matches
 from curation.ingest.problems import Problems
-from curation.variant_categories import category_regex, variant_category
-from curation.variants import find_variants, normalise_variant, variant_keys, variant_matches
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,7 @@
 """A dictionary of concept names by kind, with case- and dash-insensitive lookup.
 
 :class:`Lexicon` indexes :class:`~curation.records.Synonym` records (built by
-:mod:`curation.synonyms`) by kind, concept and normalised name, so that "Vemurafenib",
+:mod:`curation.entities.synonyms`) by kind, concept and normalised name, so that "Vemurafenib",
 "PLX4032" and "vemurafenib" all lead to the same set of names. Names that would only add
 noise when matched in text (one letter, digits only, common English words) are dropped by
 :func:`junk_reason`.
@@ -20,7 +20,7 @@ from curation.records import Synonym
 # synonyms, corpus mentions such as "lead" or "ITD"). A name is dropped when its lower-case
 # form is in this set, in spaCy's stop words, or in the kind's own set below. Names that are
 # not words but still mostly wrong in text ("SNP" for sodium nitroprusside) are measured on
-# annotated corpora instead: see curation.name_filter.
+# annotated corpora instead: see curation.entities.name_filter.
 COMMON_WORDS = frozenset(
     """
     able about above act action active add age agent aid aim air all also alpha amber and any
@@ -104,7 +104,7 @@ class Lexicon:
             duplicates merged. A record marked ``canonical`` gives its concept's display name;
             otherwise the first name seen does.
         exclude: per kind, names (any case) to leave out, such as the ones
-            :func:`curation.name_filter.unreliable_names` measured as usually wrong in text.
+            :func:`curation.entities.name_filter.unreliable_names` measured as usually wrong in text.
 
     Example:
         >>> lex = Lexicon([Synonym("DB08881", "chemical", "Vemurafenib", "drugbank", True),

@@ -15,10 +15,10 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import NamedTuple
 
-from curation.lexicon import normalise_name
-from curation.matching import Matcher
+from curation.entities.lexicon import normalise_name
+from curation.entities.matching import Matcher
+from curation.entities.synonyms import PUBTATOR_KINDS
 from curation.records import Document
-from curation.synonyms import PUBTATOR_KINDS
 
 
 class NameStats(NamedTuple):

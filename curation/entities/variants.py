@@ -21,22 +21,10 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from curation.variant_categories import variant_category
+from curation.entities.amino_acids import AA1, AA3, AA_NAMES
+from curation.entities.variant_categories import variant_category
+from curation.entities.variant_prose import find_prose
 
-AA3 = {
-    "ala": "A", "arg": "R", "asn": "N", "asp": "D", "cys": "C", "gln": "Q", "glu": "E",
-    "gly": "G", "his": "H", "ile": "I", "leu": "L", "lys": "K", "met": "M", "phe": "F",
-    "pro": "P", "ser": "S", "thr": "T", "trp": "W", "tyr": "Y", "val": "V", "sec": "U",
-    "ter": "*",
-}  # fmt: skip
-AA_NAMES = {
-    "alanine": "A", "arginine": "R", "asparagine": "N", "aspartate": "D", "aspartic acid": "D",
-    "cysteine": "C", "glutamine": "Q", "glutamate": "E", "glutamic acid": "E", "glycine": "G",
-    "histidine": "H", "isoleucine": "I", "leucine": "L", "lysine": "K", "methionine": "M",
-    "phenylalanine": "F", "proline": "P", "serine": "S", "threonine": "T", "tryptophan": "W",
-    "tyrosine": "Y", "valine": "V",
-}  # fmt: skip
-AA1 = "ACDEFGHIKLMNPQRSTVWY"
 STOP_WORDS = ("*", "x", "ter", "stop", "term")
 
 _A1 = f"[{AA1}]"
@@ -310,10 +298,10 @@ def find_variants(text: str, prose: bool = True) -> list[VariantMention]:
 
     Finds protein (one- and three-letter, ``p.``), DNA (``c.``/``g.``, bare ``677C>T``,
     ``IVS``), dbSNP, ``Δ32`` and ``A::B`` fusion notation, amino-acid names ("arginine 150
-    proline") and, with ``prose``, the descriptions of :mod:`curation.variant_prose`
+    proline") and, with ``prose``, the descriptions of :mod:`curation.entities.variant_prose`
     ("C to T transition at nucleotide 3916", "G-395A", "32-bp deletion"). Category words
     ("amplification", "mutation") are not reported: they are too common to highlight; see
-    :func:`curation.variant_categories.category_regex`.
+    :func:`curation.entities.variant_categories.category_regex`.
     """
     found: list[tuple[int, int, int, str]] = []
     for rank, (name, regex) in enumerate(_FINDERS):
@@ -322,7 +310,6 @@ def find_variants(text: str, prose: bool = True) -> list[VariantMention]:
                 continue
             found.append((m.start(), m.end(), rank, _key_of_match(name, m)))
     if prose:
-        from curation.variant_prose import find_prose  # imported here: it imports this module
 
         found.extend((start, end, len(_FINDERS), key) for start, end, key in find_prose(text))
     found.sort(key=lambda f: (-(f[1] - f[0]), f[2], f[0]))

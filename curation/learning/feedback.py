@@ -19,7 +19,7 @@ of other records without anything here.
 Which decisions count:
 
 - superseded and undone decisions are ignored (only the latest active one per curator counts);
-- an adjudication (``curation.agreement.is_adjudication``) decides its item, whatever the others said;
+- an adjudication (``curation.workflows.agreement.is_adjudication``) decides its item, whatever the others said;
 - curators who disagree on an item without an adjudication: :class:`ConflictRule` ``exclude``
   (the default) leaves the item out until someone adjudicates it; ``latest`` takes the most
   recent decision.
@@ -35,12 +35,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from curation.agreement import is_adjudication, item_key
 from curation.errors import CurationError
-from curation.margins import MarginTable
+from curation.learning.margins import MarginTable
+from curation.learning.training import TrainingPair
 from curation.records import Decision, Document
 from curation.schemas import RelationSchema
-from curation.training import TrainingPair
+from curation.workflows.agreement import is_adjudication, item_key
 
 TextMatch = Callable[[str, str, Document], bool]
 SOURCE = "decision"

@@ -1,4 +1,4 @@
-"""Variants written in prose or legacy notation, for :func:`curation.variants.find_variants`.
+"""Variants written in prose or legacy notation, for :func:`curation.entities.variants.find_variants`.
 
 Abstracts (BioRED annotates these as SequenceVariant) describe many variants without HGVS:
 "tryptophan to arginine substitution at amino acid 10", "C to T transition at nucleotide
@@ -6,7 +6,7 @@ Abstracts (BioRED annotates these as SequenceVariant) describe many variants wit
 "-511CC", "+3100 T/G", sizes such as "32-bp deletion", repeats such as "(CCTTT)14".
 The forms here were collected from BioRED *Train*; Dev and Test stay for measurement.
 
-Keys follow :mod:`curation.variants` where a position and both alleles are known
+Keys follow :mod:`curation.entities.variants` where a position and both alleles are known
 ("W10R", "c.3916C>T"); other forms get a compact key of their own ("c.-511CC",
 "32bp deletion", "(CCTTT)14", "I/V").
 """
@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from curation.variants import AA3, AA_NAMES
+from curation.entities.amino_acids import AA3, AA_NAMES
 
 _NUC_NAMES = {"adenine": "A", "cytosine": "C", "guanine": "G", "thymine": "T", "thymidine": "T", "uracil": "U"}
 _THREE = "|".join(k.capitalize() for k in AA3 if k != "ter")

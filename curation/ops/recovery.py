@@ -38,8 +38,8 @@ from pathlib import Path
 import duckdb
 
 from curation import store
-from curation.backup import SQL_DECISIONS_SUMMARY, Backup, list_backups, table_counts, verify_backup
 from curation.errors import CurationError, StoreDamagedError
+from curation.ops.backup import SQL_DECISIONS_SUMMARY, Backup, list_backups, table_counts, verify_backup
 
 CORRUPT_WAL_ENTRY = re.compile(r"Corrupt WAL file: entry at byte position (\d+)")
 
@@ -210,7 +210,7 @@ def recover_store(db_path: str | Path, backups_dir: str | Path, now: datetime | 
 
     Args:
         db_path: the store file (its WAL is ``<db_path>.wal``).
-        backups_dir: this store's backup folder (:func:`curation.backup.backups_dir_for`).
+        backups_dir: this store's backup folder (:func:`curation.ops.backup.backups_dir_for`).
 
     Raises:
         StoreLockedError: another process holds the store.

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 import duckdb
 
-from curation import registry, store
+from curation import store
+from curation.versions import registry
 
 
 @dataclass(frozen=True)

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from curation.lexicon import Lexicon, normalise_name
-from curation.ptm import normalise_ptm, normalise_residue
-from curation.variants import variant_keys
+from curation.entities.lexicon import Lexicon, normalise_name
+from curation.entities.ptm import normalise_ptm, normalise_residue
+from curation.entities.variants import variant_keys
 
 RULE_KINDS = ("variant", "residue", "ptm")
 

@@ -7,11 +7,11 @@ the spans behind that decision (g = 1 iff the list is non-empty) and
 
 Three sources of spans:
 
-* dictionary names of a :class:`~curation.synonyms.Lexicon`, found with spaCy
+* dictionary names of a :class:`~curation.entities.synonyms.Lexicon`, found with spaCy
   ``PhraseMatcher`` on ``spacy.blank("en")`` tokens (short or mixed-case names by exact
   case, the rest case-insensitively);
-* notation rules: variants (:mod:`curation.variants`), residues and PTM types
-  (:mod:`curation.ptm`), so "Val600Glu" in a text matches the entity "V600E";
+* notation rules: variants (:mod:`curation.entities.variants`), residues and PTM types
+  (:mod:`curation.entities.ptm`), so "Val600Glu" in a text matches the entity "V600E";
 * abbreviations (scispaCy's Schwartz & Hearst ``AbbreviationDetector``): when an abstract
   defines "chronic myeloid leukaemia (CML)" and the long form is an entity, every "CML"
   counts as that entity; when the long form is something else ("iodide transport defect
@@ -31,9 +31,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
-from curation.abbreviations import Abbreviation, covers, find_abbreviations
-from curation.lexicon import Lexicon
-from curation.morphology import (
+from curation.entities.abbreviations import Abbreviation, covers, find_abbreviations
+from curation.entities.lexicon import Lexicon
+from curation.entities.morphology import (
     CHEMICAL_AFTER_TARGET,
     GENE_AFTER_CHEMICAL,
     find_drug_stems,
@@ -41,11 +41,11 @@ from curation.morphology import (
     looks_chemical,
     looks_gene_product,
 )
-from curation.name_patterns import case_sensitive, fusion_regex, names_regex
-from curation.ptm import find_ptms, find_residues, normalise_ptm, normalise_residue
+from curation.entities.name_patterns import case_sensitive, fusion_regex, names_regex
+from curation.entities.ptm import find_ptms, find_residues, normalise_ptm, normalise_residue
+from curation.entities.variant_categories import category_regex, variant_category
+from curation.entities.variants import find_variants, variant_keys, variant_matches
 from curation.records import Document, Span
-from curation.variant_categories import category_regex, variant_category
-from curation.variants import find_variants, variant_keys, variant_matches
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -82,7 +82,7 @@ class Matcher:
     """Finds entity mentions in abstracts: g(e, d) and highlighting.
 
     Args:
-        lexicon: names by kind (see :mod:`curation.synonyms`).
+        lexicon: names by kind (see :mod:`curation.entities.synonyms`).
         nlp: a spaCy pipeline to use for tokens (default ``spacy.blank("en")``); the
             scispaCy ``abbreviation_detector`` is added when ``abbreviations`` is set.
         abbreviations: use abbreviation definitions in the text.
@@ -90,7 +90,7 @@ class Matcher:
             that is not an entity of that kind.
         shapes: in ``find_all``, also report words shaped like drugs ("-tinib", "-olol")
             and abbreviations whose long form is shaped like a chemical or a gene product
-            ("thioperamide (THP)"), with ``how`` = "shape" (see :mod:`curation.morphology`).
+            ("thioperamide (THP)"), with ``how`` = "shape" (see :mod:`curation.entities.morphology`).
         cache_size: how many analysed texts to keep.
 
     Example:

@@ -33,7 +33,7 @@ from pathlib import Path
 import duckdb
 
 from curation.errors import CurationError
-from curation.processes import pid_alive
+from curation.jobs.processes import pid_alive
 from curation.store import schema_version
 
 KEEP = 10  # backups kept per store: five hours of history at the default 30-minute interval

@@ -18,12 +18,12 @@ from dataclasses import dataclass, field
 import duckdb
 
 from curation import store
+from curation.entities.lexicon import Lexicon
+from curation.entities.matching import Matcher
 from curation.errors import CurationError
-from curation.highlight import best_sentences, shift, to_html
-from curation.lexicon import Lexicon
-from curation.matching import Matcher
 from curation.records import Decision, Document, Span
 from curation.schemas import RelationSchema
+from curation.workflows.highlight import best_sentences, shift, to_html
 
 ROLES = ("query", "answer", "abbreviation", "other")
 

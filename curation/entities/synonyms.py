@@ -2,7 +2,7 @@
 
 Builders turn each source into ``Synonym`` records: DrugBank, HGNC, KB records (CIViC
 therapies, genes, variants), gold corpus mentions, the built-in PTM types and chemical
-elements. A :class:`~curation.lexicon.Lexicon` (re-exported here) indexes them. Concept
+elements. A :class:`~curation.entities.lexicon.Lexicon` (re-exported here) indexes them. Concept
 ids are those of the source (``DB08881``, a gene symbol, a MeSH or NCBI Gene id, a variant
 key); sources are joined through the names they share, one hop.
 
@@ -18,12 +18,12 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 
+from curation.entities.lexicon import COMMON_WORDS, Lexicon, junk_reason, normalise_name
+from curation.entities.ptm import PTM_TYPES, normalise_ptm, normalise_residue
+from curation.entities.variants import normalise_variant, variant_keys
 from curation.errors import InputError
-from curation.lexicon import COMMON_WORDS, Lexicon, junk_reason, normalise_name
-from curation.ptm import PTM_TYPES, normalise_ptm, normalise_residue
 from curation.records import KBRecord, Mention, Synonym
 from curation.schemas import RelationSchema
-from curation.variants import normalise_variant, variant_keys
 
 __all__ = [
     "COMMON_WORDS", "ELEMENTS", "PUBTATOR_KINDS", "Lexicon", "drugbank_synonyms", "element_synonyms",
@@ -243,7 +243,7 @@ def element_synonyms() -> list[Synonym]:
 
 
 def ptm_synonyms() -> list[Synonym]:
-    """The built-in PTM types (curation.ptm.PTM_TYPES) and their common forms."""
+    """The built-in PTM types (curation.entities.ptm.PTM_TYPES) and their common forms."""
     out = []
     for ptm in PTM_TYPES:
         out.append(Synonym(ptm, "ptm", ptm, "builtin", True))

@@ -31,10 +31,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from curation.errors import CurationError
-from curation.evaluation import AnswerKey
 from curation.ingest.jsonl import read_jsonl
 from curation.ingest.problems import Problems
 from curation.ingest.pubtator import read_pubtator
+from curation.learning.evaluation import AnswerKey
 from curation.records import Document
 
 GENE = "GeneOrGeneProduct"

@@ -23,10 +23,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
-from curation.margins import MarginClass, MarginTable
+from curation.learning.margins import MarginClass, MarginTable
+from curation.learning.training import TrainingPair
 from curation.records import Document, KBRecord
 from curation.schemas import RelationSchema
-from curation.training import TrainingPair
 
 TextMatch = Callable[[str, str, Document], bool]
 Bm25Search = Callable[[list[str], int], list[list[tuple[str, float]]]]
@@ -114,7 +114,7 @@ def entity_key(kind: str, value: str) -> str:
     """How KB matching compares two entity values: notation-normalised variants, case-folded names."""
     value = " ".join(value.split()).casefold()
     if kind == "variant" and value:
-        from curation.variants import normalise_variant
+        from curation.entities.variants import normalise_variant
 
         return (normalise_variant(value) or value).casefold()
     return value

@@ -1,8 +1,8 @@
-"""The retraining worker: ``python -m curation.worker <job folder>``.
+"""The retraining worker: ``python -m curation.jobs.worker <job folder>``.
 
 Reads only the job folder (``request.json`` and the ``snapshot/`` the app exported) and writes
 only a new version under the models folder, ``progress.json`` and, last, ``result.json``
-(renamed into place when complete). It never opens the store. See ``curation.retraining``.
+(renamed into place when complete). It never opens the store. See ``curation.jobs.retraining``.
 
 Result: ``{"state": "succeeded" | "failed" | "cancelled", "message", "version", "path",
 "metrics": {"dense", "hybrid"}, "baseline": {"version", "metrics"}, "training": {...},
@@ -21,7 +21,7 @@ import traceback
 from pathlib import Path
 
 from curation.errors import CurationError
-from curation.retraining import CANCEL, PROGRESS, REQUEST, RESULT, SNAPSHOT, VERSION, RetrainRequest
+from curation.jobs.retraining import CANCEL, PROGRESS, REQUEST, RESULT, SNAPSHOT, VERSION, RetrainRequest
 
 MIN_FREE_BYTES = 300 * 2**20  # a MiniLM version takes ~100 MB (weights + indexes); staged then renamed
 FREE_BYTES_PER_DOCUMENT = 8 * 1024  # dense vectors, BM25 postings and the snapshot copy, generously
@@ -63,7 +63,7 @@ def failure_message(exc: BaseException) -> str:
 
 def run(job_dir: Path) -> dict:
     """Do the job in ``job_dir`` and return its result (also written to ``result.json``)."""
-    from curation.training import TrainingCancelled, write_progress
+    from curation.learning.training import TrainingCancelled, write_progress
 
     started = time.time()
     progress, cancel = job_dir / PROGRESS, job_dir / CANCEL
@@ -87,13 +87,13 @@ def run(job_dir: Path) -> dict:
 def _train(job_dir: Path, request: RetrainRequest, progress: Path, cancel: Path) -> dict:
     import torch
 
-    from curation.dictionaries import snapshot_lexicon
-    from curation.matching import Matcher
-    from curation.pipeline import BuildRequest, build_version, evaluate_retriever, kb_split, training_set_for
-    from curation.registry import new_version_name
-    from curation.sampling import SamplingConfig
-    from curation.snapshot import load_snapshot
-    from curation.training import TrainConfig, write_progress
+    from curation.entities.dictionaries import snapshot_lexicon
+    from curation.entities.matching import Matcher
+    from curation.learning.build import BuildRequest, build_version, evaluate_retriever, kb_split, training_set_for
+    from curation.learning.sampling import SamplingConfig
+    from curation.learning.snapshot import load_snapshot
+    from curation.learning.training import TrainConfig, write_progress
+    from curation.versions.registry import new_version_name
     from index.lexical import LexicalIndex
     from index.loading import open_retriever
     from index.search import Mode
@@ -178,7 +178,7 @@ def _train(job_dir: Path, request: RetrainRequest, progress: Path, cancel: Path)
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 1:
-        print("usage: python -m curation.worker <job folder>", file=sys.stderr)
+        print("usage: python -m curation.jobs.worker <job folder>", file=sys.stderr)
         return 2
     try:
         os.nice(5)  # curators' searches come first on a shared CPU

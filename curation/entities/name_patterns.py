@@ -1,6 +1,6 @@
 """Regexes for a set of names: how a name may be written in running text.
 
-Used by :meth:`curation.matching.Matcher.matches` for g(e, d), where the entity and its
+Used by :meth:`curation.entities.matching.Matcher.matches` for g(e, d), where the entity and its
 synonyms are searched directly in the text (so "ABL1" is found inside "BCR-ABL1"), and for
 fusions, whose partners are genes of the lexicon ("BCR-ABL", "BCR/ABL1", "BCR::ABL1").
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from curation.lexicon import Lexicon
+from curation.entities.lexicon import Lexicon
 
 _DASHES = "-\u2010\u2011\u2012\u2013\u2014\u2212"
 

@@ -1,7 +1,7 @@
 """Building model versions: snapshot → (training) → corpus embeddings → indexes → evaluation.
 
 The same functions serve ``python -m curation train``, the benchmarks and the background
-worker. They read a :class:`~curation.snapshot.Snapshot` (never the store) and write only
+worker. They read a :class:`~curation.learning.snapshot.Snapshot` (never the store) and write only
 under the model registry.
 """
 
@@ -17,15 +17,15 @@ from pathlib import Path
 
 import numpy as np
 
-from curation import registry
-from curation.evaluation import MatcherAnswerKey, evaluate
-from curation.feedback import FeedbackConfig, FeedbackReport, decision_pairs, merge_pairs
-from curation.margins import margin_table
-from curation.matching import Matcher
+from curation.entities.matching import Matcher
+from curation.learning.evaluation import MatcherAnswerKey, evaluate
+from curation.learning.feedback import FeedbackConfig, FeedbackReport, decision_pairs, merge_pairs
+from curation.learning.margins import margin_table
+from curation.learning.sampling import SamplingConfig, TrainingSet, build_training_set, entity_key
+from curation.learning.training import TrainConfig, TrainResult, check_cancel, train, write_progress
 from curation.records import Decision, Document, KBRecord
-from curation.sampling import SamplingConfig, TrainingSet, build_training_set, entity_key
 from curation.schemas import RelationSchema
-from curation.training import TrainConfig, TrainResult, check_cancel, train, write_progress
+from curation.versions import registry
 from index.dense import DenseConfig, DenseIndex
 from index.encoder import EncoderConfig, document_text, encode_documents, load_encoder, separator_of
 from index.lexical import LexicalIndex

@@ -29,11 +29,11 @@ import numpy as np
 
 from curation import store
 from curation.errors import CurationError, SchemaError
-from curation.margins import margin_table
+from curation.learning.margins import margin_table
 from curation.records import Document, KBRecord
-from curation.registry import ModelVersion
 from curation.schemas import RelationSchema
 from curation.store.models import RegisteredVersion
+from curation.versions.registry import ModelVersion
 
 if TYPE_CHECKING:
     from index.dense import DenseIndex

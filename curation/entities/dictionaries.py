@@ -3,7 +3,7 @@
 Sources: dictionary files ingested into the store (DrugBank, HGNC), the knowledge base's own
 entity values (every schema), the corpus's gold annotations (names grouped by concept id),
 and the built-in PTM and element vocabularies. Names that the store's annotated abstracts
-show to be usually wrong when matched (``curation.name_filter``) are left out, the rule the
+show to be usually wrong when matched (``curation.entities.name_filter``) are left out, the rule the
 matching benchmark measures.
 """
 
@@ -16,13 +16,10 @@ from dataclasses import replace
 import duckdb
 
 from curation import store
-from curation.errors import InputError
-from curation.lexicon import Lexicon, normalise_name
-from curation.matching import Matcher
-from curation.name_filter import measure_names, merge_stats, unreliable_names
-from curation.records import Document, KBRecord, Mention, Synonym
-from curation.schemas import RelationSchema
-from curation.synonyms import (
+from curation.entities.lexicon import Lexicon, normalise_name
+from curation.entities.matching import Matcher
+from curation.entities.name_filter import measure_names, merge_stats, unreliable_names
+from curation.entities.synonyms import (
     PUBTATOR_KINDS,
     drugbank_synonyms,
     element_synonyms,
@@ -31,6 +28,9 @@ from curation.synonyms import (
     mention_synonyms,
     ptm_synonyms,
 )
+from curation.errors import InputError
+from curation.records import Document, KBRecord, Mention, Synonym
+from curation.schemas import RelationSchema
 
 DICTIONARY_FORMATS = ("drugbank", "hgnc")
 

@@ -22,7 +22,7 @@ An annotator (a curator name) is given, in this order:
 
 Grades are recorded with ``store.record_decision`` like any decision. An adjudicator records
 the final grade of a disagreement under their own name with the note ``adjudication``
-(:func:`adjudicate`); ``curation.agreement.open_disagreements`` lists those still open.
+(:func:`adjudicate`); ``curation.workflows.agreement.open_disagreements`` lists those still open.
 :func:`annotation_view` is the Annotate page's one call.
 """
 
@@ -35,7 +35,11 @@ from enum import StrEnum
 import duckdb
 
 from curation import store
-from curation.agreement import (
+from curation.entities.matching import Matcher
+from curation.errors import CurationError
+from curation.records import Decision
+from curation.schemas import RelationSchema
+from curation.workflows.agreement import (
     ADJUDICATION_NOTE,
     Alpha,
     AnnotatorProgress,
@@ -53,12 +57,8 @@ from curation.agreement import (
     pairwise_kappa,
     progress,
 )
-from curation.curate import role_spans
-from curation.errors import CurationError
-from curation.highlight import shift, to_html
-from curation.matching import Matcher
-from curation.records import Decision
-from curation.schemas import RelationSchema
+from curation.workflows.curate import role_spans
+from curation.workflows.highlight import shift, to_html
 from index.search import Hit, Mode
 
 RELEVANT = ("complete", "partial")

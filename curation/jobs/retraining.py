@@ -4,7 +4,7 @@ DuckDB lets one process write the store, so the worker never opens it. The app (
 ``python -m curation retrain``) is the only writer:
 
 1. :func:`start_retrain` records a job, exports a snapshot (KB records, decisions, documents)
-   into the job's folder with the request, and starts ``python -m curation.worker <folder>``
+   into the job's folder with the request, and starts ``python -m curation.jobs.worker <folder>``
    in its own process group (its own session: it outlives a stopped app).
 2. The worker reads only that folder and writes only a new model version under the models
    folder, plus ``progress.json`` (stage, step, total, loss, ETA) and finally ``result.json``.
@@ -36,14 +36,15 @@ from pathlib import Path
 
 import duckdb
 
-from curation import registry, store
-from curation.activation import judge
+from curation import store
 from curation.config import PROJECT_ROOT, Settings
 from curation.errors import CurationError
-from curation.feedback import FeedbackConfig
-from curation.processes import pid_alive
+from curation.jobs.processes import pid_alive
+from curation.learning.feedback import FeedbackConfig
 from curation.schemas import resolve_schema
 from curation.store.jobs import TERMINAL_STATES
+from curation.versions import registry
+from curation.versions.activation import judge
 
 REQUEST, RESULT, PROGRESS, CANCEL, LOG, SNAPSHOT, VERSION = (
     "request.json", "result.json", "progress.json", "cancel", "worker.log", "snapshot", "version.txt"
@@ -156,10 +157,10 @@ def job_folder(settings: Settings, job_id: int) -> Path:
 
 
 def spawn_worker(job_dir: Path) -> int:
-    """Start ``python -m curation.worker job_dir`` in its own session; returns its pid."""
+    """Start ``python -m curation.jobs.worker job_dir`` in its own session; returns its pid."""
     with (job_dir / LOG).open("ab") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "curation.worker", str(job_dir)],
+            [sys.executable, "-m", "curation.jobs.worker", str(job_dir)],
             stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
             cwd=str(PROJECT_ROOT), start_new_session=True,
         )
@@ -190,7 +191,7 @@ def start_retrain(
             shutil.rmtree(job_dir)  # the remains of a store that was reset; job ids are never reused in one store
         job_dir.mkdir(parents=True)
         store.set_job_dir(con, job.job_id, str(job_dir))
-        from curation.snapshot import export_snapshot
+        from curation.learning.snapshot import export_snapshot
 
         export_snapshot(con, job_dir / SNAPSHOT)
         (job_dir / REQUEST).write_text(json.dumps(request.to_dict(), indent=2))
@@ -270,7 +271,7 @@ def worker_alive(pid: int | None) -> bool:
     proc = _CHILDREN.get(pid)
     if proc is not None:
         return proc.poll() is None
-    return pid_alive(pid, command_contains=b"curation.worker")
+    return pid_alive(pid, command_contains=b"curation.jobs.worker")
 
 
 def poll_job(

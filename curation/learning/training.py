@@ -22,7 +22,7 @@ import torch
 from tqdm import tqdm
 
 from curation.errors import CurationError
-from curation.loss import MultiMarginContrastiveLoss
+from curation.learning.loss import MultiMarginContrastiveLoss
 
 
 class TrainingCancelled(CurationError):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from curation.variants import AA1, AA3, AA_NAMES
+from curation.entities.amino_acids import AA1, AA3, AA_NAMES
 
 # Canonical PTM type -> regex of its surface forms (noun, verb, adjective, prefix).
 # Reverse modifications are their own types: dephosphorylation is not phosphorylation.
@@ -154,7 +154,7 @@ def find_residues(text: str, one_letter: bool = True) -> list[ResidueMention]:
         text: the text to search.
         one_letter: also report one-letter forms ("S473", "pY705"). They are only read
             for residues that carry PTMs and positions of two digits or more, and never
-            when a substitution follows ("S473A" is a variant, see curation.variants);
+            when a substitution follows ("S473A" is a variant, see curation.entities.variants);
             callers that highlight all residues should ask for them only where the text
             talks about PTMs, since "K562" or "T47" are cell lines.
     """
