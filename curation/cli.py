@@ -16,7 +16,7 @@ from tqdm import tqdm
 
 from curation import store
 from curation.config import load_settings
-from curation.errors import CurationError
+from curation.errors import USER_ERRORS, CurationError
 from curation.records import IngestReport
 from curation.schemas import load_schemas
 from curation.workflows.ingestion import CORPUS_FORMATS, KB_FORMATS, ingest_corpus, ingest_kb
@@ -153,14 +153,12 @@ def cmd_normalise(args: argparse.Namespace) -> int:
 def cmd_train(args: argparse.Namespace) -> int:
     import tempfile
 
-    from curation.entities.dictionaries import snapshot_lexicon
-    from curation.entities.matching import Matcher
-    from curation.learning.build import BuildRequest, build_version, kb_split, training_set_for
+    from curation.learning.build import BuildRequest
+    from curation.learning.chain import build_from_snapshot
     from curation.learning.sampling import Ablation, SamplingConfig
     from curation.learning.snapshot import export_snapshot, load_snapshot
     from curation.learning.training import TrainConfig
     from curation.schemas import resolve_schema
-    from index.lexical import LexicalIndex
 
     con = _open(args)
     schema = resolve_schema(args.schema, store.list_schemas(con))
@@ -169,9 +167,6 @@ def cmd_train(args: argparse.Namespace) -> int:
         snapshot = load_snapshot(Path(folder) / "snapshot")
     con.close()
     print(f"snapshot {snapshot.digest[:12]}: {len(snapshot.records)} KB records, {len(snapshot.documents)} abstracts")
-    matcher = Matcher(snapshot_lexicon(snapshot))
-    split = kb_split(schema, snapshot.records, snapshot.documents, matcher, seed=args.seed)
-    print(f"genes per split: {split.genes}; dev queries: {len(split.dev.queries)}")
     request = BuildRequest(
         schema=schema, base_model=args.base, version=args.out.name, train=not args.zero_shot,
         train_config=TrainConfig(epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.lr,
@@ -179,13 +174,8 @@ def cmd_train(args: argparse.Namespace) -> int:
                                  seed=args.seed),
         sampling=SamplingConfig(per_class=args.per_class, ablation=Ablation(args.ablation), seed=args.seed),
     )
-    training = None
-    if request.train:
-        lexical = LexicalIndex.build(list(snapshot.documents.values()))
-        training, _ = training_set_for(request, split.train, snapshot.documents, matcher, lexical)
-        print(f"training pairs by margin class ({schema.name}):\n{training.format_table()}")
-    version = build_version(request, snapshot.documents, args.out.parent, training=training, dev=split.dev,
-                            snapshot_digest=snapshot.digest, progress_file=args.progress_file)
+    built = build_from_snapshot(snapshot, request, args.out.parent, seed=args.seed, progress_file=args.progress_file)
+    version = built.version
     print(f"published {version.path} in {version.manifest['total_seconds']} s on {version.manifest['device']}")
     for name, value in version.metrics.items():
         print(f"  dev {name}: {value:.4f}")
@@ -276,18 +266,18 @@ BENCHMARKS = ("retrieval",)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    """Run ``bench/<name>.py``'s ``main`` with the arguments after the name."""
-    import importlib.util
+    """Run ``bench/<name>.py`` as its own process with the arguments after the name.
+
+    The package never imports bench/: a benchmark is a script over the package, started like any other.
+    """
+    import subprocess
 
     from curation.config import PROJECT_ROOT
 
     path = PROJECT_ROOT / "bench" / f"{args.name}.py"
-    spec = importlib.util.spec_from_file_location(f"bench_{args.name}", path)
-    if spec is None or spec.loader is None or not path.exists():
-        raise CurationError(f"benchmark script {path} is missing")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.main(args.args)
+    if not args.name.replace("_", "").isalnum() or args.name.startswith("_") or not path.is_file():
+        raise CurationError(f"benchmark script {path} is missing (see bench/ for the names)")
+    return subprocess.run([sys.executable, str(path), *args.args], cwd=PROJECT_ROOT).returncode
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -403,7 +393,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except CurationError as exc:
+    except USER_ERRORS as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

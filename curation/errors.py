@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from index.errors import RetrievalError
+
 
 class CurationError(Exception):
     """Base class for every error this package raises on purpose."""
@@ -47,3 +49,9 @@ class StoreDamagedError(CurationError):
 
 class NetworkError(CurationError):
     """A remote service (NCBI, CIViC) could not be reached."""
+
+
+#: Every error raised on purpose with a message for a person, from this package or from the retrieval
+#: package (``index`` cannot import this module, so its errors have their own base): what pages, the CLI
+#: and the worker catch to show a message instead of a traceback.
+USER_ERRORS: tuple[type[Exception], ...] = (CurationError, RetrievalError)

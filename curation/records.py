@@ -6,6 +6,7 @@ no dict-of-anything is passed between modules.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 
@@ -170,3 +171,35 @@ class IngestReport:
         if self.skipped:
             parts.append(f"{len(self.skipped)} skipped")
         return ", ".join(parts)
+
+
+ADJUDICATION_NOTE = "adjudication"  # a decision with this note is an adjudicator's final grade
+
+
+@dataclass(frozen=True, order=True)
+class ItemKey:
+    """One thing to label: a document for a partial relation of a schema.
+
+    ``relation`` is the relation's query entities, whitespace- and case-folded, sorted by type:
+    the same identity as ``store.relation_key``.
+    """
+
+    schema: str
+    relation: tuple[tuple[str, str], ...]
+    pmid: str
+
+
+def fold_relation(values: Iterable[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
+    """A relation's identity: filled (type, value) pairs, whitespace- and case-folded, sorted by type."""
+    return tuple(sorted((t, " ".join(v.split()).casefold()) for t, v in values if v.strip()))
+
+
+def item_key(decision: Decision) -> ItemKey:
+    """The item a decision grades (relation folded as ``store.relation_key`` folds it)."""
+    return ItemKey(decision.schema, fold_relation(decision.query_entities), decision.pmid)
+
+
+def is_adjudication(decision: Decision) -> bool:
+    """Whether a decision is an adjudicator's final grade (note ``adjudication``, or ``adjudication: …``)."""
+    note = decision.note.strip().casefold()
+    return note == ADJUDICATION_NOTE or note.startswith(ADJUDICATION_NOTE + ":")

@@ -18,7 +18,7 @@ from pathlib import Path
 import faiss
 import numpy as np
 
-from curation.errors import CurationError
+from index.errors import RetrievalError
 
 INDEX_FILE = "dense.faiss"
 IDS_FILE = "ids.json"
@@ -26,7 +26,7 @@ MANIFEST_FILE = "manifest.json"
 FORMAT_VERSION = 1
 
 
-class DenseIndexError(CurationError):
+class DenseIndexError(RetrievalError):
     """A dense index that cannot be built, loaded or searched as asked."""
 
 

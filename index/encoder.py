@@ -16,14 +16,14 @@ from pathlib import Path
 
 import numpy as np
 
-from curation.errors import CurationError
-from curation.records import Document
+from index.documents import TextDocument
+from index.errors import RetrievalError
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 HUB_HOST = "huggingface.co"
 
 
-class EncoderUnavailable(CurationError):
+class EncoderUnavailable(RetrievalError):
     """The requested encoder cannot be loaded here."""
 
 
@@ -111,7 +111,7 @@ def load_encoder(config: EncoderConfig = EncoderConfig()):
     return model
 
 
-def document_text(document: Document, separator: str = "[SEP]") -> str:
+def document_text(document: TextDocument, separator: str = "[SEP]") -> str:
     """Title [SEP] abstract, as EDEL encodes documents (just the abstract when there is no title)."""
     if not document.title:
         return document.abstract
@@ -123,7 +123,9 @@ def separator_of(model) -> str:
     return getattr(tokenizer, "sep_token", None) or "[SEP]"
 
 
-def encode_documents(model, documents: Sequence[Document], batch_size: int = 32, progress: bool = False) -> np.ndarray:
+def encode_documents(
+    model, documents: Sequence[TextDocument], batch_size: int = 32, progress: bool = False
+) -> np.ndarray:
     """Unit-length embeddings of documents, (n_docs, dim) float32."""
     separator = separator_of(model)
     texts = [document_text(d, separator) for d in documents]

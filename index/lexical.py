@@ -17,15 +17,15 @@ import bm25s
 import numpy as np
 import Stemmer
 
-from curation.errors import CurationError
-from curation.records import Document
+from index.documents import TextDocument
+from index.errors import RetrievalError
 
 IDS_FILE = "ids.json"
 MANIFEST_FILE = "lexical.json"
 FORMAT_VERSION = 1
 
 
-class LexicalIndexError(CurationError):
+class LexicalIndexError(RetrievalError):
     """A BM25 index that cannot be loaded or built."""
 
 
@@ -48,7 +48,7 @@ class LexicalIndex:
         self._stemmer = Stemmer.Stemmer(config.stemmer) if config.stemmer else None
 
     @classmethod
-    def build(cls, documents: Sequence[Document], config: LexicalConfig = LexicalConfig()) -> LexicalIndex:
+    def build(cls, documents: Sequence[TextDocument], config: LexicalConfig = LexicalConfig()) -> LexicalIndex:
         stemmer = Stemmer.Stemmer(config.stemmer) if config.stemmer else None
         texts = [d.text for d in documents]
         tokens = bm25s.tokenize(texts, stopwords=config.stopwords, stemmer=stemmer, show_progress=False)

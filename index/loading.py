@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from curation.errors import CurationError
 from index.dense import DenseIndex
 from index.encoder import EncoderConfig, embedding_dimension, load_encoder
+from index.errors import RetrievalError
 from index.lexical import LexicalIndex
 from index.search import FusionConfig, Retriever
 
@@ -19,21 +19,21 @@ def open_retriever(path: str | Path, fusion: FusionConfig | None = None, device:
     (chosen on dev when it was built), else the default.
 
     Raises:
-        CurationError: a part is missing or corrupted, or the model and index disagree.
+        RetrievalError: a part is missing or corrupted, or the model and index disagree.
     """
     path = Path(path)
     if not (path / "model").is_dir():
-        raise CurationError(f"model version {path.name} has no model/ folder")
+        raise RetrievalError(f"model version {path.name} has no model/ folder")
     dense = DenseIndex.load(path / "dense")
     lexical = LexicalIndex.load(path / "lexical")
     try:
         model = load_encoder(EncoderConfig(model=str((path / "model").resolve()), device=device))
     except Exception as exc:  # weights that do not load are a corrupted version, not a crash
-        raise CurationError(
+        raise RetrievalError(
             f"model version {path.name}: the model does not load ({type(exc).__name__}: {exc})"
         ) from None
     if embedding_dimension(model) != dense.dimension:
-        raise CurationError(f"model version {path.name}: model dimension {embedding_dimension(model)} does not match "
+        raise RetrievalError(f"model version {path.name}: model dimension {embedding_dimension(model)} does not match "
                             f"its index ({dense.dimension})")
     return Retriever(lexical=lexical, dense=dense, encoder=model, fusion=fusion or manifest_fusion(path),
                      version=path.name)
@@ -47,4 +47,4 @@ def manifest_fusion(path: Path) -> FusionConfig:
         recorded = json.loads((path / "manifest.json").read_text()).get("fusion") or {}
         return FusionConfig(**{k: v for k, v in recorded.items() if k in FusionConfig.__dataclass_fields__})
     except (OSError, ValueError, TypeError) as exc:
-        raise CurationError(f"model version {path.name}: its manifest's fusion is unreadable ({exc})") from None
+        raise RetrievalError(f"model version {path.name}: its manifest's fusion is unreadable ({exc})") from None

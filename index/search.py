@@ -14,11 +14,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from curation.errors import CurationError
-from curation.schemas import RelationSchema
 from index import fusion
 from index.dense import DenseIndex
+from index.documents import QueryTemplate
 from index.encoder import encode_queries
+from index.errors import RetrievalError
 from index.lexical import LexicalIndex
 
 MAX_QUERY_CHARS = 2000
@@ -80,7 +80,7 @@ class SearchResult(NamedTuple):
     hits: list[Hit]
 
 
-class SearchError(CurationError):
+class SearchError(RetrievalError):
     """A search that cannot run as asked (empty query, missing index)."""
 
 
@@ -165,7 +165,7 @@ class Retriever:
         return fused, lexical, dense
 
     def search(
-        self, schema: RelationSchema, values: Mapping[str, str], mode: Mode | str = Mode.HYBRID, k: int = 20
+        self, schema: QueryTemplate, values: Mapping[str, str], mode: Mode | str = Mode.HYBRID, k: int = 20
     ) -> SearchResult:
         """Search for one partial relation; each hit carries its BM25 and dense scores."""
         query = schema.render_query(values)

@@ -5,14 +5,12 @@ from __future__ import annotations
 import streamlit as st
 
 from curation import store
-from curation.errors import CurationError
+from curation.errors import USER_ERRORS
+from curation.grades import GRADE_LABELS, GRADES
 from curation.schemas import resolve_schema
 from curation.workflows.annotation_queue import adjudicate, annotation_view
 from curation.workflows.highlight import escape_text
-from pages.common import connection, matcher, retriever
-
-GRADE_LABELS = {"complete": "Complete evidence", "partial": "Partial evidence", "not_relevant": "Not relevant"}
-SHORTCUTS = {"complete": "1", "partial": "2", "not_relevant": "3"}
+from pages.common import GRADE_SHORTCUTS, connection, matcher, retriever
 
 st.title("Annotate")
 con = connection()
@@ -33,7 +31,7 @@ def label(pmid: str, values: dict[str, str], grade: str) -> None:
     try:
         store.record_decision(con, curator, schema, values, pmid, grade)
         st.toast(f"PMID {pmid}: {GRADE_LABELS[grade]}")
-    except CurationError as exc:
+    except USER_ERRORS as exc:
         st.session_state["annotate_error"] = str(exc)
 
 
@@ -42,7 +40,7 @@ def settle(disagreement, key: str) -> None:
     try:
         adjudicate(con, curator, schema, disagreement, grade)
         st.toast(f"PMID {disagreement.item.pmid}: adjudicated {GRADE_LABELS[grade]}")
-    except CurationError as exc:
+    except USER_ERRORS as exc:
         st.session_state["annotate_error"] = str(exc)
 
 
@@ -69,11 +67,11 @@ else:
         )
         st.markdown(view.next.abstract_html, unsafe_allow_html=True)
         buttons = st.columns(4)
-        for button, grade in zip(buttons, GRADE_LABELS, strict=False):
+        for button, grade in zip(buttons, GRADES, strict=False):
             button.button(
                 GRADE_LABELS[grade],
                 key=f"annotate_{grade}",
-                shortcut=SHORTCUTS[grade],
+                shortcut=GRADE_SHORTCUTS[grade],
                 on_click=label,
                 args=(entry.pmid, dict(entry.values), grade),
             )
@@ -123,5 +121,5 @@ for disagreement in view.disagreements:
         st.caption(said)
         pick, go = st.columns([3, 1])
         key = f"adjudicate_grade_{ident}"
-        pick.selectbox("Final grade", list(GRADE_LABELS), format_func=GRADE_LABELS.get, key=key)
+        pick.selectbox("Final grade", list(GRADES), format_func=GRADE_LABELS.get, key=key)
         go.button("Adjudicate", key=f"adjudicate_{ident}", on_click=settle, args=(disagreement, key))

@@ -12,7 +12,11 @@ import streamlit as st
 
 from curation import store
 from curation.config import load_settings
-from curation.errors import CurationError
+from curation.errors import USER_ERRORS
+from curation.grades import GRADES
+
+# Keyboard shortcuts of the grade buttons on the Curate and Annotate pages: 1, 2, 3, best grade first.
+GRADE_SHORTCUTS = {grade: str(n) for n, grade in enumerate(GRADES, start=1)}
 
 
 @st.cache_resource(show_spinner=False)
@@ -24,7 +28,7 @@ def _connection(db_path: str) -> duckdb.DuckDBPyConnection:
     # re-attached (worker alive), finished (worker done meanwhile) or marked failed.
     try:
         recover_jobs(con.cursor())
-    except (CurationError, OSError) as exc:  # the store must open even if a job's folder is unreadable
+    except (*USER_ERRORS, OSError) as exc:  # the store must open even if a job's folder is unreadable
         print(f"retraining jobs could not be recovered: {exc}", file=sys.stderr)
     return con
 
@@ -34,7 +38,7 @@ def connection() -> duckdb.DuckDBPyConnection | None:
     db_path = str(load_settings().db_path)
     try:
         return _back_up_if_due(_connection(db_path).cursor())
-    except CurationError as exc:
+    except USER_ERRORS as exc:
         st.error(str(exc))
         return None
 
@@ -50,7 +54,7 @@ def _back_up_if_due(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection
     settings = load_settings()
     try:
         backup_if_due(con, backups_dir_for(settings.backups_dir, settings.db_path), settings.backup_interval_min)
-    except (CurationError, duckdb.Error, OSError) as exc:
+    except (*USER_ERRORS, duckdb.Error, OSError) as exc:
         st.warning(f"Automatic backup failed ({exc}). Decisions are still saved in the store; "
                    f"check {settings.backups_dir}, or stop the app and run `python -m curation backup`.")
     return con
@@ -192,14 +196,14 @@ def _retriever(db_path: str, models_dir: str, documents: int, active: tuple[str,
                 and not store.check_version(version):
             try:
                 return open_retriever(version.path)
-            except CurationError:
+            except USER_ERRORS:
                 break  # corrupted weights or index: fall through to the newest version that loads
     versions, _ = list_versions(models_dir)  # complete, readable folders only
     for version in versions:
         if version.manifest.get("documents") == documents and (not schema or version.manifest.get("schema") == schema):
             try:
                 return open_retriever(version.path)
-            except CurationError:
+            except USER_ERRORS:
                 continue  # a corrupted version is skipped; the Train & evaluate page reports it
     docs = list(store.iter_documents(con))
     return Retriever(lexical=LexicalIndex.build(docs), version="bm25-only")
@@ -211,7 +215,7 @@ def _load_problem(path: str) -> str:
 
     try:
         open_retriever(path)
-    except CurationError as exc:
+    except USER_ERRORS as exc:
         return str(exc)
     return "it loads now; reload the page"
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 import streamlit as st
 
 from curation import store
-from curation.errors import CurationError
+from curation.errors import USER_ERRORS
+from curation.grades import GRADE_LABELS, GRADES
 from curation.schemas import resolve_schema
 from curation.workflows.curate import ROLES, AnswerKindError, curate_search, record_judgement
 from curation.workflows.highlight import escape_text
-from pages.common import connection, matcher, normaliser, retriever, serving_problem
+from pages.common import GRADE_SHORTCUTS, connection, matcher, normaliser, retriever, serving_problem
 
 # One colour per highlight role (a constant: no user or corpus text goes into this block).
 HIGHLIGHT_CSS = """<style>
@@ -18,8 +19,6 @@ mark.ent-answer {background: #c9f2d0; border-bottom: 2px solid #2e8b57;}
 mark.ent-abbreviation {background: #ffe9c2; border-bottom: 2px dotted #c77700;}
 mark.ent-other {background: #eeeeee;}
 </style>"""
-GRADE_LABELS = {"complete": "Complete evidence", "partial": "Partial evidence", "not_relevant": "Not relevant"}
-SHORTCUTS = {"complete": "1", "partial": "2", "not_relevant": "3"}
 
 st.title("Curate")
 st.markdown(HIGHLIGHT_CSS, unsafe_allow_html=True)
@@ -104,7 +103,7 @@ try:
     result = curate_search(
         con, engine, matcher(con), schema, values, mode=mode, k=st.session_state.get("depth", 20), shown=shown
     )
-except CurationError as exc:
+except USER_ERRORS as exc:
     st.error(escape_text(str(exc)))  # messages quote typed values: shown as plain text
     st.stop()
 st.text(f"Query: {result.query}")  # typed text: shown as plain text, never as markdown
@@ -121,7 +120,7 @@ def decide(pmid: str, grade: str, answer: str, note: str, confirm_kind: bool = F
         st.toast(f"PMID {pmid}: {GRADE_LABELS[grade]}")
     except AnswerKindError as exc:
         st.session_state["decision_kind"] = (str(exc), (pmid, grade, answer, note, True))
-    except CurationError as exc:
+    except USER_ERRORS as exc:
         st.session_state["decision_error"] = str(exc)
 
 
@@ -177,8 +176,8 @@ for index, row in enumerate(result.rows):
         )
         note = note_col.text_input("Note", key=f"note_{row.pmid}")
         buttons = st.columns(3)
-        for button, grade in zip(buttons, GRADE_LABELS, strict=True):
-            shortcut = SHORTCUTS[grade] if index == focus else None
+        for button, grade in zip(buttons, GRADES, strict=True):
+            shortcut = GRADE_SHORTCUTS[grade] if index == focus else None
             button.button(
                 GRADE_LABELS[grade],
                 key=f"{grade}_{row.pmid}",

@@ -7,7 +7,7 @@ import streamlit as st
 
 from curation import store
 from curation.config import load_settings
-from curation.errors import CurationError
+from curation.errors import USER_ERRORS
 from curation.schemas import resolve_schema
 from curation.workflows.projection import (
     DOCUMENT,
@@ -135,7 +135,7 @@ for name in [first, second] if second else [first]:
     path = str(next(v.path for v in versions if v.version == name))
     try:
         results.append(cached_projection(con, schema, text_match, name, path, schema.name, method, seed, cap, state))
-    except CurationError as exc:
+    except USER_ERRORS as exc:
         st.error(str(exc))
 if not results:
     st.stop()

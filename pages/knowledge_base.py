@@ -7,7 +7,7 @@ import shutil
 import streamlit as st
 
 from curation import store
-from curation.errors import CurationError
+from curation.errors import USER_ERRORS
 from curation.workflows.export import FORMATS, export_decisions, export_new_records
 from curation.workflows.highlight import escape_text
 from curation.workflows.ingestion import CORPUS_FORMATS, KB_FORMATS, check_upload_size, ingest_corpus, ingest_kb
@@ -43,7 +43,7 @@ def run_import(kind: str, fmt: str, upload, schema: str | None, lenient: bool) -
     try:
         check_upload_size(upload.name, upload.size)
         path = save_upload(upload)
-    except CurationError as exc:
+    except USER_ERRORS as exc:
         st.error(f"Nothing was imported. {escape_text(str(exc))}")
         return
     except OSError as exc:
@@ -59,7 +59,7 @@ def run_import(kind: str, fmt: str, upload, schema: str | None, lenient: bool) -
             report = ingest_kb(con, fmt, path, schema=schema, lenient=lenient, progress=progress)
         else:
             report = ingest_corpus(con, fmt, path, lenient=lenient, progress=progress)
-    except CurationError as exc:
+    except USER_ERRORS as exc:
         bar.empty()
         st.error(f"Nothing was imported. {escape_text(str(exc).replace(str(path), upload.name))}")
         return

@@ -9,7 +9,7 @@ import streamlit as st
 
 from curation import store
 from curation.config import load_settings
-from curation.errors import CurationError
+from curation.errors import USER_ERRORS
 from curation.jobs import retraining
 from curation.learning.feedback import FeedbackConfig
 from pages.common import connection, current_job
@@ -54,7 +54,7 @@ def start_job() -> None:
             feedback=FeedbackConfig(conflicts=state["rt_conflicts"]),
         )
         job = retraining.start_retrain(connection(), request, load_settings())
-    except CurationError as exc:
+    except USER_ERRORS as exc:
         state["rt_error"] = str(exc)
         return
     st.toast(f"Retraining job {job.job_id} started")
@@ -157,7 +157,7 @@ if not versions:
 def activate() -> None:
     try:
         chosen = store.activate_version(con, st.session_state["activate_choice"])
-    except CurationError as exc:
+    except USER_ERRORS as exc:
         st.session_state["activate_error"] = str(exc)
         return
     st.toast(f"{chosen.version} is now the active {chosen.schema} model")

@@ -1,1 +1,5 @@
-"""entities."""
+"""Entities: lexicons, synonyms, dictionaries, variants (every notation), PTMs, abbreviations, matching, normalisation.
+
+Owns: EDEL's text-matching function g(e, d) (``matching.Matcher``), the typed-name normaliser, and the
+notation grammars it uses. May import: curation.store (dictionaries are read from the store) and the vocabulary.
+"""

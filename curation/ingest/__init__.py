@@ -1,1 +1,5 @@
-"""Loaders: files in, typed records out. One module per format; no database access here."""
+"""Loaders and fetchers: files (CIViC, UniProt, PubMed XML, PubTator, JSON lines, KB TSV) or NCBI/CIViC online in, typed records out.
+
+Owns: one module per format, the row-problem collector, the online fetchers. No database access.
+May import: the shared vocabulary (curation.records, schemas, errors, config) only.
+"""

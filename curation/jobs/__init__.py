@@ -1,1 +1,4 @@
-"""jobs."""
+"""Background jobs: the retrain job protocol (files between app and worker), the worker entry point, processes.
+
+The app is the only DuckDB writer; the worker reads a snapshot and writes artifacts. May import: learning and below.
+"""

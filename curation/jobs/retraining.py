@@ -38,7 +38,7 @@ import duckdb
 
 from curation import store
 from curation.config import PROJECT_ROOT, Settings
-from curation.errors import CurationError
+from curation.errors import USER_ERRORS, CurationError
 from curation.jobs.processes import pid_alive
 from curation.learning.feedback import FeedbackConfig
 from curation.schemas import resolve_schema
@@ -196,7 +196,7 @@ def start_retrain(
         export_snapshot(con, job_dir / SNAPSHOT)
         (job_dir / REQUEST).write_text(json.dumps(request.to_dict(), indent=2))
         pid = (launch or spawn_worker)(job_dir)
-    except (OSError, CurationError, subprocess.SubprocessError) as exc:
+    except (OSError, *USER_ERRORS, subprocess.SubprocessError) as exc:
         message = _os_message(exc, job_dir) if isinstance(exc, OSError) else str(exc)
         store.finish_job(con, job.job_id, "failed", f"could not start the worker: {message}")
         shutil.rmtree(job_dir / SNAPSHOT, ignore_errors=True)
@@ -388,7 +388,7 @@ def finish(con: duckdb.DuckDBPyConnection, job: store.Job, result: dict,
                     store.activate_version(con, version.version)
                 message = f"{version.version}: {verdict.reason}"
                 result = {**result, "activated": verdict.activate, "verdict": verdict.reason}
-            except (CurationError, KeyError, OSError) as exc:
+            except (*USER_ERRORS, KeyError, OSError) as exc:
                 state, message = "failed", f"the new version could not be used: {exc}; the active model keeps serving"
         if state not in TERMINAL_STATES:
             state, message = "failed", f"the worker reported an unknown state '{state}': {message}"

@@ -20,7 +20,7 @@ import time
 import traceback
 from pathlib import Path
 
-from curation.errors import CurationError
+from curation.errors import USER_ERRORS, CurationError
 from curation.jobs.retraining import CANCEL, PROGRESS, REQUEST, RESULT, SNAPSHOT, VERSION, RetrainRequest
 
 MIN_FREE_BYTES = 300 * 2**20  # a MiniLM version takes ~100 MB (weights + indexes); staged then renamed
@@ -146,7 +146,7 @@ def _train(job_dir: Path, request: RetrainRequest, progress: Path, cancel: Path)
                             "metrics": {m.value: evaluate_retriever(current, split.dev, m)
                                         for m in (Mode.DENSE, Mode.HYBRID)}}
             del current
-        except CurationError as exc:  # an unusable active version: the app decides without a baseline
+        except USER_ERRORS as exc:  # an unusable active version: the app decides without a baseline
             print(f"the active version could not be evaluated: {exc}", flush=True)
         timings["baseline_eval"] = round(time.time() - clock, 1)
     clock = time.time()

@@ -1,1 +1,5 @@
-"""learning."""
+"""Learning: EDEL margin classes, sampling, the loss, training, snapshots, evaluation, the benchmark, feedback pairs.
+
+Owns: the ONE build chain (``build.build_version``: train -> encode -> index -> evaluate -> manifest) that
+the CLI, the worker and bench/ call. May import: versions, entities, ingest, store, index and the vocabulary.
+"""

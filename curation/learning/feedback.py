@@ -19,7 +19,7 @@ of other records without anything here.
 Which decisions count:
 
 - superseded and undone decisions are ignored (only the latest active one per curator counts);
-- an adjudication (``curation.workflows.agreement.is_adjudication``) decides its item, whatever the others said;
+- an adjudication (``curation.records.is_adjudication``) decides its item, whatever the others said;
 - curators who disagree on an item without an adjudication: :class:`ConflictRule` ``exclude``
   (the default) leaves the item out until someone adjudicates it; ``latest`` takes the most
   recent decision.
@@ -36,11 +36,11 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from curation.errors import CurationError
+from curation.grades import Grade
 from curation.learning.margins import MarginTable
 from curation.learning.training import TrainingPair
-from curation.records import Decision, Document
+from curation.records import Decision, Document, is_adjudication, item_key
 from curation.schemas import RelationSchema
-from curation.workflows.agreement import is_adjudication, item_key
 
 TextMatch = Callable[[str, str, Document], bool]
 SOURCE = "decision"
@@ -167,16 +167,16 @@ def decision_pairs(
             continue
         values = dict(d.query_entities)
         query = schema.render_query(values)
-        if d.grade == "complete":
+        if d.grade == Grade.COMPLETE:
             flags = []
             for t in schema.entity_types:
                 value = d.answer if t == schema.answer else values.get(t, "")
                 flags.append(not value or text_match(value, schema.kind(t), document))
             margin_class = table.positive_class(tuple(flags))
             pair = TrainingPair(query, d.pmid, True, margin_class.margin, margin_class.name, SOURCE)
-        elif d.grade == "partial":
+        elif d.grade == Grade.PARTIAL:
             pair = TrainingPair(query, d.pmid, True, config.partial_margin, PARTIAL_CLASS, SOURCE)
-        elif d.grade == "not_relevant":
+        elif d.grade == Grade.NOT_RELEVANT:
             pair = TrainingPair(query, d.pmid, False, config.not_relevant_margin, NOT_RELEVANT_CLASS, SOURCE)
         else:
             continue

@@ -38,7 +38,7 @@ from pathlib import Path
 import duckdb
 
 from curation import store
-from curation.errors import CurationError, StoreDamagedError
+from curation.errors import USER_ERRORS, CurationError, StoreDamagedError
 from curation.ops.backup import SQL_DECISIONS_SUMMARY, Backup, list_backups, table_counts, verify_backup
 
 CORRUPT_WAL_ENTRY = re.compile(r"Corrupt WAL file: entry at byte position (\d+)")
@@ -199,7 +199,7 @@ def _backup(backup: Backup, work: Path) -> Candidate:
 def _attempt(make: Callable[[], Candidate], label: str, found: list[Candidate], rejected: list[str]) -> bool:
     try:
         found.append(make())
-    except (duckdb.Error, CurationError, OSError) as exc:
+    except (duckdb.Error, *USER_ERRORS, OSError) as exc:
         rejected.append(f"{label}: {' '.join(str(exc).split())[:300]}")
         return False
     return True

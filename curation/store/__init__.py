@@ -15,7 +15,6 @@ Submodules by concept: ``base`` (connection, migrations, transactions, schemas, 
 from __future__ import annotations
 
 from curation.store.base import (
-    GRADES,
     add_schema,
     content_counts,
     list_schemas,
@@ -73,7 +72,6 @@ from curation.store.models import (
 )
 
 __all__ = [
-    "GRADES",
     "MIGRATIONS",
     "add_documents",
     "add_kb_records",

@@ -17,7 +17,6 @@ from curation.errors import StoreDamagedError, StoreLockedError
 from curation.schemas import BUILTIN, RelationSchema, schema_from_dict
 from curation.store.migrations import MIGRATIONS
 
-GRADES = ("complete", "partial", "not_relevant")
 SQL_CREATE_VERSION_TABLE = (
     "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, description VARCHAR, "
     "applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"

@@ -15,9 +15,10 @@ from collections.abc import Mapping
 import duckdb
 
 from curation.errors import CurationError
+from curation.grades import GRADES, Grade
 from curation.records import Decision, KBRecord
 from curation.schemas import RelationSchema
-from curation.store.base import GRADES, _scalar, transaction
+from curation.store.base import _scalar, transaction
 from curation.store.kb import add_kb_records
 
 STATUSES = ("open", "in_progress", "done", "no_evidence")
@@ -109,7 +110,8 @@ def record_decision(
     if len(curator) > MAX_CURATOR:
         raise CurationError(f"the curator name has {len(curator)} characters; at most {MAX_CURATOR}: shorten it")
     if grade not in GRADES:
-        raise CurationError(f"grade must be one of {GRADES}, got '{grade}'")
+        raise CurationError(f"grade must be one of {tuple(g.value for g in GRADES)}, got '{grade}'")
+    grade = Grade(grade).value  # stored and returned as the plain string
     query_values = _query_values(schema, values)
     if not query_values:
         raise CurationError(f"fill in at least one of {list(schema.query_types)} before judging documents")
@@ -121,7 +123,7 @@ def record_decision(
         )
     if len(note) > MAX_NOTE:
         raise CurationError(f"the note has {len(note)} characters; at most {MAX_NOTE}: shorten it")
-    if answer and grade == "not_relevant":
+    if answer and grade == Grade.NOT_RELEVANT:
         raise CurationError(f"a document judged not relevant cannot give a {schema.answer}")
     query = schema.render_query(query_values)
     key = relation_key(schema, query_values)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import duckdb
 
-from curation.errors import CurationError
+from curation.errors import USER_ERRORS, CurationError
 from curation.store.base import transaction
 from curation.versions import registry
 
@@ -131,7 +131,7 @@ def sync_model_versions(
             for version in fresh:
                 try:
                     register_version(con, version)
-                except CurationError as exc:
+                except USER_ERRORS as exc:
                     problems.append(str(exc))
     usable = []
     for version in list_model_versions(con):

@@ -35,11 +35,8 @@ import krippendorff
 import numpy as np
 from sklearn.metrics import cohen_kappa_score
 
-from curation.records import Decision
-
-# Ordinal codes: the position in this tuple (not_relevant 0 < partial 1 < complete 2).
-GRADE_ORDER = ("not_relevant", "partial", "complete")
-ADJUDICATION_NOTE = "adjudication"
+from curation.grades import ORDINAL_GRADES
+from curation.records import Decision, ItemKey, is_adjudication, item_key
 
 
 class KappaWeights(StrEnum):
@@ -48,19 +45,6 @@ class KappaWeights(StrEnum):
     NONE = "none"
     LINEAR = "linear"
     QUADRATIC = "quadratic"
-
-
-@dataclass(frozen=True, order=True)
-class ItemKey:
-    """One thing to label: a document for a partial relation of a schema.
-
-    ``relation`` is the relation's query entities, whitespace- and case-folded, sorted by type:
-    the same identity as ``store.relation_key``.
-    """
-
-    schema: str
-    relation: tuple[tuple[str, str], ...]
-    pmid: str
 
 
 @dataclass(frozen=True)
@@ -82,12 +66,12 @@ class LabelMatrix:
     grades: tuple[tuple[str | None, ...], ...]  # (n_annotators, n_items)
 
     def codes(self) -> np.ndarray:
-        """Ordinal codes (GRADE_ORDER positions) as floats, NaN where missing: (n_annotators, n_items)."""
+        """Ordinal codes (ORDINAL_GRADES positions) as floats, NaN where missing: (n_annotators, n_items)."""
         out = np.full((len(self.annotators), len(self.items)), np.nan)
         for row, grades in enumerate(self.grades):
             for column, grade in enumerate(grades):
                 if grade is not None:
-                    out[row, column] = GRADE_ORDER.index(grade)
+                    out[row, column] = ORDINAL_GRADES.index(grade)
         return out
 
 
@@ -151,22 +135,6 @@ class Disagreement:
         return self.adjudication is None
 
 
-def fold_relation(values: Iterable[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
-    """A relation's identity: filled (type, value) pairs, whitespace- and case-folded, sorted by type."""
-    return tuple(sorted((t, " ".join(v.split()).casefold()) for t, v in values if v.strip()))
-
-
-def item_key(decision: Decision) -> ItemKey:
-    """The item a decision grades (relation folded as ``store.relation_key`` folds it)."""
-    return ItemKey(decision.schema, fold_relation(decision.query_entities), decision.pmid)
-
-
-def is_adjudication(decision: Decision) -> bool:
-    """Whether a decision is an adjudicator's final grade (note ``adjudication``, or ``adjudication: …``)."""
-    note = decision.note.strip().casefold()
-    return note == ADJUDICATION_NOTE or note.startswith(ADJUDICATION_NOTE + ":")
-
-
 def _withdrawn(decision: Decision) -> bool:
     # An undo marks a decision superseded by itself.
     return decision.superseded_by == decision.decision_id
@@ -182,7 +150,7 @@ def current_labels(decisions: Iterable[Decision]) -> list[Label]:
     adjudication_ids = {d.decision_id for d in decisions if is_adjudication(d)}
     latest: dict[tuple[str, ItemKey], Decision] = {}
     for d in decisions:
-        if is_adjudication(d) or _withdrawn(d) or d.grade not in GRADE_ORDER:
+        if is_adjudication(d) or _withdrawn(d) or d.grade not in ORDINAL_GRADES:
             continue
         if d.superseded_by is not None and d.superseded_by not in adjudication_ids:
             continue
@@ -228,14 +196,14 @@ def cohen_kappa(
     if len(used) == 1:
         # Chance agreement is 1 as well: kappa is 0/0, not a measure of anything.
         return None, f"both gave only '{next(iter(used))}' on the {len(a)} shared items: kappa is undefined"
-    codes_a = [GRADE_ORDER.index(g) for g in a]
-    codes_b = [GRADE_ORDER.index(g) for g in b]
+    codes_a = [ORDINAL_GRADES.index(g) for g in a]
+    codes_b = [ORDINAL_GRADES.index(g) for g in b]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         value = cohen_kappa_score(
             codes_a,
             codes_b,
-            labels=list(range(len(GRADE_ORDER))),
+            labels=list(range(len(ORDINAL_GRADES))),
             weights=None if weights is KappaWeights.NONE else weights.value,
         )
     if not np.isfinite(value):
@@ -269,10 +237,10 @@ def krippendorff_alpha(matrix: LabelMatrix) -> Alpha:
     used = np.unique(shared[~np.isnan(shared)])
     if len(used) == 1:
         # Expected disagreement is 0 as well: alpha is 0/0.
-        grade = GRADE_ORDER[int(used[0])]
+        grade = ORDINAL_GRADES[int(used[0])]
         return Alpha(None, pairable, annotators, f"every shared item was graded '{grade}': alpha is undefined")
     value = krippendorff.alpha(
-        reliability_data=codes, level_of_measurement="ordinal", value_domain=list(range(len(GRADE_ORDER)))
+        reliability_data=codes, level_of_measurement="ordinal", value_domain=list(range(len(ORDINAL_GRADES)))
     )
     return Alpha(float(value), pairable, annotators)
 

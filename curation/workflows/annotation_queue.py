@@ -36,22 +36,18 @@ import duckdb
 
 from curation import store
 from curation.entities.matching import Matcher
-from curation.errors import CurationError
-from curation.records import Decision
+from curation.errors import USER_ERRORS, CurationError
+from curation.grades import RELEVANT_GRADES
+from curation.records import ADJUDICATION_NOTE, Decision, ItemKey, fold_relation, is_adjudication, item_key
 from curation.schemas import RelationSchema
 from curation.workflows.agreement import (
-    ADJUDICATION_NOTE,
     Alpha,
     AnnotatorProgress,
     Disagreement,
-    ItemKey,
     KappaWeights,
     PairKappa,
     current_labels,
     disagreements,
-    fold_relation,
-    is_adjudication,
-    item_key,
     krippendorff_alpha,
     label_matrix,
     pairwise_kappa,
@@ -61,7 +57,6 @@ from curation.workflows.curate import role_spans
 from curation.workflows.highlight import shift, to_html
 from index.search import Hit, Mode
 
-RELEVANT = ("complete", "partial")
 DEFAULT_BOUNDARY = 0.5
 
 
@@ -166,7 +161,7 @@ def learned_boundary(scaled: Mapping[ItemKey, float], grades: Mapping[ItemKey, S
         if item not in scaled:
             continue
         for grade in given:
-            (relevant if grade in RELEVANT else irrelevant).append(scaled[item])
+            (relevant if grade in RELEVANT_GRADES else irrelevant).append(scaled[item])
     if not relevant or not irrelevant:
         return DEFAULT_BOUNDARY
     return (sum(relevant) / len(relevant) + sum(irrelevant) / len(irrelevant)) / 2
@@ -232,7 +227,7 @@ def least_sure(
     for values in relations:
         try:
             result = retriever.search(schema, dict(values), mode=mode, k=depth)
-        except CurationError as exc:
+        except USER_ERRORS as exc:
             relation = ", ".join(f"{t} {v[:40]}" for t, v in values)
             notes.append(f"not searched for least-sure pairs ({relation}): {exc}")
             continue

@@ -29,6 +29,7 @@ import numpy as np
 
 from curation import store
 from curation.errors import CurationError, SchemaError
+from curation.grades import GRADES
 from curation.learning.margins import margin_table
 from curation.records import Document, KBRecord
 from curation.schemas import RelationSchema
@@ -46,7 +47,6 @@ NOT_POSITIVE = "not a KB positive"
 NOT_COMPUTED = "not computed"
 NONE = "none"
 OTHER = "other"
-GRADE_ORDER = ("complete", "partial", "not_relevant")
 MIN_UMAP_POINTS = 4
 HOVER_TITLE = 120
 
@@ -232,7 +232,7 @@ def build_projection(
     query_answers: dict[str, Counter] = defaultdict(Counter)
     for d in decisions:
         values = dict(d.query_entities)
-        if d.pmid not in grades or GRADE_ORDER.index(d.grade) < GRADE_ORDER.index(grades[d.pmid]):
+        if d.pmid not in grades or GRADES.index(d.grade) < GRADES.index(grades[d.pmid]):
             grades[d.pmid] = d.grade
         if values.get(gene_type):
             genes[d.pmid][values[gene_type]] += 1

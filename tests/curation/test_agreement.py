@@ -2,14 +2,12 @@ from __future__ import annotations
 
 import pytest
 
-from curation.records import Decision
+from curation.records import Decision, ItemKey, item_key
 from curation.workflows.agreement import (
-    ItemKey,
     KappaWeights,
     cohen_kappa,
     current_labels,
     disagreements,
-    item_key,
     krippendorff_alpha,
     label_matrix,
     open_disagreements,

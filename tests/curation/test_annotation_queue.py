@@ -7,9 +7,9 @@ import pytest
 from curation import store
 from curation.entities.dictionaries import build_lexicon
 from curation.entities.matching import Matcher
-from curation.records import Document
+from curation.records import Document, ItemKey
 from curation.schemas import PO
-from curation.workflows.agreement import ItemKey, open_disagreements
+from curation.workflows.agreement import open_disagreements
 from curation.workflows.annotation_queue import (
     QueueSource,
     adjudicate,
