@@ -5,8 +5,9 @@ from __future__ import annotations
 import streamlit as st
 
 from curation import store
-from pages.common import connection, sidebar
+from pages.common import connection, leave_legacy_pages_mode, sidebar
 
+leave_legacy_pages_mode()  # before anything is drawn: the first run after the server starts
 st.set_page_config(page_title="Curation workbench", page_icon=":material/biotech:", layout="wide")
 
 con = connection()

@@ -70,6 +70,7 @@ from bench._browser import (  # noqa: E402
 )
 from curation import store  # noqa: E402
 from curation.config import load_settings  # noqa: E402
+from curation.grades import Grade  # noqa: E402
 from curation.ingest.problems import Problems  # noqa: E402
 from curation.ingest.pubtator import read_pubtator  # noqa: E402
 from curation.learning.benchmark import derive_records  # noqa: E402
@@ -214,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     stored = {
         (dict(d.query_entities).get("Gene", ""), dict(d.query_entities).get("Variant", "")): d.pmid
         for d in decisions
-        if d.grade == "complete"
+        if d.grade == Grade.COMPLETE
     }
     confirmed = sum(stored.get(key) == pmid for key, pmid in clicked.items())
     timings["total"] = round(time.perf_counter() - started, 3)

@@ -52,6 +52,7 @@ import duckdb  # noqa: E402
 
 from curation import store  # noqa: E402
 from curation.config import Settings  # noqa: E402
+from curation.grades import Grade  # noqa: E402
 from curation.ops.backup import backup_due, backup_store, verify_backup  # noqa: E402
 from curation.ops.recovery import recover_store, wal_path  # noqa: E402
 from curation.schemas import PO  # noqa: E402
@@ -60,6 +61,7 @@ from curation.workflows.ingestion import ingest_corpus, ingest_kb  # noqa: E402
 WRITER = """
 import sys  # noqa: E402
 from curation import store  # noqa: E402
+from curation.grades import Grade  # noqa: E402
 from curation.schemas import PO  # noqa: E402
 db, start = sys.argv[1], int(sys.argv[2])
 con = store.open_store(db)
@@ -68,7 +70,7 @@ print("ready", flush=True)
 for i in range(start, start + 100000):
     answer = f"drug{i}" if i % 2 == 0 else ""
     d = store.record_decision(con, f"curator{i % 4}", PO, {"Gene": f"GENE{i % 50}", "Variant": "V600E"},
-                              pmids[i % len(pmids)], "complete" if answer else "partial", answer=answer)
+                              pmids[i % len(pmids)], Grade.COMPLETE if answer else Grade.PARTIAL, answer=answer)
     print("ack", d.decision_id, flush=True)
 """
 
@@ -92,7 +94,7 @@ def _decide(con, i: int, pmids: list[str]) -> float:
     answer = f"drug{i}" if i % 2 == 0 else ""
     started = time.perf_counter()
     store.record_decision(con, f"curator{i % 4}", PO, {"Gene": f"GENE{i % 50}", "Variant": "V600E"},
-                          pmids[i % len(pmids)], "complete" if answer else "partial", answer=answer)
+                          pmids[i % len(pmids)], Grade.COMPLETE if answer else Grade.PARTIAL, answer=answer)
     return (time.perf_counter() - started) * 1000
 
 
@@ -111,11 +113,12 @@ def fdatasyncs_per_decision(db: Path, decisions: int = 50) -> float | None:
     if not shutil.which("strace"):
         return None
     code = ("import sys; from curation import store; from curation.schemas import PO\n"
+            "from curation.grades import Grade\n"
             f"con = store.open_store({str(db)!r}); con.execute('CHECKPOINT')\n"
             "pmid = con.execute('SELECT min(pmid) FROM documents').fetchall()[0][0]\n"
             "sys.stderr.write('BEGIN\\n'); sys.stderr.flush()\n"
             f"for i in range({decisions}):\n"
-            "    store.record_decision(con, 'strace', PO, {'Gene': f'S{i}'}, pmid, 'partial')\n"
+            "    store.record_decision(con, 'strace', PO, {'Gene': f'S{i}'}, pmid, Grade.PARTIAL)\n"
             "sys.stderr.write('END\\n'); sys.stderr.flush()\n"
             "import os; os._exit(0)\n")
     trace = subprocess.run(

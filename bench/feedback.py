@@ -38,6 +38,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -46,12 +47,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.edel import GDT, evaluate_both, kb_records  # noqa: E402
 from curation import store  # noqa: E402
 from curation.config import load_settings  # noqa: E402
+from curation.grades import Grade  # noqa: E402
 from curation.jobs import retraining  # noqa: E402
+from curation.jobs.result import job_result  # noqa: E402
 from curation.learning.benchmark import _most_common, build_benchmark  # noqa: E402
 from curation.learning.build import BuildRequest, build_version  # noqa: E402
 from curation.learning.training import TrainConfig  # noqa: E402
 from curation.schemas import PO  # noqa: E402
-from curation.versions import registry  # noqa: E402
+from curation.versions import catalog, registry  # noqa: E402
 from index.loading import open_retriever  # noqa: E402
 from index.search import Mode  # noqa: E402
 
@@ -63,7 +66,7 @@ def evaluate_version(path: Path, benchmark) -> dict:
     return {
         "dense": evaluate_both(retriever, benchmark, "test", Mode.DENSE),
         "hybrid": evaluate_both(retriever, benchmark, "test", Mode.HYBRID),
-        "fusion": registry.read_version(path).manifest.get("fusion_chosen_on_dev", ""),
+        "fusion": registry.read_version(path).manifest.fusion_chosen_on_dev,
     }
 
 
@@ -89,7 +92,7 @@ def simulate_curator(con, retriever, benchmark, queries_per_form: int, seed: int
             hits = retriever.search(schema, values, mode=Mode.HYBRID, k=top).hits  # what the Curate page shows
             relevant = query_set.qrels[qid]
             for hit in hits:
-                grade = "complete" if hit.pmid in relevant else "not_relevant"
+                grade = Grade.COMPLETE if hit.pmid in relevant else Grade.NOT_RELEVANT
                 clock = time.perf_counter()
                 store.record_decision(con, "simulated curator", schema, values, hit.pmid, grade)
                 latencies.append(time.perf_counter() - clock)
@@ -164,8 +167,8 @@ def main(argv: list[str] | None = None) -> int:
     zero = build_version(BuildRequest(schema=GDT, version="gdt-zero-shot", train=False,
                                       train_config=TrainConfig(max_seq_length=args.max_seq_length)),
                          documents, settings.models_dir)
-    store.register_version(con, zero)
-    store.activate_version(con, "gdt-zero-shot")
+    catalog.register_version(con, zero)
+    catalog.activate_version(con, "gdt-zero-shot")
     timings["before_build"] = time.time() - clock
     results = {"before": evaluate_version(zero.path, benchmark)}
 
@@ -186,10 +189,13 @@ def main(argv: list[str] | None = None) -> int:
         job, click_to_serving, load_s = retrain(con, settings, retraining.RetrainRequest(**base, **sources))
         timings[f"{name}_click_to_serving"] = click_to_serving
         timings[f"{name}_preload"] = load_s
-        results[name] = evaluate_version(Path(job.result["path"]), benchmark)
-        jobs[name] = {"job": job.job_id, "version": job.result["version"], "message": job.message,
-                      "training": job.result["training"], "worker_timings_s": job.result["timings_s"],
-                      "device": job.result.get("device"), "dev_metrics": job.result["metrics"],
+        result = job_result(job)
+        if result is None or result.training is None:
+            raise SystemExit(f"{name}: job {job.job_id} built no version: {job.message}")
+        results[name] = evaluate_version(Path(result.path), benchmark)
+        jobs[name] = {"job": job.job_id, "version": result.version, "message": job.message,
+                      "training": asdict(result.training), "worker_timings_s": dict(result.timings_s),
+                      "device": result.device, "dev_metrics": asdict(result.metrics),
                       "fusion": results[name]["fusion"]}
         print(f"{name}: test {results[name]['dense']['pair']}", flush=True)
     timings["total"] = time.time() - started

@@ -38,8 +38,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from curation.grades import GRADE_LABELS, GRADES  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
-GRADES = (("complete", "Complete evidence"), ("partial", "Partial evidence"), ("not_relevant", "Not relevant"))
 
 
 def load_store(db: Path, data_dir: Path, small: bool) -> dict:
@@ -92,7 +93,7 @@ def start_job(db: Path, target: dict[str, str], engine) -> tuple[int, int]:
     con = store.open_store(db)
     try:
         for n, hit in enumerate(engine.search(PO, target, mode="bm25", k=10).hits):
-            store.record_decision(con, "load-seed", PO, target, hit.pmid, GRADES[n % 3][0])
+            store.record_decision(con, "load-seed", PO, target, hit.pmid, GRADES[n % 3])
         request = retraining.RetrainRequest("PO", epochs=1000, max_steps=1_000_000, batch_size=8, max_seq_length=128)
         job = retraining.start_retrain(con, request, load_settings())
     finally:
@@ -141,7 +142,8 @@ def session(index: int, url: str, run_id: str, values: dict, decisions: int, pro
             start.wait(timeout=1800)
             for n in range(decisions):
                 pmid = pmids[n % len(pmids)]
-                grade, label = GRADES[(n // len(pmids)) % len(GRADES)]
+                grade = GRADES[(n // len(pmids)) % len(GRADES)]
+                label = GRADE_LABELS[grade]
                 button = page.locator(f".st-key-{grade}_{pmid} button")
                 try:
                     button.wait_for(state="visible", timeout=timeout_s * 1000)

@@ -176,7 +176,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     )
     built = build_from_snapshot(snapshot, request, args.out.parent, seed=args.seed, progress_file=args.progress_file)
     version = built.version
-    print(f"published {version.path} in {version.manifest['total_seconds']} s on {version.manifest['device']}")
+    print(f"published {version.path} in {version.manifest.total_seconds} s on {version.manifest.device}")
     for name, value in version.metrics.items():
         print(f"  dev {name}: {value:.4f}")
     return 0
@@ -262,7 +262,8 @@ def cmd_recover(args: argparse.Namespace) -> int:
     return 0
 
 
-BENCHMARKS = ("retrieval",)
+# The scripts `python -m curation bench NAME` runs (bench/NAME.py; each writes bench/results/NAME.json).
+BENCHMARKS = ("app", "backup", "edel", "feedback", "load", "matching", "report", "retrieval", "scale")
 
 
 def cmd_bench(args: argparse.Namespace) -> int:

@@ -19,6 +19,7 @@ import faiss
 import numpy as np
 
 from index.errors import RetrievalError
+from index.hits import Ranking
 
 INDEX_FILE = "dense.faiss"
 IDS_FILE = "ids.json"
@@ -97,7 +98,7 @@ class DenseIndex:
             self.ids.append(ids[i])
         return len(keep)
 
-    def search(self, queries: np.ndarray, k: int) -> list[list[tuple[str, float]]]:
+    def search(self, queries: np.ndarray, k: int) -> list[Ranking]:
         """Top-k (doc id, cosine) per query row of ``queries`` ``(n_queries, dim)``."""
         queries = _as_matrix(queries)
         if queries.shape[1] != self.dimension:

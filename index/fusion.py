@@ -1,4 +1,4 @@
-"""Fusing ranked lists. Pure functions over the one hit shape ``dict[qid, dict[doc_id, score]]``.
+"""Fusing ranked lists. Pure functions over the one hit shape, :data:`index.hits.Run`.
 
 - :func:`rrf`: reciprocal rank fusion, score = Σ_r w_r / (k + rank_r(d)), ranks from 1.
 - :func:`slate_vote`: the rank voting of seed 004, each system gives its top ten documents
@@ -12,14 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-Run = Mapping[str, Mapping[str, float]]
+from index.hits import Run, RunDict, ranked
 
 SLATE_POINTS = (25, 19, 15, 12, 10, 8, 6, 5, 4, 4)
-
-
-def ranked(scores: Mapping[str, float]) -> list[tuple[str, float]]:
-    """Documents by descending score, ties broken by doc id so results are deterministic."""
-    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
 
 
 def _weights(runs: Sequence[Run], weights: Sequence[float] | None) -> Sequence[float]:
@@ -37,10 +32,10 @@ def _query_ids(runs: Sequence[Run]) -> list[str]:
     return list(seen)
 
 
-def rrf(runs: Sequence[Run], k: float = 60.0, weights: Sequence[float] | None = None) -> dict[str, dict[str, float]]:
+def rrf(runs: Sequence[Run], k: float = 60.0, weights: Sequence[float] | None = None) -> RunDict:
     """Reciprocal rank fusion (Cormack et al., 2009)."""
     weights = _weights(runs, weights)
-    fused: dict[str, dict[str, float]] = {}
+    fused: RunDict = {}
     for qid in _query_ids(runs):
         scores: dict[str, float] = {}
         for run, weight in zip(runs, weights, strict=True):
@@ -50,9 +45,9 @@ def rrf(runs: Sequence[Run], k: float = 60.0, weights: Sequence[float] | None = 
     return fused
 
 
-def slate_vote(runs: Sequence[Run], points: Sequence[float] = SLATE_POINTS) -> dict[str, dict[str, float]]:
+def slate_vote(runs: Sequence[Run], points: Sequence[float] = SLATE_POINTS) -> RunDict:
     """Rank voting: each run gives ``points[i]`` to its (i+1)-th document; beyond the slate, nothing."""
-    fused: dict[str, dict[str, float]] = {}
+    fused: RunDict = {}
     for qid in _query_ids(runs):
         scores: dict[str, float] = {}
         for run in runs:
@@ -71,10 +66,10 @@ def _minmax(scores: Mapping[str, float]) -> dict[str, float]:
     return {doc: (value - low) / (high - low) for doc, value in scores.items()}
 
 
-def weighted(runs: Sequence[Run], weights: Sequence[float]) -> dict[str, dict[str, float]]:
+def weighted(runs: Sequence[Run], weights: Sequence[float]) -> RunDict:
     """Σ_r w_r · minmax_r(d); a document missing from a run gets 0 from it."""
     weights = _weights(runs, weights)
-    fused: dict[str, dict[str, float]] = {}
+    fused: RunDict = {}
     for qid in _query_ids(runs):
         scores: dict[str, float] = {}
         for run, weight in zip(runs, weights, strict=True):
@@ -84,7 +79,7 @@ def weighted(runs: Sequence[Run], weights: Sequence[float]) -> dict[str, dict[st
     return fused
 
 
-def rerank(first: Run, second: Run, depth: int, mix: float = 1.0) -> dict[str, dict[str, float]]:
+def rerank(first: Run, second: Run, depth: int, mix: float = 1.0) -> RunDict:
     """Re-order ``first``'s top ``depth`` documents by ``second``.
 
     Score = mix · minmax(second) + (1 - mix) · minmax(first) over the candidates; documents
@@ -93,7 +88,7 @@ def rerank(first: Run, second: Run, depth: int, mix: float = 1.0) -> dict[str, d
     """
     if not 0.0 <= mix <= 1.0:
         raise ValueError(f"mix must be in [0, 1], got {mix}")
-    fused: dict[str, dict[str, float]] = {}
+    fused: RunDict = {}
     for qid, scores in first.items():
         order = ranked(scores)
         head, tail = order[:depth], order[depth:]
@@ -109,6 +104,6 @@ def rerank(first: Run, second: Run, depth: int, mix: float = 1.0) -> dict[str, d
     return fused
 
 
-def top_k(run: Run, k: int) -> dict[str, dict[str, float]]:
+def top_k(run: Run, k: int) -> RunDict:
     """Cut every query's hits to its k best."""
     return {qid: dict(ranked(scores)[:k]) for qid, scores in run.items()}

@@ -19,6 +19,7 @@ import Stemmer
 
 from index.documents import TextDocument
 from index.errors import RetrievalError
+from index.hits import Ranking
 
 IDS_FILE = "ids.json"
 MANIFEST_FILE = "lexical.json"
@@ -68,7 +69,7 @@ class LexicalIndex:
             show_progress=False,
         )
 
-    def search(self, queries: Sequence[str], k: int) -> list[list[tuple[str, float]]]:
+    def search(self, queries: Sequence[str], k: int) -> list[Ranking]:
         """Top-k (doc id, BM25 score) per query; documents scoring 0 are left out."""
         if not queries:
             return []
@@ -76,7 +77,7 @@ class LexicalIndex:
         if k == 0:
             return [[] for _ in queries]
         tokens = self._tokens(queries)
-        results: list[list[tuple[str, float]]] = [[] for _ in queries]
+        results: list[Ranking] = [[] for _ in queries]
         # bm25s cannot score a query with no known token; such queries simply have no hits.
         known = [i for i, t in enumerate(tokens) if any(w in self.retriever.vocab_dict for w in t)]
         if not known:

@@ -1,8 +1,8 @@
 """One search entry point: partial relation → query text → BM25 / dense / hybrid → ranked hits.
 
-Every retriever returns the BEIR hit shape ``dict[qid, dict[doc_id, score]]``
-(:meth:`Retriever.run`); :meth:`Retriever.search` wraps one query for the app and keeps each
-component's score on every hit.
+Every retriever returns the one hit shape, :data:`index.hits.Run` (BEIR's
+``{qid: {doc_id: score}}``, :meth:`Retriever.run`); :meth:`Retriever.search` wraps one query for
+the app and keeps each component's score on every hit (:class:`index.hits.Hit`).
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import NamedTuple
 
 import numpy as np
 
@@ -19,6 +18,7 @@ from index.dense import DenseIndex
 from index.documents import QueryTemplate
 from index.encoder import encode_queries
 from index.errors import RetrievalError
+from index.hits import Hit, RunDict, SearchResult, ranked
 from index.lexical import LexicalIndex
 
 MAX_QUERY_CHARS = 2000
@@ -65,21 +65,6 @@ class FusionConfig:
         object.__setattr__(self, "weights", tuple(float(w) for w in self.weights))
 
 
-class Hit(NamedTuple):
-    """One ranked document with the score of each component (None where it was not scored)."""
-
-    pmid: str
-    rank: int
-    score: float
-    bm25: float | None
-    dense: float | None
-
-
-class SearchResult(NamedTuple):
-    query: str
-    hits: list[Hit]
-
-
 class SearchError(RetrievalError):
     """A search that cannot run as asked (empty query, missing index)."""
 
@@ -100,12 +85,12 @@ class Retriever:
         if mode in (Mode.DENSE, Mode.HYBRID) and (self.dense is None or self.encoder is None):
             raise SearchError("no dense index or encoder is loaded; build the indexes first")
 
-    def bm25_run(self, queries: Mapping[str, str], k: int) -> dict[str, dict[str, float]]:
+    def bm25_run(self, queries: Mapping[str, str], k: int) -> RunDict:
         qids = list(queries)
         results = self.lexical.search([queries[q] for q in qids], k)
         return {q: dict(hits) for q, hits in zip(qids, results, strict=True)}
 
-    def dense_run(self, queries: Mapping[str, str], k: int) -> dict[str, dict[str, float]]:
+    def dense_run(self, queries: Mapping[str, str], k: int) -> RunDict:
         qids = list(queries)
         vectors = encode_queries(self.encoder, [queries[q] for q in qids])  # (n_queries, dim)
         results = self.dense.search(vectors, k)
@@ -113,7 +98,7 @@ class Retriever:
 
     def dense_scores(
         self, queries: Mapping[str, str], candidates: Mapping[str, list[str]]
-    ) -> dict[str, dict[str, float]]:
+    ) -> RunDict:
         """Exact cosine of each query with its candidate documents (for re-ranking)."""
         qids = list(queries)
         vectors = encode_queries(self.encoder, [queries[q] for q in qids])
@@ -126,7 +111,7 @@ class Retriever:
 
     def run(
         self, queries: Mapping[str, str], mode: Mode | str = Mode.HYBRID, k: int = 100
-    ) -> dict[str, dict[str, float]]:
+    ) -> RunDict:
         """Hits for many queries in the BEIR shape, cut to k."""
         mode = Mode(mode)
         self._check(mode)
@@ -149,7 +134,7 @@ class Retriever:
                 for q, hits in self.dense_run(short, k).items():
                     scores = fused.setdefault(q, {})
                     floor = min(scores.values(), default=0.0)
-                    for position, (doc, value) in enumerate(fusion.ranked(hits)):
+                    for position, (doc, value) in enumerate(ranked(hits)):
                         if doc not in scores:
                             scores[doc] = floor - 1.0 - position / (k + 1)
                             dense.setdefault(q, {})[doc] = value
@@ -193,7 +178,7 @@ class Retriever:
             fused, lexical, dense = self._hybrid(queries, k)
         hits = [
             Hit(doc, rank, float(score), lexical.get("q", {}).get(doc), dense.get("q", {}).get(doc))
-            for rank, (doc, score) in enumerate(fusion.ranked(fused["q"])[:k], start=1)
+            for rank, (doc, score) in enumerate(ranked(fused["q"])[:k], start=1)
         ]
         return SearchResult(query, hits)
 

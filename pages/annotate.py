@@ -4,32 +4,33 @@ from __future__ import annotations
 
 import streamlit as st
 
-from curation import store
 from curation.errors import USER_ERRORS
 from curation.grades import GRADE_LABELS, GRADES
-from curation.schemas import resolve_schema
-from curation.workflows.annotation_queue import adjudicate, annotation_view
+from curation.workflows.annotation_queue import adjudicate, annotation_view, record_label
 from curation.workflows.highlight import escape_text
-from pages.common import GRADE_SHORTCUTS, connection, matcher, retriever
+from curation.workflows.session import corpus_size, current_schema
+from pages.common import GRADE_SHORTCUTS, connection, leave_legacy_pages_mode, matcher, retriever
+
+leave_legacy_pages_mode()  # first, before anything is drawn (see pages/common.py)
 
 st.title("Annotate")
 con = connection()
 if con is None:
     st.stop()
-if store.content_counts(con)[0] == 0:
+if corpus_size(con) == 0:
     st.info("No abstracts yet: load a corpus on the Knowledge base page first.")
     st.stop()
 curator = (st.session_state.get("curator") or "").strip()
 if not curator:
     st.warning("Enter your name as curator in the sidebar to annotate.")
     st.stop()
-schema = resolve_schema(st.session_state.get("schema") or "PO", store.list_schemas(con))
+schema = current_schema(con, st.session_state.get("schema"))
 skipped = st.session_state.setdefault("annotate_skipped", [])
 
 
 def label(pmid: str, values: dict[str, str], grade: str) -> None:
     try:
-        store.record_decision(con, curator, schema, values, pmid, grade)
+        record_label(con, curator, schema, values, pmid, grade)
         st.toast(f"PMID {pmid}: {GRADE_LABELS[grade]}")
     except USER_ERRORS as exc:
         st.session_state["annotate_error"] = str(exc)

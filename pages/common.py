@@ -14,6 +14,7 @@ from curation import store
 from curation.config import load_settings
 from curation.errors import USER_ERRORS
 from curation.grades import GRADES
+from curation.versions import catalog
 
 # Keyboard shortcuts of the grade buttons on the Curate and Annotate pages: 1, 2, 3, best grade first.
 GRADE_SHORTCUTS = {grade: str(n) for n, grade in enumerate(GRADES, start=1)}
@@ -82,6 +83,33 @@ def save_upload(upload) -> Path:
     return path
 
 
+def leave_legacy_pages_mode() -> None:
+    """Start the script run again through app.py when Streamlit's legacy ``pages/`` runner started it.
+
+    A ``pages/`` folder beside the main script makes Streamlit treat the app as a legacy multipage
+    app until the server process's first ``st.navigation`` call, so the first run after the server
+    starts, and only it, is run by the legacy runner. That run lists every file of ``pages/`` in the
+    sidebar ("app", "common", ...), runs a page's script without app.py when the page's own address
+    is opened, and runs app.py as a page of its own, so the sidebar's widgets get other ids than in
+    every later run: the curator name typed on the first load was dropped, and a second Curator
+    field showed while the next run replaced the first.
+
+    Called before anything is drawn: by app.py and as the first statement of every page script (the
+    first run may be a page script's, its address opened, without app.py). Ends the legacy mode for
+    the process (as ``st.navigation`` does) and reruns the same address, now through app.py's
+    ``st.navigation`` (a page keeps its address: both derive it from the file name). In any other
+    run, and outside one, it does nothing.
+    """
+    try:
+        from streamlit.runtime.pages_manager import PagesManager
+        from streamlit.runtime.scriptrunner import get_script_run_ctx
+    except ImportError:  # a Streamlit without the legacy runner
+        return
+    if getattr(PagesManager, "uses_pages_directory", None) and get_script_run_ctx() is not None:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
 def _remember(widget_key: str, state_key: str) -> None:
     value = st.session_state.get(widget_key)
     st.session_state[state_key] = value.strip() if isinstance(value, str) else value
@@ -112,7 +140,7 @@ def sidebar(con: duckdb.DuckDBPyConnection | None) -> None:
             f"Store: {counts['kb_records']} KB records · {counts['documents']} abstracts · "
             f"{counts['decisions']} decisions"
         )
-        active = store.active_version(con, st.session_state.get("schema") or (schemas[0] if schemas else ""))
+        active = catalog.active_version(con, st.session_state.get("schema") or (schemas[0] if schemas else ""))
         st.caption(f"Model: {active.version} (active)" if active else "Model: none active (newest that fits, or BM25)")
         job = current_job(con)
         if job is not None:
@@ -191,16 +219,16 @@ def _retriever(db_path: str, models_dir: str, documents: int, active: tuple[str,
     con = _connection(db_path).cursor()
     # The versions named in ``active`` serve while their index covers the corpus; an unusable
     # folder is not loaded, and the next best serves (the Curate page says so).
-    for version in store.list_model_versions(con):
-        if version.version in active and version.manifest.get("documents") == documents \
-                and not store.check_version(version):
+    for version in catalog.list_model_versions(con):
+        if version.version in active and version.manifest.documents == documents \
+                and not catalog.check_version(version):
             try:
                 return open_retriever(version.path)
             except USER_ERRORS:
                 break  # corrupted weights or index: fall through to the newest version that loads
     versions, _ = list_versions(models_dir)  # complete, readable folders only
     for version in versions:
-        if version.manifest.get("documents") == documents and (not schema or version.manifest.get("schema") == schema):
+        if version.manifest.documents == documents and (not schema or version.manifest.schema == schema):
             try:
                 return open_retriever(version.path)
             except USER_ERRORS:
@@ -222,12 +250,12 @@ def _load_problem(path: str) -> str:
 
 def serving_problem(con: duckdb.DuckDBPyConnection, schema: str, serving: str) -> str:
     """Why the active version of ``schema`` is not the one serving ("" when it is, or none is active)."""
-    active = store.active_version(con, schema)
+    active = catalog.active_version(con, schema)
     if active is None or active.version == serving:
         return ""
-    problem = store.check_version(active)
-    if not problem and active.manifest.get("documents") != store_fingerprint(con)[0]:
-        problem = (f"its index covers {active.manifest.get('documents')} abstracts and the corpus now has "
+    problem = catalog.check_version(active)
+    if not problem and active.manifest.documents != store_fingerprint(con)[0]:
+        problem = (f"its index covers {active.manifest.documents} abstracts and the corpus now has "
                    f"{store_fingerprint(con)[0]}; retrain to index them all")
     if not problem:
         problem = _load_problem(str(active.path))
@@ -235,7 +263,7 @@ def serving_problem(con: duckdb.DuckDBPyConnection, schema: str, serving: str) -
 
 
 def _active_names(con: duckdb.DuckDBPyConnection) -> tuple[str, ...]:
-    return tuple(sorted(v.version for v in store.list_model_versions(con) if v.active))
+    return tuple(sorted(v.version for v in catalog.list_model_versions(con) if v.active))
 
 
 def retriever(con: duckdb.DuckDBPyConnection, schema: str = ""):
@@ -246,7 +274,7 @@ def retriever(con: duckdb.DuckDBPyConnection, schema: str = ""):
     """
     settings = load_settings()
     if schema:
-        active = store.active_version(con, schema)
+        active = catalog.active_version(con, schema)
         names = (active.version,) if active else ()
     else:
         names = _active_names(con)
@@ -262,7 +290,7 @@ def preload_retriever(con: duckdb.DuckDBPyConnection, path) -> None:
     from pathlib import Path
 
     settings = load_settings()
-    version = store.get_version(con, Path(path).name)
+    version = catalog.get_version(con, Path(path).name)
     if version is not None:
         _retriever(str(settings.db_path), str(settings.models_dir), store_fingerprint(con)[0], (version.version,),
                    version.schema)

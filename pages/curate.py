@@ -4,13 +4,32 @@ from __future__ import annotations
 
 import streamlit as st
 
-from curation import store
 from curation.errors import USER_ERRORS
 from curation.grades import GRADE_LABELS, GRADES
-from curation.schemas import resolve_schema
-from curation.workflows.curate import ROLES, AnswerKindError, curate_search, record_judgement
+from curation.workflows.curate import (
+    ROLES,
+    AnswerKindError,
+    curate_search,
+    fill_worklist,
+    known_values,
+    record_judgement,
+    take_worklist_item,
+    undo_last,
+    worklist,
+)
 from curation.workflows.highlight import escape_text
-from pages.common import GRADE_SHORTCUTS, connection, matcher, normaliser, retriever, serving_problem
+from curation.workflows.session import corpus_size, current_schema
+from pages.common import (
+    GRADE_SHORTCUTS,
+    connection,
+    leave_legacy_pages_mode,
+    matcher,
+    normaliser,
+    retriever,
+    serving_problem,
+)
+
+leave_legacy_pages_mode()  # first, before anything is drawn (see pages/common.py)
 
 # One colour per highlight role (a constant: no user or corpus text goes into this block).
 HIGHLIGHT_CSS = """<style>
@@ -25,12 +44,12 @@ st.markdown(HIGHLIGHT_CSS, unsafe_allow_html=True)
 con = connection()
 if con is None:
     st.stop()
-if store.content_counts(con)[0] == 0:
+if corpus_size(con) == 0:
     st.info("No abstracts yet: load a corpus on the Knowledge base page first.")
     st.page_link("pages/knowledge_base.py", label="Go to Knowledge base", icon=":material/database:")
     st.stop()
 
-schema = resolve_schema(st.session_state.get("schema") or "PO", store.list_schemas(con))
+schema = current_schema(con, st.session_state.get("schema"))
 curator = (st.session_state.get("curator") or "").strip()
 engine = retriever(con, schema.name)
 if problem := serving_problem(con, schema.name, engine.version):
@@ -39,8 +58,8 @@ if problem := serving_problem(con, schema.name, engine.version):
 # --- worklist -----------------------------------------------------------------------------
 with st.expander("Worklist", expanded=False):
     if st.button("Add the KB's relations without an answer"):
-        st.toast(f"{store.fill_worklist_from_kb(con, schema)} relations added")
-    items = store.list_worklist(con, schema)
+        st.toast(f"{fill_worklist(con, schema)} relations added")
+    items = worklist(con, schema)
     open_items = [i for i in items if i["status"] in ("open", "in_progress")]
     st.caption(f"{len(open_items)} open of {len(items)}")
     if items:
@@ -62,14 +81,14 @@ with st.expander("Worklist", expanded=False):
         item = open_items[0]
         for entity_type in schema.query_types:
             st.session_state[f"pick_{entity_type}"] = item["values"].get(entity_type) or None
-        store.set_worklist_status(con, item["item_id"], "in_progress", curator)
+        take_worklist_item(con, item["item_id"], curator)
         st.rerun()
 
 # --- the partial relation -------------------------------------------------------------------
 columns = st.columns(len(schema.query_types) + 1)
 values = {}
 for column, entity_type in zip(columns, schema.query_types, strict=False):
-    known = [v for v, _ in store.list_entity_values(con, schema.name, entity_type)[:2000]]
+    known = known_values(con, schema, entity_type)
     current = st.session_state.get(f"pick_{entity_type}")
     # Free text typed earlier, or a relation taken from the worklist, stays selectable.
     options = [current, *known] if current and current not in known else known
@@ -125,7 +144,7 @@ def decide(pmid: str, grade: str, answer: str, note: str, confirm_kind: bool = F
 
 
 def undo() -> None:
-    undone = store.undo_last_decision(con, curator)
+    undone = undo_last(con, curator)
     st.toast(f"Undone: PMID {undone.pmid}, {GRADE_LABELS[undone.grade]}" if undone else "Nothing to undo")
 
 

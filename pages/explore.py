@@ -8,7 +8,9 @@ import streamlit as st
 from curation import store
 from curation.config import load_settings
 from curation.errors import USER_ERRORS
+from curation.grades import Grade
 from curation.schemas import resolve_schema
+from curation.versions import catalog
 from curation.workflows.projection import (
     DOCUMENT,
     NONE,
@@ -21,7 +23,9 @@ from curation.workflows.projection import (
     ProjectionConfig,
     project_version,
 )
-from pages.common import connection, matcher, store_fingerprint
+from pages.common import connection, leave_legacy_pages_mode, matcher, store_fingerprint
+
+leave_legacy_pages_mode()  # first, before anything is drawn (see pages/common.py)
 
 COLOUR_LABELS = {
     ColourBy.GRADE: "Decision grade",
@@ -30,9 +34,9 @@ COLOUR_LABELS = {
     ColourBy.ANSWER: "Answer entity",
 }
 FIXED_COLOURS = {
-    "complete": "#2ca02c",
-    "partial": "#ff7f0e",
-    "not_relevant": "#d62728",
+    Grade.COMPLETE: "#2ca02c",
+    Grade.PARTIAL: "#ff7f0e",
+    Grade.NOT_RELEVANT: "#d62728",
     UNDECIDED: "#c7c7c7",
     QUERY: "#111111",
     NONE: "#c7c7c7",
@@ -59,7 +63,7 @@ def cached_projection(
     cap: int,
     state: tuple,
 ) -> Projection:
-    chosen = next(v for v in store.list_model_versions(_con) if v.version == version)
+    chosen = next(v for v in catalog.list_model_versions(_con) if v.version == version)
     config = ProjectionConfig(method=Method(method), seed=seed, max_documents=cap)
     return project_version(_con, chosen, _schema, config, text_match=_text_match)
 
@@ -90,7 +94,7 @@ con = connection()
 if con is None:
     st.stop()
 settings = load_settings()
-versions, problems = store.sync_model_versions(con, settings.models_dir)
+versions, problems = catalog.sync_model_versions(con, settings.models_dir)
 for problem in problems:
     st.warning(problem)
 if not versions:
@@ -99,7 +103,7 @@ if not versions:
 
 schema = resolve_schema(st.session_state.get("schema") or "PO", store.list_schemas(con))
 names = [v.version for v in versions]
-active = store.active_version(con, schema.name)
+active = catalog.active_version(con, schema.name)
 left, right, method_col, colour_col = st.columns([2, 2, 1, 1])
 start = names.index(active.version) if active is not None and active.version in names else 0
 first = left.selectbox("Model version", names, index=start, key="explore_version")

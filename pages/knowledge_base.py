@@ -6,19 +6,21 @@ import shutil
 
 import streamlit as st
 
-from curation import store
 from curation.errors import USER_ERRORS
 from curation.workflows.export import FORMATS, export_decisions, export_new_records
 from curation.workflows.highlight import escape_text
 from curation.workflows.ingestion import CORPUS_FORMATS, KB_FORMATS, check_upload_size, ingest_corpus, ingest_kb
-from pages.common import connection, save_upload
+from curation.workflows.session import schema_or_first, schemas, store_counts
+from pages.common import connection, leave_legacy_pages_mode, save_upload
+
+leave_legacy_pages_mode()  # first, before anything is drawn (see pages/common.py)
 
 st.title("Knowledge base")
 con = connection()
 if con is None:
     st.stop()
 
-counts = store.stats(con)
+counts = store_counts(con)
 if counts["kb_records"] == 0 or counts["documents"] == 0:
     st.info(
         "This store is empty or half-loaded. Load a knowledge base and a corpus of abstracts, "
@@ -79,7 +81,7 @@ with st.form("import_kb"):
         KB_FORMATS,
         help="civic: CIViC evidence TSV; uniprot: UniProtKB flat file; tsv: one column per entity type of a schema",
     )
-    schema = st.selectbox("Schema (for tsv)", [s.name for s in store.list_schemas(con)])
+    schema = st.selectbox("Schema (for tsv)", [s.name for s in schemas(con)])
     upload = st.file_uploader("File", key="kb_file")
     lenient = st.checkbox("Skip bad rows instead of stopping", key="kb_lenient")
     if st.form_submit_button("Import knowledge base") and upload is not None:
@@ -99,7 +101,7 @@ with st.form("import_corpus"):
 
 st.subheader("Export curators' work")
 schema_name = st.session_state.get("schema") or "PO"
-export_schema = next((s for s in store.list_schemas(con) if s.name == schema_name), store.list_schemas(con)[0])
+export_schema = schema_or_first(con, schema_name)
 fmt = st.radio("Format", FORMATS, horizontal=True, key="export_format")
 left, right = st.columns(2)
 left.download_button(

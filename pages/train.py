@@ -10,9 +10,13 @@ import streamlit as st
 from curation import store
 from curation.config import load_settings
 from curation.errors import USER_ERRORS
+from curation.grades import Grade
 from curation.jobs import retraining
 from curation.learning.feedback import FeedbackConfig
-from pages.common import connection, current_job
+from curation.versions import catalog
+from pages.common import connection, current_job, leave_legacy_pages_mode
+
+leave_legacy_pages_mode()  # first, before anything is drawn (see pages/common.py)
 
 POLL_SECONDS = 2.0
 
@@ -90,12 +94,12 @@ if not store.active_jobs(con):
     decisions = store.list_decisions(con, schema=schema_name)
     grades = Counter(d.grade for d in decisions)
     st.caption(
-        f"{schema_name}: {len(decisions)} active decisions ({grades['complete']} complete, {grades['partial']} "
-        f"partial, {grades['not_relevant']} not relevant). Complete evidence trains as a graded positive, partial "
-        f"as a noisy positive, not relevant as a hard negative; the new version is activated only if its dev "
-        f"score is not worse than the active one's by more than the tolerance."
+        f"{schema_name}: {len(decisions)} active decisions ({grades[Grade.COMPLETE]} complete, "
+        f"{grades[Grade.PARTIAL]} partial, {grades[Grade.NOT_RELEVANT]} not relevant). Complete evidence trains "
+        f"as a graded positive, partial as a noisy positive, not relevant as a hard negative; the new version "
+        f"is activated only if its dev score is not worse than the active one's by more than the tolerance."
     )
-    active = store.active_version(con, schema_name)
+    active = catalog.active_version(con, schema_name)
     st.session_state["rt_active_model"] = str(active.path / "model") if active else ""
     with st.form("retrain_form", border=True):
         left, middle, right = st.columns(3)
@@ -136,7 +140,7 @@ if history:
               "finished": (j.finished_at or "")[:19], "message": j.message} for j in history],
             hide_index=True,
         )
-        trained = [j for j in history if j.result.get("training")]
+        trained = retraining.trained_jobs(history)
         if trained:
             rows, summary = retraining.training_summary(trained[0])
             st.caption(f"Training pairs of job {trained[0].job_id} by source and margin class:")
@@ -145,7 +149,7 @@ if history:
 
 # --- versions -------------------------------------------------------------------------------
 st.subheader("Model versions")
-versions, problems = store.sync_model_versions(con, models_dir)
+versions, problems = catalog.sync_model_versions(con, models_dir)
 for problem in problems:
     st.warning(problem)
 if not versions:
@@ -156,7 +160,7 @@ if not versions:
 
 def activate() -> None:
     try:
-        chosen = store.activate_version(con, st.session_state["activate_choice"])
+        chosen = catalog.activate_version(con, st.session_state["activate_choice"])
     except USER_ERRORS as exc:
         st.session_state["activate_error"] = str(exc)
         return
@@ -178,12 +182,12 @@ for v in versions:
             "version": v.version,
             "schema": v.schema,
             "active": v.active,
-            "trained": bool(v.manifest.get("trained")),
-            "base model": v.manifest.get("base_model", ""),
-            "documents": v.manifest.get("documents"),
-            "training pairs": v.manifest.get("training_pairs", 0),
-            "train s": v.manifest.get("train_seconds", 0.0),
-            "device": v.manifest.get("device", ""),
+            "trained": v.manifest.trained,
+            "base model": v.manifest.base_model,
+            "documents": v.manifest.documents,
+            "training pairs": v.manifest.training_pairs,
+            "train s": v.manifest.train_seconds,
+            "device": v.manifest.device,
             **{name: metrics.get(name) for name in METRICS},
         }
     )

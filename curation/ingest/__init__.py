@@ -1,4 +1,4 @@
-"""Loaders and fetchers: files (CIViC, UniProt, PubMed XML, PubTator, JSON lines, KB TSV) or NCBI/CIViC online in, typed records out.
+"""Loaders and fetchers: files (CIViC, UniProt, PubMed XML, PubTator, JSON lines, KB TSV) or NCBI/CIViC in, records out.
 
 Owns: one module per format, the row-problem collector, the online fetchers. No database access.
 May import: the shared vocabulary (curation.records, schemas, errors, config) only.

@@ -20,10 +20,8 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import os
 import re
 import shutil
-import tempfile
 import threading
 import urllib.request
 from collections.abc import Iterable, Iterator, Sequence
@@ -35,6 +33,7 @@ from urllib.parse import urlsplit
 from Bio import Entrez
 
 from curation.errors import CurationError, InputError, NetworkError
+from curation.files import atomic_writer, write_atomic
 
 EUTILS_HOST = "eutils.ncbi.nlm.nih.gov"
 CIVIC_URL = "https://civicdb.org/downloads/nightly/nightly-ClinicalEvidenceSummaries.tsv"
@@ -155,29 +154,24 @@ def fetch_civic(dest_dir: Path, *, transport: Transport | None = None, url: str 
     dest_dir = Path(dest_dir)
     dest_dir.mkdir(parents=True, exist_ok=True)
     target = dest_dir / CIVIC_FILE
-    fd, name = tempfile.mkstemp(dir=dest_dir, prefix=".civic-", suffix=".part")
-    partial = Path(name)
-    try:
-        with os.fdopen(fd, "wb") as out:
+    with atomic_writer(target, "wb") as out:  # replaces target only if the download is whole and a TSV
+        try:
+            response = open_request(urllib.request.Request(url, headers={"User-Agent": TOOL}), timeout=TIMEOUT_S)
             try:
-                response = open_request(urllib.request.Request(url, headers={"User-Agent": TOOL}), timeout=TIMEOUT_S)
-                try:
-                    shutil.copyfileobj(response, out)
-                finally:
-                    response.close()
-            except HTTPError as exc:
-                raise NetworkError(f"{host} answered HTTP {exc.code} {_one_line(exc.reason)}; {_CIVIC_HINT}") from None
-            except (URLError, OSError) as exc:
-                raise NetworkError(f"cannot reach {host}: {_reason(exc)}; {_CIVIC_HINT}") from None
-        with partial.open("rb") as handle:
+                shutil.copyfileobj(response, out)
+            finally:
+                response.close()
+        except HTTPError as exc:
+            raise NetworkError(f"{host} answered HTTP {exc.code} {_one_line(exc.reason)}; {_CIVIC_HINT}") from None
+        except (URLError, OSError) as exc:
+            raise NetworkError(f"cannot reach {host}: {_reason(exc)}; {_CIVIC_HINT}") from None
+        out.flush()
+        with open(out.name, "rb") as handle:
             first = handle.readline(4096)
         if b"\t" not in first or b"evidence_id" not in first:
             raise NetworkError(
                 f"{host} did not return the CIViC TSV (it began {_snippet(first)}); try again later"
             )
-        os.replace(partial, target)
-    finally:
-        partial.unlink(missing_ok=True)
     return target
 
 
@@ -268,19 +262,9 @@ def _cached_pmids(cache_dir: Path) -> dict[str, Path]:
 def _store_batch(cache_dir: Path, batch: Sequence[str], data: bytes) -> Path:
     digest = hashlib.sha1(",".join(batch).encode("ascii")).hexdigest()[:16]
     xml = cache_dir / f"efetch-{digest}.xml"
-    _write_atomic(xml, data)
-    _write_atomic(xml.with_suffix(".pmids"), ("\n".join(batch) + "\n").encode("ascii"))
+    write_atomic(xml, data)
+    write_atomic(xml.with_suffix(".pmids"), ("\n".join(batch) + "\n").encode("ascii"))
     return xml
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        os.replace(name, path)
-    finally:
-        Path(name).unlink(missing_ok=True)
 
 
 def _reason(exc: BaseException | None) -> str:

@@ -39,11 +39,13 @@ import duckdb
 from curation import store
 from curation.config import PROJECT_ROOT, Settings
 from curation.errors import USER_ERRORS, CurationError
+from curation.files import write_atomic
 from curation.jobs.processes import pid_alive
+from curation.jobs.result import JobResult, JobResultError, job_result, read_result, result_json
 from curation.learning.feedback import FeedbackConfig
 from curation.schemas import resolve_schema
 from curation.store.jobs import TERMINAL_STATES
-from curation.versions import registry
+from curation.versions import catalog, registry
 from curation.versions.activation import judge
 
 REQUEST, RESULT, PROGRESS, CANCEL, LOG, SNAPSHOT, VERSION = (
@@ -181,8 +183,8 @@ def start_retrain(
             be started (the job is then recorded as failed, with the reason).
     """
     schema = resolve_schema(request.schema, store.list_schemas(con))
-    active = store.active_version(con, schema.name)
-    baseline = str(active.path) if active is not None and not store.check_version(active) else ""
+    active = catalog.active_version(con, schema.name)
+    baseline = str(active.path) if active is not None and not catalog.check_version(active) else ""
     request = replace(request, schema=schema.name, models_dir=str(settings.models_dir), baseline=baseline)
     job = store.create_job(con, "retrain", request.to_dict())
     job_dir = job_folder(settings, job.job_id)
@@ -194,7 +196,7 @@ def start_retrain(
         from curation.learning.snapshot import export_snapshot
 
         export_snapshot(con, job_dir / SNAPSHOT)
-        (job_dir / REQUEST).write_text(json.dumps(request.to_dict(), indent=2))
+        write_atomic(job_dir / REQUEST, json.dumps(request.to_dict(), indent=2))
         pid = (launch or spawn_worker)(job_dir)
     except (OSError, *USER_ERRORS, subprocess.SubprocessError) as exc:
         message = _os_message(exc, job_dir) if isinstance(exc, OSError) else str(exc)
@@ -242,16 +244,24 @@ def describe_progress(job: store.Job, progress: Progress | None) -> str:
     return " · ".join(parts)
 
 
+def trained_jobs(jobs: list[store.Job]) -> list[store.Job]:
+    """Those of ``jobs`` whose result says what a new version was trained on."""
+    return [job for job in jobs if (result := job_result(job)) is not None and result.training is not None]
+
+
 def training_summary(job: store.Job) -> tuple[list[dict], str]:
     """A finished job's training pairs per source and class, and what became of the decisions."""
-    training = job.result["training"]
-    rows = [{"source": source, "class": name, **counts}
-            for source, classes in sorted(training["report"].items()) for name, counts in sorted(classes.items())]
-    used = training["decisions"]
+    result = job_result(job)
+    if result is None or result.training is None:
+        raise CurationError(f"job {job.job_id} trained no model version")
+    training = result.training
+    rows = [{"source": source, "class": name, "positive": counts.positive, "negative": counts.negative}
+            for source, classes in sorted(training.report.items()) for name, counts in sorted(classes.items())]
+    used = training.decisions
     summary = (
-        f"{training['pairs']} pairs. Decisions: {used['active_decisions']} active, {used['ignored_superseded']} "
-        f"superseded or undone (ignored), {used['conflicts_excluded']} items left out as unadjudicated "
-        f"disagreements, {used['adjudicated_items']} decided by adjudication, {used['ignored_missing_document']} on "
+        f"{training.pairs} pairs. Decisions: {used.active_decisions} active, {used.ignored_superseded} "
+        f"superseded or undone (ignored), {used.conflicts_excluded} items left out as unadjudicated "
+        f"disagreements, {used.adjudicated_items} decided by adjudication, {used.ignored_missing_document} on "
         f"abstracts no longer in the corpus."
     )
     return rows, summary
@@ -281,17 +291,17 @@ def poll_job(
     if job.finished or job.state != "running":
         return job
     job_dir = Path(job.job_dir)
-    result = _read_json(job_dir / RESULT)
+    result = _worker_result(job_dir)
     if result is None and not worker_alive(job.pid):
-        result = _read_json(job_dir / RESULT)  # it may have written its result just before exiting
+        result = _worker_result(job_dir)  # it may have written its result just before exiting
         if result is None:
             _remove_staging(job)
             if (job_dir / CANCEL).exists():
-                result = {"state": "cancelled", "message": "cancelled; the worker was stopped"}
+                result = JobResult("cancelled", "cancelled; the worker was stopped")
             else:
-                result = {"state": "failed", "message": (
+                result = JobResult("failed", (
                     f"the worker process (pid {job.pid}) stopped without finishing — killed, or out of memory. "
-                    f"The active model keeps serving; retry the job.{_log_tail(job_dir)}")}
+                    f"The active model keeps serving; retry the job.{_log_tail(job_dir)}"))
     elif result is None and (job_dir / CANCEL).exists():
         if time.time() - (job_dir / CANCEL).stat().st_mtime > CANCEL_GRACE_S:
             _terminate(job.pid)
@@ -299,6 +309,14 @@ def poll_job(
     if result is None:
         return job
     return finish(con, job, result, before_activate)
+
+
+def _worker_result(job_dir: Path) -> JobResult | None:
+    """The worker's ``result.json`` (None before it is written); one that does not read fails the job."""
+    try:
+        return read_result(job_dir / RESULT)
+    except JobResultError as exc:
+        return JobResult("failed", f"the worker's result could not be read: {exc}; the active model keeps serving")
 
 
 def _remove_staging(job: store.Job) -> None:
@@ -338,7 +356,7 @@ def cancel_job(con: duckdb.DuckDBPyConnection, job: store.Job) -> store.Job:
     store.set_job_message(con, job.job_id, "cancelling: the worker stops at its next step")
     job = store.get_job(con, job.job_id)
     if job.state == "queued" or not worker_alive(job.pid):
-        return finish(con, job, {"state": "cancelled", "message": "cancelled"})
+        return finish(con, job, JobResult("cancelled", "cancelled"))
     return job
 
 
@@ -351,8 +369,7 @@ def recover_jobs(con: duckdb.DuckDBPyConnection,
     out = []
     for job in store.active_jobs(con):
         if job.state == "queued":
-            finish(con, job, {"state": "failed",
-                              "message": "the app stopped before the worker started; start the job again"})
+            finish(con, job, JobResult("failed", "the app stopped before the worker started; start the job again"))
         else:
             poll_job(con, job, before_activate)
         out.append(store.get_job(con, job.job_id))
@@ -362,7 +379,7 @@ def recover_jobs(con: duckdb.DuckDBPyConnection,
 # --- finishing ----------------------------------------------------------------------------
 
 
-def finish(con: duckdb.DuckDBPyConnection, job: store.Job, result: dict,
+def finish(con: duckdb.DuckDBPyConnection, job: store.Job, result: JobResult,
            before_activate: Callable[[Path], None] | None = None) -> store.Job:
     """Record the worker's outcome; for a new version, register it and activate it if it is good enough.
 
@@ -373,26 +390,27 @@ def finish(con: duckdb.DuckDBPyConnection, job: store.Job, result: dict,
         job = store.get_job(con, job.job_id)
         if job.finished:
             return job
-        state = result.get("state", "failed")
-        message = str(result.get("message", ""))
+        state, message = result.state, result.message
         if state == "succeeded":
             try:
                 request = RetrainRequest.from_dict(job.params, where=f"job {job.job_id}")
-                version = registry.read_version(result["path"])
-                store.register_version(con, version)
-                verdict = judge(con, request.schema, version, result, request.primary_metric,
-                                request.primary_mode, request.tolerance)
+                version = registry.read_version(result.path)
+                catalog.register_version(con, version)
+                baseline = result.baseline
+                verdict = judge(con, request.schema, version, result.metrics, baseline.version if baseline else "",
+                                baseline.metrics if baseline else None, request.primary_metric, request.primary_mode,
+                                request.tolerance)
                 if verdict.activate:
                     if before_activate is not None:
                         before_activate(version.path)
-                    store.activate_version(con, version.version)
+                    catalog.activate_version(con, version.version)
                 message = f"{version.version}: {verdict.reason}"
-                result = {**result, "activated": verdict.activate, "verdict": verdict.reason}
-            except (*USER_ERRORS, KeyError, OSError) as exc:
+                result = replace(result, activated=verdict.activate, verdict=verdict.reason)
+            except (*USER_ERRORS, OSError) as exc:
                 state, message = "failed", f"the new version could not be used: {exc}; the active model keeps serving"
         if state not in TERMINAL_STATES:
             state, message = "failed", f"the worker reported an unknown state '{state}': {message}"
-        store.finish_job(con, job.job_id, state, message, result)
+        store.finish_job(con, job.job_id, state, message, result_json(result))
         if job.job_dir:
             shutil.rmtree(Path(job.job_dir) / SNAPSHOT, ignore_errors=True)  # the corpus copy; digest kept
         return store.get_job(con, job.job_id)

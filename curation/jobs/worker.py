@@ -4,9 +4,8 @@ Reads only the job folder (``request.json`` and the ``snapshot/`` the app export
 only a new version under the models folder, ``progress.json`` and, last, ``result.json``
 (renamed into place when complete). It never opens the store. See ``curation.jobs.retraining``.
 
-Result: ``{"state": "succeeded" | "failed" | "cancelled", "message", "version", "path",
-"metrics": {"dense", "hybrid"}, "baseline": {"version", "metrics"}, "training": {...},
-"timings_s": {...}, "device"}``.
+Result: a :class:`~curation.jobs.result.JobResult` (state, message; for a built version also its
+name, folder, dev metrics, the baseline's, what it was trained on, device, settings, timings).
 """
 
 from __future__ import annotations
@@ -18,20 +17,23 @@ import shutil
 import sys
 import time
 import traceback
+from dataclasses import replace
 from pathlib import Path
 
 from curation.errors import USER_ERRORS, CurationError
+from curation.files import write_atomic
+from curation.jobs import result as job_result
+from curation.jobs.result import Baseline, DecisionSummary, JobResult, TrainingSummary, WorkerSettings
 from curation.jobs.retraining import CANCEL, PROGRESS, REQUEST, RESULT, SNAPSHOT, VERSION, RetrainRequest
+from curation.versions.manifest import DevMetrics, training_report
 
 MIN_FREE_BYTES = 300 * 2**20  # a MiniLM version takes ~100 MB (weights + indexes); staged then renamed
 FREE_BYTES_PER_DOCUMENT = 8 * 1024  # dense vectors, BM25 postings and the snapshot copy, generously
 
 
-def write_result(job_dir: Path, result: dict) -> None:
+def write_result(job_dir: Path, result: JobResult) -> None:
     """Atomically write ``result.json`` (the app reads it only once it is complete)."""
-    tmp = job_dir / (RESULT + ".tmp")
-    tmp.write_text(json.dumps(result, indent=2, default=str))
-    tmp.replace(job_dir / RESULT)
+    job_result.write_result(job_dir / RESULT, result)
 
 
 def check_free_space(folder: Path, documents: int) -> None:
@@ -61,7 +63,7 @@ def failure_message(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc} (see worker.log); the active model keeps serving"
 
 
-def run(job_dir: Path) -> dict:
+def run(job_dir: Path) -> JobResult:
     """Do the job in ``job_dir`` and return its result (also written to ``result.json``)."""
     from curation.learning.training import TrainingCancelled, write_progress
 
@@ -74,17 +76,17 @@ def run(job_dir: Path) -> dict:
         except (FileNotFoundError, json.JSONDecodeError) as exc:
             raise CurationError(f"{job_dir / REQUEST} is missing or unreadable ({exc})") from None
         result = _train(job_dir, request, progress, cancel)
-        result["timings_s"]["total"] = round(time.time() - started, 1)
+        result = replace(result, timings_s={**result.timings_s, "total": round(time.time() - started, 1)})
     except TrainingCancelled as exc:
-        result = {"state": "cancelled", "message": str(exc)}
+        result = JobResult("cancelled", str(exc))
     except Exception as exc:  # every failure becomes a job message; the traceback goes to worker.log
         traceback.print_exc()
-        result = {"state": "failed", "message": failure_message(exc)}
+        result = JobResult("failed", failure_message(exc))
     write_result(job_dir, result)
     return result
 
 
-def _train(job_dir: Path, request: RetrainRequest, progress: Path, cancel: Path) -> dict:
+def _train(job_dir: Path, request: RetrainRequest, progress: Path, cancel: Path) -> JobResult:
     import torch
 
     from curation.entities.dictionaries import snapshot_lexicon
@@ -122,7 +124,7 @@ def _train(job_dir: Path, request: RetrainRequest, progress: Path, cancel: Path)
         sampling=SamplingConfig(per_class=request.per_class, seed=request.seed),
         feedback=request.feedback,
     )
-    (job_dir / VERSION).write_text(build.version)  # so the app can clear its staging folder if this process dies
+    write_atomic(job_dir / VERSION, build.version)  # so the app can clear its staging folder if this process dies
     training, feedback = training_set_for(
         build, split.train, documents, matcher, lexical,
         decisions=snapshot.decisions if request.use_decisions else (), use_kb=request.use_kb,
@@ -134,7 +136,7 @@ def _train(job_dir: Path, request: RetrainRequest, progress: Path, cancel: Path)
         )
     print(f"training pairs ({schema.name}):\n{training.format_report()}", flush=True)
     timings["prepare"] = round(time.time() - clock, 1)
-    baseline = {}
+    baseline = None
     if request.baseline and split.dev.queries:
         clock = time.time()
         write_progress(progress, state="evaluating the active version", step=None, total=None, loss=None,
@@ -142,9 +144,9 @@ def _train(job_dir: Path, request: RetrainRequest, progress: Path, cancel: Path)
         try:
             current = open_retriever(request.baseline)
             if len(current.dense) == len(documents):
-                baseline = {"version": Path(request.baseline).name,
-                            "metrics": {m.value: evaluate_retriever(current, split.dev, m)
-                                        for m in (Mode.DENSE, Mode.HYBRID)}}
+                baseline = Baseline(Path(request.baseline).name,
+                                    DevMetrics(dense=evaluate_retriever(current, split.dev, Mode.DENSE),
+                                               hybrid=evaluate_retriever(current, split.dev, Mode.HYBRID)))
             del current
         except USER_ERRORS as exc:  # an unusable active version: the app decides without a baseline
             print(f"the active version could not be evaluated: {exc}", flush=True)
@@ -154,25 +156,25 @@ def _train(job_dir: Path, request: RetrainRequest, progress: Path, cancel: Path)
                             snapshot_digest=snapshot.digest, progress_file=progress, cancel_file=cancel)
     timings["build"] = round(time.time() - clock, 1)
     dev_queries = set(split.dev.queries.values())
-    return {
-        "state": "succeeded",
-        "message": f"built {version.version}",
-        "version": version.version,
-        "path": str(version.path),
-        "metrics": {"dense": version.manifest.get("metrics", {}), "hybrid": version.manifest.get("metrics_hybrid", {})},
-        "baseline": baseline,
-        "training": {
-            "pairs": len(training.pairs),
-            "report": training.report(),
-            "decisions": feedback.summary(),
-            "decision_pairs_on_dev_queries": sum(1 for p in feedback.pairs if p.query in dev_queries),
-            "dev_queries": len(split.dev.queries),
-        },
-        "device": version.manifest.get("device", ""),
-        "settings": {"batch_size": request.batch_size, "max_seq_length": request.max_seq_length,
-                     "epochs": request.epochs, "learning_rate": request.learning_rate},
-        "timings_s": timings,
-    }
+    return JobResult(
+        state="succeeded",
+        message=f"built {version.version}",
+        version=version.version,
+        path=str(version.path),
+        metrics=version.manifest.dev,
+        baseline=baseline,
+        training=TrainingSummary(
+            pairs=len(training.pairs),
+            report=training_report(training.report()),
+            decisions=DecisionSummary(**feedback.summary()),
+            decision_pairs_on_dev_queries=sum(1 for p in feedback.pairs if p.query in dev_queries),
+            dev_queries=len(split.dev.queries),
+        ),
+        device=version.manifest.device,
+        settings=WorkerSettings(batch_size=request.batch_size, max_seq_length=request.max_seq_length,
+                                epochs=request.epochs, learning_rate=request.learning_rate),
+        timings_s=timings,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -189,8 +191,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {job_dir} is not a job folder", file=sys.stderr)
         return 2
     result = run(job_dir)
-    print(f"{result['state']}: {result.get('message', '')}", flush=True)
-    return 0 if result["state"] == "succeeded" else 1
+    print(f"{result.state}: {result.message}", flush=True)
+    return 0 if result.succeeded else 1
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ from curation.learning.training import TrainConfig, TrainResult, check_cancel, t
 from curation.records import Decision, Document, KBRecord
 from curation.schemas import RelationSchema
 from curation.versions import registry
+from curation.versions.manifest import Fusion, Manifest, pair_counts, training_report
 from index.dense import DenseConfig, DenseIndex
 from index.encoder import EncoderConfig, document_text, encode_documents, load_encoder, separator_of
 from index.lexical import LexicalIndex
@@ -267,31 +268,31 @@ def _build(request: BuildRequest, documents: Mapping[str, Document], models_dir:
         if request.choose_fusion:
             fusion_name, fusion_scores = choose_fusion(retriever, dev)
         metrics = {mode.value: evaluate_retriever(retriever, dev, mode) for mode in (Mode.DENSE, Mode.HYBRID)}
-    manifest = {
-        "schema": request.schema.name,
-        "base_model": request.base_model or "all-MiniLM-L6-v2",
-        "trained": request.train,
-        "train_config": asdict(request.train_config),
-        "sampling": {**asdict(request.sampling), "ablation": str(request.sampling.ablation)},
-        "dense": asdict(request.dense),
-        "fusion": {**asdict(retriever.fusion), "method": str(retriever.fusion.method)},
-        "fusion_chosen_on_dev": fusion_name,
-        "fusion_dev_scores": fusion_scores,
-        "feedback": {**asdict(request.feedback), "conflicts": str(request.feedback.conflicts)},
-        "snapshot": snapshot_digest,
-        "training_pairs": len(training.pairs) if training else 0,
-        "training_classes": training.counts() if training else {},
-        "training_sources": training.sources() if training else {},
-        "training_report": training.report() if training else {},
-        "device": result.device if result else retriever.dense.model,
-        "train_seconds": round(result.seconds, 1) if result else 0.0,
-        "train_steps": result.steps if result else 0,
-        "loss_curve": result.losses if result else [],
-        "timings_s": {k: round(v, 2) for k, v in timings.items()},
-        "total_seconds": round(time.time() - started, 1),
-        "metrics": metrics.get("dense", {}),
-        "metrics_hybrid": metrics.get("hybrid", {}),
-        "documents": len(corpus),
-        "python": platform.python_version(),
-    }
+    manifest = Manifest(
+        schema=request.schema.name,
+        base_model=request.base_model or "all-MiniLM-L6-v2",
+        trained=request.train,
+        train_config=asdict(request.train_config),
+        sampling={**asdict(request.sampling), "ablation": str(request.sampling.ablation)},
+        dense=asdict(request.dense),
+        fusion=Fusion.of(retriever.fusion),
+        fusion_chosen_on_dev=fusion_name,
+        fusion_dev_scores=fusion_scores,
+        feedback={**asdict(request.feedback), "conflicts": str(request.feedback.conflicts)},
+        snapshot=snapshot_digest,
+        training_pairs=len(training.pairs) if training else 0,
+        training_classes=pair_counts(training.counts()) if training else {},
+        training_sources=training.sources() if training else {},
+        training_report=training_report(training.report()) if training else {},
+        device=result.device if result else retriever.dense.model,
+        train_seconds=round(result.seconds, 1) if result else 0.0,
+        train_steps=result.steps if result else 0,
+        loss_curve=tuple(result.losses) if result else (),
+        timings_s={k: round(v, 2) for k, v in timings.items()},
+        total_seconds=round(time.time() - started, 1),
+        metrics=metrics.get("dense", {}),
+        metrics_hybrid=metrics.get("hybrid", {}),
+        documents=len(corpus),
+        python=platform.python_version(),
+    )
     return registry.publish(models_dir, version, manifest)

@@ -31,6 +31,7 @@ from curation.learning.snapshot import Snapshot
 from curation.learning.training import write_progress
 from curation.records import Decision
 from curation.versions import registry
+from curation.versions.manifest import DevMetrics
 from index.lexical import LexicalIndex
 from index.search import Mode
 
@@ -40,7 +41,7 @@ class Baseline:
     """The active version's dev metrics, measured on the same dev split as the new version."""
 
     version: str
-    metrics: dict[str, dict[str, float]]
+    metrics: DevMetrics
 
 
 @dataclass(frozen=True)
@@ -138,8 +139,8 @@ def evaluate_baseline(path: Path, dev: EvalSet, documents: int, log: Callable[[s
         current = open_retriever(path)
         if len(current.dense) != documents:
             return None
-        return Baseline(Path(path).name, {m.value: evaluate_retriever(current, dev, m)
-                                          for m in (Mode.DENSE, Mode.HYBRID)})
+        return Baseline(Path(path).name, DevMetrics(dense=evaluate_retriever(current, dev, Mode.DENSE),
+                                                    hybrid=evaluate_retriever(current, dev, Mode.HYBRID)))
     except USER_ERRORS as exc:  # an unusable active version: the app decides without a baseline
         log(f"the active version could not be evaluated: {exc}")
         return None

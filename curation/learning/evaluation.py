@@ -1,6 +1,6 @@
 """Retrieval evaluation: NDCG and MAP from ranx, and EDEL's EntityRecall.
 
-``evaluate(run, qrels, ...)`` takes the one hit shape (``dict[qid, dict[doc_id, score]]``)
+``evaluate(run, qrels, ...)`` takes the one hit shape (:data:`index.hits.Run`, ``{qid: {doc_id: score}}``)
 and returns ``{"ndcg@10": ..., "map@50": ..., "entity_recall@10": ...}`` as fractions in
 [0, 1], averaged over queries. It is the same function for the CLI, the benchmarks and the app.
 """
@@ -11,14 +11,10 @@ import warnings
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
-Run = Mapping[str, Mapping[str, float]]
-Qrels = Mapping[str, Mapping[str, int]]
+from index.hits import Run, ranked
+
+Qrels = Mapping[str, Mapping[str, int]]  # query id -> doc id -> relevance (> 0: relevant)
 CUTOFFS = (10, 50)
-
-
-def ranked(scores: Mapping[str, float]) -> list[tuple[str, float]]:
-    """Documents by descending score, ties broken by doc id (the order fusion uses too)."""
-    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
 
 
 @dataclass(frozen=True)

@@ -27,9 +27,10 @@ from curation.learning.margins import MarginClass, MarginTable
 from curation.learning.training import TrainingPair
 from curation.records import Document, KBRecord
 from curation.schemas import RelationSchema
+from index.hits import Ranking
 
 TextMatch = Callable[[str, str, Document], bool]
-Bm25Search = Callable[[list[str], int], list[list[tuple[str, float]]]]
+Bm25Search = Callable[[list[str], int], list[Ranking]]  # queries, k -> each query's ranking
 
 
 class Ablation(StrEnum):

@@ -20,6 +20,7 @@ import duckdb
 
 from curation import store
 from curation.errors import CurationError
+from curation.files import write_atomic
 from curation.records import Decision, Document, KBRecord, Mention, Synonym
 from curation.schemas import BUILTIN, RelationSchema, schema_from_dict
 
@@ -96,7 +97,7 @@ def export_snapshot(con: duckdb.DuckDBPyConnection, folder: str | Path) -> dict[
         "files": digests,
         "counts": store.stats(con),
     }
-    (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2, default=str))
+    write_atomic(tmp / "manifest.json", json.dumps(manifest, indent=2, default=str))
     if folder.exists():
         raise SnapshotError(f"{folder} already exists; snapshots are never overwritten")
     tmp.replace(folder)

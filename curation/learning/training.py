@@ -22,6 +22,7 @@ import torch
 from tqdm import tqdm
 
 from curation.errors import CurationError
+from curation.files import write_atomic
 from curation.learning.loss import MultiMarginContrastiveLoss
 
 
@@ -103,9 +104,7 @@ def write_progress(path: Path | None, **values: object) -> None:
     if path is None:
         return
     values["updated_at"] = time.time()
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(values))
-    tmp.replace(path)
+    write_atomic(path, json.dumps(values))
 
 
 def _batches(pairs: Sequence[TrainingPair], size: int, rng: random.Random) -> list[list[TrainingPair]]:

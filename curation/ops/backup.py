@@ -33,6 +33,7 @@ from pathlib import Path
 import duckdb
 
 from curation.errors import CurationError
+from curation.files import fsync_path, write_atomic
 from curation.jobs.processes import pid_alive
 from curation.store import schema_version
 
@@ -111,15 +112,6 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _fsync(path: Path) -> None:
-    """Flush a file or folder to disk (a folder: so a rename in it survives a power cut)."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def _remove_partials(backups_dir: Path) -> None:
     """Delete half-written backups left by a process that died mid-backup (never a complete one)."""
     for entry in backups_dir.glob(f".{PREFIX}*.partial-*"):
@@ -193,7 +185,7 @@ def _backup(con: duckdb.DuckDBPyConnection, backups_dir: Path, keep: int) -> Bac
             decisions, last_id, last_at = copy.execute(SQL_DECISIONS_SUMMARY).fetchall()[0]
         if counts != expected:
             raise CurationError(f"backup {partial} holds {counts} rows but the store held {expected}; not kept")
-        _fsync(partial / STORE_FILE)
+        fsync_path(partial / STORE_FILE)
         manifest = {
             "format": MANIFEST_FORMAT,
             "created_at": now.isoformat(),
@@ -207,12 +199,9 @@ def _backup(con: duckdb.DuckDBPyConnection, backups_dir: Path, keep: int) -> Bac
             "duckdb": duckdb.__version__,
             "seconds": round(time.perf_counter() - started, 3),
         }
-        with open(partial / MANIFEST, "w", encoding="utf-8") as handle:
-            json.dump(manifest, handle, indent=2)
-            handle.flush()
-            os.fsync(handle.fileno())
+        write_atomic(partial / MANIFEST, json.dumps(manifest, indent=2))
         os.rename(partial, backups_dir / name)
-        _fsync(backups_dir)
+        fsync_path(backups_dir)
     except BaseException:
         shutil.rmtree(partial, ignore_errors=True)
         raise

@@ -39,6 +39,7 @@ import duckdb
 
 from curation import store
 from curation.errors import USER_ERRORS, CurationError, StoreDamagedError
+from curation.files import fsync_path, write_atomic
 from curation.ops.backup import SQL_DECISIONS_SUMMARY, Backup, list_backups, table_counts, verify_backup
 
 CORRUPT_WAL_ENTRY = re.compile(r"Corrupt WAL file: entry at byte position (\d+)")
@@ -252,7 +253,7 @@ def recover_store(db_path: str | Path, backups_dir: str | Path, now: datetime | 
         chosen = max(found, key=lambda c: c.progress)  # first of equals: states read from the store itself
         kept = _set_aside(db_path, wal, stamp)
         os.replace(chosen.file, db_path)
-        _fsync_dir(db_path.parent)
+        fsync_path(db_path.parent)
         con = store.open_store(db_path)
         try:
             counts, decisions = _summary(con)
@@ -275,7 +276,7 @@ def recover_store(db_path: str | Path, backups_dir: str | Path, now: datetime | 
             may_be_lost=_may_be_lost(chosen, found, kept),
         )
         report.report_file = db_path.with_name(f"{db_path.name}.recovery-{stamp}.json")
-        report.report_file.write_text(json.dumps(report.to_dict(), indent=2), encoding="utf-8")
+        write_atomic(report.report_file, json.dumps(report.to_dict(), indent=2))
         return report
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -293,14 +294,6 @@ def _set_aside(db_path: Path, wal: Path, stamp: str) -> list[Path]:
             os.rename(source, target)
             kept.append(target)
     return kept
-
-
-def _fsync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _may_be_lost(chosen: Candidate, found: list[Candidate], kept: list[Path]) -> str:

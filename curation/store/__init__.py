@@ -9,7 +9,8 @@ not using the file). A second opener gets :class:`StoreLockedError` with the hol
 Submodules by concept: ``base`` (connection, migrations, transactions, schemas, counts),
 ``kb`` (knowledge-base records), ``corpus`` (documents, annotations, synonyms),
 ``decisions`` (curators' decisions and the worklist), ``jobs`` (background retraining) and
-``models`` (model versions, the active one per schema). Import the package: ``store.open_store``.
+``models`` (model versions, the active one per schema; typed by ``curation.versions.catalog``).
+Import the package: ``store.open_store``.
 """
 
 from __future__ import annotations
@@ -60,15 +61,13 @@ from curation.store.jobs import (
 from curation.store.kb import add_kb_records, list_entity_values, list_kb_records, record_id
 from curation.store.migrations import MIGRATIONS
 from curation.store.models import (
-    RegisteredVersion,
-    activate_version,
-    active_version,
-    check_version,
-    deactivate_versions,
-    get_version,
-    list_model_versions,
-    register_version,
-    sync_model_versions,
+    VersionRow,
+    clear_active_version,
+    get_active_version_row,
+    get_version_row,
+    insert_version_row,
+    list_version_rows,
+    set_active_version,
 )
 
 __all__ = [
@@ -112,13 +111,11 @@ __all__ = [
     "set_job_dir",
     "set_job_message",
     "start_job",
-    "RegisteredVersion",
-    "activate_version",
-    "active_version",
-    "check_version",
-    "deactivate_versions",
-    "get_version",
-    "list_model_versions",
-    "register_version",
-    "sync_model_versions",
+    "VersionRow",
+    "clear_active_version",
+    "get_active_version_row",
+    "get_version_row",
+    "insert_version_row",
+    "list_version_rows",
+    "set_active_version",
 ]

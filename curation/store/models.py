@@ -1,22 +1,19 @@
-"""Model versions known to the store, and which one is active per relation schema.
+"""Model versions known to the store, and which one is active per relation schema: the SQL.
 
 The registry (``models/<version>/``) holds the versions themselves; the ``model_versions``
-table records which have been seen and which one the app serves for each schema. At most
-one version per schema is active: :func:`activate_version` switches it in one transaction.
-A folder that has gone missing or is corrupted is reported, never loaded.
+table records which have been seen (with a copy of each manifest, as a JSON object) and which
+one the app serves for each schema. These functions take and return plain values
+(:class:`VersionRow`); :mod:`curation.versions.catalog` reads the manifests, checks the
+folders and keeps at most one version per schema active.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
 import duckdb
-
-from curation.errors import USER_ERRORS, CurationError
-from curation.store.base import transaction
-from curation.versions import registry
 
 SQL_REGISTER_VERSION = """
 INSERT INTO model_versions (version, schema_name, path, manifest) VALUES (?, ?, ?, ?)
@@ -35,140 +32,60 @@ SQL_DEACTIVATE = "UPDATE model_versions SET active = false WHERE schema_name = ?
 
 
 @dataclass(frozen=True)
-class RegisteredVersion:
-    """A model version as the store records it.
+class VersionRow:
+    """One row of ``model_versions``.
 
     Attributes:
         version: the registry name (``models/<version>/``).
         schema: the relation schema it was built for.
-        path: its folder.
-        manifest: its manifest.json as published (metrics, loss curve, device, ...).
+        path: its folder, as registered.
+        manifest: its manifest as registered (the JSON object; typed by ``curation.versions.catalog``).
         active: whether the app serves it for its schema.
         registered_at: when the store first saw it.
     """
 
     version: str
     schema: str
-    path: Path
+    path: str
     manifest: dict
     active: bool
     registered_at: str
 
-    @property
-    def metrics(self) -> dict[str, float]:
-        """Dev metrics of the dense retriever (empty when it was built without a dev set)."""
-        return dict(self.manifest.get("metrics", {}))
 
-    @property
-    def metrics_hybrid(self) -> dict[str, float]:
-        """Dev metrics of the dense retriever fused with BM25."""
-        return dict(self.manifest.get("metrics_hybrid", {}))
-
-    @property
-    def loss_curve(self) -> list[float]:
-        return [float(x) for x in self.manifest.get("loss_curve", [])]
-
-
-def _registered(row: tuple) -> RegisteredVersion:
+def _row(row: tuple) -> VersionRow:
     version, schema, path, manifest, active, created = row
-    return RegisteredVersion(version, schema, Path(path), json.loads(manifest), bool(active), created)
+    return VersionRow(version, schema, path, json.loads(manifest), bool(active), created)
 
 
-def register_version(con: duckdb.DuckDBPyConnection, version: registry.ModelVersion) -> bool:
-    """Record a published version; False when the store already knows it.
-
-    Versions are immutable, so a known one keeps its manifest; only its path is updated (the
-    models folder may have moved).
-
-    Raises:
-        CurationError: the manifest names no schema.
-    """
-    schema = version.manifest.get("schema")
-    if not schema:
-        raise CurationError(f"model version {version.version}: its {registry.MANIFEST} names no schema")
-    before = get_version(con, version.version)
-    con.execute(
-        SQL_REGISTER_VERSION,
-        [version.version, schema, str(version.path), json.dumps(version.manifest, default=str)],
-    )
+def insert_version_row(con: duckdb.DuckDBPyConnection, version: str, schema: str, path: str,
+                       manifest: Mapping[str, object]) -> bool:
+    """Record a version; False when the store already knows it (then only its path is updated)."""
+    before = get_version_row(con, version)
+    con.execute(SQL_REGISTER_VERSION, [version, schema, path, json.dumps(manifest, default=str)])
     return before is None
 
 
-def get_version(con: duckdb.DuckDBPyConnection, version: str) -> RegisteredVersion | None:
+def get_version_row(con: duckdb.DuckDBPyConnection, version: str) -> VersionRow | None:
     rows = con.execute(SQL_GET_VERSION, [version]).fetchall()
-    return _registered(rows[0]) if rows else None
+    return _row(rows[0]) if rows else None
 
 
-def list_model_versions(con: duckdb.DuckDBPyConnection, schema: str | None = None) -> list[RegisteredVersion]:
-    """Registered versions, newest first, optionally of one schema (folders are not checked)."""
-    return [_registered(row) for row in con.execute(SQL_LIST_VERSIONS, [schema, schema]).fetchall()]
+def list_version_rows(con: duckdb.DuckDBPyConnection, schema: str | None = None) -> list[VersionRow]:
+    """Recorded versions, newest published first, optionally of one schema."""
+    return [_row(row) for row in con.execute(SQL_LIST_VERSIONS, [schema, schema]).fetchall()]
 
 
-def check_version(version: RegisteredVersion) -> str:
-    """Why a registered version cannot be used ("" when its folder is complete and readable)."""
-    try:
-        registry.read_version(version.path)
-    except registry.RegistryError as exc:
-        return f"{exc} (registered as {version.version}; build it again or activate another version)"
-    return ""
-
-
-def sync_model_versions(
-    con: duckdb.DuckDBPyConnection, models_dir: str | Path
-) -> tuple[list[RegisteredVersion], list[str]]:
-    """Register every version published under ``models_dir``; list the usable ones.
-
-    Returns:
-        The registered versions whose folders are complete (newest first), and one message per
-        registry folder or registered version that is missing, incomplete or corrupted.
-    """
-    published, problems = registry.list_versions(models_dir)
-    known = {v.version: v.path for v in list_model_versions(con)}
-    # Pages call this on every run: write only what is new (or has moved).
-    fresh = [v for v in published if known.get(v.version) != v.path]
-    if fresh:
-        with transaction(con):
-            for version in fresh:
-                try:
-                    register_version(con, version)
-                except USER_ERRORS as exc:
-                    problems.append(str(exc))
-    usable = []
-    for version in list_model_versions(con):
-        problem = check_version(version)
-        if problem:
-            problems.append(problem)
-        else:
-            usable.append(version)
-    return usable, problems
-
-
-def activate_version(con: duckdb.DuckDBPyConnection, version: str) -> RegisteredVersion:
-    """Make ``version`` the one active version of its schema (the others of it are deactivated).
-
-    Raises:
-        CurationError: the version is not registered, or its folder is missing or corrupted.
-    """
-    with transaction(con):
-        found = get_version(con, version)
-        if found is None:
-            raise CurationError(
-                f"model version {version} is not registered; open the Train & evaluate page "
-                f"to register the versions under the models folder"
-            )
-        problem = check_version(found)
-        if problem:
-            raise CurationError(f"cannot activate {version}: {problem}")
-        con.execute(SQL_ACTIVATE, [version, found.schema, version])
-    return RegisteredVersion(found.version, found.schema, found.path, found.manifest, True, found.registered_at)
-
-
-def deactivate_versions(con: duckdb.DuckDBPyConnection, schema: str) -> None:
-    """No active version for ``schema``: the app serves the newest version that fits the corpus."""
-    con.execute(SQL_DEACTIVATE, [schema])
-
-
-def active_version(con: duckdb.DuckDBPyConnection, schema: str) -> RegisteredVersion | None:
-    """The version the app serves for ``schema``, or None when none was activated."""
+def get_active_version_row(con: duckdb.DuckDBPyConnection, schema: str) -> VersionRow | None:
+    """The version marked active for ``schema``, or None."""
     rows = con.execute(SQL_ACTIVE_VERSION, [schema]).fetchall()
-    return _registered(rows[0]) if rows else None
+    return _row(rows[0]) if rows else None
+
+
+def set_active_version(con: duckdb.DuckDBPyConnection, version: str, schema: str) -> None:
+    """Mark ``version`` active and every other version of ``schema`` inactive (one statement)."""
+    con.execute(SQL_ACTIVATE, [version, schema, version])
+
+
+def clear_active_version(con: duckdb.DuckDBPyConnection, schema: str) -> None:
+    """Mark no version of ``schema`` active."""
+    con.execute(SQL_DEACTIVATE, [schema])

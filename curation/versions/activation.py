@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import duckdb
 
-from curation import store
-from curation.versions import registry
+from curation.versions import catalog, registry
+from curation.versions.manifest import DevMetrics
 
 
 @dataclass(frozen=True)
@@ -23,22 +23,25 @@ class Verdict:
     reason: str
 
 
-def judge(con: duckdb.DuckDBPyConnection, schema: str, version: registry.ModelVersion, result: dict,
+def judge(con: duckdb.DuckDBPyConnection, schema: str, version: registry.ModelVersion, metrics: DevMetrics,
+          baseline_version: str = "", baseline: DevMetrics | None = None,
           metric: str = "ndcg@10", mode: str = "hybrid", tol: float = 0.01) -> Verdict:
-    """Whether ``version`` (with the worker's ``result``) replaces ``schema``'s active version."""
+    """Whether ``version`` replaces ``schema``'s active version.
+
+    ``metrics`` are its dev metrics and ``baseline`` those of ``baseline_version`` (the version
+    active when the job started), both measured by the worker on the same dev split.
+    """
     name = f"dev {metric} ({mode})"
-    active = store.active_version(con, schema)
+    active = catalog.active_version(con, schema)
     if active is None:
         return Verdict(True, f"activated: no {schema} version was active")
-    if store.check_version(active) or active.manifest.get("documents") != version.manifest.get("documents"):
+    if catalog.check_version(active) or active.manifest.documents != version.manifest.documents:
         return Verdict(True, f"activated: the active version {active.version} does not cover the current corpus")
-    new = (result.get("metrics", {}).get(mode) or {}).get(metric)
+    new = metrics.of(mode).get(metric)
     if new is None:
         return Verdict(False, f"kept inactive: no {name} to compare (the KB has no dev split with abstracts); "
                               f"activate it by hand on the Train & evaluate page")
-    baseline = result.get("baseline") or {}
-    old = (baseline.get("metrics", {}).get(mode) or {}).get(metric) if baseline.get("version") == active.version \
-        else None
+    old = baseline.of(mode).get(metric) if baseline is not None and baseline_version == active.version else None
     if old is None:
         return Verdict(False, f"kept inactive: {active.version} could not be evaluated on the same dev split "
                               f"(new {name} {new:.3f}); compare and activate by hand")

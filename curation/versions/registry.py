@@ -3,35 +3,30 @@
 ``models/<version>/`` holds ``model/`` (sentence-transformers weights), ``dense/`` (its FAISS
 index over the corpus), ``lexical/`` (the BM25 index of the same corpus) and
 ``manifest.json`` (base model, schema, configs, data snapshot digest, training time, device,
-metrics). A version is built under ``<version>.tmp/`` and renamed into place when complete, so
-a crash never leaves a half-written version where a reader looks; an existing version is
-never overwritten.
+metrics: :class:`~curation.versions.manifest.Manifest`). A version is built under
+``<version>.tmp/`` and renamed into place when complete, so a crash never leaves a
+half-written version where a reader looks; an existing version is never overwritten.
 """
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from curation.errors import CurationError
+from curation.versions.manifest import Manifest, RegistryError, read_manifest, write_manifest
 
 MANIFEST = "manifest.json"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,80}")
-
-
-class RegistryError(CurationError):
-    """A model version that cannot be created or read."""
 
 
 @dataclass(frozen=True)
 class ModelVersion:
     version: str
     path: Path
-    manifest: dict
+    manifest: Manifest
 
     @property
     def model_dir(self) -> Path:
@@ -47,7 +42,7 @@ class ModelVersion:
 
     @property
     def metrics(self) -> dict[str, float]:
-        return dict(self.manifest.get("metrics", {}))
+        return dict(self.manifest.metrics)
 
 
 def new_version_name(schema: str, kind: str = "edel") -> str:
@@ -77,15 +72,15 @@ def staging(models_dir: str | Path, version: str) -> Path:
     return tmp
 
 
-def publish(models_dir: str | Path, version: str, manifest: dict) -> ModelVersion:
-    """Write the manifest into the staged folder and rename it into place."""
+def publish(models_dir: str | Path, version: str, manifest: Manifest) -> ModelVersion:
+    """Write the manifest (with the version's name and publication time) into the staged folder, then rename it."""
     models_dir = Path(models_dir)
     tmp = models_dir / f"{version}.tmp"
     for part in ("model", "dense", "lexical"):
         if not (tmp / part).is_dir():
             raise RegistryError(f"cannot publish {version}: {part}/ is missing from {tmp}")
-    manifest = {**manifest, "version": version, "published_at": datetime.now(UTC).isoformat(timespec="seconds")}
-    (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, default=str))
+    manifest = replace(manifest, version=version, published_at=datetime.now(UTC).isoformat(timespec="seconds"))
+    write_manifest(tmp / MANIFEST, manifest)
     final = models_dir / version
     if final.exists():
         raise RegistryError(f"model version {version} already exists; versions are immutable")
@@ -97,15 +92,13 @@ def read_version(path: str | Path) -> ModelVersion:
     """A published version's manifest, checked for completeness.
 
     Raises:
-        RegistryError: the folder is missing parts or its manifest is unreadable.
+        RegistryError: the folder is missing parts, or its manifest is unreadable or not a manifest
+            (a missing, unknown or mistyped field; the message names the file and the field).
     """
     path = Path(path)
-    try:
-        manifest = json.loads((path / MANIFEST).read_text())
-    except FileNotFoundError:
-        raise RegistryError(f"{path} is not a model version (no {MANIFEST})") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise RegistryError(f"{path}/{MANIFEST} is corrupted ({exc}); the version cannot be used") from None
+    if not (path / MANIFEST).is_file():
+        raise RegistryError(f"{path} is not a model version (no {MANIFEST})")
+    manifest = read_manifest(path / MANIFEST)
     for part in ("model", "dense", "lexical"):
         if not (path / part).is_dir():
             raise RegistryError(f"model version {path.name} is incomplete: {part}/ is missing")
@@ -125,5 +118,5 @@ def list_versions(models_dir: str | Path) -> tuple[list[ModelVersion], list[str]
             versions.append(read_version(path))
         except RegistryError as exc:
             problems.append(str(exc))
-    versions.sort(key=lambda v: v.manifest.get("published_at", ""), reverse=True)
+    versions.sort(key=lambda v: v.manifest.published_at, reverse=True)
     return versions, problems

@@ -55,7 +55,8 @@ from curation.workflows.agreement import (
 )
 from curation.workflows.curate import role_spans
 from curation.workflows.highlight import shift, to_html
-from index.search import Hit, Mode
+from index.hits import Hit
+from index.search import Mode
 
 DEFAULT_BOUNDARY = 0.5
 
@@ -299,6 +300,14 @@ def build_queue(
         if u.item not in excluded and u.item not in by_item:
             queue.append(QueueItem(u.item, u.query, u.values, QueueSource.LEAST_SURE, u.reason, u.uncertainty))
     return queue
+
+
+def record_label(
+    con: duckdb.DuckDBPyConnection, annotator: str, schema: RelationSchema, values: Mapping[str, str], pmid: str,
+    grade: str,
+) -> Decision:
+    """Record an annotator's grade of one (relation, abstract) pair from the queue."""
+    return store.record_decision(con, annotator, schema, values, pmid, grade)
 
 
 def adjudicate(

@@ -175,3 +175,31 @@ def record_judgement(
     if not confirm_kind and (problem := answer_kind_problem(lexicon, schema, answer)):
         raise AnswerKindError(problem)
     return store.record_decision(con, curator, schema, values, pmid, grade, answer=answer, note=note)
+
+
+KNOWN_VALUES_SHOWN = 2000  # typed-ahead choices per slot, most frequent first
+
+
+def known_values(con: duckdb.DuckDBPyConnection, schema: RelationSchema, entity_type: str) -> list[str]:
+    """The KB's values of one slot, most frequent first (the Curate page's type-ahead choices)."""
+    return [v for v, _ in store.list_entity_values(con, schema.name, entity_type)[:KNOWN_VALUES_SHOWN]]
+
+
+def worklist(con: duckdb.DuckDBPyConnection, schema: RelationSchema) -> list[dict[str, object]]:
+    """The schema's worklist: each relation with status, assignee and how many abstracts were judged."""
+    return store.list_worklist(con, schema)
+
+
+def fill_worklist(con: duckdb.DuckDBPyConnection, schema: RelationSchema) -> int:
+    """Add the KB's relations that have no answer yet to the worklist; returns how many were added."""
+    return store.fill_worklist_from_kb(con, schema)
+
+
+def take_worklist_item(con: duckdb.DuckDBPyConnection, item_id: int, curator: str) -> None:
+    """Mark a worklist relation as in progress by ``curator``."""
+    store.set_worklist_status(con, item_id, "in_progress", curator)
+
+
+def undo_last(con: duckdb.DuckDBPyConnection, curator: str) -> Decision | None:
+    """Withdraw ``curator``'s most recent decision (None when there is nothing to undo)."""
+    return store.undo_last_decision(con, curator)

@@ -33,7 +33,7 @@ from curation.grades import GRADES
 from curation.learning.margins import margin_table
 from curation.records import Document, KBRecord
 from curation.schemas import RelationSchema
-from curation.store.models import RegisteredVersion
+from curation.versions.catalog import RegisteredVersion
 from curation.versions.registry import ModelVersion
 
 if TYPE_CHECKING:

@@ -5,6 +5,7 @@ from streamlit.testing.v1 import AppTest
 
 from curation import store
 from curation.config import PROJECT_ROOT
+from curation.grades import Grade
 from curation.schemas import PO
 
 APP = str(PROJECT_ROOT / "app.py")
@@ -16,8 +17,8 @@ BRAF = {"Gene": "BRAF", "Variant": "V600E"}
 def loaded_db(loaded_db):
     """The shared fixture store, with two curators disagreeing on one pair."""
     con = store.open_store(loaded_db)
-    store.record_decision(con, "bo", PO, BRAF, "1000001", "complete")
-    store.record_decision(con, "carl", PO, BRAF, "1000001", "not_relevant")
+    store.record_decision(con, "bo", PO, BRAF, "1000001", Grade.COMPLETE)
+    store.record_decision(con, "carl", PO, BRAF, "1000001", Grade.NOT_RELEVANT)
     con.close()
     return loaded_db
 
@@ -68,7 +69,7 @@ def test_grading_the_next_pair_records_a_decision(loaded_db):
     assert any("bo: Complete evidence; carl: Not relevant" in c.value for c in at.caption)
     at.button(key="annotate_partial").click().run()
     assert not at.exception
-    assert _decisions()[-1] == ("ana", "1000001", "partial", "")
+    assert _decisions()[-1] == ("ana", "1000001", Grade.PARTIAL, "")
     # The pair left ana's queue.
     assert not any("graded by 2 other curators" in c.value for c in at.caption)
 
@@ -86,9 +87,9 @@ def test_adjudicating_a_disagreement_records_the_final_grade(loaded_db):
     at = _open("ana")
     (go,) = [b for b in at.button if b.label == "Adjudicate"]
     (pick,) = [s for s in at.selectbox if s.label == "Final grade"]
-    pick.set_value("partial")
+    pick.set_value(Grade.PARTIAL)
     go.click().run()
     assert not at.exception
-    assert _decisions()[-1] == ("ana", "1000001", "partial", "adjudication")
+    assert _decisions()[-1] == ("ana", "1000001", Grade.PARTIAL, "adjudication")
     assert not [b for b in at.button if b.label == "Adjudicate"]
     assert any("Disagreements to adjudicate · 0" in s.value for s in at.subheader)

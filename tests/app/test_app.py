@@ -4,6 +4,7 @@ from streamlit.testing.v1 import AppTest
 
 from curation import store
 from curation.config import PROJECT_ROOT
+from curation.grades import Grade
 from pages.common import safe_upload_name
 
 APP = str(PROJECT_ROOT / "app.py")
@@ -79,7 +80,7 @@ def test_export_buttons_offer_decisions_and_new_records(monkeypatch, tmp_path, f
     ingest_kb(con, "civic", fixtures / "civic" / "current.tsv")
     ingest_corpus(con, "pubtator", fixtures / "pubtator" / "small.PubTator")
     store.record_decision(
-        con, "ana", PO, {"Gene": "BRAF", "Variant": "V600E"}, "1000001", "complete", answer="Vemurafenib"
+        con, "ana", PO, {"Gene": "BRAF", "Variant": "V600E"}, "1000001", Grade.COMPLETE, answer="Vemurafenib"
     )
     con.close()
     at = _run(monkeypatch, tmp_path / "export.duckdb")

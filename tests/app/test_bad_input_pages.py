@@ -17,6 +17,7 @@ from streamlit.testing.v1 import AppTest
 
 from curation import store
 from curation.config import PROJECT_ROOT
+from curation.grades import Grade
 from curation.records import Document
 from curation.schemas import PO
 from curation.workflows import ingestion
@@ -150,10 +151,10 @@ def hostile_db(loaded_db):
     with store.transaction(con):
         hostile = Document("1000009", f"BRAF V600E {HOSTILE}", f"BRAF V600E and vemurafenib. {HOSTILE}")
         store.add_documents(con, [hostile])
-    store.record_decision(con, "<img src=x onerror=alert(4)> *bo*", PO, BRAF, "1000001", "complete")
+    store.record_decision(con, "<img src=x onerror=alert(4)> *bo*", PO, BRAF, "1000001", Grade.COMPLETE)
     relation = {"Gene": "BRAF [x](http://127.0.0.1:9/)", "Variant": "V600E"}
-    store.record_decision(con, "<i>cy</i>", PO, relation, "1000001", "complete")
-    store.record_decision(con, "dee", PO, relation, "1000001", "not_relevant")
+    store.record_decision(con, "<i>cy</i>", PO, relation, "1000001", Grade.COMPLETE)
+    store.record_decision(con, "dee", PO, relation, "1000001", Grade.NOT_RELEVANT)
     con.close()
     return loaded_db
 
@@ -214,7 +215,7 @@ def test_an_answer_of_the_wrong_kind_asks_before_it_is_recorded(loaded_db):
     from pages.common import connection
 
     rows = connection().execute("SELECT curator, pmid, grade, answer FROM decisions").fetchall()
-    assert rows == [("ana", "1000001", "complete", "BRAF")]
+    assert rows == [("ana", "1000001", Grade.COMPLETE, "BRAF")]
 
 
 # --- upload names -------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from bench._browser import (
     set_curator,
 )
 from curation import store
+from curation.grades import Grade
 
 pytestmark = pytest.mark.browser
 
@@ -48,7 +49,7 @@ def test_curate_braf_v600e_in_a_real_browser(tmp_path, data_dir):
     con = store.open_store(db, read_only=True)
     try:
         (decision,) = store.list_decisions(con, include_superseded=True)
-        assert (decision.curator, decision.grade, decision.pmid) == ("ana", "complete", pmids[0])
+        assert (decision.curator, decision.grade, decision.pmid) == ("ana", Grade.COMPLETE, pmids[0])
         assert dict(decision.query_entities) == {"Gene": "BRAF", "Variant": "V600E"}
         assert decision.query == "Treatment for gene BRAF and variant V600E?"
         assert decision.superseded_by is None

@@ -3,6 +3,7 @@ from __future__ import annotations
 from streamlit.testing.v1 import AppTest
 
 from curation.config import PROJECT_ROOT
+from curation.grades import Grade
 
 APP = str(PROJECT_ROOT / "app.py")
 
@@ -33,7 +34,7 @@ def test_type_search_decide_undo(loaded_db):
     at.button(key="complete_1000001").click()
     at.run()
     assert not at.exception
-    assert _decisions(at) == [("ana", "1000001", "complete", "Vemurafenib", None)]
+    assert _decisions(at) == [("ana", "1000001", Grade.COMPLETE, "Vemurafenib", None)]
     assert any("ana: Complete evidence" in c.value for c in at.caption)
     undo = next(b for b in at.button if b.label == "Undo my last decision")
     undo.click()
@@ -74,7 +75,8 @@ def test_typed_notation_gets_a_suggestion(loaded_db):
 
 def test_a_corrupted_active_version_is_reported_and_search_goes_on(loaded_db, tmp_path):
     from curation import store
-    from curation.versions import registry
+    from curation.versions import catalog, registry
+    from curation.versions.manifest import Manifest
 
     models = tmp_path / "models"
     con = store.open_store(loaded_db)
@@ -83,9 +85,9 @@ def test_a_corrupted_active_version_is_reported_and_search_goes_on(loaded_db, tm
     for part in ("model", "dense", "lexical"):
         (tmp / part).mkdir()
     (tmp / "dense" / "index.faiss").write_bytes(b"not a faiss index")
-    version = registry.publish(models, "po-broken", {"schema": "PO", "documents": documents})
-    store.register_version(con, version)
-    store.activate_version(con, "po-broken")
+    version = registry.publish(models, "po-broken", Manifest(schema="PO", documents=documents))
+    catalog.register_version(con, version)
+    catalog.activate_version(con, "po-broken")
     con.close()
 
     at = AppTest.from_file(APP, default_timeout=120)

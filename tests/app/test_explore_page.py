@@ -8,6 +8,7 @@ from streamlit.testing.v1 import AppTest
 
 from curation import store
 from curation.config import PROJECT_ROOT
+from curation.grades import Grade
 from curation.learning.build import BuildRequest, build_version
 from curation.learning.training import TrainConfig
 from curation.schemas import PO
@@ -42,8 +43,10 @@ def loaded_db(tmp_path, fixtures, monkeypatch, built_models):
     db = tmp_path / "explore.duckdb"
     con = store.open_store(db)
     _load(con, fixtures)
-    store.record_decision(con, "ana", PO, {"Gene": "BRAF", "Variant": "V600E"}, "1000001", "complete", "Vemurafenib")
-    store.record_decision(con, "ana", PO, {"Gene": "BRAF", "Variant": "V600E"}, "1000002", "not_relevant")
+    store.record_decision(
+        con, "ana", PO, {"Gene": "BRAF", "Variant": "V600E"}, "1000001", Grade.COMPLETE, "Vemurafenib"
+    )
+    store.record_decision(con, "ana", PO, {"Gene": "BRAF", "Variant": "V600E"}, "1000002", Grade.NOT_RELEVANT)
     con.close()
     monkeypatch.setenv("CURATION_DB", str(db))
     monkeypatch.setenv("CURATION_MODELS_DIR", str(built_models))
@@ -81,7 +84,8 @@ def test_a_version_is_mapped_coloured_and_compared(loaded_db):
     hovers = [h for trace in spec["data"] for h in trace["customdata"]]
     assert ["PMID 1000001<br>BRAF V600E in melanoma."] in hovers
     assert ["query: Treatment for gene BRAF and variant V600E?"] in hovers
-    assert {"complete", "not_relevant", "query"} <= {trace["legendgroup"].split(",")[0] for trace in spec["data"]}
+    groups = {trace["legendgroup"].split(",")[0] for trace in spec["data"]}
+    assert {Grade.COMPLETE, Grade.NOT_RELEVANT, "query"} <= groups
 
     at.selectbox(key="explore_colour").set_value("margin_class")
     at.selectbox(key="explore_compare").set_value("po-copy")

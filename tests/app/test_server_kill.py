@@ -28,6 +28,7 @@ from bench._browser import (
     set_curator,
 )
 from curation import store
+from curation.grades import Grade
 from curation.ops.recovery import wal_path
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -67,4 +68,5 @@ def test_decisions_the_page_confirmed_survive_kill_9_of_the_server(tmp_path, dat
         decisions = store.list_decisions(con, include_superseded=True)
     finally:
         con.close()
-    assert sorted((d.curator, d.pmid, d.grade) for d in decisions) == sorted(("ana", p, "complete") for p in confirmed)
+    expected = sorted(("ana", p, Grade.COMPLETE) for p in confirmed)
+    assert sorted((d.curator, d.pmid, d.grade) for d in decisions) == expected

@@ -4,6 +4,7 @@ from streamlit.testing.v1 import AppTest
 
 from curation.config import PROJECT_ROOT
 from curation.versions import registry
+from curation.versions.manifest import Manifest
 
 APP = str(PROJECT_ROOT / "app.py")
 
@@ -14,7 +15,7 @@ def _publish(models, version, **manifest):
     tmp = registry.staging(models, version)
     for part in ("model", "dense", "lexical"):
         (tmp / part).mkdir()
-    return registry.publish(models, version, {"schema": "PO", "documents": 0, **manifest})
+    return registry.publish(models, version, Manifest(schema="PO", documents=0, **manifest))
 
 
 def _train_page() -> AppTest:
@@ -53,7 +54,7 @@ def test_versions_metrics_charts_and_activation(loaded_db, tmp_path):
         "po-edel",
         trained=True,
         metrics={"ndcg@10": 0.52, "entity_recall@50": 0.7},
-        loss_curve=[0.8, 0.6, 0.5],
+        loss_curve=(0.8, 0.6, 0.5),
         train_seconds=12.5,
     )
     (models / "broken").mkdir()
@@ -175,19 +176,24 @@ def test_a_second_start_is_refused_with_a_message(loaded_db, monkeypatch):
 
 def test_last_job_outcome_and_its_training_data_are_shown(loaded_db):
     from curation import store
+    from curation.jobs.result import DecisionSummary, JobResult, TrainingSummary, result_json
+    from curation.versions.manifest import PairCounts
     from pages.common import connection
 
     con = connection()
     job = store.create_job(con, "retrain", {"schema": "PO"})
-    training = {
-        "pairs": 5,
-        "report": {"decision": {"decision-neg": {"positive": 0, "negative": 2}},
-                   "kb": {"pos-1": {"positive": 3, "negative": 0}}},
-        "decisions": {"active_decisions": 4, "ignored_superseded": 1, "conflicts_excluded": 1, "adjudicated_items": 0,
-                      "ignored_missing_document": 0},
-    }
-    store.finish_job(con, job.job_id, "succeeded", "po-edel-x: kept inactive: dev ndcg@10 (hybrid) 0.400 is below",
-                     {"training": training})
+    training = TrainingSummary(
+        pairs=5,
+        report={"decision": {"decision-neg": PairCounts(positive=0, negative=2)},
+                "kb": {"pos-1": PairCounts(positive=3, negative=0)}},
+        decisions=DecisionSummary(active_decisions=4, ignored_superseded=1, conflicts_excluded=1, adjudicated_items=0,
+                                  ignored_missing_document=0),
+        decision_pairs_on_dev_queries=0,
+        dev_queries=3,
+    )
+    message = "po-edel-x: kept inactive: dev ndcg@10 (hybrid) 0.400 is below"
+    result = JobResult("succeeded", message, version="po-edel-x", training=training, activated=False)
+    store.finish_job(con, job.job_id, "succeeded", message, result_json(result))
     at = _train_page()
     assert not at.exception
     assert any(f"Job {job.job_id} succeeded: po-edel-x: kept inactive" in s.value for s in at.success)

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import pytest
 
+from curation.grades import Grade
 from curation.records import Decision, ItemKey, item_key
 from curation.workflows.agreement import (
     KappaWeights,
@@ -15,7 +16,7 @@ from curation.workflows.agreement import (
     progress,
 )
 
-C, P, N = "complete", "partial", "not_relevant"
+C, P, N = Grade.COMPLETE, Grade.PARTIAL, Grade.NOT_RELEVANT
 
 
 def decision(

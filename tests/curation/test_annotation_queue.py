@@ -7,6 +7,7 @@ import pytest
 from curation import store
 from curation.entities.dictionaries import build_lexicon
 from curation.entities.matching import Matcher
+from curation.grades import Grade
 from curation.records import Document, ItemKey
 from curation.schemas import PO
 from curation.workflows.agreement import open_disagreements
@@ -25,8 +26,9 @@ from curation.workflows.annotation_queue import (
     scale_scores,
 )
 from curation.workflows.ingestion import ingest_corpus, ingest_kb
+from index.hits import Hit, SearchResult
 from index.lexical import LexicalIndex
-from index.search import Hit, Mode, Retriever, SearchResult
+from index.search import Mode, Retriever
 
 BRAF = {"Gene": "BRAF", "Variant": "V600E"}
 BRAF_KEY = (("Gene", "braf"), ("Variant", "v600e"))
@@ -87,9 +89,9 @@ def test_boundary_is_learned_from_grades():
     x, y, z = (ItemKey("PO", BRAF_KEY, p) for p in "xyz")
     scaled = {x: 1.0, y: 0.6, z: 0.0}
     assert learned_boundary(scaled, {}) == 0.5
-    assert learned_boundary(scaled, {x: ["complete"]}) == 0.5  # no negative grade yet
+    assert learned_boundary(scaled, {x: [Grade.COMPLETE]}) == 0.5  # no negative grade yet
     # relevant mean (1.0 + 0.6) / 2 = 0.8, not relevant 0.0: boundary 0.4.
-    got = learned_boundary(scaled, {x: ["complete"], y: ["partial"], z: ["not_relevant"]})
+    got = learned_boundary(scaled, {x: [Grade.COMPLETE], y: [Grade.PARTIAL], z: [Grade.NOT_RELEVANT]})
     assert got == pytest.approx(0.4)
 
 
@@ -152,9 +154,9 @@ def test_unsearchable_relations_become_notes(setup):
 
 def test_queue_offers_others_pairs_blind_then_least_sure(setup):
     con, retriever, _ = setup
-    store.record_decision(con, "ana", PO, BRAF, "1000001", "complete")
-    store.record_decision(con, "ana", PO, BRAF, "2000002", "not_relevant")
-    store.record_decision(con, "carl", PO, BRAF, "2000002", "not_relevant")
+    store.record_decision(con, "ana", PO, BRAF, "1000001", Grade.COMPLETE)
+    store.record_decision(con, "ana", PO, BRAF, "2000002", Grade.NOT_RELEVANT)
+    store.record_decision(con, "carl", PO, BRAF, "2000002", Grade.NOT_RELEVANT)
     decisions = store.list_decisions(con, schema="PO", include_superseded=True)
     uncertain, _ = least_sure(retriever, PO, candidate_relations(con, PO, decisions), decisions)
     queue = build_queue("bo", decisions, uncertain)
@@ -177,7 +179,7 @@ def test_queue_offers_others_pairs_blind_then_least_sure(setup):
 
 def test_candidate_relations_take_decided_then_worklist(setup):
     con, _, _ = setup
-    store.record_decision(con, "ana", PO, {"Gene": "braf", "Variant": " V600E"}, "1000001", "complete")
+    store.record_decision(con, "ana", PO, {"Gene": "braf", "Variant": " V600E"}, "1000001", Grade.COMPLETE)
     store.add_worklist_item(con, PO, {"Gene": "BRAF", "Variant": "V600E"})  # same relation, folded
     store.add_worklist_item(con, PO, {"Gene": "EGFR"})
     relations = candidate_relations(con, PO, store.list_decisions(con))
@@ -186,19 +188,19 @@ def test_candidate_relations_take_decided_then_worklist(setup):
 
 def test_adjudication_closes_the_disagreement_and_keeps_the_annotators_labels(setup):
     con, _, _ = setup
-    store.record_decision(con, "ana", PO, BRAF, "1000001", "complete")
-    store.record_decision(con, "bo", PO, BRAF, "1000001", "partial")
+    store.record_decision(con, "ana", PO, BRAF, "1000001", Grade.COMPLETE)
+    store.record_decision(con, "bo", PO, BRAF, "1000001", Grade.PARTIAL)
     (open_one,) = open_disagreements(store.list_decisions(con, include_superseded=True))
-    assert open_one.labels == (("ana", "complete"), ("bo", "partial"))
-    final = adjudicate(con, "ana", PO, open_one, "partial")
-    assert (final.curator, final.note, final.grade) == ("ana", "adjudication", "partial")
+    assert open_one.labels == (("ana", Grade.COMPLETE), ("bo", Grade.PARTIAL))
+    final = adjudicate(con, "ana", PO, open_one, Grade.PARTIAL)
+    assert (final.curator, final.note, final.grade) == ("ana", "adjudication", Grade.PARTIAL)
     decisions = store.list_decisions(con, include_superseded=True)
     assert open_disagreements(decisions) == []
     # ana's own label is superseded in the store but still counts as her label.
     from curation.workflows.agreement import label_matrix
 
     matrix = label_matrix(decisions)
-    assert matrix.grades == (("complete",), ("partial",))
+    assert matrix.grades == ((Grade.COMPLETE,), (Grade.PARTIAL,))
     # Undoing the adjudication reopens it.
     store.undo_last_decision(con, "ana")
     assert len(open_disagreements(store.list_decisions(con, include_superseded=True))) == 1
@@ -206,13 +208,13 @@ def test_adjudication_closes_the_disagreement_and_keeps_the_annotators_labels(se
 
 def test_adjudication_in_another_schema_is_refused(setup):
     con, _, _ = setup
-    store.record_decision(con, "ana", PO, BRAF, "1000001", "complete")
-    store.record_decision(con, "bo", PO, BRAF, "1000001", "partial")
+    store.record_decision(con, "ana", PO, BRAF, "1000001", Grade.COMPLETE)
+    store.record_decision(con, "bo", PO, BRAF, "1000001", Grade.PARTIAL)
     (one,) = open_disagreements(store.list_decisions(con, include_superseded=True))
     from curation.schemas import PTM
 
     with pytest.raises(Exception, match="schema 'PO'"):
-        adjudicate(con, "dee", PTM, one, "partial")
+        adjudicate(con, "dee", PTM, one, Grade.PARTIAL)
 
 
 # --- the page's call ---------------------------------------------------------------------------
@@ -228,8 +230,8 @@ def test_view_on_an_empty_decision_store(setup):
 
 def test_view_shows_the_next_pair_escaped_with_progress_and_agreement(setup):
     con, retriever, matcher = setup
-    store.record_decision(con, "ana", PO, BRAF, "2000003", "partial")
-    store.record_decision(con, "carl", PO, BRAF, "2000003", "not_relevant")
+    store.record_decision(con, "ana", PO, BRAF, "2000003", Grade.PARTIAL)
+    store.record_decision(con, "carl", PO, BRAF, "2000003", Grade.NOT_RELEVANT)
     view = annotation_view(con, retriever, matcher, PO, "bo")
     row = view.next
     assert row.entry.pmid == "2000003" and row.entry.source is QueueSource.DECIDED
@@ -245,7 +247,7 @@ def test_view_shows_the_next_pair_escaped_with_progress_and_agreement(setup):
     ]
     assert [d.item.pmid for d in view.disagreements] == ["2000003"]
     # bo grades it: the next pair is a least-sure one, and the disagreement stays open.
-    store.record_decision(con, "bo", PO, BRAF, "2000003", "partial")
+    store.record_decision(con, "bo", PO, BRAF, "2000003", Grade.PARTIAL)
     after = annotation_view(con, retriever, matcher, PO, "bo")
     assert after.next is None or after.next.entry.pmid != "2000003"
     assert after.remaining == view.remaining - 1

@@ -19,6 +19,7 @@ import pytest
 from curation import store
 from curation.cli import main
 from curation.errors import CurationError, StoreLockedError
+from curation.grades import Grade
 from curation.ops.backup import backup_due, backup_if_due, backup_store, backups_dir_for, list_backups, verify_backup
 from curation.ops.recovery import open_failure, recover_store, wal_path
 from curation.records import Document
@@ -40,7 +41,7 @@ def db(tmp_path) -> Path:
 def _decide(con, n: int, start: int = 0) -> list[int]:
     return [
         store.record_decision(
-            con, "ana", PO, {"Gene": f"G{i}", "Variant": "V600E"}, str(3000000 + i % 5), "complete", answer=f"d{i}"
+            con, "ana", PO, {"Gene": f"G{i}", "Variant": "V600E"}, str(3000000 + i % 5), Grade.COMPLETE, answer=f"d{i}"
         ).decision_id
         for i in range(start, start + n)
     ]

@@ -19,6 +19,7 @@ from curation import store
 from curation.entities.dictionaries import build_lexicon
 from curation.entities.matching import Matcher
 from curation.errors import CurationError, InputError, SchemaError
+from curation.grades import Grade
 from curation.ingest.limits import MAX_ABSTRACT_CHARS
 from curation.records import Document, Span
 from curation.schemas import PO, PTM
@@ -296,7 +297,7 @@ def test_an_upload_over_the_limit_is_refused_with_the_way_around_it():
 
 
 def _decide(con, **changes):
-    args = {"curator": "ana", "values": BRAF, "pmid": "1000001", "grade": "complete", "answer": "", "note": ""}
+    args = {"curator": "ana", "values": BRAF, "pmid": "1000001", "grade": Grade.COMPLETE, "answer": "", "note": ""}
     args.update(changes)
     return store.record_decision(
         con, args["curator"], PO, args["values"], args["pmid"], args["grade"], args["answer"], args["note"]
@@ -309,7 +310,7 @@ def test_a_decision_without_a_curator_name_is_refused(loaded, curator):
     with pytest.raises(CurationError, match="enter your name as curator before recording decisions"):
         _decide(loaded, curator=curator)
     with pytest.raises(CurationError, match="enter your name as curator"):
-        record_judgement(loaded, build_lexicon(loaded), curator, PO, BRAF, "1000001", "partial")
+        record_judgement(loaded, build_lexicon(loaded), curator, PO, BRAF, "1000001", Grade.PARTIAL)
     assert snapshot(loaded) == before
 
 
@@ -351,14 +352,14 @@ def test_an_answer_of_the_wrong_kind_is_questioned_and_writes_nothing(loaded, sc
     lexicon = build_lexicon(loaded)
     before = snapshot(loaded)
     with pytest.raises(AnswerKindError) as caught:
-        record_judgement(loaded, lexicon, "ana", schema, values, "1000001", "complete", answer=answer)
+        record_judgement(loaded, lexicon, "ana", schema, values, "1000001", Grade.COMPLETE, answer=answer)
     message = str(caught.value)
     assert named in message
     assert f"the {schema.answer} of a {schema.name} relation" in message and "record it anyway" in message
     assert snapshot(loaded) == before
     # Confirmed by the curator, it is recorded as typed.
     decision = record_judgement(
-        loaded, lexicon, "ana", schema, values, "1000001", "complete", answer=answer, confirm_kind=True
+        loaded, lexicon, "ana", schema, values, "1000001", Grade.COMPLETE, answer=answer, confirm_kind=True
     )
     assert decision.answer == answer
 
@@ -367,7 +368,9 @@ def test_an_answer_of_the_wrong_kind_is_questioned_and_writes_nothing(loaded, sc
     "answer", ["Vemurafenib", "dabrafenib", "Drug-X 1234", ""], ids=["known", "other-case", "unknown", "none"]
 )
 def test_answers_of_the_right_or_an_unknown_kind_pass_the_check(loaded, answer):
-    decision = record_judgement(loaded, build_lexicon(loaded), "ana", PO, BRAF, "1000001", "complete", answer=answer)
+    decision = record_judgement(
+        loaded, build_lexicon(loaded), "ana", PO, BRAF, "1000001", Grade.COMPLETE, answer=answer
+    )
     assert [d.answer for d in store.list_decisions(loaded)] == [decision.answer] == [answer]
 
 
@@ -380,7 +383,7 @@ def test_sql_metacharacters_in_every_text_field_are_stored_verbatim(loaded, tmp_
     kb.write_text(f"gene\tvariant\ttreatment\tpmid\tnote\nBRAF\t{SQL}\t{SQL}\t31\t{SQL}\n")
     ingest_kb(loaded, "tsv", kb, schema="PO")
     values = {"Gene": f"BRAF{SQL}", "Variant": SQL}
-    decision = store.record_decision(loaded, SQL, PO, values, "31", "complete", answer=SQL, note=SQL)
+    decision = store.record_decision(loaded, SQL, PO, values, "31", Grade.COMPLETE, answer=SQL, note=SQL)
     assert store.add_worklist_item(loaded, PO, values) is True
     (item,) = [i for i in store.list_worklist(loaded, PO) if i["values"] == values]
     store.set_worklist_status(loaded, item["item_id"], "in_progress", SQL)
@@ -490,7 +493,7 @@ def test_hostile_titles_and_abstracts_reach_the_pages_escaped(searchable, text):
     retriever = Retriever(lexical=LexicalIndex.build(list(store.iter_documents(con))))
     result = curate_search(con, retriever, matcher, PO, BRAF, mode="bm25", k=5)
     (row,) = [r for r in result.rows if r.pmid == "1000009"]
-    store.record_decision(con, "<b>bo</b>", PO, BRAF, "1000009", "complete", note=text)
+    store.record_decision(con, "<b>bo</b>", PO, BRAF, "1000009", Grade.COMPLETE, note=text)
     view = annotation_view(con, retriever, matcher, PO, "ana")  # ana's queue: the pair bo decided
     assert view.next is not None and view.next.entry.pmid == "1000009"
     shown = [row.title_html, row.abstract_html, *row.best_html, view.next.title_html, view.next.abstract_html]

@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from curation.config import PROJECT_ROOT
+from curation.versions.manifest import read_manifest
 
 DOCS = [
     ("21", "Vemurafenib in BRAF V600E melanoma", "BRAF V600E melanoma responds to vemurafenib."),
@@ -68,8 +69,8 @@ def test_train_command_publishes_a_version(tmp_path):
     )
     assert result.returncode == 0, result.stderr[-2000:]
     assert "training pairs by margin class (PO)" in result.stdout and "pos-1" in result.stdout
-    manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["train_steps"] == 2 and manifest["schema"] == "PO" and manifest["documents"] == len(DOCS)
-    assert manifest["snapshot"] and (out / "dense" / "dense.faiss").exists()
+    manifest = read_manifest(out / "manifest.json")
+    assert manifest.train_steps == 2 and manifest.schema == "PO" and manifest.documents == len(DOCS)
+    assert manifest.snapshot and (out / "dense" / "dense.faiss").exists()
     again = cli("train", "--schema", "PO", "--out", str(out), "--max-steps", "1")
     assert again.returncode == 2 and "immutable" in again.stderr

@@ -5,6 +5,7 @@ import pytest
 from curation import store
 from curation.entities.dictionaries import build_lexicon
 from curation.entities.matching import Matcher
+from curation.grades import Grade
 from curation.records import Document
 from curation.schemas import PO
 from curation.workflows.curate import curate_search
@@ -51,10 +52,10 @@ def test_rows_are_ranked_highlighted_escaped_and_prefilled(setup):
 
 def test_prior_decisions_are_attached(setup):
     con, retriever, matcher = setup
-    store.record_decision(con, "ana", PO, BRAF, "1000001", "complete", answer="Vemurafenib")
+    store.record_decision(con, "ana", PO, BRAF, "1000001", Grade.COMPLETE, answer="Vemurafenib")
     result = curate_search(con, retriever, matcher, PO, BRAF, mode="bm25", k=5)
     braf = next(r for r in result.rows if r.pmid == "1000001")
-    assert [(d.curator, d.grade) for d in braf.decisions] == [("ana", "complete")]
+    assert [(d.curator, d.grade) for d in braf.decisions] == [("ana", Grade.COMPLETE)]
 
 
 def test_hidden_types_are_not_marked(setup):

@@ -4,6 +4,7 @@ import pytest
 
 from curation import store
 from curation.errors import CurationError
+from curation.grades import Grade
 from curation.schemas import PO
 from curation.workflows.ingestion import ingest_corpus, ingest_kb
 
@@ -22,35 +23,46 @@ def _rows(con):
 
 
 def test_record_and_undo_round_trip(loaded):
-    d = store.record_decision(loaded, "ana", PO, BRAF, "1000001", "complete", answer="Vemurafenib", note="<b>ok</b>")
+    d = store.record_decision(
+        loaded, "ana", PO, BRAF, "1000001", Grade.COMPLETE, answer="Vemurafenib", note="<b>ok</b>"
+    )
     assert d.query == "Treatment for gene BRAF and variant V600E?"
-    assert _rows(loaded) == [(d.decision_id, "ana", "complete", None)]
+    assert _rows(loaded) == [(d.decision_id, "ana", Grade.COMPLETE, None)]
     assert store.stats(loaded)["decisions"] == 1
     added = [r for r in store.list_kb_records(loaded, "PO") if r.source == "curator"]
     assert [(r.get("Treatment"), r.pmid, r.attribute("curator")) for r in added] == [("Vemurafenib", "1000001", "ana")]
     undone = store.undo_last_decision(loaded, "ana")
     assert undone.decision_id == d.decision_id
-    assert _rows(loaded) == [(d.decision_id, "ana", "complete", d.decision_id)]  # kept, marked withdrawn
+    assert _rows(loaded) == [(d.decision_id, "ana", Grade.COMPLETE, d.decision_id)]  # kept, marked withdrawn
     assert store.stats(loaded)["decisions"] == 0
     assert not [r for r in store.list_kb_records(loaded) if r.source == "curator"]
     assert store.undo_last_decision(loaded, "ana") is None
 
 
 def test_a_new_judgement_supersedes_and_undo_restores_it(loaded):
-    first = store.record_decision(loaded, "ana", PO, BRAF, "1000001", "partial")
-    second = store.record_decision(loaded, "ana", PO, {"Gene": "braf", "Variant": " V600E "}, "1000001", "not_relevant")
+    first = store.record_decision(loaded, "ana", PO, BRAF, "1000001", Grade.PARTIAL)
+    second = store.record_decision(
+        loaded, "ana", PO, {"Gene": "braf", "Variant": " V600E "}, "1000001", Grade.NOT_RELEVANT
+    )
     assert _rows(loaded) == [
-        (first.decision_id, "ana", "partial", second.decision_id),
-        (second.decision_id, "ana", "not_relevant", None),
+        (first.decision_id, "ana", Grade.PARTIAL, second.decision_id),
+        (second.decision_id, "ana", Grade.NOT_RELEVANT, None),
     ]
-    other = store.record_decision(loaded, "ben", PO, BRAF, "1000001", "complete")
+    other = store.record_decision(loaded, "ben", PO, BRAF, "1000001", Grade.COMPLETE)
     assert {d.curator for d in store.decisions_for(loaded, PO, BRAF)} == {"ana", "ben"}
     store.undo_last_decision(loaded, "ana")
     active = {(d.curator, d.grade) for d in store.decisions_for(loaded, PO, BRAF)}
-    assert active == {("ana", "partial"), ("ben", "complete")}
+    assert active == {("ana", Grade.PARTIAL), ("ben", Grade.COMPLETE)}
     assert other.decision_id > second.decision_id
     history = store.list_decisions(loaded, curator="ana", include_superseded=True)
-    assert [d.grade for d in history] == ["partial", "not_relevant"]
+    assert [d.grade for d in history] == [Grade.PARTIAL, Grade.NOT_RELEVANT]
+
+
+def test_a_grade_is_stored_and_returned_as_its_plain_string(loaded):
+    given = store.record_decision(loaded, "ana", PO, BRAF, "1000001", Grade.PARTIAL)
+    (stored,) = store.list_decisions(loaded)
+    assert type(given.grade) is str and type(stored.grade) is str
+    assert (given.grade, stored.grade, _rows(loaded)[0][2]) == ("partial", "partial", "partial")
 
 
 @pytest.mark.parametrize(
@@ -61,11 +73,11 @@ def test_a_new_judgement_supersedes_and_undo_restores_it(loaded):
         ({"pmid": "999"}, "not in the corpus"),
         ({"values": {"Treatment": "x"}}, "fill in at least one"),
         ({"note": "x" * 10_001}, "at most 10000"),
-        ({"grade": "not_relevant", "answer": "Vemurafenib"}, "cannot give a Treatment"),
+        ({"grade": Grade.NOT_RELEVANT, "answer": "Vemurafenib"}, "cannot give a Treatment"),
     ],
 )
 def test_bad_decisions_are_refused_and_nothing_is_written(loaded, kwargs, message):
-    args = {"curator": "ana", "values": BRAF, "pmid": "1000001", "grade": "complete", "answer": "", "note": ""}
+    args = {"curator": "ana", "values": BRAF, "pmid": "1000001", "grade": Grade.COMPLETE, "answer": "", "note": ""}
     args.update(kwargs)
     with pytest.raises(CurationError, match=message):
         store.record_decision(
@@ -76,7 +88,7 @@ def test_bad_decisions_are_refused_and_nothing_is_written(loaded, kwargs, messag
 
 def test_sql_and_html_in_notes_are_stored_verbatim(loaded):
     note = "'); DROP TABLE decisions; -- <script>alert(1)</script>"
-    store.record_decision(loaded, "o'brien", PO, BRAF, "1000001", "complete", note=note)
+    store.record_decision(loaded, "o'brien", PO, BRAF, "1000001", Grade.COMPLETE, note=note)
     (decision,) = store.list_decisions(loaded)
     assert (decision.curator, decision.note) == ("o'brien", note)
 
@@ -90,7 +102,7 @@ def test_worklist_from_kb_and_status(loaded):
     assert (item["status"], item["judged"], item["origin"]) == ("open", 0, "kb")
     assert store.add_worklist_item(loaded, PO, BRAF) is True
     assert store.add_worklist_item(loaded, PO, {"Gene": "braf", "Variant": "v600e"}) is False
-    store.record_decision(loaded, "ana", PO, BRAF, "1000001", "complete")
+    store.record_decision(loaded, "ana", PO, BRAF, "1000001", Grade.COMPLETE)
     braf = [i for i in store.list_worklist(loaded, PO) if i["values"]["Gene"] == "BRAF"][0]
     assert braf["judged"] == 1
     store.set_worklist_status(loaded, braf["item_id"], "done", "ana")
@@ -104,6 +116,6 @@ def test_answers_do_not_change_what_cached_resources_are_built_from(loaded):
     # indexes (keyed on content_counts) on every such click.
     before = store.content_counts(loaded)
     decision = store.record_decision(loaded, "ana", PO, {"Gene": "BRAF", "Variant": "V600E"}, "1000001",
-                                     "complete", answer="Dabrafenib")
+                                     Grade.COMPLETE, answer="Dabrafenib")
     assert any(r.source == "curator" for r in store.list_kb_records(loaded)) and decision.answer == "Dabrafenib"
     assert store.content_counts(loaded) == before

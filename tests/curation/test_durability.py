@@ -32,6 +32,7 @@ WRITER = textwrap.dedent(
     """
     import sys
     from curation import store
+    from curation.grades import Grade
     from curation.ops.backup import backup_store
     from curation.schemas import PO
 
@@ -46,7 +47,7 @@ WRITER = textwrap.dedent(
             made = backup_store(con, backups, keep=3)
             print("backup-done", made.folder.name, flush=True)
         answer = f"drug{i}" if answers == "1" and i % 2 == 0 else ""
-        grade = "complete" if answer else ("partial", "not_relevant")[i % 2]
+        grade = Grade.COMPLETE if answer else (Grade.PARTIAL, Grade.NOT_RELEVANT)[i % 2]
         # a few genes and curators, so later judgements supersede earlier ones (UPDATEs, KB record removals)
         decision = store.record_decision(
             con, f"curator{i % 3}", PO, {"Gene": f"GENE{i % 5}", "Variant": "V600E"},

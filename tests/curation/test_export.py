@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 
 from curation import store
+from curation.grades import Grade
 from curation.ingest.civic import read_civic
 from curation.ingest.problems import Problems
 from curation.schemas import PO
@@ -18,11 +19,11 @@ def test_new_records_round_trip_through_the_civic_loader(con, fixtures, tmp_path
         PO,
         {"Gene": "BRAF", "Variant": "V600E"},
         "1000001",
-        "complete",
+        Grade.COMPLETE,
         answer="Vemurafenib",
         note="tab\there\nnewline",
     )
-    store.record_decision(con, "ana", PO, {"Gene": "BRAF", "Variant": "V600E"}, "1000002", "not_relevant")
+    store.record_decision(con, "ana", PO, {"Gene": "BRAF", "Variant": "V600E"}, "1000002", Grade.NOT_RELEVANT)
     tsv = export_new_records(con, PO)
     path = tmp_path / "new.tsv"
     path.write_text(tsv)
@@ -37,6 +38,6 @@ def test_new_records_round_trip_through_the_civic_loader(con, fixtures, tmp_path
     assert len(decisions) == 3 and all(line.count("\t") == 10 for line in decisions)
     assert "tab here newline" in decisions[1]
     rows = [json.loads(line) for line in export_decisions(con, "jsonl").splitlines()]
-    assert [(r["curator"], r["grade"], r["note"]) for r in rows][0] == ("ana", "complete", "tab\there\nnewline")
+    assert [(r["curator"], r["grade"], r["note"]) for r in rows][0] == ("ana", Grade.COMPLETE, "tab\there\nnewline")
     (jsonl,) = [json.loads(line) for line in export_new_records(con, PO, "jsonl").splitlines()]
     assert jsonl["entities"]["Treatment"] == "Vemurafenib" and jsonl["source"] == "curator"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from curation.errors import CurationError
+from curation.grades import Grade
 from curation.learning.feedback import (
     NOT_RELEVANT_CLASS,
     PARTIAL_CLASS,
@@ -43,47 +44,47 @@ def pairs(decisions, config=FeedbackConfig()):
 
 
 def test_each_grade_becomes_its_class():
-    report = pairs([decision(1, "1", "complete", answer="Vemurafenib"), decision(2, "2", "partial"),
-                    decision(3, "3", "not_relevant")])
+    report = pairs([decision(1, "1", Grade.COMPLETE, answer="Vemurafenib"), decision(2, "2", Grade.PARTIAL),
+                    decision(3, "3", Grade.NOT_RELEVANT)])
     by_pmid = {p.pmid: p for p in report.pairs}
     assert by_pmid["1"] == TrainingPair(QUERY, "1", True, 0.0, "pos-1", "decision")  # all three entities in the text
     assert by_pmid["2"] == TrainingPair(QUERY, "2", True, 0.6, PARTIAL_CLASS, "decision")
     assert by_pmid["3"] == TrainingPair(QUERY, "3", False, 1.0, NOT_RELEVANT_CLASS, "decision")
-    assert report.by_grade == {"complete": 1, "partial": 1, "not_relevant": 1}
+    assert report.by_grade == {Grade.COMPLETE: 1, Grade.PARTIAL: 1, Grade.NOT_RELEVANT: 1}
 
 
 def test_complete_evidence_is_graded_by_what_the_abstract_mentions():
     # Document 2 mentions BRAF but neither V600E nor the answer: PO pattern "100" → class 5 (margin 1.0).
-    report = pairs([decision(1, "2", "complete", answer="Vemurafenib")])
+    report = pairs([decision(1, "2", Grade.COMPLETE, answer="Vemurafenib")])
     assert [(p.margin_class, p.margin, p.positive) for p in report.pairs] == [("pos-5", 1.0, True)]
     # No answer given: the curator vouched for the empty slot, so only the variant is missing → "101".
-    report = pairs([decision(1, "2", "complete")])
+    report = pairs([decision(1, "2", Grade.COMPLETE)])
     assert [(p.margin_class, p.margin) for p in report.pairs] == [("pos-2", 0.2)]
 
 
 def test_superseded_and_undone_decisions_are_ignored():
-    report = pairs([decision(1, "1", "not_relevant", superseded_by=2), decision(2, "1", "complete"),
-                    decision(3, "3", "partial", superseded_by=3)])  # 3 was undone
+    report = pairs([decision(1, "1", Grade.NOT_RELEVANT, superseded_by=2), decision(2, "1", Grade.COMPLETE),
+                    decision(3, "3", Grade.PARTIAL, superseded_by=3)])  # 3 was undone
     assert [(p.pmid, p.positive) for p in report.pairs] == [("1", True)]
     assert report.superseded == 2
 
 
 def test_unadjudicated_conflicts_are_left_out_or_resolved_by_the_latest():
-    conflict = [decision(1, "1", "complete", curator="ann"), decision(2, "1", "not_relevant", curator="bob")]
+    conflict = [decision(1, "1", Grade.COMPLETE, curator="ann"), decision(2, "1", Grade.NOT_RELEVANT, curator="bob")]
     excluded = pairs(conflict)
     assert excluded.pairs == () and excluded.conflicts_excluded == 1
     latest = pairs(conflict, FeedbackConfig(conflicts="latest"))
     assert [(p.pmid, p.positive) for p in latest.pairs] == [("1", False)] and latest.conflicts_latest == 1
-    agreeing = pairs([decision(1, "1", "complete", curator="ann"), decision(2, "1", "complete", curator="bob")])
+    agreeing = pairs([decision(1, "1", Grade.COMPLETE, curator="ann"), decision(2, "1", Grade.COMPLETE, curator="bob")])
     assert len(agreeing.pairs) == 1 and agreeing.conflicts_excluded == 0
 
 
 def test_an_adjudication_decides_its_item():
     decisions = [
-        decision(1, "1", "not_relevant", curator="ann"),
-        decision(2, "1", "partial", curator="bob"),
-        decision(3, "1", "not_relevant", curator="cy", note="adjudication"),
-        decision(4, "1", "complete", curator="dee"),  # after the adjudication: still the adjudication decides
+        decision(1, "1", Grade.NOT_RELEVANT, curator="ann"),
+        decision(2, "1", Grade.PARTIAL, curator="bob"),
+        decision(3, "1", Grade.NOT_RELEVANT, curator="cy", note="adjudication"),
+        decision(4, "1", Grade.COMPLETE, curator="dee"),  # after the adjudication: still the adjudication decides
     ]
     report = pairs(decisions)
     assert [(p.pmid, p.margin_class) for p in report.pairs] == [("1", NOT_RELEVANT_CLASS)]
@@ -91,24 +92,24 @@ def test_an_adjudication_decides_its_item():
 
 
 def test_other_schemas_and_missing_documents_are_counted_not_used():
-    report = pairs([decision(1, "1", "complete", schema="PTM"), decision(2, "999", "complete")])
+    report = pairs([decision(1, "1", Grade.COMPLETE, schema="PTM"), decision(2, "999", Grade.COMPLETE)])
     assert report.pairs == ()
     assert report.other_schema == 1 and report.missing_document == 1
 
 
 def test_repeat_weighs_decisions():
-    report = pairs([decision(1, "3", "not_relevant")], FeedbackConfig(repeat=3))
+    report = pairs([decision(1, "3", Grade.NOT_RELEVANT)], FeedbackConfig(repeat=3))
     assert len(report.pairs) == 3
 
 
 def test_a_decision_overrides_kb_pairs_of_the_same_query_and_document():
     kb = [TrainingPair(QUERY, "1", True, 0.0, "pos-1", "kb"), TrainingPair(QUERY, "2", False, 0.8, "neg-4", "kb")]
-    merged = merge_pairs(kb, pairs([decision(1, "1", "not_relevant")]).pairs)
+    merged = merge_pairs(kb, pairs([decision(1, "1", Grade.NOT_RELEVANT)]).pairs)
     assert [(p.pmid, p.source, p.positive) for p in merged] == [("2", "kb", False), ("1", "decision", False)]
 
 
 def test_resolve_keeps_decision_order():
-    chosen, counts = resolve_decisions([decision(5, "3", "partial"), decision(2, "1", "complete")],
+    chosen, counts = resolve_decisions([decision(5, "3", Grade.PARTIAL), decision(2, "1", Grade.COMPLETE)],
                                        ConflictRule.EXCLUDE)
     assert [d.decision_id for d in chosen] == [2, 5] and counts == {}
 

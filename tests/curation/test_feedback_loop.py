@@ -16,10 +16,13 @@ import pytest
 
 from curation import store
 from curation.config import load_settings
+from curation.grades import Grade
 from curation.jobs import retraining
+from curation.jobs.result import job_result
 from curation.learning.build import BuildRequest, build_version
 from curation.learning.training import TrainConfig
 from curation.schemas import PO
+from curation.versions import catalog
 from curation.workflows.ingestion import ingest_corpus, ingest_kb
 from index.loading import open_retriever
 from index.search import Mode
@@ -50,14 +53,14 @@ def test_accepted_abstract_overtakes_the_rejected_one_after_retraining(data_dir,
     documents = {d.pmid: d for d in store.iter_documents(con)}
     old = build_version(BuildRequest(schema=PO, version="po-zero-shot", train=False,
                                      train_config=TrainConfig(max_seq_length=128)), documents, settings.models_dir)
-    store.register_version(con, old)
-    store.activate_version(con, old.version)
+    catalog.register_version(con, old)
+    catalog.activate_version(con, old.version)
     before = _ranking(old.path)
     old_digest = _digest(old.path)
     rejected, accepted = before[0], before[2]
 
-    store.record_decision(con, "ann", PO, QUERY, rejected, "not_relevant")
-    store.record_decision(con, "ann", PO, QUERY, accepted, "complete", note="the evidence I was looking for")
+    store.record_decision(con, "ann", PO, QUERY, rejected, Grade.NOT_RELEVANT)
+    store.record_decision(con, "ann", PO, QUERY, accepted, Grade.COMPLETE, note="the evidence I was looking for")
     job = retraining.start_retrain(
         con,
         retraining.RetrainRequest("PO", epochs=8, batch_size=8, learning_rate=5e-5, max_seq_length=128,
@@ -66,14 +69,15 @@ def test_accepted_abstract_overtakes_the_rejected_one_after_retraining(data_dir,
     )
     job = retraining.wait_for(con, job, interval_s=1.0, timeout_s=900)
     assert job.state == "succeeded", job.message
-    assert job.result["training"]["decisions"]["by_grade"] == {"not_relevant": 1, "complete": 1}
+    result = job_result(job)
+    assert result.training.decisions.by_grade == {Grade.NOT_RELEVANT: 1, Grade.COMPLETE: 1}
 
-    after = _ranking(Path(job.result["path"]))
+    after = _ranking(Path(result.path))
     assert after.index(accepted) < after.index(rejected), (before[:5], after[:5])
     assert _digest(old.path) == old_digest  # the old version is untouched...
     assert _ranking(old.path) == before  # ...and still ranks as it did
     # Too few CIViC records cite these abstracts for a dev split to compare on, so the new
     # version waits for a person to activate it, and says why.
-    assert job.result["activated"] is False and "no dev ndcg@10" in job.message, job.message
-    assert store.active_version(con, "PO").version == old.version
+    assert result.activated is False and "no dev ndcg@10" in job.message, job.message
+    assert catalog.active_version(con, "PO").version == old.version
     con.close()

@@ -74,8 +74,8 @@ def test_short_training_run_learns_and_publishes(tmp_path, matcher):
     progress = tmp_path / "progress.json"
     version = build_version(request, DOCS, tmp_path / "models", training=training, dev=dev, progress_file=progress)
 
-    losses = version.manifest["loss_curve"]
-    assert len(losses) == version.manifest["train_steps"] > 0
+    losses = version.manifest.loss_curve
+    assert len(losses) == version.manifest.train_steps > 0
     assert sum(losses[-2:]) / 2 < sum(losses[:2]) / 2
     retriever = open_retriever(version.path)
     with torch.no_grad():

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from curation import store
+from curation.grades import Grade
 from curation.learning.build import BuildRequest, build_version
 from curation.learning.training import TrainConfig
 from curation.records import Document, KBRecord
@@ -61,9 +62,11 @@ def loaded(con):
     with store.transaction(con):
         store.add_documents(con, DOCS)
         store.add_kb_records(con, RECORDS, origin="test")
-    store.record_decision(con, "ana", PO, {"Gene": "BRAF", "Variant": "V600E"}, "12", "partial")
-    store.record_decision(con, "ana", PO, {"Gene": "BRAF", "Variant": "V600E"}, "11", "complete", answer="Vemurafenib")
-    store.record_decision(con, "bo", PO, {"Gene": "BRAF", "Variant": "V600E"}, "11", "not_relevant")
+    store.record_decision(con, "ana", PO, {"Gene": "BRAF", "Variant": "V600E"}, "12", Grade.PARTIAL)
+    store.record_decision(
+        con, "ana", PO, {"Gene": "BRAF", "Variant": "V600E"}, "11", Grade.COMPLETE, answer="Vemurafenib"
+    )
+    store.record_decision(con, "bo", PO, {"Gene": "BRAF", "Variant": "V600E"}, "11", Grade.NOT_RELEVANT)
     store.add_worklist_item(con, PO, {"Gene": "KRAS", "Variant": "G12C"})
     return con
 
@@ -113,7 +116,7 @@ def test_points_carry_grades_genes_answers_and_hover(loaded, dense):
     assert set(documents) == {d.pmid for d in DOCS}
     assert set(queries) == {"Treatment for gene BRAF and variant V600E?", "Treatment for gene KRAS and variant G12C?"}
     # The best active grade of any curator, "undecided" otherwise.
-    assert documents["11"].grade == "complete" and documents["12"].grade == "partial"
+    assert documents["11"].grade == Grade.COMPLETE and documents["12"].grade == Grade.PARTIAL
     assert documents["13"].grade == UNDECIDED
     assert (documents["11"].gene, documents["11"].answer) == ("BRAF", "Vemurafenib")
     assert (documents["13"].gene, documents["13"].answer) == ("EGFR", "Osimertinib")

@@ -21,10 +21,13 @@ import pytest
 from curation import store
 from curation.config import load_settings
 from curation.errors import CurationError
+from curation.grades import Grade
 from curation.jobs import retraining, worker
 from curation.jobs.processes import pid_alive
+from curation.jobs.result import Baseline, JobResult, job_result, read_result
 from curation.schemas import PO
-from curation.versions import registry
+from curation.versions import catalog, registry
+from curation.versions.manifest import DevMetrics, Manifest, PairCounts
 from curation.workflows.ingestion import ingest_corpus, ingest_kb
 from tests.curation.test_cli_train import DOCS, KB
 
@@ -42,9 +45,9 @@ def tiny(tmp_path, monkeypatch):
     con = store.open_store(tmp_path / "s.duckdb")
     ingest_corpus(con, "jsonl", corpus)
     ingest_kb(con, "tsv", kb, schema="PO")
-    store.record_decision(con, "ann", PO, {"Gene": "BRAF", "Variant": "V600E"}, "28", "not_relevant")
-    store.record_decision(con, "ann", PO, {"Gene": "BRAF", "Variant": "V600E"}, "21", "complete")
-    store.record_decision(con, "ann", PO, {"Gene": "EGFR"}, "23", "partial")
+    store.record_decision(con, "ann", PO, {"Gene": "BRAF", "Variant": "V600E"}, "28", Grade.NOT_RELEVANT)
+    store.record_decision(con, "ann", PO, {"Gene": "BRAF", "Variant": "V600E"}, "21", Grade.COMPLETE)
+    store.record_decision(con, "ann", PO, {"Gene": "EGFR"}, "23", Grade.PARTIAL)
     yield con
     con.close()
 
@@ -53,21 +56,26 @@ def _fake_version(models: Path, name: str, documents: int = 8, **manifest) -> re
     tmp = registry.staging(models, name)
     for part in ("model", "dense", "lexical"):
         (tmp / part).mkdir()
-    return registry.publish(models, name, {"schema": "PO", "documents": documents, **manifest})
+    return registry.publish(models, name, Manifest(schema="PO", documents=documents, **manifest))
 
 
 def _no_launch(job_dir: Path) -> int:
     return 2**22 + 12345  # a pid no process has: the worker "died" unless a result is there
 
 
-def _result(version: registry.ModelVersion, new: float, baseline: str = "", old: float | None = None) -> dict:
-    return {
-        "state": "succeeded",
-        "version": version.version,
-        "path": str(version.path),
-        "metrics": {"hybrid": {"ndcg@10": new}, "dense": {"ndcg@10": new}},
-        "baseline": {"version": baseline, "metrics": {"hybrid": {"ndcg@10": old}}} if baseline else {},
-    }
+def _result(version: registry.ModelVersion, new: float, baseline: str = "", old: float | None = None) -> JobResult:
+    return JobResult(
+        state="succeeded",
+        message=f"built {version.version}",
+        version=version.version,
+        path=str(version.path),
+        metrics=DevMetrics(hybrid={"ndcg@10": new}, dense={"ndcg@10": new}),
+        baseline=Baseline(baseline, DevMetrics(hybrid={"ndcg@10": old})) if baseline else None,
+    )
+
+
+def _activated(job: store.Job) -> bool | None:
+    return job_result(job).activated
 
 
 # --- jobs ---------------------------------------------------------------------------------
@@ -121,7 +129,7 @@ def test_unknown_schema_is_refused_before_a_job_is_recorded(tiny):
 # --- activation by tolerance -----------------------------------------------------------------
 
 
-def _finish_with(con, result: dict) -> store.Job:
+def _finish_with(con, result: JobResult) -> store.Job:
     job = retraining.start_retrain(con, retraining.RetrainRequest("PO", tolerance=0.02), load_settings(),
                                    launch=_no_launch)
     worker.write_result(Path(job.job_dir), result)
@@ -131,9 +139,9 @@ def _finish_with(con, result: dict) -> store.Job:
 def test_first_version_is_activated_and_the_snapshot_is_removed(tiny):
     version = _fake_version(load_settings().models_dir, "po-new")
     job = _finish_with(tiny, _result(version, 0.5))
-    assert job.state == "succeeded" and job.result["activated"] is True
+    assert job.state == "succeeded" and _activated(job) is True
     assert "no PO version was active" in job.message
-    assert store.active_version(tiny, "PO").version == "po-new"
+    assert catalog.active_version(tiny, "PO").version == "po-new"
     assert not Path(job.job_dir, "snapshot").exists() and Path(job.job_dir, "result.json").exists()
 
 
@@ -141,49 +149,77 @@ def test_first_version_is_activated_and_the_snapshot_is_removed(tiny):
 def test_activation_only_when_not_worse_than_active_by_more_than_tolerance(tiny, new, activated):
     models = load_settings().models_dir
     old = _fake_version(models, "po-old")
-    store.register_version(tiny, old)
-    store.activate_version(tiny, "po-old")
+    catalog.register_version(tiny, old)
+    catalog.activate_version(tiny, "po-old")
     version = _fake_version(models, f"po-new-{int(new * 100)}")
     job = _finish_with(tiny, _result(version, new, baseline="po-old", old=0.50))
-    assert job.state == "succeeded" and job.result["activated"] is activated
-    assert store.active_version(tiny, "PO").version == (version.version if activated else "po-old")
+    assert job.state == "succeeded" and _activated(job) is activated
+    assert catalog.active_version(tiny, "PO").version == (version.version if activated else "po-old")
     assert ("kept inactive" in job.message) is not activated
-    assert store.get_version(tiny, version.version) is not None  # registered either way
+    assert catalog.get_version(tiny, version.version) is not None  # registered either way
 
 
 def test_without_a_comparable_dev_score_the_new_version_waits(tiny):
     models = load_settings().models_dir
-    store.register_version(tiny, _fake_version(models, "po-old"))
-    store.activate_version(tiny, "po-old")
+    catalog.register_version(tiny, _fake_version(models, "po-old"))
+    catalog.activate_version(tiny, "po-old")
     job = _finish_with(tiny, _result(_fake_version(models, "po-new"), 0.9))  # no baseline on the same dev split
-    assert job.result["activated"] is False and "could not be evaluated on the same dev split" in job.message
-    assert store.active_version(tiny, "PO").version == "po-old"
+    assert _activated(job) is False and "could not be evaluated on the same dev split" in job.message
+    assert catalog.active_version(tiny, "PO").version == "po-old"
 
 
 def test_an_active_version_for_another_corpus_is_replaced(tiny):
     models = load_settings().models_dir
-    store.register_version(tiny, _fake_version(models, "po-old", documents=5))
-    store.activate_version(tiny, "po-old")
+    catalog.register_version(tiny, _fake_version(models, "po-old", documents=5))
+    catalog.activate_version(tiny, "po-old")
     job = _finish_with(tiny, _result(_fake_version(models, "po-new"), 0.1))
-    assert job.result["activated"] is True and "does not cover the current corpus" in job.message
+    assert _activated(job) is True and "does not cover the current corpus" in job.message
 
 
 def test_a_corrupted_new_version_fails_the_job_and_the_active_one_keeps_serving(tiny):
     models = load_settings().models_dir
-    store.register_version(tiny, _fake_version(models, "po-old"))
-    store.activate_version(tiny, "po-old")
+    catalog.register_version(tiny, _fake_version(models, "po-old"))
+    catalog.activate_version(tiny, "po-old")
     broken = _fake_version(models, "po-broken")
     (broken.path / "manifest.json").write_text("{not json")
     job = _finish_with(tiny, _result(broken, 0.9))
     assert job.state == "failed" and "corrupted" in job.message and "keeps serving" in job.message
-    assert store.active_version(tiny, "PO").version == "po-old"
+    assert catalog.active_version(tiny, "PO").version == "po-old"
+
+
+def test_a_result_file_that_does_not_read_fails_the_job_naming_file_and_field(tiny):
+    job = retraining.start_retrain(tiny, retraining.RetrainRequest("PO"), load_settings(), launch=_no_launch)
+    Path(job.job_dir, "result.json").write_text(json.dumps({"state": "failed", "message": "x", "odd": 1}))
+    job = retraining.poll_job(tiny, job)
+    assert job.state == "failed" and f"{Path(job.job_dir, 'result.json')}: unknown field 'odd'" in job.message
+    assert "keeps serving" in job.message
+
+
+def test_a_result_file_written_by_an_older_worker_is_finished(tiny):
+    version = _fake_version(load_settings().models_dir, "po-new")
+    job = retraining.start_retrain(tiny, retraining.RetrainRequest("PO"), load_settings(), launch=_no_launch)
+    legacy = {"state": "succeeded", "message": "built po-new", "version": "po-new", "path": str(version.path),
+              "metrics": {"dense": {"ndcg@10": 0.5}, "hybrid": {"ndcg@10": 0.5}}, "baseline": {},
+              "training": {"pairs": 1, "report": {"kb": {"pos-1": {"positive": 1, "negative": 0}}},
+                           "decisions": {"pairs": 0, "active_decisions": 0, "ignored_superseded": 0,
+                                         "ignored_other_schema": 0, "ignored_missing_document": 0,
+                                         "conflicts_excluded": 0, "conflicts_resolved_by_latest": 0,
+                                         "adjudicated_items": 0, "by_grade": {}},
+                           "decision_pairs_on_dev_queries": 0, "dev_queries": 1},
+              "device": "cpu", "settings": {"batch_size": 16, "max_seq_length": 128, "epochs": 1,
+                                            "learning_rate": 2e-05},
+              "timings_s": {"prepare": 0.1, "build": 1.0, "total": 1.2}}
+    Path(job.job_dir, "result.json").write_text(json.dumps(legacy))
+    job = retraining.poll_job(tiny, job)
+    assert job.state == "succeeded" and _activated(job) is True
+    assert retraining.training_summary(job)[0] == [{"source": "kb", "class": "pos-1", "positive": 1, "negative": 0}]
 
 
 def test_preload_runs_before_the_swap(tiny):
     seen = []
 
     def preload(path: Path) -> None:
-        active = store.active_version(tiny, "PO")
+        active = catalog.active_version(tiny, "PO")
         seen.append((path.name, active.version if active else None))
 
     job = retraining.start_retrain(tiny, retraining.RetrainRequest("PO"), load_settings(), launch=_no_launch)
@@ -191,7 +227,7 @@ def test_preload_runs_before_the_swap(tiny):
     worker.write_result(Path(job.job_dir), _result(version, 0.5))
     retraining.poll_job(tiny, job, before_activate=preload)
     assert seen == [("po-new", None)]  # loaded while the old state still served
-    assert store.active_version(tiny, "PO").version == "po-new"
+    assert catalog.active_version(tiny, "PO").version == "po-new"
 
 
 # --- recovery after an app restart, and cancelling --------------------------------------------
@@ -228,7 +264,7 @@ def test_recovery_reattaches_a_live_worker_and_fails_a_dead_one(tiny):
 def test_recovery_finishes_a_job_whose_worker_ended_while_the_app_was_down(tiny):
     job = retraining.start_retrain(tiny, retraining.RetrainRequest("PO"), load_settings(), launch=_no_launch)
     worker.write_result(Path(job.job_dir), _result(_fake_version(load_settings().models_dir, "po-new"), 0.4))
-    assert [(j.state, j.result["activated"]) for j in retraining.recover_jobs(tiny)] == [("succeeded", True)]
+    assert [(j.state, _activated(j)) for j in retraining.recover_jobs(tiny)] == [("succeeded", True)]
 
 
 def test_recovery_fails_a_job_that_never_got_its_worker(tiny):
@@ -264,22 +300,24 @@ def _run_real(con, **request) -> store.Job:
 def test_real_worker_trains_on_kb_and_decisions_and_activates(tiny):
     job = _run_real(tiny)
     assert job.state == "succeeded", job.message
-    assert job.result["activated"] is True
-    report = job.result["training"]["report"]
-    assert report["decision"] == {"decision-neg": {"positive": 0, "negative": 1},
-                                  "pos-1": {"positive": 1, "negative": 0},
-                                  "decision-partial": {"positive": 1, "negative": 0}}
-    assert report["kb"]["pos-1"]["positive"] >= 1
-    version = store.active_version(tiny, "PO")
-    assert version.version == job.result["version"]
-    assert version.manifest["training_report"] == report
+    assert _activated(job) is True
+    result = job_result(job)
+    report = result.training.report
+    assert report["decision"] == {"decision-neg": PairCounts(positive=0, negative=1),
+                                  "pos-1": PairCounts(positive=1, negative=0),
+                                  "decision-partial": PairCounts(positive=1, negative=0)}
+    assert report["kb"]["pos-1"].positive >= 1
+    version = catalog.active_version(tiny, "PO")
+    assert version.version == result.version
+    assert version.manifest.training_report == report
+    assert read_result(Path(job.job_dir, "result.json")).version == result.version  # the worker's file reads back
     assert Path(job.job_dir, "worker.log").read_text().count("decision-partial") == 1  # the class table
 
 
 @pytest.mark.slow
 def test_killing_the_worker_fails_the_job_keeps_the_active_version_and_a_retry_succeeds(tiny):
     first = _run_real(tiny)
-    active = store.active_version(tiny, "PO").version
+    active = catalog.active_version(tiny, "PO").version
     assert first.state == "succeeded"
     job = retraining.start_retrain(
         tiny, retraining.RetrainRequest("PO", max_steps=2000, max_seq_length=64, batch_size=4, epochs=500),
@@ -299,7 +337,7 @@ def test_killing_the_worker_fails_the_job_keeps_the_active_version_and_a_retry_s
         time.sleep(0.1)
     job = retraining.poll_job(tiny, store.get_job(tiny, job.job_id))
     assert job.state == "failed" and "stopped without finishing" in job.message
-    assert store.active_version(tiny, "PO").version == active
+    assert catalog.active_version(tiny, "PO").version == active
     retry = _run_real(tiny)
     assert retry.state == "succeeded", retry.message
     assert not list(load_settings().models_dir.glob("*.tmp"))
@@ -311,7 +349,7 @@ def test_an_unreachable_base_model_fails_with_a_clear_message(tiny, monkeypatch)
     job = _run_real(tiny, base_model="ncbi/MedCPT-Query-Encoder")
     assert job.state == "failed"
     assert "cannot load encoder 'ncbi/MedCPT-Query-Encoder'" in job.message and "keeps serving" in job.message
-    assert store.active_version(tiny, "PO") is None
+    assert catalog.active_version(tiny, "PO") is None
     models = load_settings().models_dir
     assert not models.exists() or not list(models.iterdir())  # nothing staged or published
 
@@ -331,8 +369,8 @@ def test_a_full_disk_is_found_before_training(tiny, monkeypatch):
     job_dir = _prepared_job(tiny)
     monkeypatch.setattr(worker.shutil, "disk_usage", lambda path: Usage(total=2**40, used=2**40, free=10 * 2**20))
     result = worker.run(job_dir)
-    assert result["state"] == "failed"
-    assert "disk is full" in result["message"] and "only 10 MB free" in result["message"]
+    assert result.state == "failed"
+    assert "disk is full" in result.message and "only 10 MB free" in result.message
     job = retraining.poll_job(tiny, store.list_jobs(tiny)[0])
     assert job.state == "failed" and "disk is full" in job.message
 
@@ -346,7 +384,7 @@ def test_a_disk_that_fills_while_writing_fails_cleanly(tiny, monkeypatch):
 
     monkeypatch.setattr("index.dense.DenseIndex.save", full)
     result = worker.run(job_dir)
-    assert result["state"] == "failed" and "disk is full" in result["message"]
+    assert result.state == "failed" and "disk is full" in result.message
     models = load_settings().models_dir
     assert not list(models.glob("*"))  # the staged folder is removed, nothing published
 
@@ -360,7 +398,7 @@ def test_a_missing_corpus_file_fails_the_job_naming_it(tiny, damage):
     else:
         documents.write_text('{"pmid": "21", "title": \n')
     result = worker.run(job_dir)
-    assert result["state"] == "failed"
-    assert "documents.jsonl" in result["message"] and damage in result["message"]
+    assert result.state == "failed"
+    assert "documents.jsonl" in result.message and damage in result.message
     job = retraining.poll_job(tiny, store.list_jobs(tiny)[0])
     assert job.state == "failed" and "keeps serving" in job.message

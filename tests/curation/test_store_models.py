@@ -1,19 +1,22 @@
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 
 import pytest
 
 from curation import store
 from curation.errors import CurationError
-from curation.versions import registry
+from curation.versions import catalog, registry
+from curation.versions.manifest import Manifest
+from curation.versions.registry import RegistryError
 
 
 def _publish(models, version, schema="PO", **manifest):
     tmp = registry.staging(models, version)
     for part in ("model", "dense", "lexical"):
         (tmp / part).mkdir()
-    return registry.publish(models, version, {"schema": schema, **manifest})
+    return registry.publish(models, version, Manifest(schema=schema, **manifest))
 
 
 def _active(con):
@@ -22,54 +25,74 @@ def _active(con):
 
 def test_register_and_list_newest_first(con, tmp_path):
     old = _publish(tmp_path, "po-1", metrics={"ndcg@10": 0.4})
-    new = _publish(tmp_path, "po-2", loss_curve=[0.9, 0.5])
+    new = _publish(tmp_path, "po-2", loss_curve=(0.9, 0.5))
     # published_at has one-second resolution: set it so the order is known.
-    old = registry.ModelVersion(old.version, old.path, {**old.manifest, "published_at": "2025-01-01T00:00:00+00:00"})
-    new = registry.ModelVersion(new.version, new.path, {**new.manifest, "published_at": "2025-02-01T00:00:00+00:00"})
-    assert store.register_version(con, old) is True
-    assert store.register_version(con, new) is True
-    assert store.register_version(con, new) is False  # already known
-    listed = store.list_model_versions(con)
+    old = registry.ModelVersion(old.version, old.path, replace(old.manifest, published_at="2025-01-01T00:00:00+00:00"))
+    new = registry.ModelVersion(new.version, new.path, replace(new.manifest, published_at="2025-02-01T00:00:00+00:00"))
+    assert catalog.register_version(con, old) is True
+    assert catalog.register_version(con, new) is True
+    assert catalog.register_version(con, new) is False  # already known
+    listed = catalog.list_model_versions(con)
     assert [v.version for v in listed] == ["po-2", "po-1"]
     assert listed[1].metrics == {"ndcg@10": 0.4} and listed[0].loss_curve == [0.9, 0.5]
     assert listed[0].path == new.path and listed[0].schema == "PO" and not listed[0].active
-    assert store.list_model_versions(con, "PTM") == []
+    assert listed[0].manifest == new.manifest  # the store's copy reads back as the typed manifest
+    assert catalog.list_model_versions(con, "PTM") == []
+
+
+def test_the_store_layer_takes_and_returns_plain_values(con, tmp_path):
+    version = _publish(tmp_path, "po-1")
+    catalog.register_version(con, version)
+    row = store.get_version_row(con, "po-1")
+    assert isinstance(row, store.VersionRow) and row.path == str(version.path)
+    assert isinstance(row.manifest, dict) and row.manifest["schema"] == "PO" and row.manifest["format"] == 1
+    store.set_active_version(con, "po-1", "PO")
+    assert store.get_active_version_row(con, "PO").version == "po-1"
+    store.clear_active_version(con, "PO")
+    assert store.get_active_version_row(con, "PO") is None
+
+
+def test_a_damaged_copy_in_the_store_is_an_error_naming_it(con, tmp_path):
+    catalog.register_version(con, _publish(tmp_path, "po-1"))
+    con.execute("UPDATE model_versions SET manifest = json_object('schema', 'PO', 'surprise', 1)")
+    with pytest.raises(RegistryError, match="store's copy of po-1/manifest.json: unknown field 'surprise'"):
+        catalog.get_version(con, "po-1")
 
 
 def test_register_refuses_a_manifest_without_schema(con, tmp_path):
     version = _publish(tmp_path, "anon", schema="")
     with pytest.raises(CurationError, match="names no schema"):
-        store.register_version(con, version)
+        catalog.register_version(con, version)
 
 
 def test_one_active_version_per_schema(con, tmp_path):
     for name, schema in (("po-1", "PO"), ("po-2", "PO"), ("ptm-1", "PTM")):
-        store.register_version(con, _publish(tmp_path, name, schema))
-    assert store.active_version(con, "PO") is None
-    assert store.activate_version(con, "po-1").active
-    store.activate_version(con, "ptm-1")
+        catalog.register_version(con, _publish(tmp_path, name, schema))
+    assert catalog.active_version(con, "PO") is None
+    assert catalog.activate_version(con, "po-1").active
+    catalog.activate_version(con, "ptm-1")
     assert _active(con) == [("PO", "po-1"), ("PTM", "ptm-1")]
-    store.activate_version(con, "po-2")
+    catalog.activate_version(con, "po-2")
     assert _active(con) == [("PO", "po-2"), ("PTM", "ptm-1")]  # the other schema is untouched
-    assert store.active_version(con, "PO").version == "po-2"
-    store.activate_version(con, "po-2")  # again: still exactly one
+    assert catalog.active_version(con, "PO").version == "po-2"
+    catalog.activate_version(con, "po-2")  # again: still exactly one
     assert _active(con) == [("PO", "po-2"), ("PTM", "ptm-1")]
-    store.deactivate_versions(con, "PO")
-    assert store.active_version(con, "PO") is None and _active(con) == [("PTM", "ptm-1")]
+    catalog.deactivate_versions(con, "PO")
+    assert catalog.active_version(con, "PO") is None and _active(con) == [("PTM", "ptm-1")]
 
 
 def test_a_failed_activation_changes_nothing(con, tmp_path):
-    store.register_version(con, _publish(tmp_path, "po-1"))
-    store.register_version(con, _publish(tmp_path, "po-2"))
-    store.activate_version(con, "po-1")
+    catalog.register_version(con, _publish(tmp_path, "po-1"))
+    catalog.register_version(con, _publish(tmp_path, "po-2"))
+    catalog.activate_version(con, "po-1")
     with pytest.raises(CurationError, match="not registered"):
-        store.activate_version(con, "po-9")
+        catalog.activate_version(con, "po-9")
     shutil.rmtree(tmp_path / "po-2" / "dense")
     with pytest.raises(CurationError, match="cannot activate po-2: .*dense/ is missing"):
-        store.activate_version(con, "po-2")
+        catalog.activate_version(con, "po-2")
     assert _active(con) == [("PO", "po-1")]
     # The transaction was closed: the connection takes new work.
-    store.activate_version(con, "po-1")
+    catalog.activate_version(con, "po-1")
 
 
 def test_sync_registers_published_versions_and_reports_broken_ones(con, tmp_path):
@@ -78,24 +101,24 @@ def test_sync_registers_published_versions_and_reports_broken_ones(con, tmp_path
     _publish(models, "po-2")
     (models / "corrupt").mkdir()
     (models / "corrupt" / "manifest.json").write_text("{not json")
-    versions, problems = store.sync_model_versions(con, models)
+    versions, problems = catalog.sync_model_versions(con, models)
     assert {v.version for v in versions} == {"po-1", "po-2"}
     assert any("corrupt/manifest.json is corrupted" in p for p in problems)
-    store.activate_version(con, "po-1")
+    catalog.activate_version(con, "po-1")
     shutil.rmtree(models / "po-1")  # a registered version whose folder went away
-    versions, problems = store.sync_model_versions(con, models)
+    versions, problems = catalog.sync_model_versions(con, models)
     assert [v.version for v in versions] == ["po-2"]
     assert any("po-1 is not a model version" in p and "activate another" in p for p in problems)
-    assert store.active_version(con, "PO").version == "po-1"  # reported; the choice stays the curator's
+    assert catalog.active_version(con, "PO").version == "po-1"  # reported; the choice stays the curator's
 
 
 def test_sync_of_a_missing_models_folder_is_empty(con, tmp_path):
-    assert store.sync_model_versions(con, tmp_path / "nowhere") == ([], [])
+    assert catalog.sync_model_versions(con, tmp_path / "nowhere") == ([], [])
 
 
 def test_a_moved_models_folder_updates_the_paths(con, tmp_path):
     _publish(tmp_path / "a", "po-1")
-    store.sync_model_versions(con, tmp_path / "a")
+    catalog.sync_model_versions(con, tmp_path / "a")
     shutil.move(tmp_path / "a", tmp_path / "b")
-    versions, problems = store.sync_model_versions(con, tmp_path / "b")
+    versions, problems = catalog.sync_model_versions(con, tmp_path / "b")
     assert [v.path for v in versions] == [tmp_path / "b" / "po-1"] and problems == []

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from index.fusion import SLATE_POINTS, ranked, rerank, rrf, slate_vote, top_k, weighted
+from index.fusion import SLATE_POINTS, rerank, rrf, slate_vote, top_k, weighted
+from index.hits import ranked
 
 # Two systems on one query q. A ranks d1 > d2 > d3; B ranks d3 > d1 (d2 absent).
 A = {"q": {"d1": 3.0, "d2": 2.0, "d3": 1.0}}

@@ -12,8 +12,9 @@ from curation.records import Document
 from curation.schemas import PO
 from index.dense import DenseIndex
 from index.encoder import encode_documents
+from index.hits import Hit, SearchResult
 from index.lexical import LexicalIndex
-from index.search import FusionConfig, Hit, Retriever, SearchError, SearchResult
+from index.search import FusionConfig, Retriever, SearchError
 
 VOCABULARY = ("braf", "v600e", "melanoma", "vemurafenib", "egfr", "lung", "gefitinib", "kras", "cisplatin", "kinase")
 

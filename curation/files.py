@@ -1,0 +1,63 @@
+"""Publishing files atomically: a reader sees the old file or the whole new one, never part of one.
+
+:func:`write_atomic` (and :func:`atomic_writer`, for content written piece by piece) writes a
+temporary file in the target's folder, flushes and fsyncs it, then renames it over the target
+(``os.replace``); with ``sync_folder`` it also fsyncs the folder, so that the rename itself
+survives a power cut. On any error the temporary file is removed and the target is left as it was.
+:func:`fsync_path` flushes a file or a folder (after renaming a folder into place).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO
+
+
+@contextmanager
+def atomic_writer(
+    path: str | Path, mode: str = "w", *, encoding: str = "utf-8", sync_folder: bool = False
+) -> Iterator[IO]:
+    """A handle on a temporary file that replaces ``path`` when the block ends without an error.
+
+    Args:
+        mode: ``"w"`` (text, in ``encoding``) or ``"wb"`` (bytes).
+        sync_folder: also fsync ``path``'s folder after the rename.
+    """
+    if mode not in ("w", "wb"):
+        raise ValueError(f"mode must be 'w' or 'wb', got {mode!r}")
+    path = Path(path)
+    # A unique name (two writers of one file never share a temporary file); created with the
+    # usual permissions, as a plain write would create it.
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    try:
+        with open(tmp, mode.replace("w", "x"), encoding=None if mode == "wb" else encoding) as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    if sync_folder:
+        fsync_path(path.parent)
+
+
+def write_atomic(path: str | Path, data: str | bytes, *, encoding: str = "utf-8", sync_folder: bool = False) -> Path:
+    """Replace ``path`` with ``data`` (text in ``encoding``, or bytes) atomically; returns the path."""
+    mode = "wb" if isinstance(data, bytes) else "w"
+    with atomic_writer(path, mode, encoding=encoding, sync_folder=sync_folder) as out:
+        out.write(data)
+    return Path(path)
+
+
+def fsync_path(path: str | Path) -> None:
+    """Flush a file or a folder to disk (a folder: so a rename in it survives a power cut)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -1,0 +1,49 @@
+"""What every page asks of the store: whether there is a corpus, the schemas, the counts the sidebar shows.
+
+Pages reach the domain through ``curation.workflows`` only (the import contract); these are the small
+questions every page shares, answered from the connection the page holds.
+"""
+
+from __future__ import annotations
+
+import duckdb
+
+from curation import store
+from curation.schemas import RelationSchema, resolve_schema
+
+DEFAULT_SCHEMA = "PO"
+
+
+def corpus_size(con: duckdb.DuckDBPyConnection) -> int:
+    """How many abstracts the store holds (0: the pages point to the Knowledge base page)."""
+    return store.content_counts(con)[0]
+
+
+def content_fingerprint(con: duckdb.DuckDBPyConnection) -> tuple[int, int, int]:
+    """Changes when documents, imported KB records or synonyms are added (to refresh cached resources)."""
+    return store.content_counts(con)
+
+
+def store_counts(con: duckdb.DuckDBPyConnection) -> dict[str, object]:
+    """KB records, abstracts, decisions, ... by table (the sidebar's and the Knowledge base page's figures)."""
+    return store.stats(con)
+
+
+def schemas(con: duckdb.DuckDBPyConnection) -> list[RelationSchema]:
+    """The relation schemas the store knows (built-in and user-defined)."""
+    return store.list_schemas(con)
+
+
+def current_schema(con: duckdb.DuckDBPyConnection, name: str | None) -> RelationSchema:
+    """The schema chosen in the sidebar, or the default one before a choice is made.
+
+    Raises:
+        SchemaError: ``name`` is not a schema of this store.
+    """
+    return resolve_schema(name or DEFAULT_SCHEMA, store.list_schemas(con))
+
+
+def schema_or_first(con: duckdb.DuckDBPyConnection, name: str) -> RelationSchema:
+    """The schema named ``name``, else the store's first (a selection that no longer exists)."""
+    known = store.list_schemas(con)
+    return next((s for s in known if s.name == name), known[0])

@@ -1,0 +1,79 @@
+"""The first page load after the server starts, in a real browser (``streamlit run app.py``, headless Chromium).
+
+Streamlit runs the first script run of a server process with its legacy runner for a ``pages/``
+folder beside the main script: it lists every file of ``pages/`` ("app", "common", ...), runs a
+page's script without app.py when its address is opened, and runs app.py as a page of its own, so
+the sidebar's Curator field got another id than in every later run (the name typed on the first
+load was dropped, and two Curator fields showed for a moment). ``pages.common.leave_legacy_pages_mode``
+starts that run again through app.py. Each test starts its own server, so its first load is that run.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlparse
+
+import pytest
+from playwright.sync_api import expect
+
+from bench._browser import CHROMIUM, app_server, chromium, nav_titles, open_page, set_curator, wait_for_page
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+TITLES = ["Curate", "Annotate", "Knowledge base", "Explore embeddings", "Train & evaluate"]  # app.py's pages
+CURATOR = 'input[aria-label="Curator"]'
+# The most Curator fields the page ever held, counted at every change of its DOM from the first load on.
+COUNT_CURATOR_FIELDS = """
+window.curatorFieldsMax = 0;
+new MutationObserver(() => {
+  const count = document.querySelectorAll('input[aria-label="Curator"]').length;
+  window.curatorFieldsMax = Math.max(window.curatorFieldsMax, count);
+}).observe(document, {childList: true, subtree: true});
+"""
+
+
+@pytest.fixture
+def fresh_server(request, tmp_path, monkeypatch):
+    """A page in headless Chromium and the URL of a server that has not run the app yet (fixture store)."""
+    if not CHROMIUM.exists():
+        pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium; .ci/run does it)")
+    db = request.getfixturevalue("loaded_db")
+    monkeypatch.setenv("CURATION_BACKUP_INTERVAL_MIN", "0")  # no backup: not what is tested here
+    models = tmp_path / "models"  # empty: the app ranks with BM25 alone
+    models.mkdir()
+    with app_server(db, models, tmp_path / "server.log") as url, chromium(tmp_path / "profile") as context:
+        page = context.new_page()
+        page.add_init_script(COUNT_CURATOR_FIELDS)
+        yield url, page
+
+
+def test_curator_name_typed_on_the_first_load_is_kept_across_pages(fresh_server):
+    url, page = fresh_server
+    page.goto(url)
+    field = page.locator(CURATOR)
+    field.wait_for(timeout=120_000)
+    set_curator(page, "ana")  # as soon as the field shows: the first load may still be running
+    wait_for_page(page)
+    assert nav_titles(page) == TITLES
+
+    open_page(page, "Annotate")  # waits until the Annotate run has redrawn the sidebar too
+    expect(field).to_have_count(1)
+    expect(field).to_have_value("ana")
+    assert "Enter your name" not in page.get_by_test_id("stMain").inner_text()
+    assert page.evaluate("window.curatorFieldsMax") == 1
+
+
+def test_a_page_opened_by_its_address_on_the_first_load_is_run_by_app_py(fresh_server):
+    url, page = fresh_server
+    page.goto(f"{url}/annotate")
+    wait_for_page(page)
+    assert page.locator("h1").first.inner_text().strip() == "Annotate"
+    assert urlparse(page.url).path == "/annotate"
+    assert nav_titles(page) == TITLES  # not Streamlit's list of the pages/ folder: app, annotate, common, ...
+    field = page.locator(CURATOR)
+    expect(field).to_have_count(1)  # app.py's sidebar: the page was reached through app.py
+
+    set_curator(page, "bo")
+    open_page(page, "Curate")
+    expect(field).to_have_count(1)
+    expect(field).to_have_value("bo")
+    assert page.evaluate("window.curatorFieldsMax") == 1
