@@ -28,7 +28,7 @@ from typing import Literal
 from curation import store
 from curation.errors import CurationError
 from curation.files import write_atomic
-from curation.versions.manifest import DevMetrics, TrainingReport
+from curation.versions.manifest import Baseline, DevMetrics, TrainingReport
 from curation.versions.typed_json import OPTIONAL, decode, encode, load_json
 
 FORMAT = 1  # the result format this code writes (and the newest it reads)
@@ -37,14 +37,6 @@ SUCCEEDED_KEYS = ("version", "path", "metrics", "baseline", "training", "device"
 
 class JobResultError(CurationError):
     """A job result that cannot be read (or written so that it reads back)."""
-
-
-@dataclass(frozen=True)
-class Baseline:
-    """The active version when the job started, evaluated by the worker on the same dev split."""
-
-    version: str
-    metrics: DevMetrics
 
 
 @dataclass(frozen=True)

@@ -20,12 +20,12 @@ import traceback
 from dataclasses import replace
 from pathlib import Path
 
-from curation.errors import USER_ERRORS, CurationError
+from curation.errors import CurationError
 from curation.files import write_atomic
 from curation.jobs import result as job_result
-from curation.jobs.result import Baseline, DecisionSummary, JobResult, TrainingSummary, WorkerSettings
+from curation.jobs.result import DecisionSummary, JobResult, TrainingSummary, WorkerSettings
 from curation.jobs.retraining import CANCEL, PROGRESS, REQUEST, RESULT, SNAPSHOT, VERSION, RetrainRequest
-from curation.versions.manifest import DevMetrics, training_report
+from curation.versions.manifest import training_report
 
 MIN_FREE_BYTES = 300 * 2**20  # a MiniLM version takes ~100 MB (weights + indexes); staged then renamed
 FREE_BYTES_PER_DOCUMENT = 8 * 1024  # dense vectors, BM25 postings and the snapshot copy, generously
@@ -89,19 +89,13 @@ def run(job_dir: Path) -> JobResult:
 def _train(job_dir: Path, request: RetrainRequest, progress: Path, cancel: Path) -> JobResult:
     import torch
 
-    from curation.entities.dictionaries import snapshot_lexicon
-    from curation.entities.matching import Matcher
-    from curation.learning.build import BuildRequest, build_version, evaluate_retriever, kb_split, training_set_for
+    from curation.learning.build import BuildRequest
+    from curation.learning.chain import build_from_snapshot
     from curation.learning.sampling import SamplingConfig
     from curation.learning.snapshot import load_snapshot
-    from curation.learning.training import TrainConfig, write_progress
+    from curation.learning.training import TrainConfig
     from curation.versions.registry import new_version_name
-    from index.lexical import LexicalIndex
-    from index.loading import open_retriever
-    from index.search import Mode
 
-    timings: dict[str, float] = {}
-    clock = time.time()
     cuda = request.device.startswith("cuda") or (not request.device and torch.cuda.is_available())
     request = request.for_device(cuda)
     print(f"device {'cuda' if cuda else 'cpu'}: batch {request.batch_size}, {request.max_seq_length} tokens",
@@ -110,10 +104,6 @@ def _train(job_dir: Path, request: RetrainRequest, progress: Path, cancel: Path)
     schema = snapshot.schema(request.schema)
     models_dir = Path(request.models_dir)
     check_free_space(models_dir, len(snapshot.documents))
-    matcher = Matcher(snapshot_lexicon(snapshot))
-    split = kb_split(schema, snapshot.records, snapshot.documents, matcher, seed=request.seed)
-    documents = snapshot.documents
-    lexical = LexicalIndex.build(list(documents.values()))
     build = BuildRequest(
         schema=schema,
         base_model=request.base_model,
@@ -124,56 +114,34 @@ def _train(job_dir: Path, request: RetrainRequest, progress: Path, cancel: Path)
         sampling=SamplingConfig(per_class=request.per_class, seed=request.seed),
         feedback=request.feedback,
     )
-    write_atomic(job_dir / VERSION, build.version)  # so the app can clear its staging folder if this process dies
-    training, feedback = training_set_for(
-        build, split.train, documents, matcher, lexical,
-        decisions=snapshot.decisions if request.use_decisions else (), use_kb=request.use_kb,
+    built = build_from_snapshot(
+        snapshot, build, models_dir, seed=request.seed,
+        decisions=snapshot.decisions if request.use_decisions else None, use_kb=request.use_kb, require_pairs=True,
+        baseline=Path(request.baseline) if request.baseline else None, progress_file=progress, cancel_file=cancel,
+        # the version's name first, so the app can clear its staging folder if this process dies
+        before_training=lambda name: write_atomic(job_dir / VERSION, name),
+        log=lambda line: print(line, flush=True),
     )
-    if not training.pairs:
-        raise CurationError(
-            "nothing to train on: no KB record of this schema has its abstract in the corpus"
-            + (" and no decision was recorded" if request.use_decisions else "")
-        )
-    print(f"training pairs ({schema.name}):\n{training.format_report()}", flush=True)
-    timings["prepare"] = round(time.time() - clock, 1)
-    baseline = None
-    if request.baseline and split.dev.queries:
-        clock = time.time()
-        write_progress(progress, state="evaluating the active version", step=None, total=None, loss=None,
-                       eta_s=None, epoch=None)
-        try:
-            current = open_retriever(request.baseline)
-            if len(current.dense) == len(documents):
-                baseline = Baseline(Path(request.baseline).name,
-                                    DevMetrics(dense=evaluate_retriever(current, split.dev, Mode.DENSE),
-                                               hybrid=evaluate_retriever(current, split.dev, Mode.HYBRID)))
-            del current
-        except USER_ERRORS as exc:  # an unusable active version: the app decides without a baseline
-            print(f"the active version could not be evaluated: {exc}", flush=True)
-        timings["baseline_eval"] = round(time.time() - clock, 1)
-    clock = time.time()
-    version = build_version(build, documents, models_dir, training=training, dev=split.dev,
-                            snapshot_digest=snapshot.digest, progress_file=progress, cancel_file=cancel)
-    timings["build"] = round(time.time() - clock, 1)
-    dev_queries = set(split.dev.queries.values())
+    version, training, feedback = built.version, built.training, built.feedback
+    dev_queries = set(built.dev.queries.values())
     return JobResult(
         state="succeeded",
         message=f"built {version.version}",
         version=version.version,
         path=str(version.path),
         metrics=version.manifest.dev,
-        baseline=baseline,
+        baseline=built.baseline,
         training=TrainingSummary(
             pairs=len(training.pairs),
             report=training_report(training.report()),
             decisions=DecisionSummary(**feedback.summary()),
             decision_pairs_on_dev_queries=sum(1 for p in feedback.pairs if p.query in dev_queries),
-            dev_queries=len(split.dev.queries),
+            dev_queries=len(built.dev.queries),
         ),
         device=version.manifest.device,
         settings=WorkerSettings(batch_size=request.batch_size, max_seq_length=request.max_seq_length,
                                 epochs=request.epochs, learning_rate=request.learning_rate),
-        timings_s=timings,
+        timings_s=dict(built.timings_s),
     )
 
 

@@ -31,17 +31,9 @@ from curation.learning.snapshot import Snapshot
 from curation.learning.training import write_progress
 from curation.records import Decision
 from curation.versions import registry
-from curation.versions.manifest import DevMetrics
+from curation.versions.manifest import Baseline, DevMetrics
 from index.lexical import LexicalIndex
 from index.search import Mode
-
-
-@dataclass(frozen=True)
-class Baseline:
-    """The active version's dev metrics, measured on the same dev split as the new version."""
-
-    version: str
-    metrics: DevMetrics
 
 
 @dataclass(frozen=True)
@@ -66,7 +58,7 @@ def build_from_snapshot(
     models_dir: Path,
     *,
     seed: int = 13,
-    decisions: Sequence[Decision] = (),
+    decisions: Sequence[Decision] | None = None,
     use_kb: bool = True,
     require_pairs: bool = False,
     baseline: Path | None = None,
@@ -82,7 +74,7 @@ def build_from_snapshot(
         request: what to build (schema, base model, version name, training and sampling settings).
         models_dir: the registry folder the version is published under.
         seed: the KB split's seed (genes to train / dev / test).
-        decisions: curators' decisions turned into graded positives and hard negatives.
+        decisions: curators' decisions turned into graded positives and hard negatives (None: not used).
         use_kb: whether the KB's records give training pairs too.
         require_pairs: fail when there is nothing to train on (a retraining job), instead of training on nothing.
         baseline: the active version's folder, evaluated on the same dev split for the activation check.
@@ -109,11 +101,11 @@ def build_from_snapshot(
     if request.train:
         lexical = LexicalIndex.build(list(documents.values()))
         training, feedback = training_set_for(request, split.train, documents, matcher, lexical,
-                                              decisions=decisions, use_kb=use_kb)
+                                              decisions=decisions or (), use_kb=use_kb)
         if require_pairs and not training.pairs:
             raise CurationError(
                 "nothing to train on: no KB record of this schema has its abstract in the corpus"
-                + (" and no decision was recorded" if decisions else "")
+                + (" and no decision was recorded" if decisions is not None else "")
             )
         log(f"training pairs by margin class ({schema.name}):\n{training.format_report()}")
     timings["prepare"] = round(time.time() - clock, 1)

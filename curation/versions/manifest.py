@@ -60,6 +60,14 @@ class DevMetrics:
 
 
 @dataclass(frozen=True)
+class Baseline:
+    """The active version when a build started, evaluated on the same dev split as the new version."""
+
+    version: str
+    metrics: DevMetrics
+
+
+@dataclass(frozen=True)
 class PairCounts:
     """Training pairs of one margin class (and source): positives and negatives."""
 
