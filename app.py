@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from curation import store
+from curation.workflows.session import corpus_size
 from pages.common import connection, leave_legacy_pages_mode, sidebar
 
 leave_legacy_pages_mode()  # before anything is drawn: the first run after the server starts
@@ -12,7 +12,7 @@ st.set_page_config(page_title="Curation workbench", page_icon=":material/biotech
 
 con = connection()
 sidebar(con)
-empty = con is None or store.content_counts(con)[0] == 0
+empty = con is None or corpus_size(con) == 0
 # An empty store opens on the Knowledge base page, which says how to load data.
 pages = [
     st.Page("pages/curate.py", title="Curate", icon=":material/fact_check:", default=not empty),

@@ -5,12 +5,9 @@ from __future__ import annotations
 import plotly.express as px
 import streamlit as st
 
-from curation import store
 from curation.config import load_settings
 from curation.errors import USER_ERRORS
 from curation.grades import Grade
-from curation.schemas import resolve_schema
-from curation.versions import catalog
 from curation.workflows.projection import (
     DOCUMENT,
     NONE,
@@ -22,8 +19,11 @@ from curation.workflows.projection import (
     Projection,
     ProjectionConfig,
     project_version,
+    projection_inputs,
 )
-from pages.common import connection, leave_legacy_pages_mode, matcher, store_fingerprint
+from curation.workflows.session import current_schema
+from curation.workflows.versions import BUILD_HELP, active_version, model_versions, registered
+from pages.common import connection, leave_legacy_pages_mode, matcher
 
 leave_legacy_pages_mode()  # first, before anything is drawn (see pages/common.py)
 
@@ -42,11 +42,6 @@ FIXED_COLOURS = {
     NONE: "#c7c7c7",
     OTHER: "#8c8c8c",
 }
-BUILD_HELP = (
-    "No model version yet. Build one from a terminal — the base model indexing the corpus, or a trained one:\n\n"
-    "```\npython -m curation train --schema PO --zero-shot --out models/po-base\n"
-    "python -m curation train --schema PO --out models/po-edel-1\n```"
-)
 
 
 # A map is recomputed only when its inputs change: UMAP takes seconds, and every widget reruns the page.
@@ -63,7 +58,7 @@ def cached_projection(
     cap: int,
     state: tuple,
 ) -> Projection:
-    chosen = next(v for v in catalog.list_model_versions(_con) if v.version == version)
+    chosen = registered(_con, version)
     config = ProjectionConfig(method=Method(method), seed=seed, max_documents=cap)
     return project_version(_con, chosen, _schema, config, text_match=_text_match)
 
@@ -94,16 +89,16 @@ con = connection()
 if con is None:
     st.stop()
 settings = load_settings()
-versions, problems = catalog.sync_model_versions(con, settings.models_dir)
+versions, problems = model_versions(con, settings.models_dir)
 for problem in problems:
     st.warning(problem)
 if not versions:
     st.info(BUILD_HELP)
     st.stop()
 
-schema = resolve_schema(st.session_state.get("schema") or "PO", store.list_schemas(con))
+schema = current_schema(con, st.session_state.get("schema"))
 names = [v.version for v in versions]
-active = catalog.active_version(con, schema.name)
+active = active_version(con, schema.name)
 left, right, method_col, colour_col = st.columns([2, 2, 1, 1])
 start = names.index(active.version) if active is not None and active.version in names else 0
 first = left.selectbox("Model version", names, index=start, key="explore_version")
@@ -128,9 +123,7 @@ with st.expander("Sample"):
 text_match = matcher(con).matched if by is ColourBy.MARGIN_CLASS else None
 state = (
     str(settings.db_path),
-    *store_fingerprint(con),
-    store.stats(con)["decisions"],
-    len(store.list_worklist(con, schema)),
+    *projection_inputs(con, schema),
     bool(text_match),
 )
 

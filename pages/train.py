@@ -2,33 +2,32 @@
 
 from __future__ import annotations
 
-from collections import Counter
-
 import plotly.express as px
 import streamlit as st
 
-from curation import store
 from curation.config import load_settings
 from curation.errors import USER_ERRORS
 from curation.grades import Grade
-from curation.jobs import retraining
-from curation.learning.feedback import FeedbackConfig
-from curation.versions import catalog
+from curation.workflows import retrain
+from curation.workflows.session import schemas as store_schemas
+from curation.workflows.versions import (
+    BUILD_HELP,
+    METRICS,
+    active_version,
+    loss_curves,
+    metric_bars,
+    model_versions,
+    version_rows,
+)
+from curation.workflows.versions import (
+    activate as activate_version,
+)
 from pages.common import connection, current_job, leave_legacy_pages_mode
 
 leave_legacy_pages_mode()  # first, before anything is drawn (see pages/common.py)
 
 POLL_SECONDS = 2.0
 
-# Metrics in reading order; a version shows those its manifest has.
-METRICS = ("ndcg@10", "ndcg@50", "map@10", "map@50", "entity_recall@10", "entity_recall@50")
-BUILD_HELP = (
-    "No model version yet: the Curate page ranks with BM25 alone. Press Retrain above, or build one from a "
-    "terminal — the base model indexing the corpus (minutes), or an EDEL-trained one:\n\n"
-    "```\npython -m curation train --schema PO --zero-shot --out models/po-base\n"
-    "python -m curation train --schema PO --out models/po-edel-1\n```\n\n"
-    "Versions appear here once published under the models folder."
-)
 
 st.title("Train & evaluate")
 con = connection()
@@ -36,7 +35,7 @@ if con is None:
     st.stop()
 settings = load_settings()
 models_dir = settings.models_dir
-schemas = [s.name for s in store.list_schemas(con)]
+schemas = [s.name for s in store_schemas(con)]
 schema_name = st.session_state.get("schema") or (schemas[0] if schemas else "PO")
 
 
@@ -45,7 +44,7 @@ def start_job() -> None:
     state = st.session_state
     base = {"minilm": "", "active": state.get("rt_active_model", ""), "custom": state.get("rt_custom", "").strip()}
     try:
-        request = retraining.RetrainRequest(
+        form = retrain.RetrainForm(
             schema=schema_name,
             base_model=base[state["rt_base"]],
             use_kb="kb" in state["rt_sources"],
@@ -55,9 +54,9 @@ def start_job() -> None:
             batch_size=int(state["rt_batch"]),
             max_seq_length=int(state["rt_seq"]),
             tolerance=float(state["rt_tolerance"]),
-            feedback=FeedbackConfig(conflicts=state["rt_conflicts"]),
+            conflicts=state["rt_conflicts"],
         )
-        job = retraining.start_retrain(connection(), request, load_settings())
+        job = retrain.start(connection(), form, load_settings())
     except USER_ERRORS as exc:
         state["rt_error"] = str(exc)
         return
@@ -65,8 +64,7 @@ def start_job() -> None:
 
 
 def cancel(job_id: int) -> None:
-    cursor = connection()
-    job = retraining.cancel_job(cursor, store.get_job(cursor, job_id))
+    job = retrain.cancel(connection(), job_id)
     st.toast(f"Job {job.job_id}: {job.message}")
 
 
@@ -80,9 +78,9 @@ def job_panel() -> None:
             st.rerun(scope="app")  # a job just ended: show its version in the table below
         return
     st.session_state["rt_watching"] = job.job_id
-    progress = retraining.read_progress(job)
+    progress = retrain.progress(job)
     st.progress(progress.fraction if progress and progress.fraction is not None else 0.0,
-                text=retraining.describe_progress(job, progress))
+                text=retrain.describe_progress(job, progress))
     if job.message:
         st.caption(job.message)
     st.button("Cancel retraining", key="rt_cancel", on_click=cancel, args=(job.job_id,))
@@ -90,16 +88,15 @@ def job_panel() -> None:
 
 st.subheader("Retrain from the KB and curators' decisions")
 job_panel()
-if not store.active_jobs(con):
-    decisions = store.list_decisions(con, schema=schema_name)
-    grades = Counter(d.grade for d in decisions)
+if not retrain.is_running(con):
+    grades = retrain.decision_counts(con, schema_name)
     st.caption(
-        f"{schema_name}: {len(decisions)} active decisions ({grades[Grade.COMPLETE]} complete, "
+        f"{schema_name}: {grades['total']} active decisions ({grades[Grade.COMPLETE]} complete, "
         f"{grades[Grade.PARTIAL]} partial, {grades[Grade.NOT_RELEVANT]} not relevant). Complete evidence trains "
         f"as a graded positive, partial as a noisy positive, not relevant as a hard negative; the new version "
         f"is activated only if its dev score is not worse than the active one's by more than the tolerance."
     )
-    active = catalog.active_version(con, schema_name)
+    active = active_version(con, schema_name)
     st.session_state["rt_active_model"] = str(active.path / "model") if active else ""
     with st.form("retrain_form", border=True):
         left, middle, right = st.columns(3)
@@ -128,7 +125,7 @@ if not store.active_jobs(con):
         st.form_submit_button("Retrain", type="primary", on_click=start_job)
 if error := st.session_state.pop("rt_error", None):
     st.error(error)
-history = store.list_jobs(con, limit=20)
+history = retrain.history(con, limit=20)
 if history:
     last = history[0]
     if last.finished:
@@ -140,16 +137,16 @@ if history:
               "finished": (j.finished_at or "")[:19], "message": j.message} for j in history],
             hide_index=True,
         )
-        trained = retraining.trained_jobs(history)
+        trained = retrain.trained_jobs(history)
         if trained:
-            rows, summary = retraining.training_summary(trained[0])
+            rows, summary = retrain.training_summary(trained[0])
             st.caption(f"Training pairs of job {trained[0].job_id} by source and margin class:")
             st.dataframe(rows, hide_index=True)
             st.caption(summary)
 
 # --- versions -------------------------------------------------------------------------------
 st.subheader("Model versions")
-versions, problems = catalog.sync_model_versions(con, models_dir)
+versions, problems = model_versions(con, models_dir)
 for problem in problems:
     st.warning(problem)
 if not versions:
@@ -160,7 +157,7 @@ if not versions:
 
 def activate() -> None:
     try:
-        chosen = catalog.activate_version(con, st.session_state["activate_choice"])
+        chosen = activate_version(con, st.session_state["activate_choice"])
     except USER_ERRORS as exc:
         st.session_state["activate_error"] = str(exc)
         return
@@ -174,23 +171,7 @@ view = st.radio(
     format_func={"dense": "Dense", "hybrid": "Hybrid (+ BM25)"}.get,
     help="Dev-split metrics stored in each version's manifest (EntityRecall judged by the text matcher).",
 )
-rows = []
-for v in versions:
-    metrics = v.metrics if view == "dense" else v.metrics_hybrid
-    rows.append(
-        {
-            "version": v.version,
-            "schema": v.schema,
-            "active": v.active,
-            "trained": v.manifest.trained,
-            "base model": v.manifest.base_model,
-            "documents": v.manifest.documents,
-            "training pairs": v.manifest.training_pairs,
-            "train s": v.manifest.train_seconds,
-            "device": v.manifest.device,
-            **{name: metrics.get(name) for name in METRICS},
-        }
-    )
+rows = version_rows(versions, view)
 st.dataframe(
     rows, hide_index=True, column_config={name: st.column_config.NumberColumn(format="%.3f") for name in METRICS}
 )
@@ -214,12 +195,7 @@ st.caption(
 )
 
 # --- charts ---------------------------------------------------------------------------------
-bars = [
-    {"version": row["version"], "metric": name, "value": row[name]}
-    for row in rows
-    for name in METRICS
-    if row[name] is not None
-]
+bars = metric_bars(rows)
 if bars:
     st.subheader("Dev metrics per version")
     fig = px.bar(
@@ -236,11 +212,7 @@ if bars:
 else:
     st.caption("No dev metrics: these versions were built without a dev split (a KB with answers and abstracts).")
 
-curves = [
-    {"version": v.version, "step": step, "loss": loss}
-    for v in versions
-    for step, loss in enumerate(v.loss_curve, start=1)
-]
+curves = loss_curves(versions)
 if curves:
     st.subheader("Training loss")
     fig = px.line(curves, x="step", y="loss", color="version", height=380)

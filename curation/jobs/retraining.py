@@ -41,7 +41,7 @@ from curation.config import PROJECT_ROOT, Settings
 from curation.errors import USER_ERRORS, CurationError
 from curation.files import write_atomic
 from curation.jobs.processes import pid_alive
-from curation.jobs.result import JobResult, JobResultError, job_result, read_result, result_json
+from curation.jobs.result import JobResult, JobResultError, read_result, result_json
 from curation.learning.feedback import FeedbackConfig
 from curation.schemas import resolve_schema
 from curation.store.jobs import TERMINAL_STATES
@@ -229,42 +229,6 @@ def read_progress(job: store.Job) -> Progress | None:
         stage=str(data.get("state", "")), step=data.get("step"), total=data.get("total"), loss=data.get("loss"),
         eta_s=data.get("eta_s"), epoch=data.get("epoch"), updated_at=data.get("updated_at"),
     )
-
-
-def describe_progress(job: store.Job, progress: Progress | None) -> str:
-    """One line for a progress bar: "Job 3 · running · 30/120 · loss 0.4321 · ETA 1.6 min"."""
-    parts = [f"Job {job.job_id} · {progress.stage if progress else job.state}"]
-    if progress and progress.step is not None and progress.total:
-        parts.append(f"{progress.step}/{progress.total}")
-    if progress and progress.loss is not None:
-        parts.append(f"loss {progress.loss:.4f}")
-    if progress and progress.eta_s:
-        eta = progress.eta_s
-        parts.append(f"ETA {eta / 60:.1f} min" if eta >= 90 else f"ETA {eta:.0f} s")
-    return " · ".join(parts)
-
-
-def trained_jobs(jobs: list[store.Job]) -> list[store.Job]:
-    """Those of ``jobs`` whose result says what a new version was trained on."""
-    return [job for job in jobs if (result := job_result(job)) is not None and result.training is not None]
-
-
-def training_summary(job: store.Job) -> tuple[list[dict], str]:
-    """A finished job's training pairs per source and class, and what became of the decisions."""
-    result = job_result(job)
-    if result is None or result.training is None:
-        raise CurationError(f"job {job.job_id} trained no model version")
-    training = result.training
-    rows = [{"source": source, "class": name, "positive": counts.positive, "negative": counts.negative}
-            for source, classes in sorted(training.report.items()) for name, counts in sorted(classes.items())]
-    used = training.decisions
-    summary = (
-        f"{training.pairs} pairs. Decisions: {used.active_decisions} active, {used.ignored_superseded} "
-        f"superseded or undone (ignored), {used.conflicts_excluded} items left out as unadjudicated "
-        f"disagreements, {used.adjudicated_items} decided by adjudication, {used.ignored_missing_document} on "
-        f"abstracts no longer in the corpus."
-    )
-    return rows, summary
 
 
 def _read_json(path: Path) -> dict | None:

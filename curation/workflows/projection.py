@@ -357,3 +357,11 @@ def _margin_classes(
         if r.pmid not in best or margin_class.margin < best[r.pmid][0]:
             best[r.pmid] = (margin_class.margin, f"{margin_class.name} ({margin_class.margin:.1f})")
     return {pmid: label for pmid, (_, label) in best.items()}
+
+
+def projection_inputs(con: duckdb.DuckDBPyConnection, schema: RelationSchema) -> tuple[int, ...]:
+    """What a version's map depends on besides the version: documents, KB records, synonyms, decisions, worklist.
+
+    A cached map is recomputed when this changes (every widget reruns the page, and UMAP takes seconds).
+    """
+    return (*store.content_counts(con), int(store.stats(con)["decisions"]), len(store.list_worklist(con, schema)))

@@ -29,6 +29,7 @@ from curation.schemas import PO
 from curation.versions import catalog, registry
 from curation.versions.manifest import DevMetrics, Manifest, PairCounts
 from curation.workflows.ingestion import ingest_corpus, ingest_kb
+from curation.workflows.retrain import training_summary
 from tests.curation.test_cli_train import DOCS, KB
 
 SMALL = {"max_steps": 3, "max_seq_length": 64, "batch_size": 8}
@@ -212,7 +213,7 @@ def test_a_result_file_written_by_an_older_worker_is_finished(tiny):
     Path(job.job_dir, "result.json").write_text(json.dumps(legacy))
     job = retraining.poll_job(tiny, job)
     assert job.state == "succeeded" and _activated(job) is True
-    assert retraining.training_summary(job)[0] == [{"source": "kb", "class": "pos-1", "positive": 1, "negative": 0}]
+    assert training_summary(job)[0] == [{"source": "kb", "class": "pos-1", "positive": 1, "negative": 0}]
 
 
 def test_preload_runs_before_the_swap(tiny):

@@ -1,0 +1,119 @@
+"""The serving policy: which model version ranks a schema's searches, and why another one does not.
+
+A schema's active version serves while its index covers the corpus; an unusable folder is not loaded,
+and the newest complete version of that schema (of any schema, when none is named) that covers the corpus
+serves instead; without one, BM25 alone. Each version ranks with the fusion chosen on its dev split,
+which :func:`index.loading.open_retriever` reads back from its manifest.
+
+Everything a served retriever depends on is in its :class:`ServingKey`, so an app can cache retrievers
+by key: activating a version changes the key, and the next search loads (or finds preloaded) the new one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+from curation import store
+from curation.errors import USER_ERRORS
+from curation.versions import catalog
+from curation.versions.registry import list_versions
+from index.lexical import LexicalIndex
+from index.search import Retriever
+
+BM25_ONLY = "bm25-only"  # the version name of the fallback that ranks with BM25 alone
+
+
+@dataclass(frozen=True)
+class ServingKey:
+    """What the served retriever of a schema depends on.
+
+    Attributes:
+        documents: the corpus size a version's index must cover.
+        active: the active version names considered (one schema's, or every schema's when ``schema`` is "").
+        schema: the schema whose versions may serve ("" for any).
+    """
+
+    documents: int
+    active: tuple[str, ...]
+    schema: str = ""
+
+
+def serving_key(con: duckdb.DuckDBPyConnection, schema: str = "") -> ServingKey:
+    """The key of what serves ``schema`` now (without ``schema``: any schema's active versions)."""
+    if schema:
+        active = catalog.active_version(con, schema)
+        names: tuple[str, ...] = (active.version,) if active else ()
+    else:
+        names = tuple(sorted(v.version for v in catalog.list_model_versions(con) if v.active))
+    return ServingKey(store.content_counts(con)[0], names, schema)
+
+
+def key_once_active(con: duckdb.DuckDBPyConnection, version: str) -> ServingKey | None:
+    """The key a registered version will serve under once it is active (to load it before the flag flips)."""
+    registered = catalog.get_version(con, version)
+    if registered is None:
+        return None
+    return ServingKey(store.content_counts(con)[0], (registered.version,), registered.schema)
+
+
+def open_served(con: duckdb.DuckDBPyConnection, models_dir: Path, key: ServingKey,
+                open_version: Callable[[Path], Retriever] | None = None) -> Retriever:
+    """Load the retriever that serves ``key``: its active version, else the newest that fits, else BM25 alone.
+
+    Args:
+        con: the store (registered versions, and the documents BM25 indexes when no version fits).
+        models_dir: the registry folder.
+        key: what to serve (:func:`serving_key`).
+        open_version: loads a version folder (default :func:`index.loading.open_retriever`).
+    """
+    if open_version is None:
+        from index.loading import open_retriever as open_version
+    for version in catalog.list_model_versions(con):
+        if version.version in key.active and version.manifest.documents == key.documents \
+                and not catalog.check_version(version):
+            try:
+                return open_version(version.path)
+            except USER_ERRORS:
+                break  # corrupted weights or index: fall through to the newest version that loads
+    versions, _ = list_versions(models_dir)  # complete, readable folders only
+    for version in versions:
+        if version.manifest.documents == key.documents and (not key.schema or version.manifest.schema == key.schema):
+            try:
+                return open_version(version.path)
+            except USER_ERRORS:
+                continue  # a corrupted version is skipped; the Train & evaluate page reports it
+    return Retriever(lexical=LexicalIndex.build(list(store.iter_documents(con))), version=BM25_ONLY)
+
+
+def load_problem(path: Path) -> str:
+    """Why the version folder at ``path`` does not load ("it loads now" when it does)."""
+    from index.loading import open_retriever
+
+    try:
+        open_retriever(path)
+    except USER_ERRORS as exc:
+        return str(exc)
+    return "it loads now; reload the page"
+
+
+def serving_problem(con: duckdb.DuckDBPyConnection, schema: str, serving: str,
+                    why_not_loading: Callable[[Path], str] = load_problem) -> str:
+    """Why the active version of ``schema`` is not the one serving ("" when it is, or none is active).
+
+    ``why_not_loading`` is asked last (it loads the version): an app passes a cached :func:`load_problem`.
+    """
+    active = catalog.active_version(con, schema)
+    if active is None or active.version == serving:
+        return ""
+    documents = store.content_counts(con)[0]
+    problem = catalog.check_version(active)
+    if not problem and active.manifest.documents != documents:
+        problem = (f"its index covers {active.manifest.documents} abstracts and the corpus now has "
+                   f"{documents}; retrain to index them all")
+    if not problem:
+        problem = why_not_loading(active.path)
+    return f"The active model version {active.version} is not serving ({problem}); ranking with {serving}."

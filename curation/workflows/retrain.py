@@ -1,0 +1,137 @@
+"""The Train & evaluate page's calls: start, follow and cancel a retraining job; what it trained on.
+
+The job protocol itself (request, progress and result files; the worker process) is :mod:`curation.jobs`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+from curation import store
+from curation.config import Settings
+from curation.errors import CurationError
+from curation.grades import Grade
+from curation.jobs import retraining
+from curation.jobs.result import job_result
+from curation.learning.feedback import FeedbackConfig
+
+Job = store.Job
+Progress = retraining.Progress
+
+
+@dataclass(frozen=True)
+class RetrainForm:
+    """What the retrain form asks (0 = chosen for the device where the field says so)."""
+
+    schema: str
+    base_model: str = ""
+    use_kb: bool = True
+    use_decisions: bool = True
+    epochs: int = 1
+    max_steps: int = 0
+    batch_size: int = 0
+    max_seq_length: int = 0
+    tolerance: float = 0.01
+    conflicts: str = "exclude"
+
+
+def start(con: duckdb.DuckDBPyConnection, form: RetrainForm, settings: Settings) -> Job:
+    """Start a background retraining job (one at a time).
+
+    Raises:
+        CurationError: a job is already running, the request is invalid, or the worker cannot start.
+    """
+    request = retraining.RetrainRequest(
+        schema=form.schema, base_model=form.base_model, use_kb=form.use_kb, use_decisions=form.use_decisions,
+        epochs=form.epochs, max_steps=form.max_steps, batch_size=form.batch_size,
+        max_seq_length=form.max_seq_length, tolerance=form.tolerance,
+        feedback=FeedbackConfig(conflicts=form.conflicts),
+    )
+    return retraining.start_retrain(con, request, settings)
+
+
+def cancel(con: duckdb.DuckDBPyConnection, job_id: int) -> Job:
+    """Ask the running job ``job_id`` to stop (terminated after a grace period if it does not)."""
+    return retraining.cancel_job(con, store.get_job(con, job_id))
+
+
+def current_job(con: duckdb.DuckDBPyConnection, before_activate: Callable[[Path], None] | None = None) -> Job | None:
+    """The queued or running job, brought up to date (finished, and its version swapped in, when done).
+
+    ``before_activate`` is called with the new version's folder before it becomes active (the app loads
+    its retriever then, so the swap costs no search).
+    """
+    jobs = store.active_jobs(con)
+    if not jobs:
+        return None
+    job = retraining.poll_job(con, jobs[0], before_activate=before_activate)
+    return None if job.finished else job
+
+
+def is_running(con: duckdb.DuckDBPyConnection) -> bool:
+    return bool(store.active_jobs(con))
+
+
+def progress(job: Job) -> Progress | None:
+    """The worker's last progress report, or None before its first."""
+    return retraining.read_progress(job)
+
+
+def describe_progress(job: Job, reported: Progress | None) -> str:
+    """One line for a progress bar: "Job 3 · running · 30/120 · loss 0.4321 · ETA 1.6 min"."""
+    parts = [f"Job {job.job_id} · {reported.stage if reported else job.state}"]
+    if reported and reported.step is not None and reported.total:
+        parts.append(f"{reported.step}/{reported.total}")
+    if reported and reported.loss is not None:
+        parts.append(f"loss {reported.loss:.4f}")
+    if reported and reported.eta_s:
+        eta = reported.eta_s
+        parts.append(f"ETA {eta / 60:.1f} min" if eta >= 90 else f"ETA {eta:.0f} s")
+    return " · ".join(parts)
+
+
+def status_line(job: Job) -> str:
+    """The sidebar's line for a running job: "Retraining (job 3): training 40%"."""
+    reported = progress(job)
+    stage = reported.stage if reported else job.state
+    share = f" {reported.fraction:.0%}" if reported and reported.fraction is not None else ""
+    return f"Retraining (job {job.job_id}): {stage}{share}"
+
+
+def decision_counts(con: duckdb.DuckDBPyConnection, schema: str) -> Mapping[str, int]:
+    """Active decisions of ``schema`` by grade (every grade present, 0 when none), and their ``total``."""
+    grades = Counter(d.grade for d in store.list_decisions(con, schema=schema))
+    return {**{grade: grades[grade] for grade in Grade}, "total": sum(grades.values())}
+
+
+def history(con: duckdb.DuckDBPyConnection, limit: int = 20) -> list[Job]:
+    """The latest jobs, newest first."""
+    return store.list_jobs(con, limit=limit)
+
+
+def trained_jobs(jobs: list[Job]) -> list[Job]:
+    """Those of ``jobs`` whose result says what a new version was trained on."""
+    return [job for job in jobs if (result := job_result(job)) is not None and result.training is not None]
+
+
+def training_summary(job: Job) -> tuple[list[dict], str]:
+    """A finished job's training pairs per source and class, and what became of the decisions."""
+    result = job_result(job)
+    if result is None or result.training is None:
+        raise CurationError(f"job {job.job_id} trained no model version")
+    training = result.training
+    rows = [{"source": source, "class": name, "positive": counts.positive, "negative": counts.negative}
+            for source, classes in sorted(training.report.items()) for name, counts in sorted(classes.items())]
+    used = training.decisions
+    summary = (
+        f"{training.pairs} pairs. Decisions: {used.active_decisions} active, {used.ignored_superseded} "
+        f"superseded or undone (ignored), {used.conflicts_excluded} items left out as unadjudicated "
+        f"disagreements, {used.adjudicated_items} decided by adjudication, {used.ignored_missing_document} on "
+        f"abstracts no longer in the corpus."
+    )
+    return rows, summary

@@ -1,0 +1,85 @@
+"""Model versions as the pages show them: the registry in sync with the store, the table, activation.
+
+The registry and the activation rule live in :mod:`curation.versions`; this module shapes them for a page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import duckdb
+
+from curation.versions import catalog
+from curation.versions.catalog import RegisteredVersion
+
+# What the Train & evaluate and Explore pages say when no version is published yet.
+BUILD_HELP = (
+    "No model version yet: the Curate page ranks with BM25 alone. Press Retrain on the Train & evaluate page, "
+    "or build one from a terminal — the base model indexing the corpus (minutes), or an EDEL-trained one:\n\n"
+    "```\npython -m curation train --schema PO --zero-shot --out models/po-base\n"
+    "python -m curation train --schema PO --out models/po-edel-1\n```\n\n"
+    "Versions appear once published under the models folder."
+)
+
+# Metrics in reading order; a version shows those its manifest has.
+METRICS = ("ndcg@10", "ndcg@50", "map@10", "map@50", "entity_recall@10", "entity_recall@50")
+
+
+def model_versions(con: duckdb.DuckDBPyConnection, models_dir: Path) -> tuple[list[RegisteredVersion], list[str]]:
+    """Every published version, registered in the store (new folders added), and what is wrong with the others."""
+    return catalog.sync_model_versions(con, models_dir)
+
+
+def active_version(con: duckdb.DuckDBPyConnection, schema: str) -> RegisteredVersion | None:
+    """The version that is to serve ``schema`` (None: the newest that fits, or BM25 alone)."""
+    return catalog.active_version(con, schema)
+
+
+def registered(con: duckdb.DuckDBPyConnection, version: str) -> RegisteredVersion:
+    """The registered version named ``version`` (it was listed by :func:`model_versions`)."""
+    found = catalog.get_version(con, version)
+    if found is None:
+        raise KeyError(version)
+    return found
+
+
+def activate(con: duckdb.DuckDBPyConnection, version: str) -> RegisteredVersion:
+    """Make ``version`` its schema's active version (one transaction; the app swaps it in on the next search).
+
+    Raises:
+        CurationError: it is not registered, or its folder is incomplete or unreadable.
+    """
+    return catalog.activate_version(con, version)
+
+
+def version_rows(versions: Sequence[RegisteredVersion], view: str = "dense") -> list[dict[str, object]]:
+    """One row per version for the versions table: identity, training, and the dev metrics of ``view``."""
+    rows = []
+    for v in versions:
+        metrics = v.metrics if view == "dense" else v.metrics_hybrid
+        rows.append({
+            "version": v.version,
+            "schema": v.schema,
+            "active": v.active,
+            "trained": v.manifest.trained,
+            "base model": v.manifest.base_model,
+            "documents": v.manifest.documents,
+            "training pairs": v.manifest.training_pairs,
+            "train s": v.manifest.train_seconds,
+            "device": v.manifest.device,
+            **{name: metrics.get(name) for name in METRICS},
+        })
+    return rows
+
+
+def metric_bars(rows: Sequence[dict[str, object]]) -> list[dict[str, object]]:
+    """(version, metric, value) for every dev metric the rows have: the bar chart's data."""
+    return [{"version": row["version"], "metric": name, "value": row[name]}
+            for row in rows for name in METRICS if row[name] is not None]
+
+
+def loss_curves(versions: Sequence[RegisteredVersion]) -> list[dict[str, object]]:
+    """(version, step, loss) for every trained version: the loss chart's data."""
+    return [{"version": v.version, "step": step, "loss": loss}
+            for v in versions for step, loss in enumerate(v.loss_curve, start=1)]
