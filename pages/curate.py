@@ -16,6 +16,7 @@ from curation.workflows.curate import (
     take_worklist_item,
     undo_last,
     worklist,
+    worklist_table,
 )
 from curation.workflows.highlight import escape_text
 from curation.workflows.session import corpus_size, current_schema
@@ -63,20 +64,7 @@ with st.expander("Worklist", expanded=False):
     open_items = [i for i in items if i["status"] in ("open", "in_progress")]
     st.caption(f"{len(open_items)} open of {len(items)}")
     if items:
-        st.dataframe(
-            [
-                {
-                    "id": i["item_id"],
-                    **i["values"],
-                    "status": i["status"],
-                    "assignee": i["assignee"],
-                    "judged": i["judged"],
-                }
-                for i in items
-            ],
-            hide_index=True,
-            height=200,
-        )
+        st.dataframe(worklist_table(items), hide_index=True, height=200)
     if open_items and st.button("Next open relation", shortcut="n"):
         item = open_items[0]
         for entity_type in schema.query_types:

@@ -9,25 +9,14 @@ from curation.config import load_settings
 from curation.errors import USER_ERRORS
 from curation.grades import Grade
 from curation.workflows import retrain
+from curation.workflows import versions as catalogue
 from curation.workflows.session import schemas as store_schemas
-from curation.workflows.versions import (
-    BUILD_HELP,
-    METRICS,
-    active_version,
-    loss_curves,
-    metric_bars,
-    model_versions,
-    version_rows,
-)
-from curation.workflows.versions import (
-    activate as activate_version,
-)
+from curation.workflows.versions import METRICS
 from pages.common import connection, current_job, leave_legacy_pages_mode
 
 leave_legacy_pages_mode()  # first, before anything is drawn (see pages/common.py)
 
 POLL_SECONDS = 2.0
-
 
 st.title("Train & evaluate")
 con = connection()
@@ -96,7 +85,7 @@ if not retrain.is_running(con):
         f"as a graded positive, partial as a noisy positive, not relevant as a hard negative; the new version "
         f"is activated only if its dev score is not worse than the active one's by more than the tolerance."
     )
-    active = active_version(con, schema_name)
+    active = catalogue.active_version(con, schema_name)
     st.session_state["rt_active_model"] = str(active.path / "model") if active else ""
     with st.form("retrain_form", border=True):
         left, middle, right = st.columns(3)
@@ -146,18 +135,18 @@ if history:
 
 # --- versions -------------------------------------------------------------------------------
 st.subheader("Model versions")
-versions, problems = model_versions(con, models_dir)
+versions, problems = catalogue.model_versions(con, models_dir)
 for problem in problems:
     st.warning(problem)
 if not versions:
-    st.info(BUILD_HELP)
+    st.info(catalogue.BUILD_HELP)
     st.caption(f"Models folder: `{models_dir}`")
     st.stop()
 
 
 def activate() -> None:
     try:
-        chosen = activate_version(con, st.session_state["activate_choice"])
+        chosen = catalogue.activate(con, st.session_state["activate_choice"])
     except USER_ERRORS as exc:
         st.session_state["activate_error"] = str(exc)
         return
@@ -165,13 +154,10 @@ def activate() -> None:
 
 
 view = st.radio(
-    "Metrics of",
-    ["dense", "hybrid"],
-    horizontal=True,
-    format_func={"dense": "Dense", "hybrid": "Hybrid (+ BM25)"}.get,
+    "Metrics of", ["dense", "hybrid"], horizontal=True, format_func={"dense": "Dense", "hybrid": "Hybrid (+ BM25)"}.get,
     help="Dev-split metrics stored in each version's manifest (EntityRecall judged by the text matcher).",
 )
-rows = version_rows(versions, view)
+rows = catalogue.version_rows(versions, view)
 st.dataframe(
     rows, hide_index=True, column_config={name: st.column_config.NumberColumn(format="%.3f") for name in METRICS}
 )
@@ -179,12 +165,9 @@ st.dataframe(
 left, right = st.columns([3, 1], vertical_alignment="bottom")
 names = [v.version for v in versions]
 left.selectbox(
-    "Version to serve",
-    names,
-    key="activate_choice",
-    format_func=lambda n: next(
-        f"{v.version} ({v.schema}{', active' if v.active else ''})" for v in versions if v.version == n
-    ),
+    "Version to serve", names, key="activate_choice",
+    format_func=lambda n: next(f"{v.version} ({v.schema}{', active' if v.active else ''})"
+                               for v in versions if v.version == n),
 )
 right.button("Activate", type="primary", on_click=activate, key="activate")
 if error := st.session_state.pop("activate_error", None):
@@ -195,24 +178,16 @@ st.caption(
 )
 
 # --- charts ---------------------------------------------------------------------------------
-bars = metric_bars(rows)
+bars = catalogue.metric_bars(rows)
 if bars:
     st.subheader("Dev metrics per version")
-    fig = px.bar(
-        bars,
-        x="metric",
-        y="value",
-        color="version",
-        barmode="group",
-        category_orders={"metric": list(METRICS)},
-        range_y=[0, 1],
-        height=420,
-    )
+    fig = px.bar(bars, x="metric", y="value", color="version", barmode="group",
+                 category_orders={"metric": list(METRICS)}, range_y=[0, 1], height=420)
     st.plotly_chart(fig, key="metrics_chart")
 else:
     st.caption("No dev metrics: these versions were built without a dev split (a KB with answers and abstracts).")
 
-curves = loss_curves(versions)
+curves = catalogue.loss_curves(versions)
 if curves:
     st.subheader("Training loss")
     fig = px.line(curves, x="step", y="loss", color="version", height=380)

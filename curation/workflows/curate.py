@@ -190,6 +190,12 @@ def worklist(con: duckdb.DuckDBPyConnection, schema: RelationSchema) -> list[dic
     return store.list_worklist(con, schema)
 
 
+def worklist_table(items: list[dict[str, object]]) -> list[dict[str, object]]:
+    """The worklist as table rows: id, the relation's slots, status, assignee, abstracts judged."""
+    return [{"id": i["item_id"], **i["values"], "status": i["status"], "assignee": i["assignee"],
+             "judged": i["judged"]} for i in items]
+
+
 def fill_worklist(con: duckdb.DuckDBPyConnection, schema: RelationSchema) -> int:
     """Add the KB's relations that have no answer yet to the worklist; returns how many were added."""
     return store.fill_worklist_from_kb(con, schema)

@@ -1,0 +1,104 @@
+"""Re-run benchmarks through `python -m curation bench` and compare their figures with the committed JSONs.
+
+A structure-only change must not move a figure: this script runs each named benchmark into a temporary
+file, compares every number that measures quality (timings, latencies, dates and machine facts are
+left out: they change from run to run), and writes bench/results/reproduce.json with what differs.
+
+    .venv/bin/python bench/reproduce.py                    # matching and retrieval (about 10 min on 2 cores)
+    .venv/bin/python bench/reproduce.py --names matching   # one of them
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "results"
+# Keys whose values vary between runs of the same code (wall-clock, load, dates, host facts).
+VOLATILE = re.compile(r"(^|\.)(date|timings_s|latency_ms|latency|load_average\w*|machine|python|"
+                      r"\w*_ms(_per_abstract)?|\w*_s|build_s|seconds\w*)(\.|\[|$)")
+
+
+def flatten(value: object, prefix: str = "") -> dict[str, object]:
+    """Every leaf of a JSON value by its dotted path ("systems.bm25.ndcg@10")."""
+    if isinstance(value, dict):
+        out: dict[str, object] = {}
+        for key, item in value.items():
+            out.update(flatten(item, f"{prefix}.{key}" if prefix else str(key)))
+        return out
+    if isinstance(value, list):
+        out = {}
+        for i, item in enumerate(value):
+            out.update(flatten(item, f"{prefix}[{i}]"))
+        return out
+    return {prefix: value}
+
+
+def same(a: object, b: object, tolerance: float) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool) or not isinstance(a, int | float) or not isinstance(b, int | float):
+        return a == b
+    return math.isclose(float(a), float(b), rel_tol=0.0, abs_tol=tolerance)
+
+
+def compare(committed: dict, now: dict, tolerance: float) -> dict[str, object]:
+    """What differs between two results of one benchmark, volatile keys left out."""
+    old = {k: v for k, v in flatten(committed).items() if not VOLATILE.search(k)}
+    new = {k: v for k, v in flatten(now).items() if not VOLATILE.search(k)}
+    numbers = [k for k in old if isinstance(old[k], int | float) and not isinstance(old[k], bool)]
+    differ = {k: {"committed": old.get(k), "now": new.get(k)} for k in sorted(set(old) | set(new))
+              if not same(old.get(k), new.get(k), tolerance)}
+    return {"values_compared": len(set(old) | set(new)), "numbers_compared": len(numbers),
+            "differ": len(differ), "differences": dict(list(differ.items())[:50])}
+
+
+def run(name: str, out: Path) -> tuple[int, float]:
+    started = time.time()
+    proc = subprocess.run([sys.executable, "-m", "curation", "bench", name, "--out", str(out)], cwd=ROOT)
+    return proc.returncode, round(time.time() - started, 1)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--names", nargs="+", default=["matching", "retrieval"])
+    parser.add_argument("--tolerance", type=float, default=1e-4, help="absolute difference allowed per number")
+    parser.add_argument("--out", type=Path, default=RESULTS / "reproduce.json")
+    args = parser.parse_args(argv)
+    report: dict[str, object] = {"date": datetime.now(UTC).isoformat(timespec="seconds"),
+                                 "params": {"names": args.names, "tolerance": args.tolerance,
+                                            "left_out": VOLATILE.pattern},
+                                 "benchmarks": {}, "timings_s": {}}
+    goals = {}
+    with tempfile.TemporaryDirectory(prefix="reproduce-") as folder:
+        for name in args.names:
+            out = Path(folder) / f"{name}.json"
+            code, seconds = run(name, out)
+            report["timings_s"][name] = seconds
+            if code != 0 or not out.exists():
+                report["benchmarks"][name] = {"exit_code": code, "error": "the benchmark did not finish"}
+                goals[f"{name}_reproduced"] = {"value": None, "target": 0, "op": "==", "met": False}
+                continue
+            result = compare(json.loads((RESULTS / f"{name}.json").read_text()), json.loads(out.read_text()),
+                             args.tolerance)
+            report["benchmarks"][name] = {"exit_code": code, **result}
+            goals[f"{name}_reproduced"] = {"value": result["differ"], "target": 0, "op": "==",
+                                           "met": result["differ"] == 0}
+    report["goals"] = goals
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=2) + "\n")
+    for name, item in report["benchmarks"].items():
+        print(f"{name}: {item.get('differ', 'failed')} of {item.get('values_compared', '?')} values differ")
+    print(f"wrote {args.out}")
+    return 0 if all(g["met"] for g in goals.values()) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
