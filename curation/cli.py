@@ -80,6 +80,44 @@ def cmd_add_schemas(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_quickstart(args: argparse.Namespace) -> int:
+    """Load the sample (data directory, else fetched online), check a first search, say how to start the app."""
+    import dataclasses
+    import time
+
+    from curation.workflows.quickstart import load_sample
+    from curation.workflows.serving import build_matcher, open_served, serving_key
+
+    settings = load_settings()
+    if args.data_dir is not None:
+        settings = dataclasses.replace(settings, data_dir=args.data_dir)
+    con = _open(args)
+
+    def on_file(sample, position: int, total: int) -> None:
+        print(f"[{position}/{total}] {sample.label} ({sample.fmt})", flush=True)
+
+    report = load_sample(con, settings, on_file=on_file)
+    for outcome in report.outcomes:
+        state = (f"failed: {outcome.error}" if outcome.error
+                 else f"{outcome.added} added, {outcome.unchanged} already present")
+        print(f"  {outcome.file.label}: {state}")
+    print(report.summary())
+    # What the first search builds (the app builds the same when its first search runs): the text matcher
+    # and the ranking of what serves (BM25 alone until a model version is trained).
+    started = time.time()
+    matcher = build_matcher(con)
+    retriever = open_served(con, settings.models_dir, serving_key(con, "PO"))
+    mode = "hybrid" if retriever.dense is not None else "bm25"
+    hits = retriever.search_text("BRAF V600E", mode=mode, k=10).hits
+    print(f"first search checked in {time.time() - started:.1f} s: 'BRAF V600E' ranks {len(hits)} abstracts with "
+          f"{retriever.version}; {len(matcher.lexicon)} names in the dictionaries")
+    counts = store.stats(con)
+    print(f"store {args.db}: {counts['kb_records']} KB records, {counts['documents']} abstracts, "
+          f"{counts['synonyms']} synonyms")
+    print("start the app: .venv/bin/streamlit run app.py   (then open http://127.0.0.1:8501)")
+    return 1 if report.failed else 0
+
+
 def cmd_stats(args: argparse.Namespace) -> int:
     con = _open(args)
     counts = store.stats(con)
@@ -305,6 +343,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("path", type=Path)
     p.set_defaults(func=cmd_add_schemas)
 
+    p = sub.add_parser("quickstart", parents=[common],
+                       help="load the sample (CURATION_DATA_DIR, else fetched online) and check a first search")
+    p.add_argument("--data-dir", type=Path, default=None, help=f"folder of sample files (default {settings.data_dir})")
+    p.set_defaults(func=cmd_quickstart)
     p = sub.add_parser("stats", parents=[common], help="counts of what the store holds")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_stats)

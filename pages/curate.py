@@ -29,6 +29,7 @@ from pages.common import (
     retriever,
     serving_problem,
 )
+from pages.sample_loader import sample_action
 
 leave_legacy_pages_mode()  # first, before anything is drawn (see pages/common.py)
 
@@ -46,7 +47,8 @@ con = connection()
 if con is None:
     st.stop()
 if corpus_size(con) == 0:
-    st.info("No abstracts yet: load a corpus on the Knowledge base page first.")
+    st.info("No abstracts yet: load the sample, or your own files on the Knowledge base page.")
+    sample_action(con, key="sample_curate")
     st.page_link("pages/knowledge_base.py", label="Go to Knowledge base", icon=":material/database:")
     st.stop()
 

@@ -12,6 +12,7 @@ from curation.workflows.highlight import escape_text
 from curation.workflows.ingestion import CORPUS_FORMATS, KB_FORMATS, check_upload_size, ingest_corpus, ingest_kb
 from curation.workflows.session import schema_or_first, schemas, store_counts
 from pages.common import connection, leave_legacy_pages_mode, save_upload
+from pages.sample_loader import sample_action
 
 leave_legacy_pages_mode()  # first, before anything is drawn (see pages/common.py)
 
@@ -23,14 +24,14 @@ if con is None:
 counts = store_counts(con)
 if counts["kb_records"] == 0 or counts["documents"] == 0:
     st.info(
-        "This store is empty or half-loaded. Load a knowledge base and a corpus of abstracts, "
-        "here with the forms below or from a terminal:\n\n"
-        "```\npython -m curation ingest-kb civic civic_evidence.tsv\n"
-        "python -m curation ingest-corpus pubtator BioRED/Train.PubTator\n"
-        "python -m curation ingest-corpus jsonl abstracts.jsonl\n```\n\n"
-        "With internet, `python -m curation fetch-kb civic` and `python -m curation fetch-pubmed --pmids-from-kb` "
-        "fetch CIViC and the abstracts it cites."
+        "This store is empty or half-loaded. Load the sample in one click, or your own knowledge base and "
+        "abstracts with the forms below (or `python -m curation quickstart`, `ingest-kb`, `ingest-corpus` from "
+        "a terminal while the app is stopped)."
     )
+    sample_action(con, key="sample_kb_empty")
+else:
+    with st.expander("Sample data"):
+        sample_action(con, key="sample_kb")
 
 left, right = st.columns(2)
 left.metric("KB records", counts["kb_records"])

@@ -144,7 +144,7 @@ def _describe(decisions: tuple[int, int | None, str | None]) -> str:
 
 
 def _open_candidate(kind: str, file: Path, description: str, wal_bytes: int = 0) -> Candidate:
-    with duckdb.connect(str(file)) as con:  # replays a WAL beside it, and checkpoints it on close
+    with store.connect(file) as con:  # replays a WAL beside it, and checkpoints it on close
         counts, decisions = _summary(con)
     return Candidate(kind, file, description, counts, decisions, wal_bytes)
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from curation.store.base import (
     add_schema,
+    connect,
     content_counts,
     list_schemas,
     migrate,
@@ -74,6 +75,7 @@ __all__ = [
     "MIGRATIONS",
     "add_documents",
     "add_kb_records",
+    "connect",
     "add_schema",
     "add_synonyms",
     "content_counts",

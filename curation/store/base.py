@@ -84,6 +84,18 @@ def _keep_wal_copy(path: Path) -> None:
         pass  # a copy that cannot be made (read-only folder, full disk) must not stop the store opening
 
 
+# DuckDB never downloads an extension at run time here. Replaying a write-ahead log that holds schema
+# changes binds functions from `core_functions`, which the Python wheel links statically; DuckDB's default
+# is to try to install it first, which fails offline and left a store killed after an ingest unreadable
+# until `recover` (found by tests/curation/test_quickstart.py). Without auto-install it is loaded as linked.
+CONNECT_CONFIG = {"autoinstall_known_extensions": False}
+
+
+def connect(path: str | Path, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    """A plain DuckDB connection with this project's settings (no migrations: see :func:`open_store`)."""
+    return duckdb.connect(str(path), read_only=read_only, config=dict(CONNECT_CONFIG))
+
+
 def open_store(path: str | Path, read_only: bool = False) -> duckdb.DuckDBPyConnection:
     """Open (creating if needed) the store and bring its schema up to date.
 
@@ -99,7 +111,7 @@ def open_store(path: str | Path, read_only: bool = False) -> duckdb.DuckDBPyConn
     if str(path) != ":memory:" and not read_only:
         _keep_wal_copy(path)
     try:
-        con = duckdb.connect(str(path), read_only=read_only)
+        con = connect(path, read_only=read_only)
     except duckdb.Error as exc:
         message = str(exc)
         if isinstance(exc, duckdb.IOException) and LOCK_ERROR.search(message):

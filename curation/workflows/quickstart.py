@@ -1,0 +1,199 @@
+"""Loading the sample: an empty store becomes a workbench with data in one action.
+
+The sample is whatever the data directory (``CURATION_DATA_DIR``) holds in the layout this project's
+real data has — CIViC exports, BioRED / BC5CDR PubTator files, HoC JSON lines, the DrugBank vocabulary.
+Without a data directory it is fetched: CIViC's nightly evidence export and up to a few hundred of the
+PubMed abstracts it cites (NCBI E-utilities). With neither, :class:`NoSampleError` says what to do.
+
+Each file is ingested in its own transaction through the same loaders as the CLI, so a load that is
+killed half way leaves every finished file in place and the store usable, a malformed file is reported
+by name and the others still load, and loading again adds nothing (ingestion is idempotent) — it
+completes what a partial load left out.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+
+from curation.config import Settings
+from curation.entities.dictionaries import ingest_dictionary
+from curation.errors import USER_ERRORS, CurationError, NetworkError
+from curation.workflows.ingestion import ingest_corpus, ingest_kb
+
+# Where each kind of file sits in a data directory, in loading order: KBs first (their records name
+# the abstracts), then corpora, then dictionaries. (kind, format, glob pattern)
+SAMPLE_LAYOUT: tuple[tuple[str, str, str], ...] = (
+    ("kb", "civic", "civic/*.tsv"),
+    ("corpus", "pubtator", "biored/*.PubTator"),
+    ("corpus", "pubtator", "bc5cdr/*.PubTator.txt"),
+    ("corpus", "jsonl", "hoc/*.jsonl"),
+    ("dict", "drugbank", "dicts/drugbank*.csv"),
+)
+SAMPLE_PUBMED = 300  # abstracts fetched for the online sample (those CIViC cites, newest first)
+
+NO_SAMPLE_HELP = (
+    "No sample to load: the data directory {data_dir} does not exist or holds none of the expected files, "
+    "and the sample could not be fetched online ({reason}). Either point CURATION_DATA_DIR at a folder laid "
+    "out like this project's data (civic/*.tsv, biored/*.PubTator, bc5cdr/*.PubTator.txt, hoc/*.jsonl, "
+    "dicts/drugbank*.csv) and try again, or import your own files on the Knowledge base page "
+    "(python -m curation ingest-kb / ingest-corpus from a terminal while the app is stopped)."
+)
+
+
+class NoSampleError(CurationError):
+    """Neither a data directory nor the network gives a sample."""
+
+
+@dataclass(frozen=True)
+class SampleFile:
+    """One file of the sample: what it is, in which format, where."""
+
+    kind: str  # "kb", "corpus" or "dict"
+    fmt: str
+    path: Path
+
+    @property
+    def label(self) -> str:
+        return f"{self.path.parent.name}/{self.path.name}"
+
+
+@dataclass(frozen=True)
+class FileOutcome:
+    """What loading one file did (``error`` says why it failed; nothing of it was written then)."""
+
+    file: SampleFile
+    added: int = 0
+    unchanged: int = 0
+    error: str = ""
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class SampleReport:
+    """What loading the sample did, and where the sample came from."""
+
+    source: str
+    outcomes: tuple[FileOutcome, ...] = field(default_factory=tuple)
+    seconds: float = 0.0
+
+    @property
+    def added(self) -> int:
+        return sum(o.added for o in self.outcomes)
+
+    @property
+    def failed(self) -> tuple[FileOutcome, ...]:
+        return tuple(o for o in self.outcomes if o.error)
+
+    @property
+    def nothing_new(self) -> bool:
+        return self.added == 0 and not self.failed
+
+    def summary(self) -> str:
+        """One paragraph for a person: where from, what was added, what failed and why."""
+        if self.nothing_new:
+            return (f"Nothing new: the sample from {self.source} is already in the store "
+                    f"({len(self.outcomes)} files checked, {self.seconds:.0f} s).")
+        loaded = [o for o in self.outcomes if not o.error]
+        text = (f"Sample loaded from {self.source} in {self.seconds:.0f} s: {self.added:,} new rows from "
+                f"{len(loaded)} of {len(self.outcomes)} files.")
+        for outcome in self.failed:
+            text += f" {outcome.file.label} failed: {outcome.error}"
+        if self.failed:
+            text += " The other files are loaded; fix or remove the failed ones and load again."
+        return text
+
+
+FileProgress = Callable[[SampleFile, int, int], None]  # (file, its position from 1, files in all)
+RowProgress = Callable[[SampleFile, int], None]  # (file, rows read so far)
+
+
+def find_sample(data_dir: Path) -> list[SampleFile]:
+    """The sample's files in ``data_dir``, in loading order (empty when there is no such folder)."""
+    if not data_dir.is_dir():
+        return []
+    return [SampleFile(kind, fmt, path) for kind, fmt, pattern in SAMPLE_LAYOUT
+            for path in sorted(data_dir.glob(pattern)) if path.is_file()]
+
+
+def load_files(con: duckdb.DuckDBPyConnection, files: Sequence[SampleFile], on_file: FileProgress | None = None,
+               on_rows: RowProgress | None = None) -> list[FileOutcome]:
+    """Ingest each file in its own transaction; a file that fails is reported and the others still load."""
+    outcomes = []
+    for position, sample in enumerate(files, start=1):
+        if on_file is not None:
+            on_file(sample, position, len(files))
+        started = time.time()
+
+        def rows(count: int, sample: SampleFile = sample) -> None:
+            if on_rows is not None:
+                on_rows(sample, count)
+
+        try:
+            if sample.kind == "kb":
+                report = ingest_kb(con, sample.fmt, sample.path, progress=rows)
+                added, unchanged = report.added, report.unchanged
+            elif sample.kind == "corpus":
+                report = ingest_corpus(con, sample.fmt, sample.path, progress=rows)
+                added, unchanged = report.added, report.unchanged
+            else:
+                read, added = ingest_dictionary(con, sample.fmt, sample.path)
+                unchanged = read - added
+        except (*USER_ERRORS, OSError, UnicodeDecodeError) as exc:
+            outcomes.append(FileOutcome(sample, error=_reason(exc, sample), seconds=round(time.time() - started, 1)))
+            continue
+        outcomes.append(FileOutcome(sample, added, unchanged, seconds=round(time.time() - started, 1)))
+    return outcomes
+
+
+def load_sample(con: duckdb.DuckDBPyConnection, settings: Settings, on_file: FileProgress | None = None,
+                on_rows: RowProgress | None = None, transport=None) -> SampleReport:
+    """Load the sample into the store: from the data directory, else fetched online.
+
+    Raises:
+        NoSampleError: no data directory with sample files, and the online sample could not be had.
+    """
+    started = time.time()
+    files = find_sample(settings.data_dir)
+    if files:
+        source = f"the data directory {settings.data_dir}"
+    else:
+        try:
+            files = fetch_sample(settings, transport=transport)
+        except (NetworkError, CurationError) as exc:
+            raise NoSampleError(NO_SAMPLE_HELP.format(data_dir=settings.data_dir, reason=exc)) from None
+        source = f"CIViC's nightly export and PubMed (fetched now; kept in {settings.cache_dir})"
+    outcomes = load_files(con, files, on_file, on_rows)
+    return SampleReport(source, tuple(outcomes), round(time.time() - started, 1))
+
+
+def fetch_sample(settings: Settings, transport=None, limit: int = SAMPLE_PUBMED) -> list[SampleFile]:
+    """Download CIViC's evidence export and up to ``limit`` abstracts it cites; returns the files to load.
+
+    The abstracts are those the export cites, newest PMIDs first.
+
+    Raises:
+        NetworkError: CIViC or NCBI cannot be reached.
+        CurationError: NCBI needs an e-mail address (CURATION_NCBI_EMAIL) and none is set.
+    """
+    from curation.ingest import fetch
+    from curation.ingest.civic import read_civic
+    from curation.ingest.problems import Problems
+
+    civic = fetch.fetch_civic(settings.cache_dir / "civic", transport=transport)
+    cited = {r.pmid for r in read_civic(civic, Problems(civic, lenient=True)) if r.pmid}
+    pmids = sorted(cited, key=int, reverse=True)[:limit]
+    files = fetch.fetch_pubmed(pmids, settings.cache_dir / "pubmed", email=settings.ncbi_email,
+                               api_key=settings.ncbi_api_key, transport=transport)
+    return [SampleFile("kb", "civic", civic)] + [SampleFile("corpus", "pubmed-xml", path) for path in files]
+
+
+def _reason(exc: BaseException, sample: SampleFile) -> str:
+    text = str(exc).replace(str(sample.path), sample.label)
+    if isinstance(exc, OSError) and not text:
+        text = exc.strerror or type(exc).__name__
+    return text

@@ -1,0 +1,65 @@
+"""The "Load the sample" action of an empty store (Knowledge base page and the Curate page's empty state).
+
+A helper module, not a page: app.py's navigation never lists it.
+"""
+
+from __future__ import annotations
+
+import duckdb
+import streamlit as st
+
+from curation.config import load_settings
+from curation.errors import USER_ERRORS
+from curation.workflows.highlight import escape_text
+from curation.workflows.quickstart import SampleFile, find_sample, load_sample
+from pages.common import connection, matcher, retriever
+
+REPORT_KEY = "sample_report"
+
+
+def _load(key: str) -> None:
+    """The button's callback: load every file with a progress bar each, then build what a first search needs."""
+    settings = load_settings()
+    con = connection()
+    if con is None:
+        return
+    bars: dict[str, object] = {}
+
+    def on_file(sample: SampleFile, position: int, total: int) -> None:
+        for done in bars.values():
+            done.progress(1.0)
+        bars[sample.label] = st.progress(0.0, text=f"{position}/{total} · {sample.label}")
+
+    def on_rows(sample: SampleFile, rows: int) -> None:
+        bars[sample.label].progress(min(0.95, rows / (rows + 2000)),
+                                    text=f"{sample.label}: {rows:,} rows read")
+
+    try:
+        report = load_sample(con, settings, on_file=on_file, on_rows=on_rows)
+    except USER_ERRORS as exc:
+        st.session_state[REPORT_KEY] = ("error", str(exc))
+        return
+    for done in bars.values():
+        done.progress(1.0)
+    if not report.nothing_new:
+        # What the first search needs is built now, not on the first query: the matcher over the new
+        # dictionaries (abstracts analysed ahead) and the ranking that serves.
+        with st.spinner("Preparing the first search (dictionaries, abstracts, BM25 index)…"):
+            matcher(con)
+            retriever(con, st.session_state.get("schema") or "PO")
+    kind = "warning" if report.failed else "info" if report.nothing_new else "success"
+    st.session_state[REPORT_KEY] = (kind, report.summary())
+
+
+def sample_action(con: duckdb.DuckDBPyConnection, key: str) -> None:
+    """The "Load the sample" button, what it will load, and the last load's summary."""
+    settings = load_settings()
+    files = find_sample(settings.data_dir)
+    where = (f"{len(files)} files from {settings.data_dir}" if files
+             else "CIViC evidence and the PubMed abstracts it cites, fetched online (no data directory found)")
+    st.button("Load the sample", key=key, type="primary", on_click=_load, args=(key,),
+              help=f"Loads {where}. Loading again adds nothing.")
+    st.caption(f"The sample: {escape_text(where)}.")
+    if outcome := st.session_state.pop(REPORT_KEY, None):
+        kind, text = outcome
+        {"error": st.error, "warning": st.warning, "info": st.info, "success": st.success}[kind](escape_text(text))
