@@ -23,16 +23,19 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from playwright.sync_api import BrowserContext, Page, expect, sync_playwright
 
 from curation import store
+from curation.grades import GRADE_LABELS, GRADES
 from curation.workflows.ingestion import ingest_corpus, ingest_kb
 
 ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = (
     "--headless",
@@ -147,10 +150,14 @@ def _launch(port: int, env: dict[str, str], log_path: Path) -> subprocess.Popen:
         # No file watcher: nothing is edited while it runs, and watching .venv costs CPU the timings feel.
         "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false",
     ]  # fmt: skip
-    with open(log_path, "wb") as log:
+    return _spawn(command, env, log_path)
+
+
+def _spawn(command: list[str], env: Mapping[str, str], log_path: Path) -> subprocess.Popen:
+    with open(log_path, "ab") as log:
         # Its own process group (session), so stopping it stops everything it started.
         return subprocess.Popen(
-            command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            command, cwd=ROOT, env=dict(env), stdout=log, stderr=subprocess.STDOUT, start_new_session=True
         )
 
 
@@ -164,8 +171,45 @@ def _wait_healthy(process: subprocess.Popen, url: str, log_path: Path, timeout_s
                 return False
             state = f"exited with {process.returncode}" if process.poll() is not None else f"not up in {timeout_s}s"
             raise RuntimeError(f"streamlit server on {url} {state}; log {log_path}:\n{log[-2000:]}")
-        time.sleep(0.2)
+        time.sleep(0.1)
     return True
+
+
+@dataclass(frozen=True)
+class Served:
+    """A running server: its URL, the command that started it, and when (``time.perf_counter``) it started."""
+
+    url: str
+    args: tuple[str, ...]
+    started: float
+
+
+@contextmanager
+def _serve(
+    launch: Callable[[int], subprocess.Popen], log_path: Path, timeout_s: float
+) -> Iterator[Served]:
+    """Start a server with ``launch(port)`` on a free port until it answers; yields it and always stops it.
+
+    A port taken between choosing it and binding it is replaced by another (three tries).
+    """
+    for attempt in range(1, START_ATTEMPTS + 1):
+        port = free_port()
+        url = f"http://127.0.0.1:{port}"
+        started = time.perf_counter()
+        process = launch(port)
+        try:
+            if _wait_healthy(process, url, log_path, timeout_s):
+                break
+        except BaseException:
+            _stop(process)
+            raise
+        _stop(process)
+        if attempt == START_ATTEMPTS:
+            raise RuntimeError(f"no free port for the streamlit server after {attempt} tries; log {log_path}")
+    try:
+        yield Served(url, tuple(process.args), started)
+    finally:
+        _stop(process)
 
 
 @contextmanager
@@ -180,23 +224,56 @@ def app_server(
     """
     env = {**os.environ, "CURATION_DB": str(db_path), "CURATION_MODELS_DIR": str(models_dir)}
     log_path = Path(log_path)
-    for attempt in range(1, START_ATTEMPTS + 1):
-        port = free_port()
-        url = f"http://127.0.0.1:{port}"
-        process = _launch(port, env, log_path)
-        try:
-            if _wait_healthy(process, url, log_path, timeout_s):
-                break
-        except BaseException:
-            _stop(process)
-            raise
-        _stop(process)
-        if attempt == START_ATTEMPTS:
-            raise RuntimeError(f"no free port for the streamlit server after {attempt} tries; log {log_path}")
-    try:
-        yield url
-    finally:
-        _stop(process)
+    log_path.write_bytes(b"")
+    with _serve(lambda port: _launch(port, env, log_path), log_path, timeout_s) as served:
+        yield served.url
+
+
+def readme_first_command(readme: str | Path = README) -> str:
+    """The README's first command as a newcomer copies it: the first line of its first ```bash block.
+
+    A trailing comment (`` # ...`` after a blank) is cut; nothing else is changed.
+    """
+    text = Path(readme).read_text()
+    block = re.search(r"^```bash\n(.*?)^```", text, re.DOTALL | re.MULTILINE)
+    if block is None or not block.group(1).strip():
+        raise AssertionError(f"{readme} has no ```bash block")
+    first = block.group(1).strip("\n").splitlines()[0]
+    return re.sub(r"\s+#.*$", "", first).strip()
+
+
+def first_run_env(folder: str | Path) -> dict[str, str]:
+    """The variables that put a first run's store, models, jobs, cache and backups under ``folder``."""
+    folder = Path(folder)
+    return {
+        "CURATION_DB": str(folder / "store.duckdb"),
+        "CURATION_MODELS_DIR": str(folder / "models"),
+        "CURATION_JOBS_DIR": str(folder / "jobs"),
+        "CURATION_CACHE_DIR": str(folder / "cache"),
+        "CURATION_BACKUPS_DIR": str(folder / "backups"),
+    }
+
+
+@contextmanager
+def command_server(
+    command: str, store_env: Mapping[str, str], log_path: str | Path, timeout_s: float = 600
+) -> Iterator[Served]:
+    """Run a shell command that starts the app (the README's first command) as a newcomer would; always stop it.
+
+    ``bash -c command`` in the repository's root, with this process's environment plus ``store_env``
+    and ``STREAMLIT_SERVER_PORT`` (a free port): nothing else is added, so the command runs with the
+    project's ``.streamlit/config.toml`` and Streamlit's defaults. Yields once the server answers
+    (``timeout_s`` covers a setup step that installs); the whole process group is stopped on exit.
+    """
+    log_path = Path(log_path)
+    log_path.write_bytes(b"")
+
+    def launch(port: int) -> subprocess.Popen:
+        env = {**os.environ, **store_env, "STREAMLIT_SERVER_PORT": str(port)}
+        return _spawn(["bash", "-c", command], env, log_path)
+
+    with _serve(launch, log_path, timeout_s) as served:
+        yield served
 
 
 @contextmanager

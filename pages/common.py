@@ -74,26 +74,22 @@ def leave_legacy_pages_mode() -> None:
     Called before anything is drawn: by app.py and as the first statement of every page script (the
     first run may be a page script's, its address opened, without app.py). Ends the legacy mode for
     the process (as ``st.navigation`` does) and reruns the same address, now through app.py's
-    ``st.navigation`` (a page keeps its address: both derive it from the file name). It acts once per
-    process, on that first run, which is a page load (a rerun there loses no button press); in any
-    other run, and outside one, it does nothing. (Streamlit's AppTest puts every run in the legacy
-    mode again; those runs go through app.py's navigation as before.)
+    ``st.navigation`` (a page keeps its address: both derive it from the file name). In any other run,
+    and outside one, it does nothing; nor under Streamlit's AppTest, which puts every run of a test in
+    the legacy mode again (its runs stay consistent that way, as they always were).
     """
-    global _left_legacy_mode
-    if _left_legacy_mode:
-        return
+    from streamlit import config
+
     try:
         from streamlit.runtime.pages_manager import PagesManager
         from streamlit.runtime.scriptrunner import get_script_run_ctx
     except ImportError:  # a Streamlit without the legacy runner
         return
+    if config.get_option("global.appTest"):
+        return
     if getattr(PagesManager, "uses_pages_directory", None) and get_script_run_ctx() is not None:
-        _left_legacy_mode = True
         PagesManager.uses_pages_directory = False
         st.rerun()
-
-
-_left_legacy_mode = False  # set by the first run of the process (see leave_legacy_pages_mode)
 
 
 def _remember(widget_key: str, state_key: str) -> None:

@@ -14,8 +14,6 @@ from curation.workflows.highlight import escape_text
 from curation.workflows.quickstart import SampleFile, find_sample, load_sample
 from pages.common import connection, matcher, retriever
 
-REPORT_KEY = "sample_report"
-
 
 def _load(key: str) -> None:
     """The button's callback: load every file with a progress bar each, then build what a first search needs."""
@@ -37,7 +35,7 @@ def _load(key: str) -> None:
     try:
         report = load_sample(con, settings, on_file=on_file, on_rows=on_rows)
     except USER_ERRORS as exc:
-        st.session_state[REPORT_KEY] = ("error", str(exc))
+        st.error(escape_text(str(exc)))
         return
     for done in bars.values():
         done.progress(1.0)
@@ -47,8 +45,10 @@ def _load(key: str) -> None:
         with st.spinner("Preparing the first search (dictionaries, abstracts, BM25 index)…"):
             matcher(con)
             retriever(con, st.session_state.get("schema") or "PO")
-    kind = "warning" if report.failed else "info" if report.nothing_new else "success"
-    st.session_state[REPORT_KEY] = (kind, report.summary())
+    # Drawn by the callback, so it shows above the page on the run that follows the click, whatever the
+    # page then draws (the Curate page leaves its empty state once abstracts are in).
+    show = st.warning if report.failed else st.info if report.nothing_new else st.success
+    show(escape_text(report.summary()))
 
 
 def sample_action(con: duckdb.DuckDBPyConnection, key: str) -> None:
@@ -60,6 +60,3 @@ def sample_action(con: duckdb.DuckDBPyConnection, key: str) -> None:
     st.button("Load the sample", key=key, type="primary", on_click=_load, args=(key,),
               help=f"Loads {where}. Loading again adds nothing.")
     st.caption(f"The sample: {escape_text(where)}.")
-    if outcome := st.session_state.pop(REPORT_KEY, None):
-        kind, text = outcome
-        {"error": st.error, "warning": st.warning, "info": st.info, "success": st.success}[kind](escape_text(text))

@@ -20,7 +20,8 @@ def _run(monkeypatch, db) -> AppTest:
 def test_empty_store_explains_how_to_load(monkeypatch, tmp_path):
     at = _run(monkeypatch, tmp_path / "empty.duckdb")
     assert not at.exception
-    assert any("ingest-kb civic" in info.value for info in at.info)
+    assert any("Load the sample in one click" in info.value and "quickstart" in info.value for info in at.info)
+    assert any(b.label == "Load the sample" for b in at.button)
     assert [m.value for m in at.metric] == ["0", "0"]
 
 

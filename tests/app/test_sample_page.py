@@ -1,0 +1,72 @@
+"""The "Load the sample" action: an empty store becomes a workbench in one click, and a second click adds nothing."""
+
+from __future__ import annotations
+
+import html
+import shutil
+
+from streamlit.testing.v1 import AppTest
+
+from curation.config import PROJECT_ROOT
+
+APP = str(PROJECT_ROOT / "app.py")
+
+
+def _sample_dir(tmp_path, fixtures):
+    folder = tmp_path / "data"
+    for source, target in [("civic/current.tsv", "civic/civic_evidence.tsv"),
+                           ("pubtator/small.PubTator", "biored/Train.PubTator")]:
+        (folder / target).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(fixtures / source, folder / target)
+    return folder
+
+
+def _app(monkeypatch, tmp_path, data_dir) -> AppTest:
+    monkeypatch.setenv("CURATION_DB", str(tmp_path / "app.duckdb"))
+    monkeypatch.setenv("CURATION_MODELS_DIR", str(tmp_path / "models"))
+    monkeypatch.setenv("CURATION_DATA_DIR", str(data_dir))
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    return at
+
+
+def _click(at: AppTest, label: str) -> None:
+    next(b for b in at.button if b.label == label).click().run()
+    assert not at.exception, at.exception
+
+
+def test_load_the_sample_from_the_empty_knowledge_base_page(monkeypatch, tmp_path, fixtures):
+    at = _app(monkeypatch, tmp_path, _sample_dir(tmp_path, fixtures))
+    assert any("2 files from" in html.unescape(c.value) for c in at.caption)  # says what it will load
+    _click(at, "Load the sample")
+    (success,) = at.success
+    assert html.unescape(success.value).startswith("Sample loaded from the data directory")
+    assert [m.value for m in at.metric][:2] == ["6", "2"]  # KB records, abstracts: the fixture files
+
+    _click(at, "Load the sample")  # in the "Sample data" expander now
+    assert any(html.unescape(i.value).startswith("Nothing new: the sample") for i in at.info)
+
+
+def test_the_curate_pages_empty_state_offers_the_sample(monkeypatch, tmp_path, fixtures):
+    at = _app(monkeypatch, tmp_path, _sample_dir(tmp_path, fixtures))
+    at.switch_page("pages/curate.py").run()
+    assert any("load the sample" in i.value for i in at.info)
+    _click(at, "Load the sample")
+    assert at.success and html.unescape(at.success[0].value).startswith("Sample loaded from")
+
+
+def test_without_a_sample_the_page_says_what_to_do(monkeypatch, tmp_path):
+    monkeypatch.setenv("CURATION_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr("curation.ingest.fetch.default_transport", _offline)
+    at = _app(monkeypatch, tmp_path, tmp_path / "no-data")
+    assert any("fetched online" in html.unescape(c.value) for c in at.caption)
+    _click(at, "Load the sample")
+    (error,) = at.error
+    text = html.unescape(error.value)
+    assert "CURATION_DATA_DIR" in text and "Knowledge base page" in text
+
+
+def _offline(request, *, timeout):
+    from urllib.error import URLError
+
+    raise URLError(OSError(101, "Network is unreachable"))
