@@ -1,11 +1,15 @@
 """Drive the workbench in a real browser: the Streamlit server, headless Chromium, the curate flow.
 
-Shared by ``tests/app/test_browser.py`` (one real-browser test of the main flow) and
-``bench/app.py`` (latencies and the README's screenshots), so both drive the app the same way.
+Shared by ``tests/app/test_browser.py`` (one real-browser test of the main flow),
+``tests/app/test_readme_first_run_browser.py`` and ``bench/first_run.py`` (the README's first command
+on a fresh store), ``bench/app.py`` (latencies and the README's screenshots) and ``bench/load.py``,
+so all drive the app the same way.
 
 The server runs ``streamlit run app.py`` on 127.0.0.1 and a free port, in its own process group,
-against the store and model folder it is given. Chromium is the system's (``/usr/bin/chromium``,
-the Debian package) driven by Playwright; no browser is downloaded.
+against the store and model folder it is given (``app_server``), or is started by a shell command
+exactly as the README gives it, with only the store's variables and the port set (``command_server``).
+Chromium is the system's (``/usr/bin/chromium``, the Debian package) driven by Playwright; no browser
+is downloaded.
 
 How "done" is told apart from "still running" without sleeping: Streamlit marks the app's root
 with ``data-test-script-state`` (``running`` / ``notRunning``) and every element of the previous
@@ -71,6 +75,10 @@ _SETTLED = "idle() && shows(arg)"  # the query line of this run, and the script 
 _PAGE_READY = (  # a page title (other than arg) drawn by this run, the script finished, nothing stale left
     "idle() && [...document.querySelectorAll('h1')].some((h) => fresh(h) && h.innerText.trim() !== arg) "
     "&& document.querySelectorAll('[data-stale=\"true\"]').length === 0"
+)
+_ENABLED = (  # the script finished, nothing stale left, and the button arg (a CSS selector) enabled
+    "idle() && document.querySelectorAll('[data-stale=\"true\"]').length === 0 "
+    "&& [...document.querySelectorAll(arg)].some((b) => fresh(b) && !b.disabled)"
 )
 _DECIDED = (  # the caption "<curator>: <grade>" in the card of one PMID (arg: [pmid, text])
     "(() => { const link = links().find((a) => a.innerText.trim() === 'PMID ' + arg[0]);"
@@ -154,7 +162,8 @@ def _launch(port: int, env: dict[str, str], log_path: Path) -> subprocess.Popen:
 
 
 def _spawn(command: list[str], env: Mapping[str, str], log_path: Path) -> subprocess.Popen:
-    with open(log_path, "ab") as log:
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "wb") as log:
         # Its own process group (session), so stopping it stops everything it started.
         return subprocess.Popen(
             command, cwd=ROOT, env=dict(env), stdout=log, stderr=subprocess.STDOUT, start_new_session=True
@@ -185,9 +194,7 @@ class Served:
 
 
 @contextmanager
-def _serve(
-    launch: Callable[[int], subprocess.Popen], log_path: Path, timeout_s: float
-) -> Iterator[Served]:
+def _serve(launch: Callable[[int], subprocess.Popen], log_path: Path, timeout_s: float) -> Iterator[Served]:
     """Start a server with ``launch(port)`` on a free port until it answers; yields it and always stops it.
 
     A port taken between choosing it and binding it is replaced by another (three tries).
@@ -224,7 +231,6 @@ def app_server(
     """
     env = {**os.environ, "CURATION_DB": str(db_path), "CURATION_MODELS_DIR": str(models_dir)}
     log_path = Path(log_path)
-    log_path.write_bytes(b"")
     with _serve(lambda port: _launch(port, env, log_path), log_path, timeout_s) as served:
         yield served.url
 
@@ -266,7 +272,6 @@ def command_server(
     (``timeout_s`` covers a setup step that installs); the whole process group is stopped on exit.
     """
     log_path = Path(log_path)
-    log_path.write_bytes(b"")
 
     def launch(port: int) -> subprocess.Popen:
         env = {**os.environ, **store_env, "STREAMLIT_SERVER_PORT": str(port)}
@@ -342,11 +347,12 @@ def query_text(values: Mapping[str, str]) -> str:
     return f"Treatment for gene {values['Gene']}?"
 
 
-def search(page: Page, gene: str, variant: str, timeout_s: float = 120) -> float:
+def search(page: Page, gene: str, variant: str, timeout_s: float = 120, shown_at: list | None = None) -> float:
     """Fill Gene, let its search finish, then type Variant; seconds from the last Enter to the first result.
 
     The clock starts just before Enter is pressed in the Variant slot and stops when the query
     line and a result link of the new run are both in the page (polled every animation frame).
+    ``shown_at``, when given, gets that moment (``time.perf_counter``) appended.
     """
     type_slot(page, "Gene", gene)
     commit_slot(page, "Gene")
@@ -356,14 +362,73 @@ def search(page: Page, gene: str, variant: str, timeout_s: float = 120) -> float
     start = time.perf_counter()
     commit_slot(page, "Variant")
     _wait(page, _RESULTS, query, timeout_s, polling="raf")
-    elapsed = time.perf_counter() - start
+    shown = time.perf_counter()
+    if shown_at is not None:
+        shown_at.append(shown)
     _wait(page, _SETTLED, query, timeout_s)
-    return elapsed
+    return shown - start
 
 
 def result_pmids(page: Page) -> list[str]:
     """The PMIDs of the shown results, best first."""
     return page.evaluate(f"() => {{ {_FRESH_JS} return links().map((a) => a.innerText.replace('PMID', '').trim()); }}")
+
+
+def marked_results(page: Page) -> list[int]:
+    """For each shown result, best first: how many highlighted entities (``<mark>``) its card holds."""
+    return page.evaluate(
+        f"""() => {{ {_FRESH_JS} return links().map((a) => {{
+          const card = a.closest('[data-testid="stVerticalBlock"]');
+          return card ? card.querySelectorAll('mark').length : 0; }}); }}"""
+    )
+
+
+def wait_for_decision(page: Page, pmid: str, text: str, timeout_s: float = 60) -> None:
+    """Wait until the card of ``pmid`` has a caption containing ``text`` (e.g. "decided — ana: Not relevant")."""
+    _wait(page, _DECIDED, [pmid, text], timeout_s, polling="raf")
+
+
+def grade_by_keyboard(page: Page, pmid: str, curator: str, key: str = "1", timeout_s: float = 60) -> float:
+    """Grade the focused result (▶, ``pmid``) with its shortcut, no field focused; seconds until its caption shows it.
+
+    Keys 1, 2, 3 are the grades, best first (pages/common.py's ``GRADE_SHORTCUTS``). The focused
+    row's buttons carry the shortcuts; they stay disabled until the curator's name has reached the
+    server, which is waited for before the clock starts.
+    """
+    grade = GRADES[int(key) - 1]
+    # The run that enables the buttons has finished (a run that drops the "enter your name" warning
+    # moves every card, so the old, disabled buttons stay in the page, stale, until it ends).
+    _wait(page, _ENABLED, f".st-key-{grade}_{pmid} button", timeout_s)
+    page.evaluate("() => document.activeElement && document.activeElement.blur()")  # a shortcut is no typing
+    start = time.perf_counter()
+    page.keyboard.press(key)
+    wait_for_decision(page, pmid, f"decided — {curator}: {GRADE_LABELS[grade]}", timeout_s)
+    return time.perf_counter() - start
+
+
+SAMPLE_OUTCOMES = ("Sample loaded from", "Nothing new", "No sample to load")  # pages/sample_loader.py's messages
+
+
+def load_sample(page: Page, timeout_s: float = 600) -> tuple[float, str]:
+    """Click "Load the sample" on the page shown; seconds until the load's message shows, and that message.
+
+    The message is the first line of the alert the load draws: "Sample loaded from ..." when
+    rows were added, "Nothing new ..." or "No sample to load ..." otherwise.
+    """
+    button = page.get_by_role("button", name="Load the sample").first
+    expect(button).to_be_enabled(timeout=timeout_s * 1000)
+    start = time.perf_counter()
+    button.click()
+    _wait(page, "arg.some((text) => shows(text))", list(SAMPLE_OUTCOMES), timeout_s)
+    elapsed = time.perf_counter() - start
+    alerts = page.get_by_test_id("stAlert").all_inner_texts()
+    message = next((a.strip() for a in alerts if any(o in a for o in SAMPLE_OUTCOMES)), "")
+    return elapsed, message
+
+
+def sidebar_text(page: Page) -> str:
+    """What the sidebar says (the curator field's label, schema, store counts, model)."""
+    return page.get_by_test_id("stSidebar").inner_text()
 
 
 def decide(page: Page, pmid: str, curator: str, timeout_s: float = 60) -> float:
@@ -393,11 +458,18 @@ def slug(title: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", title.casefold()).strip("_")
 
 
-def screenshot(page: Page, path: str | Path, full_page: bool = False) -> Path:
-    """Save a PNG of the page (viewport, or the whole page) and return its path."""
+def screenshot(page: Page, path: str | Path, full_page: bool = False, height: int | None = None) -> Path:
+    """Save a PNG of the page (viewport, the whole page, or its top ``height`` pixels) and return its path."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     # The pointer to the bottom-right corner: no hover effects (the sidebar's collapse arrow) in the picture.
     page.mouse.move(VIEWPORT["width"] - 2, VIEWPORT["height"] - 2)
-    page.screenshot(path=str(path), full_page=full_page)
+    if height is not None:  # Streamlit scrolls its main block, not the document: a taller window shows more
+        page.set_viewport_size({"width": VIEWPORT["width"], "height": height})
+        try:
+            page.screenshot(path=str(path))
+        finally:
+            page.set_viewport_size(VIEWPORT)
+    else:
+        page.screenshot(path=str(path), full_page=full_page)
     return path

@@ -308,6 +308,73 @@ def app_section(data: dict) -> list[str]:
     return lines
 
 
+FIRST_RUN_STEPS = (  # timing, what it spans, goal in the JSON's "goals"
+    ("first_page_s", "first page: command start → page drawn with the Curator field", "first_page_s"),
+    ("sample_load_s", "click on *Load the sample* → \"Sample loaded from\"", "sample_load_s_cpu"),
+    ("first_results_after_load_s", "then on Curate: typing BRAF + V600E → ranked results",
+     "first_results_after_load_s"),
+)
+
+
+def first_run_section(data: dict) -> list[str]:
+    params, machine, c, t = data["params"], data["machine"], data["counts"], data["timings_s"]
+    lines = [
+        "## First run (`bench/first_run.py`)",
+        "",
+        f"Run {data['date']} on {machine.get('cpus')} CPU cores (load average {machine.get('load_average_before')} "
+        f"before, {machine.get('load_average_after')} after): the README's first command, `{params['command']}`, "
+        f"run as written on a fresh store, then headless Chromium; {c['runs_timed']} runs, each on its own fresh "
+        f"store. The sample ({c['files']} files of {params['data_dir']}) holds {c.get('abstracts_loaded')} abstracts, "
+        f"{c.get('kb_records_loaded')} KB records and {c.get('synonyms_loaded')} synonyms; BRAF + V600E showed "
+        f"{c.get('results_shown')} results, {c.get('results_with_marks')} of them with highlighted entities.",
+        "",
+        "| step | min s | median s | max s | goal (median) |",
+        "| --- | ---: | ---: | ---: | --- |",
+    ]
+    goals = data.get("goals", {})
+    for name, label, goal_name in FIRST_RUN_STEPS:
+        v, goal = t.get(name, {}), goals.get(goal_name)
+        verdict = f"{goal['op']} {goal['target']:g} s: {'met' if goal['met'] else 'missed'}" if goal else "–"
+        lines.append(f"| {label} | {_f(v.get('min'), 1)} | {_f(v.get('median'), 1)} | {_f(v.get('max'), 1)} "
+                     f"| {verdict} |")
+    cli = data.get("cli") or {}
+    if cli.get("first_results_s") is not None:
+        lines += [
+            "",
+            "The CLI path, once, on another fresh store: `python -m curation quickstart` "
+            f"{_f(cli['quickstart_s'], 1)} s "
+            f"(its own first-search check {_f(cli.get('quickstart_first_search_check_s_reported'), 1)} s), then the "
+            f"README's command on that store: first page {_f(cli.get('first_page_s'), 1)} s, first results "
+            f"(typing BRAF + V600E → ranked results) {_f(cli['first_results_s'], 1)} s.",
+        ]
+    if c.get("failures"):
+        lines += ["", "Failed runs: " + "; ".join(c["failures"])]
+    lines += [line for note in data.get("notes", []) for line in ("", note)]
+    return lines + [""]
+
+
+def reproduce_section(data: dict) -> list[str]:
+    lines = [
+        "## Reproducing the committed figures (`bench/reproduce.py`)",
+        "",
+        f"Run {data['date']}: each benchmark re-run through `python -m curation bench NAME` and every figure compared "
+        f"with its committed JSON (absolute tolerance {data['params']['tolerance']:g}; timings, latencies, dates and "
+        "machine facts left out, as they change from run to run).",
+        "",
+        "| benchmark | figures compared | differ | settings and notes that differ | re-run s |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
+    for name, item in data["benchmarks"].items():
+        lines.append(f"| {name} | {item.get('figures_compared', '–')} | {item.get('differ', 'did not finish')} | "
+                     f"{item.get('params_and_notes_differ', '–')} | {_f(data['timings_s'].get(name), 0)} |")
+    for name, item in data["benchmarks"].items():
+        echoed = item.get("params_and_notes_differences") or {}
+        if echoed:
+            listed = ", ".join(f"`{k}`" for k in echoed)
+            lines += ["", f"{name}: settings or notes that differ (not figures): {listed}"]
+    return lines + [""]
+
+
 FEEDBACK_LABELS = {
     "before": "before (zero-shot MiniLM, active)",
     "after_decisions": "after retraining on the decisions alone",
@@ -362,7 +429,9 @@ SECTIONS = (
     ("scale", scale_section),
     ("edel", edel_section),
     ("app", app_section),
+    ("first_run", first_run_section),
     ("feedback", feedback_section),
+    ("reproduce", reproduce_section),
 )
 
 

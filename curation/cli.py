@@ -301,7 +301,8 @@ def cmd_recover(args: argparse.Namespace) -> int:
 
 
 # The scripts `python -m curation bench NAME` runs (bench/NAME.py; each writes bench/results/NAME.json).
-BENCHMARKS = ("app", "backup", "edel", "feedback", "load", "matching", "report", "retrieval", "scale")
+BENCHMARKS = ("app", "backup", "edel", "feedback", "first_run", "load", "matching", "report", "reproduce", "retrieval",
+              "scale")
 
 
 def cmd_bench(args: argparse.Namespace) -> int:

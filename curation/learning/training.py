@@ -17,13 +17,15 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import torch
 from tqdm import tqdm
 
 from curation.errors import CurationError
 from curation.files import write_atomic
-from curation.learning.loss import MultiMarginContrastiveLoss
+
+if TYPE_CHECKING:
+    import torch
 
 
 class TrainingCancelled(CurationError):
@@ -144,6 +146,10 @@ def train(
     missing = sorted({p.pmid for p in pairs} - set(doc_texts))
     if missing:
         raise CurationError(f"{len(missing)} training documents are not in the corpus, e.g. PMID {missing[0]}")
+    import torch  # imported when training starts: the app imports this module for its records only
+
+    from curation.learning.loss import MultiMarginContrastiveLoss
+
     torch.manual_seed(config.seed)
     rng = random.Random(config.seed)
     device = config.device or ("cuda" if torch.cuda.is_available() else "cpu")
