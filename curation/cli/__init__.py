@@ -1,0 +1,155 @@
+"""``python -m curation <command>``: ingest, fetch, inspect.
+
+Every command takes ``--db PATH`` (default: the ``CURATION_DB`` setting). Errors meant for a
+person (bad input, a locked store, no network) print one message and exit with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from curation.cli.data import (
+    cmd_add_schemas,
+    cmd_fetch_kb,
+    cmd_fetch_pubmed,
+    cmd_ingest_corpus,
+    cmd_ingest_dict,
+    cmd_ingest_kb,
+    cmd_normalise,
+    cmd_quickstart,
+    cmd_stats,
+)
+from curation.cli.models import BENCHMARKS, cmd_backup, cmd_bench, cmd_recover, cmd_retrain, cmd_train
+from curation.config import load_settings
+from curation.errors import USER_ERRORS
+from curation.workflows.ingestion import CORPUS_FORMATS, KB_FORMATS
+
+__all__ = ["BENCHMARKS", "build_parser", "main"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    settings = load_settings()
+    parser = argparse.ArgumentParser(prog="python -m curation", description=__doc__.splitlines()[0])
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--db", type=Path, default=settings.db_path, help=f"store file (default {settings.db_path})")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("ingest-kb", parents=[common], help="ingest a knowledge base file")
+    p.add_argument("format", choices=KB_FORMATS)
+    p.add_argument("paths", nargs="+", type=Path)
+    p.add_argument("--schema", help="schema of a generic TSV (PO, PTM, or one added with add-schemas)")
+    p.add_argument("--lenient", action="store_true", help="skip bad rows (and list them) instead of stopping")
+    p.set_defaults(func=cmd_ingest_kb)
+
+    p = sub.add_parser("ingest-corpus", parents=[common], help="ingest abstracts (and gold annotations)")
+    p.add_argument("format", choices=CORPUS_FORMATS)
+    p.add_argument("paths", nargs="+", type=Path)
+    p.add_argument("--lenient", action="store_true", help="skip bad rows (and list them) instead of stopping")
+    p.set_defaults(func=cmd_ingest_corpus)
+
+    p = sub.add_parser("add-schemas", parents=[common], help="add user-defined relation schemas from a TOML file")
+    p.add_argument("path", type=Path)
+    p.set_defaults(func=cmd_add_schemas)
+
+    p = sub.add_parser("quickstart", parents=[common],
+                       help="load the sample (CURATION_DATA_DIR, else fetched online) and check a first search")
+    p.add_argument("--data-dir", type=Path, default=None, help=f"folder of sample files (default {settings.data_dir})")
+    p.set_defaults(func=cmd_quickstart)
+    p = sub.add_parser("stats", parents=[common], help="counts of what the store holds")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_stats)
+
+    p = sub.add_parser("fetch-pubmed", parents=[common], help="fetch abstracts from PubMed (needs internet)")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--pmids-from-kb", action="store_true", help="the KB's cited PMIDs missing from the store")
+    which.add_argument("--query", help="a PubMed search; its results are added to the corpus")
+    p.add_argument("--retmax", type=int, default=200, help="how many search results to fetch")
+    p.set_defaults(func=cmd_fetch_pubmed)
+
+    p = sub.add_parser("fetch-kb", parents=[common], help="download and ingest a knowledge base (needs internet)")
+    p.add_argument("source", choices=("civic",))
+    p.set_defaults(func=cmd_fetch_kb)
+
+    p = sub.add_parser("ingest-dict", parents=[common], help="add a synonym dictionary (DrugBank, HGNC)")
+    p.add_argument("format", choices=("drugbank", "hgnc"))
+    p.add_argument("paths", nargs="+", type=Path)
+    p.set_defaults(func=cmd_ingest_dict)
+
+    p = sub.add_parser("normalise", parents=[common], help="find the concepts a typed name may mean")
+    p.add_argument("text")
+    p.add_argument("--kind", choices=("gene", "variant", "chemical", "disease", "ptm", "residue"))
+    p.add_argument("-k", type=int, default=5, help="how many candidates")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_normalise)
+
+    p = sub.add_parser("train", parents=[common], help="train an EDEL retriever on the KB and publish a model version")
+    p.add_argument("--schema", required=True)
+    p.add_argument("--base", default="", help="base encoder: a sentence-transformers name or folder (default MiniLM)")
+    p.add_argument("--out", type=Path, required=True, help="models/<version> (must not exist)")
+    p.add_argument("--epochs", type=int, default=1)
+    p.add_argument("--batch-size", type=int, default=16)
+    p.add_argument("--lr", type=float, default=2e-5)
+    p.add_argument("--max-seq-length", type=int, default=256)
+    p.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (0: no limit)")
+    p.add_argument("--per-class", type=int, default=2, help="negatives per class per positive")
+    p.add_argument("--ablation", default="edel", choices=("edel", "no_multimargin", "no_noisy_pos", "no_hard_neg"))
+    p.add_argument("--zero-shot", action="store_true", help="index with the base model, no training")
+    p.add_argument("--device", default="", help="cuda or cpu (default: CUDA when present)")
+    p.add_argument("--seed", type=int, default=13)
+    p.add_argument("--progress-file", type=Path, help="JSON progress (step, total, loss, eta) for other programs")
+    p.set_defaults(func=cmd_train)
+
+    p = sub.add_parser("retrain", parents=[common],
+                       help="retrain in the background on the KB and curators' decisions; activate if not worse")
+    p.add_argument("--schema", default="PO")
+    p.add_argument("--base", default="", help="base encoder: a sentence-transformers name or folder (default MiniLM)")
+    p.add_argument("--epochs", type=int, default=1)
+    p.add_argument("--batch-size", type=int, default=0, help="0: 32 on CUDA, 16 on a CPU")
+    p.add_argument("--lr", type=float, default=2e-5)
+    p.add_argument("--max-seq-length", type=int, default=0, help="0: 256 tokens on CUDA, 128 on a CPU")
+    p.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (0: no limit)")
+    p.add_argument("--device", default="", help="cuda or cpu (default: CUDA when present)")
+    p.add_argument("--tolerance", type=float, default=0.01, help="activate when dev nDCG@10 >= active's minus this")
+    p.add_argument("--conflicts", choices=("exclude", "latest"), default="exclude",
+                   help="items curators disagree on, without adjudication: leave out, or take the latest")
+    p.add_argument("--decision-repeat", type=int, default=1, help="how many times each decision pair is used")
+    p.add_argument("--seed", type=int, default=13)
+    only = p.add_mutually_exclusive_group()
+    only.add_argument("--kb-only", action="store_true", help="train on the KB alone")
+    only.add_argument("--decisions-only", action="store_true", help="train on the decisions alone")
+    p.add_argument("--no-wait", action="store_true", help="start the job and return")
+    p.add_argument("--status", action="store_true", help="list recent jobs (and finish any whose worker ended)")
+    p.add_argument("--cancel", action="store_true", help="cancel the running job")
+    p.set_defaults(func=cmd_retrain)
+
+    p = sub.add_parser("backup", parents=[common], help="write a consistent backup of the store (the app does too)")
+    p.add_argument("--dir", type=Path, help="this store's backup folder (default: CURATION_BACKUPS_DIR/<store name>)")
+    p.add_argument("--keep", type=int, default=10, help="how many backups to keep")
+    p.set_defaults(func=cmd_backup)
+
+    p = sub.add_parser("recover", parents=[common],
+                       help="when the store will not open: set the damaged files aside, put back the newest good state")
+    p.add_argument("--dir", type=Path, help="this store's backup folder (default: CURATION_BACKUPS_DIR/<store name>)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_recover)
+
+    p = sub.add_parser("bench", help="run a benchmark and write its JSON under bench/results/")
+    p.add_argument("name", choices=BENCHMARKS)
+    p.add_argument("args", nargs=argparse.REMAINDER, help="passed on to the benchmark (try: bench retrieval --help)")
+    p.set_defaults(func=cmd_bench)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except USER_ERRORS as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted; nothing from the unfinished file was written", file=sys.stderr)
+        return 130

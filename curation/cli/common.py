@@ -1,0 +1,32 @@
+"""What every command shares: opening the store, progress bars, ingest reports."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+from tqdm import tqdm
+
+from curation import store
+from curation.records import IngestReport
+
+
+def _progress_bar(description: str) -> tuple[tqdm, Callable[[int], None]]:
+    bar = tqdm(desc=description, unit=" rows", disable=None, leave=False)
+
+    def update(count: int) -> None:
+        bar.update(count - bar.n)
+
+    return bar, update
+
+
+def _print_report(report: IngestReport, show_skipped: int = 20) -> None:
+    print(report.summary())
+    for message in report.skipped[:show_skipped]:
+        print(f"  skipped: {message}")
+    if len(report.skipped) > show_skipped:
+        print(f"  ... and {len(report.skipped) - show_skipped} more skipped rows")
+
+
+def _open(args: argparse.Namespace):
+    return store.open_store(args.db)

@@ -1,0 +1,158 @@
+"""Commands that fill and inspect the store: ingest, quickstart, fetch, dictionaries, stats, normalise."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from curation import store
+from curation.cli.common import _open, _print_report, _progress_bar
+from curation.config import load_settings
+from curation.schemas import load_schemas
+from curation.workflows.ingestion import ingest_corpus, ingest_kb
+
+
+def cmd_ingest_kb(args: argparse.Namespace) -> int:
+    con = _open(args)
+    reports = []
+    for path in args.paths:
+        bar, update = _progress_bar(f"reading {Path(path).name}")
+        try:
+            reports.append(ingest_kb(con, args.format, path, schema=args.schema, lenient=args.lenient, progress=update))
+        finally:
+            bar.close()
+        _print_report(reports[-1])
+    return 0
+
+
+def cmd_ingest_corpus(args: argparse.Namespace) -> int:
+    con = _open(args)
+    for path in args.paths:
+        bar, update = _progress_bar(f"reading {Path(path).name}")
+        try:
+            report = ingest_corpus(con, args.format, path, lenient=args.lenient, progress=update)
+        finally:
+            bar.close()
+        _print_report(report)
+    counts = store.stats(con)
+    print(f"store now holds {counts['documents']} documents, {counts['mentions']} gold mentions")
+    return 0
+
+
+def cmd_add_schemas(args: argparse.Namespace) -> int:
+    con = _open(args)
+    schemas = load_schemas(args.path)
+    with store.transaction(con):
+        for schema in schemas:
+            store.add_schema(con, schema)
+    print(f"added {len(schemas)} schema(s): {', '.join(s.name for s in schemas)}")
+    return 0
+
+
+def cmd_quickstart(args: argparse.Namespace) -> int:
+    """Load the sample (data directory, else fetched online), check a first search, say how to start the app."""
+    import dataclasses
+    import time
+
+    from curation.workflows.quickstart import load_sample
+    from curation.workflows.serving import build_matcher, open_served, serving_key
+
+    settings = load_settings()
+    if args.data_dir is not None:
+        settings = dataclasses.replace(settings, data_dir=args.data_dir)
+    con = _open(args)
+
+    def on_file(sample, position: int, total: int) -> None:
+        print(f"[{position}/{total}] {sample.label} ({sample.fmt})", flush=True)
+
+    report = load_sample(con, settings, on_file=on_file)
+    for outcome in report.outcomes:
+        state = (f"failed: {outcome.error}" if outcome.error
+                 else f"{outcome.added} added, {outcome.unchanged} already present")
+        print(f"  {outcome.file.label}: {state}")
+    print(report.summary())
+    # What the first search builds (the app builds the same when its first search runs): the text matcher
+    # and the ranking of what serves (BM25 alone until a model version is trained).
+    started = time.time()
+    matcher = build_matcher(con)
+    retriever = open_served(con, settings.models_dir, serving_key(con, "PO"))
+    mode = "hybrid" if retriever.dense is not None else "bm25"
+    hits = retriever.search_text("BRAF V600E", mode=mode, k=10).hits
+    print(f"first search checked in {time.time() - started:.1f} s: 'BRAF V600E' ranks {len(hits)} abstracts with "
+          f"{retriever.version}; {len(matcher.lexicon)} names in the dictionaries")
+    counts = store.stats(con)
+    print(f"store {args.db}: {counts['kb_records']} KB records, {counts['documents']} abstracts, "
+          f"{counts['synonyms']} synonyms")
+    print("start the app: .venv/bin/streamlit run app.py   (then open http://127.0.0.1:8501)")
+    return 1 if report.failed else 0
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    con = _open(args)
+    counts = store.stats(con)
+    if args.json:
+        print(json.dumps(counts, indent=2, default=str))
+    else:
+        for key, value in counts.items():
+            print(f"{key:>26}: {value}")
+    return 0
+
+
+def cmd_fetch_pubmed(args: argparse.Namespace) -> int:
+    from curation.ingest import fetch
+
+    settings = load_settings()
+    con = _open(args)
+    if args.pmids_from_kb:
+        pmids = sorted({r.pmid for r in store.list_kb_records(con) if r.pmid})
+    else:
+        pmids = fetch.search_pubmed(args.query, retmax=args.retmax, email=settings.ncbi_email,
+                                    api_key=settings.ncbi_api_key)
+    have = {d.pmid for d in store.get_documents(con, pmids)}
+    missing = [p for p in pmids if p not in have]
+    print(f"{len(pmids)} PMIDs, {len(missing)} not yet in the store")
+    files = fetch.fetch_pubmed(missing, settings.cache_dir / "pubmed", email=settings.ncbi_email,
+                               api_key=settings.ncbi_api_key)
+    for path in files:
+        _print_report(ingest_corpus(con, "pubmed-xml", path, lenient=True))
+    return 0
+
+
+def cmd_fetch_kb(args: argparse.Namespace) -> int:
+    from curation.ingest import fetch
+
+    settings = load_settings()
+    path = fetch.fetch_civic(settings.cache_dir / "civic")
+    print(f"downloaded {path}")
+    con = _open(args)
+    _print_report(ingest_kb(con, "civic", path, lenient=True))
+    return 0
+
+
+def cmd_ingest_dict(args: argparse.Namespace) -> int:
+    from curation.entities.dictionaries import ingest_dictionary
+
+    con = _open(args)
+    for path in args.paths:
+        read, added = ingest_dictionary(con, args.format, path)
+        print(f"{args.format} {path}: {read} names read, {added} new")
+    return 0
+
+
+def cmd_normalise(args: argparse.Namespace) -> int:
+    from curation.entities.dictionaries import build_lexicon
+    from curation.entities.normalise import Normaliser
+
+    con = _open(args)
+    normaliser = Normaliser(build_lexicon(con))
+    candidates = normaliser.normalise(args.text, kind=args.kind, k=args.k)
+    if args.json:
+        print(json.dumps([c.__dict__ if hasattr(c, "__dict__") else c._asdict() for c in candidates], indent=2))
+        return 0
+    if not candidates:
+        print(f"no concept found for '{args.text}'")
+        return 1
+    for c in candidates:
+        print(f"{c.score:6.3f}  {c.kind:<9} {c.canonical:<30} (matched '{c.matched}' by {c.how}; {c.concept_id})")
+    return 0
