@@ -161,10 +161,7 @@ def normaliser(con: duckdb.DuckDBPyConnection):
 
 @st.cache_resource(show_spinner="Loading the search indexes…", max_entries=3)
 def _retriever(db_path: str, models_dir: str, key: serving.ServingKey):
-    import faiss
-
-    faiss.omp_set_num_threads(1)  # one query at a time: threads only add contention (bench/scale.py)
-    return serving.open_served(_connection(db_path).cursor(), Path(models_dir), key)
+    return serving.open_for_app(_connection(db_path).cursor(), Path(models_dir), key)
 
 
 @st.cache_data(show_spinner=False, ttl=300)

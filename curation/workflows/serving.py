@@ -28,7 +28,7 @@ from curation.versions.serving import (
 
 __all__ = [
     "ServingKey", "back_up_if_due", "build_matcher", "build_normaliser", "key_once_active", "load_problem",
-    "open_app_store", "open_served", "serving_key", "serving_problem",
+    "open_app_store", "open_for_app", "open_served", "serving_key", "serving_problem",
 ]
 
 WARM_DOCUMENTS = 20_000  # abstracts analysed when the matcher is built (all of a corpus this size)
@@ -83,6 +83,18 @@ def build_matcher(con: duckdb.DuckDBPyConnection, warm_documents: int = WARM_DOC
             break
     built.analyse_many(texts)
     return built
+
+
+def open_for_app(con: duckdb.DuckDBPyConnection, models_dir: Path, key: ServingKey):
+    """The retriever that serves ``key`` (:func:`~curation.versions.serving.open_served`), tuned for the app.
+
+    FAISS searches with one thread: the app answers one query at a time, and more threads only add
+    contention on a small machine (bench/scale.py).
+    """
+    import faiss
+
+    faiss.omp_set_num_threads(1)
+    return open_served(con, models_dir, key)
 
 
 def build_normaliser(matcher: Matcher) -> Normaliser:
