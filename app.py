@@ -5,7 +5,8 @@ from __future__ import annotations
 import streamlit as st
 
 from curation.workflows.session import corpus_size
-from pages.common import connection, leave_legacy_pages_mode, sidebar
+from pages.common import connection, sidebar
+from pages.legacy_mode import leave_legacy_pages_mode
 
 leave_legacy_pages_mode()  # before anything is drawn: the first run after the server starts
 st.set_page_config(page_title="Curation workbench", page_icon=":material/biotech:", layout="wide")

@@ -9,7 +9,8 @@ from curation.grades import GRADE_LABELS, GRADES
 from curation.workflows.annotation_queue import adjudicate, annotation_view, record_label
 from curation.workflows.highlight import escape_text
 from curation.workflows.session import corpus_size, current_schema
-from pages.common import GRADE_SHORTCUTS, connection, leave_legacy_pages_mode, matcher, retriever
+from pages.common import GRADE_SHORTCUTS, connection, matcher, retriever
+from pages.legacy_mode import leave_legacy_pages_mode
 
 leave_legacy_pages_mode()  # first, before anything is drawn (see pages/common.py)
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import re
+import sys
 import tempfile
+import threading
 from pathlib import Path
 
 import duckdb
@@ -13,7 +15,7 @@ from curation.config import load_settings
 from curation.errors import USER_ERRORS
 from curation.grades import GRADES
 from curation.workflows import retrain, serving
-from curation.workflows.session import content_fingerprint, schemas, store_counts
+from curation.workflows.session import content_fingerprint, current_schema, schemas, store_counts
 from curation.workflows.versions import active_version
 
 # Keyboard shortcuts of the grade buttons on the Curate and Annotate pages: 1, 2, 3, best grade first.
@@ -22,7 +24,35 @@ GRADE_SHORTCUTS = {grade: str(n) for n, grade in enumerate(GRADES, start=1)}
 
 @st.cache_resource(show_spinner=False)
 def _connection(db_path: str) -> duckdb.DuckDBPyConnection:
-    return serving.open_app_store(db_path)
+    con = serving.open_app_store(db_path)
+    _warm_up(db_path, con)
+    return con
+
+
+def _warm_up(db_path: str, con: duckdb.DuckDBPyConnection) -> None:
+    """When the app process starts on a store with abstracts, build what a first search needs in a thread.
+
+    The matcher (dictionaries, abstracts analysed ahead) takes about half a minute on 2 cores at the
+    sample's size (bench/first_run.py); built while the curator opens a page and types a relation, the
+    first search waits only for what is left of it (a search asks the same caches, which build once).
+    Not under AppTest, whose runs are short-lived and would only compete for the CPU.
+    """
+    from streamlit import config
+
+    if config.get_option("global.appTest") or content_fingerprint(con.cursor())[0] == 0:
+        return
+
+    def build() -> None:
+        try:
+            cursor = con.cursor()
+            fingerprint = content_fingerprint(cursor)
+            _matcher(db_path, fingerprint)
+            key = serving.serving_key(cursor, current_schema(cursor, None).name)
+            _retriever(db_path, str(load_settings().models_dir), key)
+        except Exception as exc:  # a warm-up that fails leaves the work to the first search, which reports it
+            print(f"warm-up after start failed: {exc}", file=sys.stderr)
+
+    threading.Thread(target=build, name="warm-up", daemon=True).start()
 
 
 def connection() -> duckdb.DuckDBPyConnection | None:
@@ -58,38 +88,6 @@ def save_upload(upload) -> Path:
     path = folder / safe_upload_name(upload.name)
     path.write_bytes(upload.getvalue())
     return path
-
-
-def leave_legacy_pages_mode() -> None:
-    """Start the script run again through app.py when Streamlit's legacy ``pages/`` runner started it.
-
-    A ``pages/`` folder beside the main script makes Streamlit treat the app as a legacy multipage
-    app until the server process's first ``st.navigation`` call, so the first run after the server
-    starts, and only it, is run by the legacy runner. That run lists every file of ``pages/`` in the
-    sidebar ("app", "common", ...), runs a page's script without app.py when the page's own address
-    is opened, and runs app.py as a page of its own, so the sidebar's widgets get other ids than in
-    every later run: the curator name typed on the first load was dropped, and a second Curator
-    field showed while the next run replaced the first.
-
-    Called before anything is drawn: by app.py and as the first statement of every page script (the
-    first run may be a page script's, its address opened, without app.py). Ends the legacy mode for
-    the process (as ``st.navigation`` does) and reruns the same address, now through app.py's
-    ``st.navigation`` (a page keeps its address: both derive it from the file name). In any other run,
-    and outside one, it does nothing; nor under Streamlit's AppTest, which puts every run of a test in
-    the legacy mode again (its runs stay consistent that way, as they always were).
-    """
-    from streamlit import config
-
-    try:
-        from streamlit.runtime.pages_manager import PagesManager
-        from streamlit.runtime.scriptrunner import get_script_run_ctx
-    except ImportError:  # a Streamlit without the legacy runner
-        return
-    if config.get_option("global.appTest"):
-        return
-    if getattr(PagesManager, "uses_pages_directory", None) and get_script_run_ctx() is not None:
-        PagesManager.uses_pages_directory = False
-        st.rerun()
 
 
 def _remember(widget_key: str, state_key: str) -> None:

@@ -23,12 +23,12 @@ from curation.workflows.session import corpus_size, current_schema
 from pages.common import (
     GRADE_SHORTCUTS,
     connection,
-    leave_legacy_pages_mode,
     matcher,
     normaliser,
     retriever,
     serving_problem,
 )
+from pages.legacy_mode import leave_legacy_pages_mode
 from pages.sample_loader import sample_action
 
 leave_legacy_pages_mode()  # first, before anything is drawn (see pages/common.py)

@@ -23,7 +23,8 @@ from curation.workflows.projection import (
 )
 from curation.workflows.session import current_schema
 from curation.workflows.versions import BUILD_HELP, active_version, model_versions, registered
-from pages.common import connection, leave_legacy_pages_mode, matcher
+from pages.common import connection, matcher
+from pages.legacy_mode import leave_legacy_pages_mode
 
 leave_legacy_pages_mode()  # first, before anything is drawn (see pages/common.py)
 

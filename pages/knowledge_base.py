@@ -11,7 +11,8 @@ from curation.workflows.export import FORMATS, export_decisions, export_new_reco
 from curation.workflows.highlight import escape_text
 from curation.workflows.ingestion import CORPUS_FORMATS, KB_FORMATS, check_upload_size, ingest_corpus, ingest_kb
 from curation.workflows.session import schema_or_first, schemas, store_counts
-from pages.common import connection, leave_legacy_pages_mode, save_upload
+from pages.common import connection, save_upload
+from pages.legacy_mode import leave_legacy_pages_mode
 from pages.sample_loader import sample_action
 
 leave_legacy_pages_mode()  # first, before anything is drawn (see pages/common.py)

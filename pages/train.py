@@ -12,7 +12,8 @@ from curation.workflows import retrain
 from curation.workflows import versions as catalogue
 from curation.workflows.session import schemas as store_schemas
 from curation.workflows.versions import METRICS
-from pages.common import connection, current_job, leave_legacy_pages_mode
+from pages.common import connection, current_job
+from pages.legacy_mode import leave_legacy_pages_mode
 
 leave_legacy_pages_mode()  # first, before anything is drawn (see pages/common.py)
 
