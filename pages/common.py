@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import re
-import sys
 import tempfile
-import threading
 from pathlib import Path
 
 import duckdb
@@ -15,7 +13,7 @@ from curation.config import load_settings
 from curation.errors import USER_ERRORS
 from curation.grades import GRADES
 from curation.workflows import retrain, serving
-from curation.workflows.session import content_fingerprint, current_schema, schemas, store_counts
+from curation.workflows.session import content_fingerprint, schemas, store_counts
 from curation.workflows.versions import active_version
 
 # Keyboard shortcuts of the grade buttons on the Curate and Annotate pages: 1, 2, 3, best grade first.
@@ -24,35 +22,7 @@ GRADE_SHORTCUTS = {grade: str(n) for n, grade in enumerate(GRADES, start=1)}
 
 @st.cache_resource(show_spinner=False)
 def _connection(db_path: str) -> duckdb.DuckDBPyConnection:
-    con = serving.open_app_store(db_path)
-    _warm_up(db_path, con)
-    return con
-
-
-def _warm_up(db_path: str, con: duckdb.DuckDBPyConnection) -> None:
-    """When the app process starts on a store with abstracts, build what a first search needs in a thread.
-
-    The matcher (dictionaries, abstracts analysed ahead) takes about half a minute on 2 cores at the
-    sample's size (bench/first_run.py); built while the curator opens a page and types a relation, the
-    first search waits only for what is left of it (a search asks the same caches, which build once).
-    Not under AppTest, whose runs are short-lived and would only compete for the CPU.
-    """
-    from streamlit import config
-
-    if config.get_option("global.appTest") or content_fingerprint(con.cursor())[0] == 0:
-        return
-
-    def build() -> None:
-        try:
-            cursor = con.cursor()
-            fingerprint = content_fingerprint(cursor)
-            _matcher(db_path, fingerprint)
-            key = serving.serving_key(cursor, current_schema(cursor, None).name)
-            _retriever(db_path, str(load_settings().models_dir), key)
-        except Exception as exc:  # a warm-up that fails leaves the work to the first search, which reports it
-            print(f"warm-up after start failed: {exc}", file=sys.stderr)
-
-    threading.Thread(target=build, name="warm-up", daemon=True).start()
+    return serving.open_app_store(db_path)
 
 
 def connection() -> duckdb.DuckDBPyConnection | None:
