@@ -29,7 +29,7 @@ from curation import store
 from curation.errors import CurationError
 from curation.files import write_atomic
 from curation.versions.manifest import Baseline, DevMetrics, TrainingReport
-from curation.versions.typed_json import OPTIONAL, decode, encode, load_json
+from curation.versions.typed_json import OPTIONAL, check_format, decode, encode, load_json
 
 FORMAT = 1  # the result format this code writes (and the newest it reads)
 SUCCEEDED_KEYS = ("version", "path", "metrics", "baseline", "training", "device", "settings", "timings_s")
@@ -128,12 +128,7 @@ def parse_result(data: object, where: str) -> JobResult:
         JobResultError: a newer format, a missing or unknown field, or a value of the wrong type.
     """
     if isinstance(data, dict):
-        version = data.get("format", 1)
-        if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-            raise JobResultError(f"{where}: field 'format' must be a positive integer, got {version!r}")
-        if version > FORMAT:
-            raise JobResultError(f"{where}: result format {version} was written by a newer version of the app "
-                                 f"(this one reads format {FORMAT})")
+        check_format(data, FORMAT, where, JobResultError, "result")
         if "format" not in data and data.get("baseline") == {}:
             data = {**data, "baseline": None}  # format 1 before the key: no baseline was written as {}
         if data.get("state") == "succeeded":

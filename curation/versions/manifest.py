@@ -31,7 +31,7 @@ from typing import Any, Literal
 
 from curation.errors import CurationError
 from curation.files import write_atomic
-from curation.versions.typed_json import OPTIONAL, decode, encode, load_json
+from curation.versions.typed_json import OPTIONAL, check_format, decode, encode, load_json
 
 FORMAT = 1  # the manifest format this code writes (and the newest it reads)
 
@@ -178,12 +178,7 @@ def parse_manifest(data: object, where: str) -> Manifest:
         RegistryError: a newer format, a missing or unknown field, or a value of the wrong type.
     """
     if isinstance(data, dict):
-        version = data.get("format", 1)
-        if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-            raise RegistryError(f"{where}: field 'format' must be a positive integer, got {version!r}")
-        if version > FORMAT:
-            raise RegistryError(f"{where}: manifest format {version} was written by a newer version of the app "
-                                f"(this one reads format {FORMAT}); upgrade the app to use this model version")
+        check_format(data, FORMAT, where, RegistryError, "manifest", "; upgrade the app to use this model version")
     return decode(Manifest, data, where, RegistryError)
 
 

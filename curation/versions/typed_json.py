@@ -30,6 +30,22 @@ T = TypeVar("T")
 OPTIONAL = {"optional": True}
 
 
+def check_format(data: Mapping[str, object], newest: int, where: str, error: type[Exception], what: str,
+                 hint: str = "") -> int:
+    """The ``format`` of a decoded file (1 when absent), refused when invalid or newer than ``newest``.
+
+    ``what`` names the kind of file in the message ("manifest", "result"); ``hint`` is appended to the
+    message of a newer format (what to do about it).
+    """
+    version = data.get("format", 1)
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise error(f"{where}: field 'format' must be a positive integer, got {version!r}")
+    if version > newest:
+        raise error(f"{where}: {what} format {version} was written by a newer version of the app "
+                    f"(this one reads format {newest}){hint}")
+    return version
+
+
 def decode(cls: type[T], data: object, where: str, error: type[Exception], prefix: str = "") -> T:
     """``cls`` from parsed JSON ``data``.
 
