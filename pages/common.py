@@ -102,11 +102,6 @@ def current_job(con: duckdb.DuckDBPyConnection):
     return retrain.current_job(con, before_activate=lambda path: preload_retriever(con, path))
 
 
-def store_fingerprint(con: duckdb.DuckDBPyConnection) -> tuple[int, int, int]:
-    """Changes when documents, imported KB records or synonyms are added (to refresh cached resources)."""
-    return content_fingerprint(con)
-
-
 @st.cache_resource(show_spinner="Building the dictionaries and analysing the abstracts…", max_entries=2)
 def _matcher(db_path: str, fingerprint: tuple[int, int, int]):
     return serving.build_matcher(_connection(db_path).cursor())
@@ -114,7 +109,7 @@ def _matcher(db_path: str, fingerprint: tuple[int, int, int]):
 
 def matcher(con: duckdb.DuckDBPyConnection):
     """The text matcher over the store's dictionaries (rebuilt when the store grows)."""
-    return _matcher(str(load_settings().db_path), store_fingerprint(con))
+    return _matcher(str(load_settings().db_path), content_fingerprint(con))
 
 
 @st.cache_resource(show_spinner="Preparing name suggestions…", max_entries=2)
@@ -124,7 +119,7 @@ def _normaliser(db_path: str, fingerprint: tuple[int, int, int]):
 
 def normaliser(con: duckdb.DuckDBPyConnection):
     """Typed name → ranked concepts (exact, notation rules, character n-gram similarity)."""
-    return _normaliser(str(load_settings().db_path), store_fingerprint(con))
+    return _normaliser(str(load_settings().db_path), content_fingerprint(con))
 
 
 @st.cache_resource(show_spinner="Loading the search indexes…", max_entries=3)

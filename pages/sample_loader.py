@@ -15,7 +15,7 @@ from curation.workflows.quickstart import SampleFile, find_sample, load_sample
 from pages.common import connection, matcher, retriever
 
 
-def _load(key: str) -> None:
+def _load() -> None:
     """The button's callback: load every file with a progress bar each, then build what a first search needs."""
     settings = load_settings()
     con = connection()
@@ -57,6 +57,6 @@ def sample_action(con: duckdb.DuckDBPyConnection, key: str) -> None:
     files = find_sample(settings.data_dir)
     where = (f"{len(files)} files from {settings.data_dir}" if files
              else "CIViC evidence and the PubMed abstracts it cites, fetched online (no data directory found)")
-    st.button("Load the sample", key=key, type="primary", on_click=_load, args=(key,),
+    st.button("Load the sample", key=key, type="primary", on_click=_load,
               help=f"Loads {where}. Loading again adds nothing.")
     st.caption(f"The sample: {escape_text(where)}.")

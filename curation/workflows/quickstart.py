@@ -22,7 +22,7 @@ import duckdb
 
 from curation.config import Settings
 from curation.entities.dictionaries import ingest_dictionary
-from curation.errors import USER_ERRORS, CurationError, NetworkError
+from curation.errors import USER_ERRORS, CurationError
 from curation.workflows.ingestion import ingest_corpus, ingest_kb
 
 # Where each kind of file sits in a data directory, in loading order: KBs first (their records name
@@ -164,7 +164,7 @@ def load_sample(con: duckdb.DuckDBPyConnection, settings: Settings, on_file: Fil
     else:
         try:
             files = fetch_sample(settings, transport=transport)
-        except (NetworkError, CurationError) as exc:
+        except CurationError as exc:  # NetworkError, or NCBI needing an e-mail address
             raise NoSampleError(NO_SAMPLE_HELP.format(data_dir=settings.data_dir, reason=exc)) from None
         source = f"CIViC's nightly export and PubMed (fetched now; kept in {settings.cache_dir})"
     outcomes = load_files(con, files, on_file, on_rows)
