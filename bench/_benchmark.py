@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from curation.learning.benchmark import FORM_NAMES, Benchmark, BenchmarkError, QuerySet, build_benchmark
+from curation.learning.benchmark import FORM_NAMES, SPLITS, Benchmark, BenchmarkError, QuerySet, build_benchmark
 from curation.learning.statistics import per_query, summarise
 from index.hits import Run
 
@@ -106,3 +106,48 @@ def report_forms(systems: Mapping[str, Mapping[str, Mapping[str, PerQuery]]], ba
                 entry[metric] = summarise(per_system, baseline, seed=seed)
             out[form][kind] = entry
     return out
+
+
+# --- leaks and goals ----------------------------------------------------------------------
+
+
+def leaks(benchmark: Benchmark) -> dict[str, dict[str, dict[str, float]]]:
+    """Per evaluated split and form: the share of its positive documents that are training positives, and the
+    share of its query texts identical (case and spacing aside) to a training query text of any kind."""
+    def texts(split: str, form: str) -> set[str]:
+        return {" ".join(t.casefold().split()) for kind in benchmark.kinds()
+                for t in benchmark.query_set(split, kind, form).queries.values()}
+
+    train_docs = {pmid for kind in benchmark.kinds() for qrels in
+                  benchmark.query_set("train", kind, "canonical").qrels.values() for pmid in qrels}
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for split in SPLITS[1:]:
+        docs = {pmid for kind in benchmark.kinds() for qrels in
+                benchmark.query_set(split, kind, "canonical").qrels.values() for pmid in qrels}
+        out[split] = {}
+        for form in FORM_NAMES:
+            mine, train = texts(split, form), set().union(*(texts("train", f) for f in FORM_NAMES))
+            out[split][form] = {
+                "positive_docs_in_train": round(len(docs & train_docs) / max(len(docs), 1), 4),
+                "identical_query_texts": round(len(mine & train) / max(len(mine), 1), 4),
+                "positive_docs": len(docs),
+                "query_texts": len(mine),
+            }
+    return out
+
+
+def goal(value: float, target: float, op: str) -> dict[str, object]:
+    met = {">=": value >= target, "<=": value <= target, ">": value > target}[op]
+    return {"value": value, "target": target, "op": op, "met": bool(met)}
+
+
+def goals_of(benchmark: Benchmark, leak: Mapping) -> dict[str, dict[str, object]]:
+    test = leak["test"]
+    kinds_with_test = [k for k in benchmark.kinds() if benchmark.query_set("test", k, "canonical").queries]
+    return {
+        "leak_test_positive_docs_in_train": goal(max(f["positive_docs_in_train"] for f in test.values()), 0, "<="),
+        "identical_query_texts_test_train": goal(max(f["identical_query_texts"] for f in test.values()), 0, "<="),
+        "gene_variant_test_queries": goal(len(benchmark.query_set("test", "gene_variant", "canonical").queries),
+                                          100, ">="),
+        "relation_kinds": goal(len(kinds_with_test), 4, ">="),
+    }

