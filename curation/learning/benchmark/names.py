@@ -1,7 +1,8 @@
 """The names a query uses, in three forms built from the same records.
 
 * ``verbatim``: the evidence documents' own mention texts (the most frequent over the query's
-  documents). Every such query quotes its gold documents; kept so old and new figures compare.
+  documents). Every such query quotes its gold documents; kept so old and new figures compare. A
+  concept the evidence names only inside a composite mention ("CDKN2A/B") takes its canonical name.
 * ``canonical``: one name per concept for the whole corpus, the way a KB writes it (the headline
   form). A variant is named from its normalised id (``p|SUB|V|600|E`` → ``V600E``,
   ``c|SUB|C|643|T`` → ``c.643C>T``; an rs id → its most frequent protein-change mention, else the
