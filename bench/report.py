@@ -487,10 +487,9 @@ def feedback_section(data: dict) -> list[str]:
         f"schema {params['schema']}; the KB is the train split's gene + disease records "
         f"({data['counts'].get('kb_train_records')}).",
         "",
-        "Dense retriever, every kind pooled:",
-        "",
     ]
     lines += goals_line(data)
+    lines += ["Dense retriever, every kind pooled:", ""]
     systems = list(FEEDBACK_LABELS)
     lines += headline_table(data["forms"], systems, FEEDBACK_LABELS)
     lines += ["Served ranking (hybrid with the fusion the worker chose on its dev split), every kind pooled:", ""]
