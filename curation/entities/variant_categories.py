@@ -39,6 +39,11 @@ CATEGORIES: dict[str, str] = {
 }  # fmt: skip
 
 _EXON = re.compile(r"(?i)^exons?\s?(?P<exons>\d+(?:\s?-\s?\d+)?)\s+(?P<what>[a-z][a-z -]*?)s?$")
+# Shorthand curators and abstracts use: "ex19del", "exon19del", "ex20ins", "ex14skip", "del19".
+_EXON_SHORT = re.compile(
+    r"(?i)^(?:ex(?:on)?\s?(?P<exons>\d+)\s?(?P<what>del|ins|dup|skip)\w*|(?P<what2>del|ins)\s?(?P<exons2>\d+))$"
+)
+_SHORT_KINDS = {"del": "Deletion", "ins": "Insertion", "dup": "Duplication", "skip": "Skipping"}
 _EXON_KINDS = {
     "deletion": "Deletion", "del": "Deletion", "insertion": "Insertion", "ins": "Insertion",
     "mutation": "Mutation", "skipping": "Skipping", "skipping mutation": "Skipping Mutation",
@@ -76,7 +81,7 @@ CATEGORY_PATTERNS: dict[str, str] = {
 def variant_category(text: str, loose: bool = False) -> str | None:
     """The CIViC category key of a variant name ("amplification" -> "Amplification").
 
-    Exon-level names keep their exon: "EXON 19 DELETION" -> "Exon 19 Deletion". With
+    Exon-level names keep their exon: "EXON 19 DELETION" and the shorthand "ex19del" -> "Exon 19 Deletion". With
     ``loose``, any name ending in a category word ("p16 Expression", "DNA Binding Domain
     Mutation") is a category too, keyed by its title-cased text.
 
@@ -91,6 +96,10 @@ def variant_category(text: str, loose: bool = False) -> str | None:
         what = exon.group("what").strip().lower()
         kind = _EXON_KINDS.get(what) or _title(what)
         return f"Exon {exon.group('exons').replace(' ', '')} {kind}"
+    short = _EXON_SHORT.match(clean)
+    if short:
+        exons = short.group("exons") or short.group("exons2")
+        return f"Exon {exons} {_SHORT_KINDS[(short.group('what') or short.group('what2')).lower()]}"
     if loose and low.endswith(_CATEGORY_TAILS):
         return _title(clean)
     return None

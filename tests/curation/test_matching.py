@@ -74,6 +74,8 @@ def test_short_names_match_by_case(matcher: Matcher) -> None:
         ("R161* (c.481C>T)", "a c.481C>T substitution", "c.481C>T"),
         ("Amplification", "MET-amplified tumours", "amplified"),
         ("Exon 19 Deletion", "deletions in exon 19 of EGFR", "deletions in exon 19"),
+        ("ex19del", "EGFR exon 19 deletions respond", "exon 19 deletions"),  # typed shorthand, text in words
+        ("exon 19 deletion", "EGFR ex19del tumours", "ex19del"),
         ("BCR::ABL1 Fusion", "BCR-ABL positive CML", "BCR-ABL"),
         ("v::ALK Fusion", "EML4-ALK rearranged tumours", "EML4-ALK"),
     ],

@@ -64,6 +64,12 @@ def test_notation_keys(text: str, key: str) -> None:
         ("EML4::ALK e6::e20", "EML4::ALK"),
         ("Exon 19 Deletion", "Exon 19 Deletion"),
         ("EGFR EXON 19 DELETION", "Exon 19 Deletion"),
+        ("ex19del", "Exon 19 Deletion"),  # the shorthand curators type
+        ("EGFR ex19del", "Exon 19 Deletion"),
+        ("exon19del", "Exon 19 Deletion"),
+        ("del19", "Exon 19 Deletion"),
+        ("ex20ins", "Exon 20 Insertion"),
+        ("MET ex14skip", "Exon 14 Skipping"),
         ("Loss-of-function", "Loss-of-function"),
         ("ITD", "ITD"),
         ("Wildtype", "Wildtype"),
@@ -72,6 +78,11 @@ def test_notation_keys(text: str, key: str) -> None:
 )
 def test_civic_categories(text: str, key: str) -> None:
     assert normalise_variant(text) == key
+
+
+def test_exon_shorthand_is_not_a_protein_deletion() -> None:
+    assert normalise_variant("E746_A750del") == "E746_A750del"
+    assert normalise_variant("delta") is None and normalise_variant("index") is None
 
 
 def test_a_variant_name_can_stand_for_several_keys() -> None:
