@@ -42,7 +42,7 @@ from curation.learning.benchmark import (
 from curation.learning.benchmark.corpus import concept_parts, nearest_gene
 from curation.learning.benchmark.names import Names, notations, variant_name
 from curation.learning.benchmark.records import derive_records, merge_records
-from curation.learning.benchmark.splits import assign, hash_split
+from curation.learning.benchmark.splits import assign, hash_split, pin_query_ids
 from curation.records import Document, Mention, Relation, Synonym
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "bench"
@@ -694,8 +694,35 @@ def test_real_rebuild_from_a_saved_subset_keeps_every_saved_place(real_dir, tmp_
         assert later.assignment.documents[pmid] == split, pmid
     for split in SPLITS:  # records are only added: every earlier one is still in its split
         assert set(early.records[split]) <= set(later.records[split]), split
+    # Every earlier dev/test query whose records are all still grouped together keeps its id (its group may grow),
+    # unless its group merged with another earlier query's (a concept's canonical name changed): then one of the
+    # two ids survives.
+    def members(bench, split):
+        return {qid: {r.entities for r in rs} for kind in bench.kinds()
+                for qid, rs in bench.query_set(split, kind, "canonical").records.items()}
+
+    for split in ("dev", "test"):
+        before, after = members(early, split), members(later, split)
+        owner = {entities: qid for qid, group in after.items() for entities in group}
+        for qid, group in before.items():
+            if len({owner.get(e) for e in group}) == 1 and next(iter(group)) in owner:
+                now = owner[next(iter(group))]
+                merged = {q for q, g in before.items() if g & after[now]}
+                assert now == qid or (len(merged) > 1 and now in merged), qid
     split_stats = later.stats["split"]
     assert split_stats["saved_file_used"] is True
     assert split_stats["new_concepts"] == len(later.assignment.concepts) - len(early.assignment.concepts) > 0
     assert split_stats["new_documents"] == len(later.assignment.documents) - len(early.assignment.documents) > 0
     check_leak_free(later)
+
+
+def test_saved_query_ids_survive_a_new_concept_joining_the_group():
+    """A mouse gene with a smaller id joins the human gene's query (same canonical name): the saved id stays."""
+    human = BenchRecord("gene", (("Gene", "7124"),), (), "10")
+    mouse = BenchRecord("gene", (("Gene", "21926"),), (), "11")
+    other = BenchRecord("gene", (("Gene", "999"),), (), "12")
+    saved = {"gene:Gene:7124": ["Gene:7124"]}
+    pinned = pin_query_ids({"gene:Gene:21926": (human, mouse), "gene:Gene:7124": (other,)}, saved)
+    assert pinned["gene:Gene:7124"] == (human, mouse)
+    assert pinned["gene:Gene:7124#2"] == (other,)  # its computed id was taken by the saved query
+    assert pin_query_ids({"gene:Gene:999": (other,)}, saved) == {"gene:Gene:999": (other,)}

@@ -25,7 +25,15 @@ from curation.learning.benchmark.records import (
     kind_of,
     merge_records,
 )
-from curation.learning.benchmark.splits import SPLITS, SplitAssignment, SplitResult, assign, check_disjoint
+from curation.learning.benchmark.splits import (
+    SPLITS,
+    SplitAssignment,
+    SplitResult,
+    assign,
+    check_disjoint,
+    entities_key,
+    pin_query_ids,
+)
 from curation.learning.evaluation import AnswerKey
 from curation.records import Document, Synonym
 
@@ -140,7 +148,13 @@ def assemble(
     assignment, split = assign(records, names.canonical, saved, seed)
     check_disjoint({s: {r.pmid for r in rs} for s, rs in split.kept.items()})
     concepts = document_concepts(annotated)
-    query_sets, dropped_texts, fallbacks, reworded = _query_sets(split, names, concepts, seed, kinds)
+    saved_queries = dict(saved.queries) if saved is not None else {}
+    query_sets, dropped_texts, fallbacks, reworded = _query_sets(split, names, concepts, seed, kinds, saved_queries)
+    # What a save writes: the saved queries, and every dev/test query of this build.
+    assignment.queries = {**saved_queries, **{
+        qid: sorted({entities_key(r) for r in rs})
+        for (s, _, f), qs in query_sets.items() if f == "canonical" and s != "train" for qid, rs in qs.records.items()
+    }}
     gaps = sorted(gap for *_, gap in stats.gene_gaps)
     report = {
         "derivation": {
@@ -174,7 +188,8 @@ def _check_kinds(kinds: Sequence[str]) -> None:
 
 
 def _query_sets(
-    split: SplitResult, names: Names, concepts: Mapping[str, frozenset[str]], seed: int, kinds: Sequence[str]
+    split: SplitResult, names: Names, concepts: Mapping[str, frozenset[str]], seed: int, kinds: Sequence[str],
+    saved_queries: Mapping[str, Sequence[str]] | None = None,
 ) -> tuple[dict[tuple[str, str, str], QuerySet], dict[str, int], dict[str, int], dict[str, dict[str, int]]]:
     """Query sets of every (split, kind, form), identical-to-train texts dropped; the queries dropped, the
     queries whose reworded form kept a canonical name, and per split the query entities renamed / in all."""
@@ -184,6 +199,8 @@ def _query_sets(
     for split_name in SPLITS:
         for kind in kinds:
             groups = _group(split.kept[split_name], kind, names)
+            if saved_queries and split_name != "train":
+                groups = pin_query_ids(groups, saved_queries)
             grouped[(split_name, kind)] = groups
             texts[(split_name, kind)] = {}
             fresh_of[(split_name, kind)] = {}

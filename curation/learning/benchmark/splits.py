@@ -15,9 +15,11 @@ Rule, for a key not yet in the saved file:
 3. **Conflicts.** A record whose group and document are in different splits is dropped (counted per
    kind and the group's split), so no document is a positive of two splits and no group is in two.
 
-The assignment is saved as JSON (concept keys and PMIDs only); rebuilding reads it, so dev and
-test never move when the corpus or the KB grows. Keys the file lacks are placed by the rule and
-counted as new.
+The assignment is saved as JSON (concept keys, PMIDs, and each dev/test query id with the entity
+keys of its records: ids only, no text); rebuilding reads it, so dev and test never move when the
+corpus or the KB grows, and a query keeps its id when a new same-named concept joins it. Keys the
+file lacks are placed by the rule and counted as new. What can still change is a query's text: a
+canonical name is the corpus's most used one, so new documents can change it.
 """
 
 from __future__ import annotations
@@ -48,6 +50,8 @@ class SplitAssignment:
         fractions: train / dev / test shares for the hash rule.
         concepts: ``"<type>:<concept id>"`` → split.
         documents: PMID → split.
+        queries: dev and test query id → the query entities of the records it groups (``"Gene:673|Variant:…"``),
+            so a rebuild gives a query the id it was saved with even when a new concept joins its group.
         new_concepts, new_documents: how many keys this build placed by the rule (not from the file).
     """
 
@@ -55,6 +59,7 @@ class SplitAssignment:
     fractions: tuple[float, float, float] = FRACTIONS
     concepts: dict[str, str] = field(default_factory=dict)
     documents: dict[str, str] = field(default_factory=dict)
+    queries: dict[str, list[str]] = field(default_factory=dict)
     new_concepts: int = 0
     new_documents: int = 0
 
@@ -66,6 +71,7 @@ class SplitAssignment:
             "rule": "documents by hash of (seed, pmid); concept groups by their records' documents' majority",
             "concepts": dict(sorted(self.concepts.items())),
             "documents": dict(sorted(self.documents.items())),
+            "queries": {qid: sorted(members) for qid, members in sorted(self.queries.items())},
         }
 
     def save(self, path: str | Path) -> None:
@@ -99,11 +105,50 @@ class SplitAssignment:
             raise BenchmarkError(f"{path}: 'seed' must be an integer, 'fractions' three numbers ({exc})") from None
         if len(fractions) != 3 or abs(sum(fractions) - 1) > 1e-6:
             raise BenchmarkError(f"{path}: field 'fractions' must be three shares summing to 1")
-        return cls(seed, fractions, dict(data["concepts"]), dict(data["documents"]))  # type: ignore[arg-type]
+        queries = data.get("queries", {})
+        if not isinstance(queries, dict) or not all(
+            isinstance(m, list) and all(isinstance(x, str) for x in m) for m in queries.values()
+        ):
+            raise BenchmarkError(f"{path}: field 'queries' must map query ids to lists of entity keys")
+        return cls(seed, fractions, dict(data["concepts"]), dict(data["documents"]),  # type: ignore[arg-type]
+                   {qid: list(members) for qid, members in queries.items()})
 
 
 def concept_key(entity: Entity) -> str:
     return f"{entity[0]}:{entity[1]}"
+
+
+def entities_key(record: BenchRecord) -> str:
+    """A record's query entities as one string (``"Gene:673|Variant:p|SUB|V|600|E"``)."""
+    return "|".join(concept_key(e) for e in record.entities)
+
+
+def pin_query_ids(
+    groups: Mapping[str, tuple[BenchRecord, ...]], saved: Mapping[str, Sequence[str]]
+) -> dict[str, tuple[BenchRecord, ...]]:
+    """Rename groups to the saved query id that shares most of their records' entities (each saved id once).
+
+    A group sharing nothing with a saved query keeps its computed id (suffixed if a saved id took it).
+    """
+    owner = {member: qid for qid, members in saved.items() for member in members}
+    taken: set[str] = set()
+    named: dict[str, tuple[BenchRecord, ...]] = {}
+    unnamed: list[tuple[str, tuple[BenchRecord, ...]]] = []
+    for qid, records in groups.items():
+        votes = Counter(owner[k] for k in {entities_key(r) for r in records} if k in owner)
+        best = min((q for q in votes if q not in taken), key=lambda q: (-votes[q], q), default=None)
+        if best is None:
+            unnamed.append((qid, records))
+        else:
+            taken.add(best)
+            named[best] = records
+    for qid, records in unnamed:
+        name, n = qid, 1
+        while name in named:
+            n += 1
+            name = f"{qid}#{n}"
+        named[name] = records
+    return dict(sorted(named.items()))
 
 
 def hash_split(seed: int, namespace: str, key: str, fractions: Sequence[float] = FRACTIONS) -> str:
