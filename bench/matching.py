@@ -47,7 +47,8 @@ from curation.ingest.pubtator import read_pubtator  # noqa: E402
 from curation.records import Document, KBRecord  # noqa: E402
 from curation.schemas import PO  # noqa: E402
 
-EVALUATED = {"GeneOrGeneProduct": "gene", "SequenceVariant": "variant", "ChemicalEntity": "chemical"}
+EVALUATED = {"GeneOrGeneProduct": "gene", "SequenceVariant": "variant", "ChemicalEntity": "chemical",
+             "DiseaseOrPhenotypicFeature": "disease"}
 
 
 def load_pubtator(path: Path) -> list[Document]:
@@ -178,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     unfiltered = Lexicon(synonyms)
     sources["excluded_names"] = {kind: len(names) for kind, names in exclude.items()}
     sources["dropped_names"] = dict(lexicon.dropped)
-    kinds = ("gene", "variant", "chemical")
+    kinds = ("gene", "variant", "chemical", "disease")
 
     configs = {
         "matcher": (lexicon, {"abbreviations": True, "veto": True, "shapes": True}),
@@ -271,7 +272,7 @@ def _time_g(matcher: Matcher, docs: list[Document]) -> float:
 def _print_errors(predicted: list, gold: list, docs: list[Document], limit: int) -> None:
     text = {d.pmid: d.text for d in docs}
     pred_set, gold_set = set(predicted), set(gold)
-    for kind in ("variant", "chemical", "gene"):
+    for kind in ("variant", "chemical", "gene", "disease"):
         misses = Counter(text[p][s:e] for p, s, e, k in gold_set - pred_set if k == kind)
         false = Counter(text[p][s:e] for p, s, e, k in pred_set - gold_set if k == kind)
         print(f"\n== {kind}: missed (exact) {sum(misses.values())}: {misses.most_common(limit)}")

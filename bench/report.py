@@ -54,7 +54,7 @@ def matching_section(data: dict) -> list[str]:
     ]
     system = data["systems"]["matcher"]
     for split in ("dev", "test"):
-        for kind in ("variant", "chemical", "gene"):
+        for kind in [k for k in ("variant", "chemical", "gene", "disease") if k in system[split]]:
             s = system[split][kind]
             lines.append(
                 f"| {split} | {kind} | {s['gold']} | {_f(s['exact']['precision'])} | "
@@ -65,13 +65,13 @@ def matching_section(data: dict) -> list[str]:
         "",
         "Ablations (dev, exact spans, recall / precision):",
         "",
-        "| system | variant R / P | chemical R / P | gene R / P |",
-        "| --- | --- | --- | --- |",
+        "| system | variant R / P | chemical R / P | gene R / P | disease R / P |",
+        "| --- | --- | --- | --- | --- |",
     ]
     for name, s in data["systems"].items():
         cells = [
             f"{_f(s['dev'][k]['exact']['recall'])} / {_f(s['dev'][k]['exact']['precision'])}" if k in s["dev"] else "–"
-            for k in ("variant", "chemical", "gene")
+            for k in ("variant", "chemical", "gene", "disease")
         ]
         lines.append(f"| `{name}` | " + " | ".join(cells) + " |")
     t = data.get("timings_s", {})
