@@ -8,11 +8,21 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 
-from curation.learning.benchmark import FORM_NAMES, SPLITS, Benchmark, BenchmarkError, QuerySet, build_benchmark
+from curation.learning.benchmark import (
+    FORM_NAMES,
+    SPLITS,
+    Benchmark,
+    BenchmarkError,
+    QuerySet,
+    build_benchmark,
+    normalised,
+)
 from curation.learning.statistics import per_query, summarise
 from index.hits import Run
+from index.search import FusionConfig, Mode, Retriever
 
 SPLIT_FILE = Path(__file__).resolve().parent / "splits" / "benchmark_v2.json"
 
@@ -39,6 +49,16 @@ def load_benchmark(data_dir: Path, seed: int = 13, split_file: Path = SPLIT_FILE
 METRICS = ("ndcg@10", "map@50", "recall@50", "entity_recall@10")
 EVAL_K = 50
 PerQuery = dict[str, dict[str, float]]  # metric -> query id -> value
+
+
+def system(
+    retriever: Retriever, mode: Mode | str, fusion: FusionConfig | None = None
+) -> Callable[[Mapping[str, str]], Run]:
+    """One system as a {qid: text} → run function (hits cut at EVAL_K); ``fusion`` replaces the retriever's own
+    on a copy, so the retriever passed in is never changed."""
+    if fusion is not None:
+        retriever = replace(retriever, fusion=fusion)
+    return lambda queries: retriever.run(queries, mode, EVAL_K)
 
 
 def score(run: Run, query_set: QuerySet) -> PerQuery:
@@ -115,18 +135,19 @@ def leaks(benchmark: Benchmark) -> dict[str, dict[str, dict[str, float]]]:
     """Per evaluated split and form: the share of its positive documents that are training positives, and the
     share of its query texts identical (case and spacing aside) to a training query text of any kind."""
     def texts(split: str, form: str) -> set[str]:
-        return {" ".join(t.casefold().split()) for kind in benchmark.kinds()
+        return {normalised(t) for kind in benchmark.kinds()
                 for t in benchmark.query_set(split, kind, form).queries.values()}
 
     train_docs = {pmid for kind in benchmark.kinds() for qrels in
                   benchmark.query_set("train", kind, "canonical").qrels.values() for pmid in qrels}
+    train = set().union(*(texts("train", form) for form in FORM_NAMES))
     out: dict[str, dict[str, dict[str, float]]] = {}
     for split in SPLITS[1:]:
         docs = {pmid for kind in benchmark.kinds() for qrels in
                 benchmark.query_set(split, kind, "canonical").qrels.values() for pmid in qrels}
         out[split] = {}
         for form in FORM_NAMES:
-            mine, train = texts(split, form), set().union(*(texts("train", f) for f in FORM_NAMES))
+            mine = texts(split, form)
             out[split][form] = {
                 "positive_docs_in_train": round(len(docs & train_docs) / max(len(docs), 1), 4),
                 "identical_query_texts": round(len(mine & train) / max(len(mine), 1), 4),

@@ -46,6 +46,7 @@ from bench._benchmark import (  # noqa: E402
     pooled,
     renamed_queries,
     report_forms,
+    system,
 )  # noqa: E402
 from bench.retrieval import build_lexicon  # noqa: E402
 from curation.config import load_settings  # noqa: E402
@@ -131,14 +132,6 @@ def training_set(records: dict[str, list[KBRecord]], documents: dict[str, Docume
     pairs = tuple(p for part in parts for p in part.pairs)
     margins = {k: v for part in parts for k, v in part.margins.items()}
     return TrainingSet(pairs, margins)
-
-
-def system(retriever: Retriever, mode: Mode, fusion: FusionConfig | None = None):
-    def retrieve(queries):
-        if fusion is not None:
-            retriever.fusion = fusion
-        return retriever.run(dict(queries), mode=mode, k=50)
-    return retrieve
 
 
 def choose_fusion(retriever: Retriever, benchmark: Benchmark, bm25_dev: dict) -> tuple[str, dict]:
@@ -304,15 +297,9 @@ def main(argv: list[str] | None = None) -> int:
         "timings_s": {k: round(v, 1) for k, v in timings.items()},
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2, default=_plain))
+    args.out.write_text(json.dumps(report, indent=2))
     print(f"wrote {args.out} in {timings['total']:.0f} s")
     return 0
-
-
-def _plain(value: object) -> object:
-    if isinstance(value, set | frozenset):
-        return sorted(value)
-    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
 
 
 if __name__ == "__main__":

@@ -53,6 +53,7 @@ from bench._benchmark import (  # noqa: E402
     pooled,
     renamed_queries,
     report_forms,
+    system,
 )  # noqa: E402
 from bench.edel import GDT  # noqa: E402
 from curation import store  # noqa: E402
@@ -92,13 +93,9 @@ def gdt_records(benchmark: Benchmark) -> list[KBRecord]:
 
 def evaluate_version(path: Path, benchmark: Benchmark) -> dict:
     retriever = open_retriever(path)
-
-    def run(mode: Mode):
-        return lambda queries: retriever.run(dict(queries), mode=mode, k=50)
-
     return {
-        "dense": evaluate_system(run(Mode.DENSE), benchmark, "test"),
-        "hybrid": evaluate_system(run(Mode.HYBRID), benchmark, "test"),
+        "dense": evaluate_system(system(retriever, Mode.DENSE), benchmark, "test"),
+        "hybrid": evaluate_system(system(retriever, Mode.HYBRID), benchmark, "test"),
         "fusion": registry.read_version(path).manifest.fusion_chosen_on_dev,
     }
 
@@ -262,7 +259,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     con.close()
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2, default=lambda v: sorted(v)))
+    args.out.write_text(json.dumps(report, indent=2))
     print(f"wrote {args.out} in {timings['total']:.0f} s (work folder {work})")
     return 0
 

@@ -36,7 +36,6 @@ import re
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -54,6 +53,7 @@ from bench._benchmark import (  # noqa: E402
     pooled,
     renamed_queries,
     report_forms,
+    system,
 )  # noqa: E402
 from curation.config import load_settings  # noqa: E402
 from curation.learning.benchmark import Benchmark  # noqa: E402
@@ -174,13 +174,6 @@ class MemoEncoder:
 
 
 # --- scoring and choosing the hybrid ------------------------------------------------------
-
-
-def system(retriever: Retriever, mode: str, fusion: FusionConfig | None = None):
-    """A {qid: text} → run function for one system (hits cut at EVAL_K)."""
-    if fusion is not None:
-        retriever = replace(retriever, fusion=fusion)
-    return lambda queries: retriever.run(queries, mode, EVAL_K)
 
 
 def sweep(retriever: Retriever, benchmark: Benchmark, split: str) -> dict[str, dict[str, dict[str, float]]]:
@@ -490,19 +483,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     report["params"]["notes"] = notes(report, chosen, mixed, dev)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     tmp = args.out.with_name(args.out.name + ".tmp")
-    tmp.write_text(json.dumps(report, indent=2, default=_plain) + "\n")
+    tmp.write_text(json.dumps(report, indent=2) + "\n")
     tmp.replace(args.out)
     headline = {form: {s: forms[form]["all"]["ndcg@10"]["systems"][s]["mean"] for s in systems} for form in forms}
     print(json.dumps({"goals": goals, "ndcg@10 (all kinds)": headline, "latency_ms": latency_ms}, indent=2))
     print(f"chosen hybrid: {chosen} ({why}); wrote {args.out}")
     return 0
-
-
-def _plain(value: object) -> object:
-    """JSON for Counters and sets in the counts."""
-    if isinstance(value, set | frozenset):
-        return sorted(value)
-    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
 
 
 def _config_dict(config: FusionConfig) -> dict[str, object]:

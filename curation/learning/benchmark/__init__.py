@@ -5,7 +5,7 @@ canonical and reworded names), splits (grouped, document-disjoint, saved), build
 May import: entities, ingest, learning.evaluation and the vocabulary.
 """
 
-from curation.learning.benchmark.build import Benchmark, QuerySet, assemble, build_benchmark
+from curation.learning.benchmark.build import Benchmark, QuerySet, assemble, build_benchmark, normalised
 from curation.learning.benchmark.corpus import BenchmarkError, document_concepts, load_corpus
 from curation.learning.benchmark.names import FORM_NAMES
 from curation.learning.benchmark.records import KIND_NAMES, KINDS, BenchRecord, RelationKind, kind_of
@@ -27,4 +27,5 @@ __all__ = [
     "document_concepts",
     "kind_of",
     "load_corpus",
+    "normalised",
 ]

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from curation.entities.synonyms import drugbank_synonyms
 from curation.learning.benchmark.corpus import BenchmarkError, document_concepts, load_corpus
-from curation.learning.benchmark.names import FORM_NAMES, Names
+from curation.learning.benchmark.names import FORM_NAMES, Names, most_frequent
 from curation.learning.benchmark.records import (
     KIND_NAMES,
     BenchRecord,
@@ -98,6 +98,7 @@ class Benchmark:
 
 
 def normalised(text: str) -> str:
+    """A query text as compared for identity: case and spacing aside."""
     return " ".join(text.casefold().split())
 
 
@@ -264,12 +265,11 @@ def _texts(
     renamed: list[bool] = []
     for position, entity_type in enumerate(relation.query_types):
         ids = Counter(r.entities[position][1] for r in records)
-        concept = min(ids, key=lambda c: (-ids[c], c))  # the id most records use
+        concept = most_frequent(ids)  # the id most records use
         mentions: Counter[str] = Counter()
         for record in records:
             mentions.update(names.mentions_in(record.pmid, entity_type, record.entities[position][1]))
-        verbatim[entity_type] = (min(mentions, key=lambda t: (-mentions[t], t)) if mentions
-                                 else names.canonical(entity_type, concept))
+        verbatim[entity_type] = most_frequent(mentions) if mentions else names.canonical(entity_type, concept)
         canonical[entity_type] = names.canonical(entity_type, concept)
         reworded[entity_type], fresh = names.reworded(entity_type, concept, pmids, f"{seed}|{qid}|{entity_type}")
         renamed.append(fresh)

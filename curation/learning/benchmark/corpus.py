@@ -54,28 +54,6 @@ def concept_parts(concept_id: str, mention_type: str = "") -> tuple[str, ...]:
     return tuple(p for p in (part.strip() for part in pattern.split(concept_id)) if p and p != "-")
 
 
-def id_types(document: Document) -> dict[str, set[str]]:
-    """Mention types of each id in a document (an id inside a composite mention counts)."""
-    types: dict[str, set[str]] = defaultdict(set)
-    for mention in document.mentions:
-        for part in concept_parts(mention.concept_id, mention.type):
-            types[part].add(mention.type)
-    return types
-
-
-def name_of(document: Document, concept_id: str) -> str:
-    """The most frequent mention text of an id in a document (first seen wins a tie).
-
-    Mentions annotated with this id alone are preferred over composite ones ("MODY" for three
-    genes names none of them well).
-    """
-    single = Counter(m.text for m in document.mentions if m.concept_id == concept_id)
-    if single:
-        return single.most_common(1)[0][0]
-    shared = Counter(m.text for m in document.mentions if concept_id in concept_parts(m.concept_id, m.type))
-    return shared.most_common(1)[0][0] if shared else concept_id
-
-
 def nearest_gene(document: Document, variant_id: str) -> str | None:
     """The gene a variant belongs to, by proximity of mentions in the document.
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from curation.entities.amino_acids import AA3
 from curation.entities.variants import normalise_variant
@@ -95,7 +95,7 @@ class Names:
             if name is None and key[1] in self._dictionary and entity_type == "Chemical":
                 name = self._dictionary[key[1]]
             shared = self._shared.get(key)
-            fallback = min(shared, key=lambda t: (-shared[t], t)) if shared else concept
+            fallback = most_frequent(shared) if shared else concept
             self._canonical[key] = name or self._most_used(key) or fallback
         return self._canonical[key]
 
@@ -174,7 +174,12 @@ class Names:
                 protein[key] += documents
         if not protein:
             return None
-        return min(protein, key=lambda key: (-protein[key], key))
+        return most_frequent(protein)
+
+
+def most_frequent(counts: Mapping[str, int]) -> str:
+    """The most frequent key; a tie goes to the alphabetically first, so every choice is deterministic."""
+    return min(counts, key=lambda key: (-counts[key], key))
 
 
 def variant_name(variant_id: str) -> str | None:
