@@ -134,6 +134,29 @@ def training_set(records: dict[str, list[KBRecord]], documents: dict[str, Docume
     return TrainingSet(pairs, margins)
 
 
+def concept_match(matcher, corpus, recogniser_path: Path, linker_path: Path):
+    """g(e, d) from the stored-annotation concept index: annotate the corpus as ingest would, then index it."""
+    from curation.entities.annotation import Annotator
+    from curation.entities.concepts import ConceptIndex
+    from curation.entities.recogniser import load_recogniser
+
+    recogniser = load_recogniser(recogniser_path)
+    linker = None
+    if linker_path.exists():
+        from curation.entities.linking import load_linker
+
+        linker = load_linker(linker_path, matcher.lexicon)
+    annotator = Annotator(matcher, recogniser, linker, combine="union")
+    clock = time.time()
+    documents = list(corpus)
+    annotated = annotator.annotate([d.text for d in documents])
+    index = ConceptIndex(matcher, {d.pmid: a for d, a in zip(documents, annotated, strict=True)}, linker)
+    info = {"g": "concepts", "annotator": annotator.version, "annotate_s": round(time.time() - clock, 1),
+            "annotations": sum(len(a) for a in annotated),
+            "linked": sum(1 for found in annotated for a in found if a.concept_id)}
+    return index.matched, info
+
+
 def choose_fusion(retriever: Retriever, benchmark: Benchmark, bm25_dev: dict) -> tuple[str, dict]:
     """The fusion with the best mean gate metrics on dev (canonical + reworded, kinds pooled) among those
     >= BM25 on every gate metric; if none, the one that falls least short."""
@@ -185,6 +208,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--systems", default=",".join(ABLATIONS), help="which trained systems to run")
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--smoke", action="store_true", help="a few steps on a small corpus, to check the script runs")
+    parser.add_argument("--g", choices=("matcher", "concepts"), default="matcher",
+                        help="g(e, d): the text matcher, or the matcher plus the stored annotations' concepts "
+                             "(curation.entities.concepts: recogniser + linker, issue 14)")
+    parser.add_argument("--recogniser", type=Path, default=settings.models_dir / "recognisers" / "biomed")
+    parser.add_argument("--linker", type=Path, default=settings.models_dir / "linkers" / "biomed")
     args = parser.parse_args(argv)
     torch.manual_seed(args.seed)
     started = time.time()
@@ -208,6 +236,10 @@ def main(argv: list[str] | None = None) -> int:
     from curation.entities.matching import Matcher
 
     matcher = Matcher(lexicon)
+    text_match = matcher.matched
+    g_info: dict[str, object] = {"g": args.g}
+    if args.g == "concepts":
+        text_match, g_info = concept_match(matcher, benchmark.corpus, args.recogniser, args.linker)
     timings["matcher_build"] = time.time() - clock
     lexical = LexicalIndex.build(list(benchmark.corpus))
     train_lexical = LexicalIndex.build(list(documents.values()))
@@ -229,7 +261,7 @@ def main(argv: list[str] | None = None) -> int:
         sampling = SamplingConfig(per_class=args.per_class, bm25_negatives=1, random_negatives=1, seed=args.seed,
                                   ablation=ABLATIONS[name])
         clock = time.time()
-        training = training_set(records, documents, matcher.matched, train_lexical, sampling)
+        training = training_set(records, documents, text_match, train_lexical, sampling)
         timings[f"{name}_sampling"] = time.time() - clock
         tables[name] = {"classes": training.counts(), "margins": training.margins, "pairs": len(training.pairs),
                         "sources": training.sources()}
@@ -274,7 +306,10 @@ def main(argv: list[str] | None = None) -> int:
             "sampling": {**asdict(replace(SamplingConfig(), per_class=args.per_class, bm25_negatives=1,
                                           random_negatives=1, seed=args.seed)), "ablation": "per system"},
             "text_match": "curation.entities.matching.Matcher.matched on the abstract's text (lexicon: the corpus's "
-                          "gold-mention names, DrugBank, PTM types), as the product's build chain",
+                          "gold-mention names, DrugBank, PTM types), as the product's build chain"
+                          + ("; with --g concepts, also the abstract's annotations' concepts"
+                             if args.g == "concepts" else ""),
+            "g": g_info,
             "training_records": f"{len(chosen_records)} of the {len(pool)} train-split records of {list(TRAIN_KINDS)} "
                                 f"with an answer (seeded, kinds in proportion) → {sum(kb_counts.values())} KB records "
                                 f"{kb_counts}",

@@ -101,6 +101,70 @@ def matching_section(data: dict) -> list[str]:
     return lines
 
 
+ENTITY_SPLITS = {"biored_dev": "BioRED Dev", "bc5cdr_dev": "BC5CDR Dev", "biored_test": "BioRED Test",
+                 "bc5cdr_test": "BC5CDR Test"}
+NER_LABELS = {"dictionary": "dictionaries only (no recogniser)", "recogniser": "recogniser (+ notation rules)",
+              "union": "recogniser + dictionaries"}
+
+
+def entities_section(data: dict, results: Path | None = None) -> list[str]:
+    chosen = data["chosen_on_dev"]["system"]
+    manifest = data["params"].get("recogniser_manifest", {})
+    lines = [
+        "## Entities: recogniser, linker, concept index (`bench/entities.py`)",
+        "",
+        f"Run {data['date']}. Exact-span precision / recall / F1 (same start, end and type as a gold mention). "
+        f"The recogniser (`{manifest.get('name', '?')}`, spaCy CNN NER, width "
+        f"{manifest.get('settings', {}).get('width', '?')}) was trained on BioRED Train + BC5CDR Train in "
+        f"{_f(manifest.get('train_seconds'), 0)} s on {manifest.get('device', '?')}, its checkpoint chosen on "
+        "BioRED Dev; dictionaries come from the same training documents plus CIViC and DrugBank. "
+        f"The system the app uses was chosen on BioRED Dev: **{NER_LABELS.get(chosen, chosen)}** "
+        f"({data['chosen_on_dev']['rule']}). BC5CDR figures are chemicals and diseases only, without the "
+        "documents BioRED Train holds.",
+        "",
+        "| split | system | gene P / R / F1 | variant P / R / F1 | chemical P / R / F1 | disease P / R / F1 |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for split, title in ENTITY_SPLITS.items():
+        for name, per_split in data["ner"].items():
+            if split not in per_split:
+                continue
+            scores = per_split[split]["scores"]
+            cells = []
+            for kind in ("gene", "variant", "chemical", "disease"):
+                e = scores.get(kind, {}).get("exact")
+                cells.append(f"{_f(e['precision'])} / {_f(e['recall'])} / {_f(e['f1'])}" if e else "–")
+            lines.append(f"| {title} | {NER_LABELS.get(name, name)} | " + " | ".join(cells) + " |")
+    t = data["throughput"]
+    lines += [
+        "",
+        f"Throughput ({t['system']}, first sight of each text, {data['params'].get('cpu_count')} CPU cores): "
+        f"{t['abstracts']} abstracts (every abstract of the data directory) annotated in {_f(t['seconds'], 1)} s, "
+        f"{_f(t['abstracts_per_s_cpu'], 1)} abstracts/s, {t['mentions']} mentions; loading the dictionaries, "
+        f"recogniser and linker took {_f(t['setup_s'], 1)} s.",
+        "",
+    ]
+    linking = data.get("linking") or {}
+    for line in linking.get("report_lines", []):
+        lines.append(line)
+    if linking.get("report_lines"):
+        lines.append("")
+    edel = data.get("edel_before_after")
+    if edel:
+        lines += [
+            "EDEL retrained with the concept index as g(e, d) (`bench/edel.py --g concepts`), against the text "
+            "matcher alone (`bench/edel.py`), same records, seed and settings:",
+            "",
+            "| g(e, d) | pairs | margin classes | EDEL NDCG@10 canonical (test) | EDEL + BM25 |",
+            "| --- | ---: | --- | ---: | ---: |",
+        ]
+        for label, entry in edel.items():
+            classes = ", ".join(f"{k} {v}" for k, v in entry["classes"].items())
+            lines.append(f"| {label} | {entry['pairs']} | {classes} | {_f(entry['edel'])} | {_f(entry['hybrid'])} |")
+        lines.append("")
+    return lines + goals_line(data)
+
+
 FORM_ORDER = ("canonical", "reworded", "verbatim")
 FORM_TITLES = {
     "canonical": "canonical (the KB's names: what a curator types)",
@@ -514,6 +578,7 @@ SECTIONS = (
     ("retrieval", retrieval_section),
     ("edel", edel_section),
     ("feedback", feedback_section),
+    ("entities", entities_section),
     ("matching", matching_section),
     ("scale", scale_section),
     ("app", app_section),
@@ -534,7 +599,7 @@ def render(results: Path) -> str:
     for name, section in SECTIONS:
         data = _load(results, name)
         if data is not None:
-            lines += section(data, results) if section is edel_section else section(data)
+            lines += section(data, results) if section in (edel_section, entities_section) else section(data)
         if name == "retrieval" and data is not None and _load(results / "v1", "retrieval") is not None:
             lines += v1_to_v2_section(_load(results / "v1", "retrieval"), data)
     return "\n".join(lines).rstrip() + "\n"

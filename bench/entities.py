@@ -1,0 +1,266 @@
+"""Entities: the trained recogniser against the dictionaries, the learned linker, throughput.
+
+Usage::
+
+    python bench/entities.py [--data-dir D] [--recogniser models/recognisers/biomed]
+                             [--linker models/linkers/biomed] [--test] [--out bench/results/entities.json]
+
+NER: exact-span precision / recall / F1 per type (same start, end and kind as a gold mention)
+on BioRED Dev (genes, variants, chemicals, diseases, cell lines) and BC5CDR Dev (chemicals and
+diseases; the BC5CDR documents that BioRED Train holds are left out, they were trained on), for
+three systems of :class:`curation.entities.annotation.Annotator`: ``dictionary`` (the matcher
+alone, what the app does without a recogniser), ``recogniser`` (recognised spans + notation
+rules) and ``union`` (recogniser, then dictionary spans that overlap no recognised one). The
+dictionaries come from the training side only: CIViC, DrugBank, BioRED Train and BC5CDR Train
+mentions (the same documents the recogniser trains on). The system the app uses by default is
+chosen on BioRED Dev (best mean F1 over the four types); ``--test`` adds BioRED Test and BC5CDR
+Test, read once for the final figures.
+
+Linking: :func:`bench._linking.measure_linking` (held-out names → concept ids).
+
+Throughput: abstracts per second through the whole pipeline (recogniser + dictionary matcher +
+linker), first sight of each text, on this machine's CPU; and the seconds to annotate every
+abstract of the data directory (BioRED, BC5CDR, HoC) as ingest would.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from collections import Counter
+from datetime import UTC, datetime
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench._benchmark import goal  # noqa: E402
+from bench.matching import measured_exclusions, score  # noqa: E402
+from curation.config import Settings  # noqa: E402
+from curation.entities.annotation import Annotator  # noqa: E402
+from curation.entities.lexicon import Lexicon  # noqa: E402
+from curation.entities.matching import Matcher  # noqa: E402
+from curation.entities.recogniser import LABELS, load_recogniser  # noqa: E402
+from curation.entities.synonyms import (  # noqa: E402
+    drugbank_synonyms,
+    element_synonyms,
+    kb_synonyms,
+    mention_synonyms,
+    ptm_synonyms,
+)
+from curation.ingest.civic import read_civic  # noqa: E402
+from curation.ingest.problems import Problems  # noqa: E402
+from curation.records import Document  # noqa: E402
+from curation.schemas import PO  # noqa: E402
+from curation.workflows.recogniser_training import CorpusPart, load_corpora  # noqa: E402
+
+KINDS = ("gene", "variant", "chemical", "disease")
+SYSTEMS = ("dictionary", "recogniser", "union")
+
+
+def train_lexicon(data: Path, train: tuple[CorpusPart, ...]) -> tuple[Lexicon, dict]:
+    """Dictionaries from the training side only, with the measured name filter of bench/matching.py."""
+    civic_path = data / "civic" / "civic_evidence_2026-05.tsv"
+    civic = list(read_civic(civic_path, Problems(civic_path)))
+    synonyms = kb_synonyms(civic, PO) + drugbank_synonyms(data / "dicts" / "drugbank_vocabulary.csv")
+    for part in train:
+        mentions = [m for d in part.documents for m in d.mentions]
+        synonyms += mention_synonyms(mentions)
+    synonyms += ptm_synonyms() + element_synonyms()
+    biored, bc5cdr = (list(p.documents) for p in train)
+    exclude = measured_exclusions(synonyms, biored, bc5cdr, min_hits=2, max_precision=0.5)
+    lexicon = Lexicon(synonyms, exclude=exclude)
+    return lexicon, {"civic_records": len(civic), "excluded_names": {k: len(v) for k, v in exclude.items()},
+                     "sizes": lexicon.sizes()}
+
+
+def gold_of(part: CorpusPart) -> list[tuple[str, int, int, str]]:
+    """(pmid, start, end, kind) of the gold mentions of the types the part annotates."""
+    out = []
+    for d in part.documents:
+        for m in d.mentions:
+            label = LABELS.get(m.type)
+            if label is None or (part.labels is not None and label not in part.labels):
+                continue
+            out.append((m.pmid, m.start, m.end, label.lower()))
+    return out
+
+
+def predict(annotator: Annotator, documents: list[Document]) -> tuple[list, float]:
+    """Predicted (pmid, start, end, kind) and seconds (first sight of every text)."""
+    annotator.matcher._cache.clear()
+    started = time.perf_counter()
+    annotated = annotator.annotate([d.text for d in documents])
+    seconds = time.perf_counter() - started
+    pairs = zip(documents, annotated, strict=True)
+    return [(d.pmid, a.start, a.end, a.type) for d, found in pairs for a in found], seconds
+
+
+def evaluate(annotator: Annotator, part: CorpusPart) -> dict:
+    predicted, seconds = predict(annotator, list(part.documents))
+    kinds = {k for *_, k in gold_of(part)}
+    scores = score([p for p in predicted if p[3] in kinds], gold_of(part))
+    rate = round(len(part.documents) / seconds, 1)
+    return {"documents": len(part.documents), "scores": scores, "abstracts_per_s": rate}
+
+
+def mean_f1(entry: dict, kinds=KINDS) -> float:
+    values = [entry["scores"][k]["exact"]["f1"] for k in kinds if k in entry["scores"]]
+    return sum(values) / len(values) if values else 0.0
+
+
+def main(argv: list[str] | None = None) -> int:
+    settings = Settings()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data-dir", type=Path, default=settings.data_dir)
+    parser.add_argument("--recogniser", type=Path, default=settings.models_dir / "recognisers" / "biomed")
+    parser.add_argument("--linker", type=Path, default=settings.models_dir / "linkers" / "biomed")
+    parser.add_argument("--test", action="store_true", help="also BioRED Test and BC5CDR Test (the final figures)")
+    parser.add_argument("--skip-linking", action="store_true", help="leave the linking figures out (quick runs)")
+    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results" / "entities.json")
+    parser.add_argument("--edel-before", type=Path, default=Path(__file__).resolve().parent / "results" / "edel.json",
+                        help="bench/edel.py's JSON with g(e, d) = the text matcher")
+    parser.add_argument("--edel-after", type=Path,
+                        default=Path(__file__).resolve().parent / "results" / "edel_concepts.json",
+                        help="bench/edel.py --g concepts's JSON (g(e, d) = the concept index)")
+    args = parser.parse_args(argv)
+    data: Path = args.data_dir
+
+    t0 = time.perf_counter()
+    corpora = load_corpora(data)
+    lexicon, lexicon_info = train_lexicon(data, corpora.train)
+    matcher = Matcher(lexicon)
+    recogniser = load_recogniser(args.recogniser)
+    linker = None
+    if args.linker.exists():
+        from curation.entities.linking import load_linker
+
+        linker = load_linker(args.linker, lexicon)
+    setup_s = time.perf_counter() - t0
+    print(f"setup {setup_s:.0f} s: lexicon {sum(v['names'] for v in lexicon.sizes().values())} names, "
+          f"recogniser {recogniser.name}, linker {getattr(linker, 'name', None)}")
+
+    parts = {"biored_dev": corpora.dev, "bc5cdr_dev": corpora.bc5cdr_dev}
+    if args.test:
+        parts |= {"biored_test": corpora.biored_test, "bc5cdr_test": corpora.bc5cdr_test}
+    systems: dict[str, dict] = {}
+    for name in SYSTEMS:
+        annotator = Annotator(matcher, recogniser, linker, combine=name)
+        systems[name] = {split: evaluate(annotator, part) for split, part in parts.items()}
+        for split, entry in systems[name].items():
+            line = "  ".join(
+                f"{k} {s['exact']['precision']:.3f}/{s['exact']['recall']:.3f}/{s['exact']['f1']:.3f}"
+                for k, s in entry["scores"].items()
+            )
+            print(f"{name:10s} {split:11s} {line}")
+    chosen = max(SYSTEMS, key=lambda s: mean_f1(systems[s]["biored_dev"]))
+
+    # Throughput: the chosen pipeline on every abstract of the data directory, first sight of each.
+    annotator = Annotator(matcher, recogniser, linker, combine=chosen)
+    corpus = _all_abstracts(data, corpora)
+    annotator.matcher._cache.clear()
+    started = time.perf_counter()
+    annotated = annotator.annotate(corpus)
+    whole_s = time.perf_counter() - started
+    per_s = len(corpus) / whole_s
+    print(f"annotated {len(corpus)} abstracts in {whole_s:.1f} s: {per_s:.1f}/s ({chosen})")
+
+    linking: dict = {}
+    if not args.skip_linking:
+        from bench._linking import measure_linking
+
+        linking = measure_linking(data, args.linker if args.linker.exists() else None)
+
+    dev = systems[chosen]["biored_dev"]["scores"]
+    goals = {
+        "ner_gene_f1_biored_dev": goal(dev["gene"]["exact"]["f1"], 0.85, ">="),
+        "ner_chemical_f1_biored_dev": goal(dev["chemical"]["exact"]["f1"], 0.88, ">="),
+        "ner_disease_f1_biored_dev": goal(dev["disease"]["exact"]["f1"], 0.80, ">="),
+        "ner_variant_recall_biored_dev": goal(dev["variant"]["exact"]["recall"], 0.85, ">="),
+        "ner_variant_precision_biored_dev": goal(dev["variant"]["exact"]["precision"], 0.90, ">="),
+        "abstracts_per_s_cpu": goal(round(per_s, 1), 50, ">="),
+    }
+    for name, target in (("link_acc1_bc5cdr_chemical", 0.90), ("link_acc1_bc5cdr_disease", 0.90),
+                         ("auto_link_precision", 0.98)):
+        value = linking.get("goal_values", {}).get(name)
+        if value is not None:
+            goals[name] = goal(value, target, ">=")
+    result = {
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "goals": goals,
+        "params": {
+            "data_dir": str(data),
+            "recogniser": str(args.recogniser),
+            "recogniser_manifest": recogniser.manifest.__dict__,
+            "linker": str(args.linker) if linker is not None else None,
+            "dictionary": lexicon_info,
+            "test_read": args.test,
+            "python": platform.python_version(),
+            "cpu_count": os.cpu_count(),
+        },
+        "counts": {
+            split: {"documents": len(part.documents), "gold": dict(Counter(k for *_, k in gold_of(part)))}
+            for split, part in parts.items()
+        },
+        "ner": systems,
+        "chosen_on_dev": {"system": chosen, "rule": "best mean exact F1 over gene, variant, chemical, disease on "
+                          "BioRED Dev", "mean_f1": {s: round(mean_f1(systems[s]["biored_dev"]), 4) for s in SYSTEMS}},
+        "throughput": {
+            "system": chosen,
+            "abstracts": len(corpus),
+            "seconds": round(whole_s, 1),
+            "abstracts_per_s_cpu": round(per_s, 1),
+            "mentions": sum(len(a) for a in annotated),
+            "setup_s": round(setup_s, 1),
+        },
+        "linking": linking,
+        "edel_before_after": edel_before_after(args.edel_before, args.edel_after),
+        "notes": {
+            "spans": "exact = same (start, end, kind) as a gold mention; overlap = shares a character",
+            "bc5cdr": "chemical and disease only; documents that BioRED Train holds are left out",
+        },
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2, default=str) + "\n", encoding="utf-8")
+    print(json.dumps(goals, indent=1))
+    print(f"wrote {args.out}")
+    return 0
+
+
+def edel_before_after(before: Path, after: Path) -> dict:
+    """Margin-class counts and NDCG@10 (canonical, test) of EDEL trained with each g(e, d), from bench/edel.py."""
+    out = {}
+    for label, path in (("text matcher", before), ("concept index", after)):
+        if not path.exists():
+            continue
+        data = json.loads(path.read_text(encoding="utf-8"))
+        table = data["params"]["training_sets"].get("edel")
+        systems = data["forms"]["canonical"]["all"]["ndcg@10"]["systems"]
+        if table is None or "edel" not in systems:
+            continue
+        classes = {k: v["positive"] + v["negative"] for k, v in sorted(table["classes"].items())}
+        out[label] = {"file": path.name, "pairs": table["pairs"], "classes": classes,
+                      "edel": systems["edel"]["mean"], "hybrid": systems.get("edel_bm25_hybrid", {}).get("mean"),
+                      "g": data["params"].get("g", {"g": "matcher"})}
+    return out
+
+
+def _all_abstracts(data: Path, corpora) -> list[str]:
+    texts = {}
+    for part in (*corpora.train, corpora.dev, corpora.biored_test, corpora.bc5cdr_dev, corpora.bc5cdr_test):
+        for d in part.documents:
+            texts.setdefault(d.pmid, d.text)
+    hoc = data / "hoc" / "hoc_abstracts.jsonl"
+    if hoc.exists():
+        for line in hoc.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                row = json.loads(line)
+                texts.setdefault(str(row["pmid"]), row["text"])
+    return list(texts.values())
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
