@@ -27,7 +27,7 @@ import re
 import threading
 import warnings
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -41,7 +41,7 @@ from curation.entities.morphology import (
     looks_chemical,
     looks_gene_product,
 )
-from curation.entities.name_patterns import case_sensitive, fusion_regex, names_regex
+from curation.entities.name_patterns import case_sensitive, fusion_regex, gene_lookup, names_regex
 from curation.entities.ptm import find_ptms, find_residues, normalise_ptm, normalise_residue
 from curation.entities.variant_categories import category_regex, variant_category
 from curation.entities.variants import find_variants, variant_keys, variant_matches
@@ -127,6 +127,7 @@ class Matcher:
         self._cache_size = cache_size
         self._regexes: dict[tuple[str, str], re.Pattern[str] | None] = {}
         self._lock = threading.Lock()  # the abbreviation detector keeps state per call
+        self._gene_of: Callable[[str], str | None] | None = None  # built on the first variant query
 
     def _add_names(self) -> None:
         for kind in self.lexicon.kinds:
@@ -343,18 +344,32 @@ class Matcher:
         return self._regexes[key]
 
     def _variant_hits(self, entity: str, analysis: _Analysis) -> list[_Hit]:
-        keys = variant_keys(entity)
+        if self._gene_of is None:
+            self._gene_of = gene_lookup(self.lexicon)
+        keys = variant_keys(entity, gene_of=self._gene_of)
         if not keys:  # not notation: a name such as "DD32 deletion"
             return self._name_hits(entity, "variant", analysis)
+        text = analysis.text
         hits = [h for h in self._variants(analysis) if any(variant_matches(k, h.concept) for k in keys)]
+        categories: list[_Hit] = []
         for key in keys:
+            codon = re.fullmatch(r"(?:codon |[A-Z])(\d+)", key)
             if "::" in key:
                 hits += self._fusion_hits(key, analysis)
+            elif codon:  # "V600", "codon 600": also the codon named in words
+                regex = re.compile(rf"(?i)\bcodons?\s(?:\d{{1,5}}\s?(?:,|/|and|or)\s?)*{codon[1]}(?!\d)")
+                hits += [_Hit(m.start(), m.end(), "variant", key, "variant") for m in regex.finditer(text)]
             elif variant_category(key) or variant_category(key, loose=True) == key:
                 regex = category_regex(key)
                 if regex is not None:
-                    hits += [_Hit(m.start(), m.end(), "variant", key, "variant") for m in regex.finditer(analysis.text)]
-        return hits
+                    categories += [_Hit(m.start(), m.end(), "variant", key, "variant") for m in regex.finditer(text)]
+        gene = _GENE_FIRST.match(entity)
+        if categories and gene and self.lexicon.lookup(gene["gene"], "gene") and not variant_keys(gene["gene"]):
+            # "CDKN2A deletion": a category says nothing of the gene, so the typed gene must be
+            # named in the same sentence ("PTEN deletion" is another gene's deletion).
+            named = self._name_hits(gene["gene"], "gene", analysis)
+            categories = [h for h in categories if any(_same_sentence(text, h, g) for g in named)]
+        return hits + categories
 
     def _fusion_hits(self, key: str, analysis: _Analysis) -> list[_Hit]:
         regex = self._regexes.get((key, "fusion"))
@@ -367,6 +382,16 @@ class Matcher:
 
     def _span(self, text: str, hit: _Hit, kind: str) -> Span:
         return Span(hit.start, hit.end, text[hit.start : hit.end], kind, hit.concept, hit.how)
+
+
+_GENE_FIRST = re.compile(r"(?P<gene>[A-Z][A-Za-z0-9-]{1,15})\s+\S")
+_SENTENCE_END = re.compile(r"[.!?;]\s+(?=[A-Z(])")
+
+
+def _same_sentence(text: str, a: _Hit, b: _Hit) -> bool:
+    """Whether two hits lie in one sentence (no sentence end between them)."""
+    start, end = min(a.start, b.start), max(a.end, b.end)
+    return _SENTENCE_END.search(text, start, end) is None
 
 
 def _compounds(hits: list[_Hit], text: str, wanted: set[str]) -> list[_Hit]:

@@ -8,9 +8,9 @@ fusions, whose partners are genes of the lexicon ("BCR-ABL", "BCR/ABL1", "BCR::A
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
-from curation.entities.lexicon import Lexicon
+from curation.entities.lexicon import Lexicon, normalise_name
 
 _DASHES = "-\u2010\u2011\u2012\u2013\u2014\u2212"
 
@@ -45,6 +45,30 @@ def names_regex(names: Iterable[str]) -> re.Pattern[str] | None:
     if not alternatives:
         return None
     return re.compile(rf"(?<![A-Za-z0-9])(?:{'|'.join(alternatives)})(?![A-Za-z0-9])")
+
+
+def gene_lookup(lexicon: Lexicon) -> Callable[[str], str | None]:
+    """The gene concept a name denotes in ``lexicon``, for reading typed fusions ("BCR-ABL1").
+
+    A partner of a fusion the lexicon knows as a variant ("EML4" of CIViC's "EML4::ALK
+    Fusion") counts as a gene even when no gene dictionary names it: CIViC files fusions
+    under their 3' gene only.
+    """
+    partners = {
+        normalise_name(part)
+        for synonym in lexicon.entries("variant")
+        if "::" in synonym.concept_id
+        for part in synonym.concept_id.split("::")
+        if part not in ("v", "?")
+    }
+
+    def gene_of(name: str) -> str | None:
+        found = lexicon.lookup(name, "gene")
+        if found:
+            return found[0][1]
+        return name.upper() if normalise_name(name) in partners else None
+
+    return gene_of
 
 
 def fusion_regex(key: str, lexicon: Lexicon) -> re.Pattern[str] | None:

@@ -14,12 +14,13 @@ Order of the steps and their ``how``: "exact" (score 1), "variant" / "residue" /
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
 
 from curation.entities.lexicon import Lexicon, normalise_name
+from curation.entities.name_patterns import gene_lookup
 from curation.entities.ptm import normalise_ptm, normalise_residue
 from curation.entities.variants import variant_keys
 
@@ -69,6 +70,7 @@ class Normaliser:
         self.ngram_range = ngram_range
         self.min_score = min_score
         self._index: dict[str, tuple[object, object, list[tuple[str, str]]]] = {}
+        self._gene_of: Callable[[str], str | None] | None = None  # built on the first variant query
 
     def normalise(self, text: str, kind: str | None = None, k: int = 5) -> list[Candidate]:
         """Ranked candidates for ``text``, best first, at most ``k`` (per the whole list).
@@ -87,6 +89,11 @@ class Normaliser:
         out.extend(self._rules(text, kind))
         if len(out) < k:
             kinds = [kind] if kind else list(self.lexicon.kinds)
+            # A variant the rules could read is settled by its notation: its nearest names are
+            # other variants ("V600K" for "V600E", another gene's "T17 DELETION" for "CDKN2A
+            # deletion"), not spellings of it.
+            if any(c.how == "variant" for c in out):
+                kinds = [each for each in kinds if each != "variant"]
             for each in kinds:
                 out.extend(self._fuzzy(text, each, k))
         return _dedupe(out)[:k]
@@ -97,6 +104,12 @@ class Normaliser:
         for kind in kinds if kinds is not None else self.lexicon.kinds:
             self._fitted(kind)
         return self
+
+    def tfidf(self, kind: str) -> tuple:
+        """The fitted ``(vectoriser, matrix, rows)`` of one kind, rows ``(concept, name)`` in the
+        matrix's row order (``vectoriser`` is None for a kind with no names); the learned
+        linker (:mod:`curation.entities.linking`) scores the same names with it."""
+        return self._fitted(kind)
 
     def best(self, text: str, kind: str | None = None) -> Candidate | None:
         """The top candidate, or None when nothing is similar enough."""
@@ -112,7 +125,9 @@ class Normaliser:
     def _rules(self, text: str, kind: str | None) -> list[Candidate]:
         out: list[Candidate] = []
         if kind in (None, "variant"):
-            for key in variant_keys(text):
+            if self._gene_of is None:
+                self._gene_of = gene_lookup(self.lexicon)
+            for key in variant_keys(text, gene_of=self._gene_of):
                 out.append(self._rule_candidate("variant", key, "variant"))
         if kind in (None, "residue"):
             residue = normalise_residue(text)

@@ -36,6 +36,12 @@ CATEGORIES: dict[str, str] = {
     "internal duplication": "Internal Duplication", "positive": "Positive", "low": "Low",
     "promoter demethylation": "Promoter Demethylation", "deletion polymorphism": "Deletion Polymorphism",
     "egfrviii": "EGFRvIII", "viii": "EGFRvIII", "viii deletion": "EGFRvIII",
+    # copy-number and expression words curators type for the categories above
+    "copy number gain": "Amplification", "copy-number gain": "Amplification", "cn gain": "Amplification",
+    "copy number amplification": "Amplification", "amplifications": "Amplification",
+    "copy number loss": "Loss", "copy-number loss": "Loss", "cn loss": "Loss",
+    "homozygous deletion": "Deletion", "deletions": "Deletion",
+    "over-expression": "Overexpression", "overexpressed": "Overexpression",
 }  # fmt: skip
 
 _EXON = re.compile(r"(?i)^exons?\s?(?P<exons>\d+(?:\s?-\s?\d+)?)\s+(?P<what>[a-z][a-z -]*?)s?$")
@@ -94,7 +100,8 @@ def variant_category(text: str, loose: bool = False) -> str | None:
     exon = _EXON.match(clean)
     if exon:
         what = exon.group("what").strip().lower()
-        kind = _EXON_KINDS.get(what) or _title(what)
+        # The regex drops a plural "s", which takes the "s" of "ins" with it ("exon 20 ins").
+        kind = _EXON_KINDS.get(what) or _EXON_KINDS.get(what + "s") or _title(what)
         return f"Exon {exon.group('exons').replace(' ', '')} {kind}"
     short = _EXON_SHORT.match(clean)
     if short:

@@ -11,14 +11,18 @@ Key forms:
     frameshift ``L531fs`` (the new residue and the stop distance are dropped, so that
     ``L531fs*30``, ``L531FS`` and ``p.Leu531ProfsTer30`` agree); ``F76del``,
     ``E746_A750del``, ``A763_Y764insFQEA``, ``Y772_A775dup``, ``G776delinsVC``;
-    DNA ``c.1799T>A`` (a bare ``677C>T`` reads as ``c.``), ``c.549del``, ``IVS16+1G>A``;
-    dbSNP ``rs121913529``; fusions ``BCR::ABL1`` (``v`` marks an unknown partner);
+    DNA ``c.1799T>A`` (a bare ``677C>T`` reads as ``c.``; a transcript prefix
+    ``NM_004333.4:`` is dropped), ``c.549del``, ``IVS16+1G>A``; a codon without its residue
+    ``codon 600``; dbSNP ``rs121913529``; fusions ``BCR::ABL1`` (``v`` marks an unknown
+    partner: a typed "ALK fusion" is ``v::ALK``; "BCR-ABL1" and "BCR/ABL1" are read as a
+    fusion only when told which names are genes, see :func:`variant_keys`);
     CIViC categories by their CIViC name (``Amplification``, ``Exon 19 Deletion``).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import NamedTuple
 
 from curation.entities.amino_acids import AA1, AA3, AA_NAMES
@@ -79,8 +83,8 @@ _CLOSE = r"(?(open)\))"
 _FS = r"(?:fs|FS|Fs|frameshift)(?:\s?(?:\*|X|Ter|x)\s?\d*|\d+)?"
 
 _P_FS = re.compile(rf"{_LP}{_PREFIX}(?P<ref>{_AA_ANY})(?P<pos>\d{{1,5}})(?P<alt>{_AA_ANY})?{_FS}{_CLOSE}{_R}")
-_P_RANGE = re.compile(
-    rf"{_LP}{_PREFIX}(?P<r1>{_AA_ANY})(?P<p1>\d{{1,5}})(?:_(?P<r2>{_AA_ANY})(?P<p2>\d{{1,5}}))?"
+_P_RANGE = re.compile(  # "E746_A750del", and the older "E746-A750del"
+    rf"{_LP}{_PREFIX}(?P<r1>{_AA_ANY})(?P<p1>\d{{1,5}})(?:[_-](?P<r2>{_AA_ANY})(?P<p2>\d{{1,5}}))?"
     rf"(?P<op>delins|del|ins|dup|DELINS|DEL|INS|DUP)(?P<seq>(?:{_A3}|[A-Z])*){_CLOSE}{_R}"
 )
 _P_SUB1 = re.compile(
@@ -215,18 +219,41 @@ _FINDERS: tuple[tuple[str, re.Pattern[str]], ...] = (
 _CODON = re.compile(rf"(?:p\.\s?)?(?P<ref>{_A3}|{_A1})(?P<pos>\d{{1,5}})")
 _ALTS = re.compile(rf"(?:p\.\s?)?(?P<ref>{_A3}|{_A1})(?P<pos>\d{{1,5}})(?P<alts>(?:{_A1}|\*)(?:/(?:{_A1}|\*))+)")
 _GENE_PREFIX = re.compile(r"^(?P<gene>[A-Z][A-Za-z0-9-]{1,15})\s+(?P<rest>.+)$")
+# A gene symbol as typed: "ALK", "NTRK1"; not "Kinase", "NUCLEAR", "TRUNCATING" (long, no digit).
+_SYMBOL = re.compile(r"[A-Z](?:[A-Z0-9]{1,5}|[A-Z0-9]*\d[A-Z0-9]*)")
+_TRANSCRIPT = re.compile(r"^(?:N[MRPGC]_\d+|ENS[TG]\d+)(?:\.\d+)?(?:\([A-Za-z0-9-]+\))?:\s?")
+_CODON_WORD = re.compile(
+    r"(?i)codons?\s?(?P<pos>\d{1,5}(?:\s?(?:/|,|and|or)\s?\d{1,5})*)(?:\s(?:mutations?|mutants?|variants?))?"
+)
+# "BCR-ABL1", "BCR/ABL1", "EML4-ALK fusion": a fusion when both sides are genes (gene_of).
+_TYPED_FUSION = re.compile(
+    r"(?P<g1>[A-Z][A-Za-z0-9]{1,14})\s?[-/\u2010-\u2015]\s?(?P<g2>[A-Z][A-Za-z0-9]{1,14})"
+    r"(?:[\s-](?:gene\s)?(?:fusions?|rearrange\w*|translocations?|positive|\+))?"
+)
 
 
-def variant_keys(text: str) -> list[str]:
+def variant_keys(text: str, gene_of: Callable[[str], str | None] | None = None) -> list[str]:
     """Every key a variant name stands for, most specific first.
 
     "R167W (c.499C>T)" -> ["R167W", "c.499C>T"]; "Q157P/R" -> ["Q157P", "Q157R"];
-    "BRAF V600E" -> ["V600E"] (a leading gene symbol is dropped); "BCR::ABL1 Fusion" ->
-    ["BCR::ABL1"]. Returns [] when the text is not a variant this module knows.
+    "BRAF V600E" -> ["V600E"] (a leading gene symbol is dropped; the caller keeps the gene);
+    "BCR::ABL1 Fusion" -> ["BCR::ABL1"]; "ALK fusion" -> ["v::ALK"]; "codon 12" -> ["codon 12"].
+    Returns [] when the text is not a variant this module knows.
+
+    Args:
+        text: a variant name as written in a KB or typed by a curator.
+        gene_of: the gene concept a name denotes, or None (a lexicon lookup). With it,
+            "BCR-ABL1" and "BCR/ABL1" are the fusion "BCR::ABL1" when both sides are
+            distinct genes and the whole is not itself a gene name ("HLA-A", "IL-6" stay
+            what they are); without it such names are not variants.
     """
-    clean = " ".join(text.strip().split())
+    clean = _TRANSCRIPT.sub("", " ".join(text.strip().split()))
     if not clean:
         return []
+    if gene_of is not None:
+        fusion = _typed_fusion(clean, gene_of)
+        if fusion:
+            return [fusion]
     keys = _keys(clean)
     if not keys:  # "R161* c.481C>T", "Splice Site c.340+1G>A": notation among other words
         keys = [k for token in clean.split() if not variant_category(token) for k in _part_keys(token)]
@@ -234,10 +261,23 @@ def variant_keys(text: str) -> list[str]:
         prefixed = _GENE_PREFIX.match(clean)
         if prefixed:
             keys = _keys(prefixed["rest"])
+            if keys in (["Fusion"], ["Rearrangement"]) and _SYMBOL.fullmatch(prefixed["gene"]):
+                keys = [f"v::{prefixed['gene']}"]  # "ALK fusion": CIViC's v::ALK, the gene kept
     if not keys:
         loose = variant_category(clean, loose=True)
         keys = [loose] if loose else []
     return list(dict.fromkeys(keys))
+
+
+def _typed_fusion(clean: str, gene_of: Callable[[str], str | None]) -> str | None:
+    """A typed fusion, "BCR-ABL1" -> "BCR::ABL1", when both sides are distinct genes and the whole is not one."""
+    m = _TYPED_FUSION.fullmatch(clean)
+    if m is None or gene_of(clean[: m.end("g2")]) is not None:
+        return None
+    first, second = gene_of(m["g1"]), gene_of(m["g2"])
+    if first is None or second is None or first == second:
+        return None
+    return f"{m['g1']}::{m['g2']}"
 
 
 def _keys(clean: str) -> list[str]:
@@ -268,6 +308,9 @@ def _part_keys(part: str) -> list[str]:
     codon = _CODON.fullmatch(part)
     if codon:
         return [f"{_aa(codon['ref'])}{int(codon['pos'])}"]
+    codons = _CODON_WORD.fullmatch(part)  # "codon 600", "codons 12/13": the residue unknown
+    if codons:
+        return [f"codon {int(pos)}" for pos in re.findall(r"\d+", codons["pos"])]
     if re.fullmatch(rf"{_A1}\d+(?:/{_A1}\d+)+", part):  # "G12/G13"
         return part.split("/")
     stop_loss = re.fullmatch(rf"\*(\d+)({_A1})", part)  # "*757L"
@@ -340,11 +383,14 @@ def variant_matches(query: str, found: str) -> bool:
     """Whether a variant found in text (key ``found``) satisfies a query key.
 
     Equal keys match; a codon key ("V600", "G12") is satisfied by any change at that
-    codon ("V600E", "V600fs", "V600del"); a fusion with an unknown partner ("v::ALK")
-    by any fusion of that gene.
+    codon ("V600E", "V600fs", "V600del"), and "codon 600" by any residue's; a fusion with
+    an unknown partner ("v::ALK") by any fusion of that gene.
     """
     if query == found:
         return True
+    codon = re.fullmatch(r"codon (\d+)", query)
+    if codon:
+        return re.match(rf"(?:codon )?[A-Z*]?{codon[1]}(?!\d)", found) is not None
     if re.fullmatch(rf"{_A1}\d+", query):
         return re.match(rf"{re.escape(query)}(?!\d)", found) is not None
     fusion = re.fullmatch(r"(.+)::(.+)", query)
