@@ -146,7 +146,7 @@ def concept_match(matcher, corpus, recogniser_path: Path, linker_path: Path):
         from curation.entities.linking import load_linker
 
         linker = load_linker(linker_path, matcher.lexicon)
-    annotator = Annotator(matcher, recogniser, linker, combine="union")
+    annotator = Annotator(matcher, recogniser, linker)  # the app's default per-kind policy
     clock = time.time()
     documents = list(corpus)
     annotated = annotator.annotate([d.text for d in documents])
@@ -212,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="g(e, d): the text matcher, or the matcher plus the stored annotations' concepts "
                              "(curation.entities.concepts: recogniser + linker, issue 14)")
     parser.add_argument("--recogniser", type=Path, default=settings.models_dir / "recognisers" / "biomed")
-    parser.add_argument("--linker", type=Path, default=settings.models_dir / "linkers" / "biomed")
+    parser.add_argument("--linker", type=Path, default=settings.models_dir / "linkers" / "names-minilm")
     args = parser.parse_args(argv)
     torch.manual_seed(args.seed)
     started = time.time()

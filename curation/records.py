@@ -163,6 +163,7 @@ class IngestReport:
     unchanged: int = 0
     skipped: tuple[str, ...] = field(default_factory=tuple)
     details: tuple[tuple[str, int], ...] = ()
+    notes: tuple[str, ...] = ()  # what went wrong after the rows were written (annotation), for a person
 
     def summary(self) -> str:
         parts = [f"{self.kind} {self.path}: {self.added} added, {self.unchanged} already present"]
@@ -170,7 +171,7 @@ class IngestReport:
             parts.append(f"{count} {name}")
         if self.skipped:
             parts.append(f"{len(self.skipped)} skipped")
-        return ", ".join(parts)
+        return ", ".join(parts) + "".join(f". {note}" for note in self.notes)
 
 
 ADJUDICATION_NOTE = "adjudication"  # a decision with this note is an adjudicator's final grade

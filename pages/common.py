@@ -12,7 +12,7 @@ import streamlit as st
 from curation.config import load_settings
 from curation.errors import USER_ERRORS
 from curation.grades import GRADES
-from curation.workflows import retrain, serving
+from curation.workflows import entities, retrain, serving
 from curation.workflows.session import content_fingerprint, schemas, store_counts
 from curation.workflows.versions import active_version
 
@@ -110,6 +110,19 @@ def _matcher(db_path: str, fingerprint: tuple[int, int, int]):
 def matcher(con: duckdb.DuckDBPyConnection):
     """The text matcher over the store's dictionaries (rebuilt when the store grows)."""
     return _matcher(str(load_settings().db_path), content_fingerprint(con))
+
+
+@st.cache_resource(show_spinner="Loading the entity recogniser…", max_entries=2)
+def _annotator(db_path: str, fingerprint: tuple[int, int, int], models: tuple[str, str]):
+    return entities.current_annotator(_connection(db_path).cursor(), load_settings(), _matcher(db_path, fingerprint))
+
+
+def annotator(con: duckdb.DuckDBPyConnection):
+    """The app's annotator (the active recogniser and linker, else the dictionaries) and its message.
+
+    Used when documents are ingested, never per page view: highlights read the stored annotations.
+    """
+    return _annotator(str(load_settings().db_path), content_fingerprint(con), entities.active_models_key(con))
 
 
 @st.cache_resource(show_spinner="Preparing name suggestions…", max_entries=2)

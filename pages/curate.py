@@ -7,6 +7,7 @@ import streamlit as st
 from curation.errors import USER_ERRORS
 from curation.grades import GRADE_LABELS, GRADES
 from curation.workflows.curate import (
+    ENTITY_KINDS,
     ROLES,
     AnswerKindError,
     curate_search,
@@ -18,6 +19,7 @@ from curation.workflows.curate import (
     worklist,
     worklist_table,
 )
+from curation.workflows.entities import annotator_note
 from curation.workflows.highlight import escape_text
 from curation.workflows.session import corpus_size, current_schema
 from pages.common import (
@@ -37,7 +39,6 @@ leave_legacy_pages_mode()  # first, before anything is drawn (see pages/common.p
 HIGHLIGHT_CSS = """<style>
 mark.ent-query {background: #cfe3ff; border-bottom: 2px solid #1f6f8b;}
 mark.ent-answer {background: #c9f2d0; border-bottom: 2px solid #2e8b57;}
-mark.ent-abbreviation {background: #ffe9c2; border-bottom: 2px dotted #c77700;}
 mark.ent-other {background: #eeeeee;}
 </style>"""
 
@@ -101,6 +102,17 @@ for column, entity_type in zip(columns, schema.query_types, strict=False):
 modes = ["hybrid", "bm25"] if engine.dense is not None else ["bm25"]
 mode = columns[-1].radio("Ranking", modes, horizontal=True, help=f"model version: {engine.version}")
 shown = set(st.pills("Highlight", ROLES, default=list(ROLES), selection_mode="multi") or [])
+
+
+def _remember_kinds() -> None:
+    st.session_state["highlight_kinds"] = list(st.session_state.get("kinds_input") or [])
+
+
+# Entity kinds shown, remembered in session state (a widget's own key is dropped when a run stops before it).
+kinds = st.pills(
+    "Entity types", ENTITY_KINDS, default=st.session_state.get("highlight_kinds", list(ENTITY_KINDS)),
+    selection_mode="multi", key="kinds_input", on_change=_remember_kinds, help=annotator_note(con),
+)
 if not any(v.strip() for v in values.values()):
     st.info(
         f"Type a partial relation — {', '.join(schema.query_types)} — to find abstracts that complete its "
@@ -110,7 +122,8 @@ if not any(v.strip() for v in values.values()):
 
 try:
     result = curate_search(
-        con, engine, matcher(con), schema, values, mode=mode, k=st.session_state.get("depth", 20), shown=shown
+        con, engine, matcher(con), schema, values, mode=mode, k=st.session_state.get("depth", 20), shown=shown,
+        kinds=set(kinds or []),
     )
 except USER_ERRORS as exc:
     st.error(escape_text(str(exc)))  # messages quote typed values: shown as plain text

@@ -11,7 +11,7 @@ from curation.workflows.export import FORMATS, export_decisions, export_new_reco
 from curation.workflows.highlight import escape_text
 from curation.workflows.ingestion import CORPUS_FORMATS, KB_FORMATS, check_upload_size, ingest_corpus, ingest_kb
 from curation.workflows.session import schema_or_first, schemas, store_counts
-from pages.common import connection, save_upload
+from pages.common import annotator, connection, save_upload
 from pages.legacy_mode import leave_legacy_pages_mode
 from pages.sample_loader import sample_action
 
@@ -62,7 +62,8 @@ def run_import(kind: str, fmt: str, upload, schema: str | None, lenient: bool) -
         if kind == "kb":
             report = ingest_kb(con, fmt, path, schema=schema, lenient=lenient, progress=progress)
         else:
-            report = ingest_corpus(con, fmt, path, lenient=lenient, progress=progress)
+            report = ingest_corpus(con, fmt, path, lenient=lenient, progress=progress,
+                                   annotator=lambda: annotator(con).annotator)
     except USER_ERRORS as exc:
         bar.empty()
         st.error(f"Nothing was imported. {escape_text(str(exc).replace(str(path), upload.name))}")

@@ -12,7 +12,7 @@ from curation.config import load_settings
 from curation.errors import USER_ERRORS
 from curation.workflows.highlight import escape_text
 from curation.workflows.quickstart import SampleFile, find_sample, load_sample
-from pages.common import connection, matcher, retriever
+from pages.common import annotator, connection, matcher, retriever
 
 
 def _load() -> None:
@@ -32,8 +32,13 @@ def _load() -> None:
         bars[sample.label].progress(min(0.95, rows / (rows + 2000)),
                                     text=f"{sample.label}: {rows:,} rows read")
 
+    def on_annotated(done: int, total: int) -> None:
+        bars["annotate"] = bars.get("annotate") or st.progress(0.0)
+        bars["annotate"].progress(done / max(total, 1), text=f"annotating abstracts: {done:,} of {total:,}")
+
     try:
-        report = load_sample(con, settings, on_file=on_file, on_rows=on_rows)
+        report = load_sample(con, settings, on_file=on_file, on_rows=on_rows,
+                             annotator=lambda: annotator(con).annotator, on_annotated=on_annotated)
     except USER_ERRORS as exc:
         st.error(escape_text(str(exc)))
         return

@@ -1,4 +1,5 @@
-"""Train & evaluate: retrain in the background; the model versions, their dev metrics and loss; activate one."""
+"""Train & evaluate: retrain in the background; the model versions, their dev metrics and loss; activate one;
+the entity recogniser (train one in the background, activate a trained one)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import streamlit as st
 from curation.config import load_settings
 from curation.errors import USER_ERRORS
 from curation.grades import Grade
+from curation.workflows import recogniser_training as recognisers
 from curation.workflows import retrain
 from curation.workflows import versions as catalogue
 from curation.workflows.session import schemas as store_schemas
@@ -59,21 +61,22 @@ def cancel(job_id: int) -> None:
 
 
 @st.fragment(run_every=POLL_SECONDS)
-def job_panel() -> None:
-    """The running job's progress; polls while it runs and refreshes the page when it ends."""
+def job_panel(prefix: str = "rt") -> None:
+    """The running job's progress (``prefix`` "rt": retraining, "rec": recogniser jobs); polls while it
+    runs and refreshes the page when it ends."""
     cursor = connection()
     job = current_job(cursor)
-    if job is None:
-        if st.session_state.pop("rt_watching", None) is not None:
-            st.rerun(scope="app")  # a job just ended: show its version in the table below
+    if job is None or (job.kind == "recogniser") != (prefix == "rec"):
+        if st.session_state.pop(f"{prefix}_watching", None) is not None:
+            st.rerun(scope="app")  # a job just ended: show its version (or recogniser) below
         return
-    st.session_state["rt_watching"] = job.job_id
+    st.session_state[f"{prefix}_watching"] = job.job_id
     progress = retrain.progress(job)
     st.progress(progress.fraction if progress and progress.fraction is not None else 0.0,
                 text=retrain.describe_progress(job, progress))
     if job.message:
         st.caption(job.message)
-    st.button("Cancel retraining", key="rt_cancel", on_click=cancel, args=(job.job_id,))
+    st.button(f"Cancel {retrain.job_title(job).lower()}", key=f"{prefix}_cancel", on_click=cancel, args=(job.job_id,))
 
 
 st.subheader("Retrain from the KB and curators' decisions")
@@ -133,6 +136,45 @@ if history:
             st.caption(f"Training pairs of job {trained[0].job_id} by source and margin class:")
             st.dataframe(rows, hide_index=True)
             st.caption(summary)
+
+# --- the entity recogniser ---------------------------------------------------------------------
+def start_recogniser(action: str) -> None:
+    state = st.session_state
+    try:
+        if action == "train":
+            job = recognisers.start_recogniser_training(connection(), load_settings(), epochs=int(state["rec_epochs"]))
+        else:
+            job = recognisers.start_recogniser_activation(connection(), load_settings(), state["rec_choice"])
+    except USER_ERRORS as exc:
+        state["rec_error"] = str(exc)
+        return
+    st.toast(f"{retrain.job_title(job)} job {job.job_id} started")
+
+
+st.subheader("Entity recogniser")
+overview = recognisers.recogniser_overview(con, settings)
+for problem in overview.problems:
+    st.warning(problem)
+if overview.active is not None:
+    st.caption(f"Active recogniser **{overview.active.name}**: {overview.active.summary()}. {overview.note}.")
+else:
+    st.info(overview.note)
+job_panel("rec")
+busy = retrain.is_running(con)
+left, right = st.columns([1, 3], vertical_alignment="bottom")
+left.number_input("Epochs (at most)", 1, 100, 25, key="rec_epochs",
+                  help="the best dev checkpoint is kept; about 1–3 minutes an epoch on a CPU")
+right.button("Train a recogniser", key="rec_train", on_click=start_recogniser, args=("train",), disabled=busy,
+             help="on BioRED + BC5CDR Train, chosen on BioRED Dev; then it annotates the abstracts and becomes "
+                  "active if its dev F1 is not worse than the active one's")
+if overview.trained:
+    left, right = st.columns([3, 1], vertical_alignment="bottom")
+    labels = {t.path: t.label() for t in overview.trained}
+    left.selectbox("Trained recognisers", list(labels), key="rec_choice", format_func=labels.get)
+    right.button("Activate", key="rec_activate", on_click=start_recogniser, args=("activate",), disabled=busy,
+                 help="annotates the abstracts with it in the background, then makes it active")
+if error := st.session_state.pop("rec_error", None):
+    st.error(error)
 
 # --- versions -------------------------------------------------------------------------------
 st.subheader("Model versions")

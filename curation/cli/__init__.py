@@ -22,7 +22,17 @@ from curation.cli.data import (
     cmd_quickstart,
     cmd_stats,
 )
-from curation.cli.models import BENCHMARKS, cmd_backup, cmd_bench, cmd_recover, cmd_retrain, cmd_train
+from curation.cli.entities import cmd_activate_recogniser, cmd_annotate, cmd_reannotate
+from curation.cli.models import (
+    BENCHMARKS,
+    cmd_backup,
+    cmd_bench,
+    cmd_recover,
+    cmd_retrain,
+    cmd_train,
+    cmd_train_linker,
+    cmd_train_recogniser,
+)
 from curation.config import load_settings
 from curation.errors import USER_ERRORS
 from curation.workflows.ingestion import CORPUS_FORMATS, KB_FORMATS
@@ -85,6 +95,29 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_normalise)
 
+    p = sub.add_parser("annotate", parents=[common],
+                       help="write every recognised mention of text / JSONL / PubTator files as PubTator or JSONL")
+    p.add_argument("inputs", nargs="+", type=Path)
+    p.add_argument("--format", choices=("text", "jsonl", "pubtator"), default=None,
+                   help="input format (default: from each file's name: .jsonl, *pubtator*, else text with documents "
+                        "separated by blank lines)")
+    p.add_argument("--out", type=Path, help="output file, written whole or not at all (default: standard output)")
+    p.add_argument("--output-format", choices=("pubtator", "jsonl"), default="pubtator")
+    p.add_argument("--recogniser", type=Path, help="a recogniser folder (default: the store's active one, if any)")
+    p.set_defaults(func=cmd_annotate)
+
+    p = sub.add_parser("activate-recogniser", parents=[common],
+                       help="check a trained recogniser folder, make it the app's, re-annotate the documents")
+    p.add_argument("path", type=Path, nargs="?")
+    p.add_argument("--off", action="store_true", help="use no recogniser (dictionaries only)")
+    p.add_argument("--no-reannotate", action="store_true", help="only activate; `reannotate` later")
+    p.set_defaults(func=cmd_activate_recogniser)
+
+    p = sub.add_parser("reannotate", parents=[common],
+                       help="annotate the store's documents not yet annotated by the current annotator")
+    p.add_argument("--all", action="store_true", help="every document, stale or not")
+    p.set_defaults(func=cmd_reannotate)
+
     p = sub.add_parser("train", parents=[common], help="train an EDEL retriever on the KB and publish a model version")
     p.add_argument("--schema", required=True)
     p.add_argument("--base", default="", help="base encoder: a sentence-transformers name or folder (default MiniLM)")
@@ -101,6 +134,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=13)
     p.add_argument("--progress-file", type=Path, help="JSON progress (step, total, loss, eta) for other programs")
     p.set_defaults(func=cmd_train)
+
+    p = sub.add_parser("train-recogniser",
+                       help="train the entity recogniser on BioRED + BC5CDR Train (selected on BioRED Dev)")
+    p.add_argument("--data-dir", type=Path, default=None, help=f"annotated corpora (default {settings.data_dir})")
+    p.add_argument("--out", type=Path, default=None,
+                   help=f"recogniser folder (default {settings.models_dir}/recognisers/biomed)")
+    p.add_argument("--epochs", type=int, default=25, help="at most this many epochs (best dev checkpoint kept)")
+    p.add_argument("--width", type=int, default=128, help="token vector width")
+    p.add_argument("--gpu", type=int, default=-1, help="GPU id (default: CPU)")
+    p.set_defaults(func=cmd_train_recogniser)
+
+    p = sub.add_parser("train-linker", help="fine-tune the entity linker's name encoder on synonym sets")
+    p.add_argument("--data-dir", type=Path, default=None, help=f"shared data folder (default {settings.data_dir})")
+    p.add_argument("--out", type=Path, default=None,
+                   help=f"linker folder (default {settings.models_dir / 'linkers' / 'names-minilm'})")
+    p.add_argument("--steps", type=int, default=600, help="optimisation steps (about 12 min on one CPU core)")
+    p.add_argument("--device", default="", help="cuda or cpu (default: CUDA when present)")
+    p.add_argument("--seed", type=int, default=13)
+    p.set_defaults(func=cmd_train_linker)
 
     p = sub.add_parser("retrain", parents=[common],
                        help="retrain in the background on the KB and curators' decisions; activate if not worse")

@@ -35,9 +35,28 @@ def cmd_ingest_corpus(args: argparse.Namespace) -> int:
         finally:
             bar.close()
         _print_report(report)
+    status = _annotate_stale(con)
     counts = store.stats(con)
-    print(f"store now holds {counts['documents']} documents, {counts['mentions']} gold mentions")
-    return 0
+    print(f"store now holds {counts['documents']} documents, {counts['mentions']} gold mentions, "
+          f"{counts['annotations']} annotations")
+    return status
+
+
+def _annotate_stale(con) -> int:
+    """Annotate the documents the current annotator has not annotated (once, after every file is in)."""
+    from curation.cli.entities import _bar
+    from curation.workflows.entities import current_annotator, dictionary_matcher, reannotate
+
+    chosen = current_annotator(con, load_settings(), dictionary_matcher(con))
+    if chosen.message:
+        print(f"note: {chosen.message}")
+    bar, update = _bar("annotating")
+    try:
+        report = reannotate(con, chosen.annotator, stale_only=True, progress=update)
+    finally:
+        bar.close()
+    print(report.summary())
+    return 1 if report.failed else 0
 
 
 def cmd_add_schemas(args: argparse.Namespace) -> int:
@@ -66,7 +85,19 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
     def on_file(sample, position: int, total: int) -> None:
         print(f"[{position}/{total}] {sample.label} ({sample.fmt})", flush=True)
 
-    report = load_sample(con, settings, on_file=on_file)
+    from curation.workflows.entities import current_annotator
+
+    built = {}
+
+    def annotator():
+        # The matcher the first search needs, built once the files are in, annotates the documents too.
+        built["matcher"] = build_matcher(con)
+        chosen = current_annotator(con, settings, built["matcher"])
+        if chosen.message:
+            print(f"note: {chosen.message}", flush=True)
+        return chosen.annotator
+
+    report = load_sample(con, settings, on_file=on_file, annotator=annotator)
     for outcome in report.outcomes:
         state = (f"failed: {outcome.error}" if outcome.error
                  else f"{outcome.added} added, {outcome.unchanged} already present")
@@ -75,7 +106,7 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
     # What the first search builds (the app builds the same when its first search runs): the text matcher
     # and the ranking of what serves (BM25 alone until a model version is trained).
     started = time.time()
-    matcher = build_matcher(con)
+    matcher = built.get("matcher") or build_matcher(con)
     retriever = open_served(con, settings.models_dir, serving_key(con, "PO"))
     mode = "hybrid" if retriever.dense is not None else "bm25"
     hits = retriever.search_text("BRAF V600E", mode=mode, k=10).hits

@@ -45,6 +45,50 @@ def cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_train_recogniser(args: argparse.Namespace) -> int:
+    """Train the entity recogniser and publish its folder (activate it with activate-recogniser)."""
+    from curation.workflows.recogniser_training import train_standard_recogniser
+
+    settings = load_settings()
+    data_dir = args.data_dir or settings.data_dir
+    out = args.out or settings.models_dir / "recognisers" / "biomed"
+    manifest = train_standard_recogniser(data_dir, out, width=args.width, max_epochs=args.epochs, use_gpu=args.gpu)
+    print(f"published {out} in {manifest.train_seconds} s on {manifest.device}")
+    for key in sorted(k for k in manifest.dev_scores if k.endswith("f")):
+        print(f"  {manifest.selected_on} {key}: {manifest.dev_scores[key]:.3f}")
+    return 0
+
+
+def cmd_train_linker(args: argparse.Namespace) -> int:
+    """Fine-tune the entity linker's name encoder, calibrate it on dev, save it, print dev figures."""
+    from curation.entities.linking import train_linker
+    from curation.entities.name_encoder import NameEncoderConfig
+    from curation.learning.linker_data import load_linker_data
+
+    settings = load_settings()
+    data = load_linker_data(args.data_dir or settings.data_dir)
+    out = args.out or settings.models_dir / "linkers" / "names-minilm"
+    print(f"{len(data.sets)} concepts ({sum(len(set(v)) > 1 for v in data.sets.values())} with two names or more), "
+          f"{len(data.dev)} dev mentions")
+    config = NameEncoderConfig(max_steps=args.steps, device=args.device, seed=args.seed)
+    last = [0.0]
+
+    def progress(step: int, total: int, loss: float) -> None:
+        if step == total or step % 50 == 0:
+            print(f"  step {step}/{total}  loss {loss:.4f}", flush=True)
+        last[0] = loss
+
+    _, manifest = train_linker(data.sets, data.kinds, data.lexicon, data.dev, out, config, counts=data.counts,
+                               progress=progress)
+    print(f"saved {out} ({manifest.train_seconds} s on {manifest.device}); w = {manifest.weight}")
+    for name, value in manifest.dev.items():
+        print(f"  dev {name}: {value}")
+    for kind, rule in manifest.thresholds.items():
+        print(f"  {kind}: apply when score >= {rule['min_score']:.3f} and margin >= {rule['min_margin']}: "
+              f"{rule['dev_applied']} of {rule['dev_total']} dev names at precision {rule['dev_precision']}")
+    return 0
+
+
 def cmd_retrain(args: argparse.Namespace) -> int:
     """Start a background retraining job (KB + decisions) and follow it until it finishes."""
     from curation.jobs import retraining
@@ -126,8 +170,8 @@ def cmd_recover(args: argparse.Namespace) -> int:
 
 
 # The scripts `python -m curation bench NAME` runs (bench/NAME.py; each writes bench/results/NAME.json).
-BENCHMARKS = ("app", "backup", "edel", "feedback", "first_run", "load", "matching", "report", "reproduce", "retrieval",
-              "scale")
+BENCHMARKS = ("app", "backup", "edel", "entities", "feedback", "first_run", "load", "matching", "report", "reproduce",
+              "retrieval", "scale")
 
 
 def cmd_bench(args: argparse.Namespace) -> int:

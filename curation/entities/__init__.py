@@ -1,5 +1,7 @@
 """Entities: lexicons, synonyms, dictionaries, variants (every notation), PTMs, abbreviations, matching, normalisation.
 
 Owns: EDEL's text-matching function g(e, d) (``matching.Matcher``), the typed-name normaliser, and the
-notation grammars it uses. May import: curation.store (dictionaries are read from the store) and the vocabulary.
+notation grammars it uses; the learned entity linker (``linking``); gold mentions as concept-index rows
+(``gold``). May import: curation.store (dictionaries
+are read from the store), index.encoder (the linker's name encoder) and the vocabulary.
 """

@@ -10,15 +10,18 @@ What the app stores per document at ingest (the concept index), what highlights 
 * a linker (:class:`Linker`): a name → concept with a calibrated confidence; a link is applied
   only when ``applied`` is true, otherwise the span is kept unlinked (``concept_id`` empty).
 
-How spans combine (``combine``): "dictionary" = the matcher alone (what the app does without
-a recogniser); "recogniser" = recognised spans plus the notation rules; "union" = recognised
-spans, then every dictionary span that overlaps none of them. Notation rules (variants,
-residues, PTM types) win over a recognised span they overlap: their keys are exact.
+How spans combine (``combine``), per kind: "dictionary" (the matcher's names alone), "recogniser"
+(recognised spans alone), "recogniser_first" (recognised spans, then the names that overlap none)
+or "dictionary_first" (names, then the recognised spans that overlap none). ``combine`` is one
+policy for every kind or a mapping kind → policy; the shorthands "dictionary" (no recogniser: what
+the app does without one), "recogniser" and "union" (= "recogniser_first") apply to every kind.
+Notation rules (variants, residues, PTM types) always come first: their keys are exact. The app's
+default per-kind policy (:data:`DEFAULT_POLICY`) was chosen on BioRED Dev by ``bench/entities.py``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -26,7 +29,12 @@ if TYPE_CHECKING:
     from curation.entities.matching import Matcher
 
 SOURCES = ("gold", "recogniser", "dictionary", "rule")
+POLICIES = ("dictionary", "recogniser", "recogniser_first", "dictionary_first")
 COMBINE = ("dictionary", "recogniser", "union")
+#: kind -> policy with a recogniser, chosen on BioRED Dev (bench/entities.py, "chosen_on_dev"); kinds not
+#: listed use "recogniser_first". Chemicals: the dictionaries (DrugBank + corpus names) were more precise
+#: than the recogniser at nearly its recall; variants: the notation rules alone.
+DEFAULT_POLICY: dict[str, str] = {"chemical": "dictionary", "variant": "dictionary"}
 # Matcher ``how`` values that come from notation rules rather than names.
 _RULE_HOWS = frozenset({"variant", "residue", "ptm"})
 
@@ -100,74 +108,107 @@ class Annotator:
         matcher: Matcher,
         recogniser: Recogniser | None = None,
         linker: Linker | None = None,
-        combine: str | None = None,
+        combine: str | Mapping[str, str] | None = None,
     ) -> None:
-        combine = combine or ("union" if recogniser is not None else "dictionary")
-        if combine not in COMBINE:
-            raise ValueError(f"combine must be one of {', '.join(COMBINE)}, not {combine!r}")
-        if combine != "dictionary" and recogniser is None:
+        if combine is None:
+            combine = DEFAULT_POLICY if recogniser is not None else "dictionary"
+        if isinstance(combine, str):
+            if combine not in (*COMBINE, *POLICIES):
+                raise ValueError(f"combine must be one of {', '.join(COMBINE + POLICIES)}, not {combine!r}")
+            policy = {"union": "recogniser_first"}.get(combine, combine)
+            self.policy: dict[str, str] = {}
+            self.default = policy
+        else:
+            bad = {k: v for k, v in combine.items() if v not in POLICIES}
+            if bad:
+                raise ValueError(f"unknown combine policies {bad}; use {', '.join(POLICIES)}")
+            self.policy = dict(combine)
+            self.default = "recogniser_first"
+        uses_recogniser = self.default != "dictionary" or any(v != "dictionary" for v in self.policy.values())
+        if uses_recogniser and recogniser is None:
             raise ValueError(f"combine={combine!r} needs a recogniser")
         self.matcher = matcher
-        self.recogniser = recogniser
+        self.recogniser = recogniser if uses_recogniser else None
         self.linker = linker
         self.combine = combine
+
+    def policy_of(self, kind: str) -> str:
+        return self.policy.get(kind, self.default)
 
     @property
     def version(self) -> str:
         """What produced the annotations: stored with them, so a new recogniser re-annotates."""
-        if self.recogniser is None or self.combine == "dictionary":
+        if self.recogniser is None:
             return "dictionary"
         linker = self.linker.name if self.linker is not None else "lexicon"
-        return f"{self.combine}:{self.recogniser.name}:{linker}"
+        policy = ",".join(f"{k}={v}" for k, v in sorted(self.policy.items()))
+        combine = self.default + (f"({policy})" if policy else "")
+        return f"{combine}:{self.recogniser.name}:{linker}"
 
     def annotate(self, texts: Iterable[str], batch_size: int = 64) -> list[list[Annotation]]:
         """Mentions per text, non-overlapping, in text order."""
         texts = list(texts)
         self.matcher.analyse_many(texts, batch_size=batch_size)
         recognised: list[list[tuple[int, int, str]]] = [[] for _ in texts]
-        if self.recogniser is not None and self.combine != "dictionary":
+        if self.recogniser is not None:
             recognised = self.recogniser.recognise(texts)
         return [self._one(text, spans) for text, spans in zip(texts, recognised, strict=True)]
 
     def _one(self, text: str, recognised: list[tuple[int, int, str]]) -> list[Annotation]:
         found = self.matcher.find_all(text)
-        lexicon = self.matcher.lexicon
-        if self.combine == "dictionary":
+        if self.recogniser is None:
             return [self._from_span(s, text) for s in found]
         rules = [s for s in found if s.how in _RULE_HOWS]
         names = [s for s in found if s.how not in _RULE_HOWS]
+        exact = {(s.start, s.end, s.entity_type): s for s in names}
+        # (start, end, kind, dictionary span or None) in two rounds; rules before both.
+        first: list[tuple[int, int, str, object]] = []
+        second: list[tuple[int, int, str, object]] = []
+        for s in names:
+            policy = self.policy_of(s.entity_type)
+            if policy in ("dictionary", "dictionary_first"):
+                first.append((s.start, s.end, s.entity_type, s))
+            elif policy == "recogniser_first":
+                second.append((s.start, s.end, s.entity_type, s))
+        for start, end, kind in recognised:
+            policy = self.policy_of(kind)
+            if policy in ("recogniser", "recogniser_first"):
+                first.append((start, end, kind, None))
+            elif policy == "dictionary_first":
+                second.append((start, end, kind, None))
         out = [self._from_span(s, text) for s in rules]
         taken = bytearray(len(text) + 1)
         for s in rules:
             taken[s.start : s.end] = b"\x01" * (s.end - s.start)
-        exact = {(s.start, s.end, s.entity_type): s for s in names}
-        for start, end, kind in sorted(recognised):
-            if any(taken[start:end]):
-                continue
-            taken[start:end] = b"\x01" * (end - start)
-            span_text = text[start:end]
-            same = exact.get((start, end, kind))
-            if same is not None and same.how == "dictionary":
-                out.append(self._from_span(same, text, source="recogniser"))
-                continue
-            known = lexicon.lookup(span_text, kind)
-            if len({c for _, c in known}) == 1:
-                concept = known[0][1]
-                out.append(Annotation(start, end, span_text, kind, concept, lexicon.canonical(kind, concept), 1.0,
-                                      "recogniser"))
-                continue
-            link = self.linker.link(span_text, kind) if self.linker is not None else None
-            if link is not None and link.applied:
-                out.append(Annotation(start, end, span_text, kind, link.concept_id, link.canonical, link.confidence,
-                                      "recogniser"))
-            else:
-                confidence = link.confidence if link is not None else 0.0
-                out.append(Annotation(start, end, span_text, kind, "", span_text, confidence, "recogniser"))
-        if self.combine == "union":
-            for s in names:
-                if not any(taken[s.start : s.end]):
-                    out.append(self._from_span(s, text))
+        for round_ in (first, second):
+            # Longest first, so a name inside a longer recognised span (or the reverse) yields to it.
+            for start, end, kind, span in sorted(round_, key=lambda x: (x[0] - x[1], x[0], x[2])):
+                if any(taken[start:end]):
+                    continue
+                taken[start:end] = b"\x01" * (end - start)
+                if span is not None:
+                    out.append(self._from_span(span, text))
+                else:
+                    out.append(self._recognised(text, start, end, kind, exact.get((start, end, kind))))
         return sorted(out, key=lambda a: (a.start, a.end))
+
+    def _recognised(self, text: str, start: int, end: int, kind: str, same) -> Annotation:
+        """A recognised span, linked: the dictionary's concept for the same span, an exact unambiguous
+        lexicon name, else the linker's link when it may be applied; otherwise unlinked."""
+        lexicon = self.matcher.lexicon
+        span_text = text[start:end]
+        if same is not None and same.how == "dictionary":
+            return self._from_span(same, text, source="recogniser")
+        known = lexicon.lookup(span_text, kind)
+        if len({c for _, c in known}) == 1:
+            concept = known[0][1]
+            return Annotation(start, end, span_text, kind, concept, lexicon.canonical(kind, concept), 1.0, "recogniser")
+        link = self.linker.link(span_text, kind) if self.linker is not None else None
+        if link is not None and link.applied:
+            return Annotation(start, end, span_text, kind, link.concept_id, link.canonical, link.confidence,
+                              "recogniser")
+        confidence = link.confidence if link is not None else 0.0
+        return Annotation(start, end, span_text, kind, "", span_text, confidence, "recogniser")
 
     def _from_span(self, span, text: str, source: str | None = None) -> Annotation:
         kind = span.entity_type

@@ -206,8 +206,12 @@ def train_recogniser(
     patience: int = 1600,
     use_gpu: int = -1,
     name: str | None = None,
+    overrides: dict[str, object] | None = None,
 ) -> RecogniserManifest:
     """Train a recogniser with ``spacy train`` and publish it at ``out`` (staged, then renamed).
+
+    ``overrides`` are extra spaCy config overrides, e.g. ``{"training.logger": {...}}`` (the
+    background job's progress logger, which also stops training when the job is cancelled).
 
     Raises:
         RecogniserError: no training documents or mentions, or an empty dev set; ``out``
@@ -246,7 +250,8 @@ def train_recogniser(
             stage / "config.cfg",
             stage / "training",
             use_gpu=use_gpu,
-            overrides={"paths.train": str(stage / "train.spacy"), "paths.dev": str(stage / "dev.spacy")},
+            overrides={"paths.train": str(stage / "train.spacy"), "paths.dev": str(stage / "dev.spacy"),
+                       **(overrides or {})},
         )
         seconds = time.perf_counter() - started
         (stage / "training" / "model-best").rename(stage / "model")
@@ -313,21 +318,28 @@ class SpacyRecogniser:
     Attributes:
         name: the folder's manifest name (part of the annotator's version).
         manifest: the folder's :class:`RecogniserManifest`.
+        processes: worker processes for large batches (spaCy's ``n_process``; batch jobs such as
+            ``annotate`` and bulk ingest set it to the core count, the app keeps 1).
     """
 
-    def __init__(self, nlp: Language, manifest: RecogniserManifest) -> None:
+    #: below this many texts, extra processes cost more to start than they save
+    MIN_PARALLEL = 200
+
+    def __init__(self, nlp: Language, manifest: RecogniserManifest, processes: int = 1) -> None:
         self.nlp = nlp
         self.manifest = manifest
         self.name = manifest.name
+        self.processes = processes
 
     def recognise(self, texts: Sequence[str], batch_size: int = 32) -> list[list[tuple[int, int, str]]]:
         out = []
-        for doc in self.nlp.pipe(texts, batch_size=batch_size):
+        processes = self.processes if len(texts) >= self.MIN_PARALLEL else 1
+        for doc in self.nlp.pipe(texts, batch_size=batch_size, n_process=processes):
             out.append([(e.start_char, e.end_char, e.label_.lower()) for e in doc.ents])
         return out
 
 
-def load_recogniser(folder: Path) -> SpacyRecogniser:
+def load_recogniser(folder: Path, processes: int = 1) -> SpacyRecogniser:
     """Load a trained recogniser folder (see :func:`train_recogniser`)."""
     import spacy
 
@@ -337,4 +349,4 @@ def load_recogniser(folder: Path) -> SpacyRecogniser:
         nlp = spacy.load(Path(folder) / "model")
     except (OSError, ValueError, KeyError) as exc:
         raise RecogniserError(f"{folder}/model: cannot be loaded as a spaCy pipeline ({exc})") from None
-    return SpacyRecogniser(nlp, manifest)
+    return SpacyRecogniser(nlp, manifest, processes)

@@ -10,7 +10,8 @@ the job) and the field.
 Format 1 is what the worker has written since background retraining exists (commit 73ba5b5):
 ``state`` and ``message`` always; for a succeeded job also ``version``, ``path``, ``metrics``,
 ``baseline``, ``training``, ``device``, ``settings`` and ``timings_s``; ``activated`` and
-``verdict`` once the app has judged it. Files and store records without ``format`` read as
+``verdict`` once the app has judged it. ``scores`` (a recogniser job's dev scores) came later and
+may be absent. Files and store records without ``format`` read as
 format 1; in them the keys a failed or cancelled job has no use for may be absent (read as
 empty), a baseline written as ``{}`` (none evaluated) reads as None, and an empty record (a
 job that finished without a result, e.g. its worker never started) is no result at all.
@@ -85,7 +86,7 @@ class WorkerSettings:
 
 @dataclass(frozen=True)
 class JobResult:
-    """What a retraining job came to.
+    """What a background job (retraining, or a recogniser job: :mod:`curation.jobs.recogniser`) came to.
 
     Attributes:
         format: the result format (absent from files older than the key: 1).
@@ -98,6 +99,7 @@ class JobResult:
         device: where it was trained.
         settings: the training settings used.
         timings_s: seconds per stage (``prepare``, ``baseline_eval``, ``build``, ``total``).
+        scores: a recogniser job's dev scores (its manifest's: ``ents_f``, ``GENE.f``, ...); empty otherwise.
         activated: whether the app made it the active version (None until the app judged it).
         verdict: why it was or was not activated.
     """
@@ -113,6 +115,7 @@ class JobResult:
     device: str = field(default="", metadata=OPTIONAL)
     settings: WorkerSettings | None = field(default=None, metadata=OPTIONAL)
     timings_s: Mapping[str, float] = field(default_factory=dict, metadata=OPTIONAL)
+    scores: Mapping[str, float] = field(default_factory=dict, metadata=OPTIONAL)
     activated: bool | None = field(default=None, metadata=OPTIONAL)
     verdict: str = field(default="", metadata=OPTIONAL)
 

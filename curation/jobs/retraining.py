@@ -355,7 +355,9 @@ def finish(con: duckdb.DuckDBPyConnection, job: store.Job, result: JobResult,
         if job.finished:
             return job
         state, message = result.state, result.message
-        if state == "succeeded":
+        # A recogniser job's result is recorded as it is: the workflow layer activates the recogniser
+        # and loads its annotations (curation.workflows.recogniser_training.apply_recogniser_jobs).
+        if state == "succeeded" and job.kind != "recogniser":
             try:
                 request = RetrainRequest.from_dict(job.params, where=f"job {job.job_id}")
                 version = registry.read_version(result.path)

@@ -1,4 +1,7 @@
-"""The retraining worker: ``python -m curation.jobs.worker <job folder>``.
+"""The background worker: ``python -m curation.jobs.worker <job folder>``.
+
+A request whose ``kind`` is "recogniser" is a recogniser job (:mod:`curation.jobs.recogniser`);
+any other is a retraining job, described below.
 
 Reads only the job folder (``request.json`` and the ``snapshot/`` the app exported) and writes
 only a new version under the models folder, ``progress.json`` and, last, ``result.json``
@@ -72,10 +75,15 @@ def run(job_dir: Path) -> JobResult:
     try:
         write_progress(progress, state="preparing", step=None, total=None, loss=None, eta_s=None, epoch=None)
         try:
-            request = RetrainRequest.from_dict(json.loads((job_dir / REQUEST).read_text()), f"{job_dir / REQUEST}")
+            data = json.loads((job_dir / REQUEST).read_text())
         except (FileNotFoundError, json.JSONDecodeError) as exc:
             raise CurationError(f"{job_dir / REQUEST} is missing or unreadable ({exc})") from None
-        result = _train(job_dir, request, progress, cancel)
+        if isinstance(data, dict) and data.get("kind") == "recogniser":  # the recogniser job (jobs/recogniser.py)
+            from curation.jobs.recogniser import run_recogniser_job
+
+            result = run_recogniser_job(job_dir, data, progress, cancel)
+        else:
+            result = _train(job_dir, RetrainRequest.from_dict(data, f"{job_dir / REQUEST}"), progress, cancel)
         result = replace(result, timings_s={**result.timings_s, "total": round(time.time() - started, 1)})
     except TrainingCancelled as exc:
         result = JobResult("cancelled", str(exc))

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from curation.entities.concepts import ConceptIndex
 from curation.entities.matching import Matcher
 from curation.learning.evaluation import MatcherAnswerKey, evaluate
 from curation.learning.feedback import FeedbackConfig, FeedbackReport, decision_pairs, merge_pairs
@@ -51,7 +52,10 @@ class KBSplit:
 
 
 def kb_split(
-    schema: RelationSchema, records: Sequence[KBRecord], documents: Mapping[str, Document], matcher: Matcher,
+    schema: RelationSchema,
+    records: Sequence[KBRecord],
+    documents: Mapping[str, Document],
+    matcher: Matcher | ConceptIndex,
     seed: int = 13, fractions: tuple[float, float, float] = (0.8, 0.1, 0.1),
 ) -> KBSplit:
     """Split a KB's records by their first query entity (gene / protein), and build dev and test sets.
@@ -160,7 +164,7 @@ def training_set_for(
     request: BuildRequest,
     records: Sequence[KBRecord],
     documents: Mapping[str, Document],
-    matcher: Matcher,
+    matcher: Matcher | ConceptIndex,
     lexical: LexicalIndex,
     decisions: Sequence[Decision] = (),
     use_kb: bool = True,

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from curation.entities.concepts import ConceptIndex
 from curation.entities.dictionaries import snapshot_lexicon
 from curation.entities.matching import Matcher
 from curation.errors import USER_ERRORS, CurationError
@@ -92,7 +93,8 @@ def build_from_snapshot(
     clock = time.time()
     schema = request.schema
     documents = snapshot.documents
-    matcher = Matcher(snapshot_lexicon(snapshot))
+    # g(e, d): the text matcher, plus the concepts of the snapshot's stored annotations (recogniser + linker).
+    matcher = ConceptIndex(Matcher(snapshot_lexicon(snapshot)), snapshot.annotations)
     split = kb_split(schema, snapshot.records, documents, matcher, seed=seed)
     log(f"genes per split: {split.genes}; dev queries: {len(split.dev.queries)}")
     if before_training is not None:

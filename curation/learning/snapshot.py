@@ -3,8 +3,10 @@
 DuckDB lets one process write a file and no other process read it meanwhile, so a training
 worker never opens the store: the app (the only writer) exports a snapshot folder, the worker
 reads it. A snapshot holds the schemas, KB records, documents, gold mentions, dictionary
-synonyms and decisions as JSON lines, and a manifest with counts and a content hash (the
-"data snapshot hash" a model's manifest cites).
+synonyms, decisions and the stored annotations (the concept index: what EDEL's g(e, d) reads
+besides the text) as JSON lines, and a manifest with counts and a content hash (the "data
+snapshot hash" a model's manifest cites). A snapshot written before annotations were stored
+has no ``annotations.jsonl`` and loads with none.
 """
 
 from __future__ import annotations
@@ -12,19 +14,21 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
 
 from curation import store
+from curation.entities.annotation import Annotation
 from curation.errors import CurationError
 from curation.files import write_atomic
 from curation.records import Decision, Document, KBRecord, Mention, Synonym
 from curation.schemas import BUILTIN, RelationSchema, schema_from_dict
 
 FILES = ("schemas", "kb_records", "documents", "mentions", "synonyms", "decisions")
+OPTIONAL_FILES = ("annotations",)
 
 
 class SnapshotError(CurationError):
@@ -41,6 +45,7 @@ class Snapshot:
     synonyms: tuple[Synonym, ...]
     decisions: tuple[Decision, ...]
     digest: str
+    annotations: dict[str, tuple[Annotation, ...]] = field(default_factory=dict)
 
     def schema(self, name: str) -> RelationSchema:
         for schema in self.schemas:
@@ -90,10 +95,11 @@ def export_snapshot(con: duckdb.DuckDBPyConnection, folder: str | Path) -> dict[
         "mentions": _write_jsonl(tmp / "mentions.jsonl", (asdict(m) for ms in mentions.values() for m in ms)),
         "synonyms": _write_jsonl(tmp / "synonyms.jsonl", (asdict(s) for s in store.list_synonyms(con))),
         "decisions": _write_jsonl(tmp / "decisions.jsonl", (asdict(d) for d in _decisions(con))),
+        "annotations": _write_jsonl(tmp / "annotations.jsonl", _annotations(con)),
     }
     manifest = {
         "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "digest": hashlib.sha256("".join(digests[f] for f in FILES).encode()).hexdigest(),
+        "digest": hashlib.sha256("".join(digests[f] for f in (*FILES, *OPTIONAL_FILES)).encode()).hexdigest(),
         "files": digests,
         "counts": store.stats(con),
     }
@@ -102,6 +108,18 @@ def export_snapshot(con: duckdb.DuckDBPyConnection, folder: str | Path) -> dict[
         raise SnapshotError(f"{folder} already exists; snapshots are never overwritten")
     tmp.replace(folder)
     return manifest
+
+
+def _annotations(con: duckdb.DuckDBPyConnection) -> Iterator[dict]:
+    """The stored predicted annotations (gold mentions travel in mentions.jsonl), document by document."""
+    pmids = [d.pmid for d in store.iter_documents(con)]
+    for start in range(0, len(pmids), 2000):
+        for pmid, rows in store.list_annotations(con, pmids[start : start + 2000]).items():
+            for row in rows:
+                if row.source != "gold":
+                    yield {"pmid": pmid, "start": row.start, "end": row.end, "text": row.text,
+                           "type": row.entity_type, "concept_id": row.concept_id, "canonical": row.canonical,
+                           "confidence": row.confidence, "source": row.source}
 
 
 def _decisions(con: duckdb.DuckDBPyConnection) -> list[Decision]:
@@ -144,4 +162,10 @@ def load_snapshot(folder: str | Path) -> Snapshot:
         Decision(**{**d, "query_entities": tuple(map(tuple, d["query_entities"]))})
         for d in _read_jsonl(folder / "decisions.jsonl")
     )
-    return Snapshot(tuple(schemas), records, documents, synonyms, decisions, manifest["digest"])
+    annotations: dict[str, list[Annotation]] = {}
+    if (folder / "annotations.jsonl").exists():
+        for a in _read_jsonl(folder / "annotations.jsonl"):
+            pmid = a.pop("pmid")
+            annotations.setdefault(pmid, []).append(Annotation(**a))
+    return Snapshot(tuple(schemas), records, documents, synonyms, decisions, manifest["digest"],
+                    {pmid: tuple(found) for pmid, found in annotations.items()})

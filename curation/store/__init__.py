@@ -8,13 +8,28 @@ Process model: one process opens the file read-write (the app, or a CLI run when
 not using the file). A second opener gets :class:`StoreLockedError` with the holder's PID.
 Submodules by concept: ``base`` (connection, migrations, transactions, schemas, counts),
 ``kb`` (knowledge-base records), ``corpus`` (documents, annotations, synonyms),
-``decisions`` (curators' decisions and the worklist), ``jobs`` (background retraining) and
+``annotations`` (the concept index: each document's annotations, which annotator made them, the
+entity models), ``decisions`` (curators' decisions and the worklist), ``jobs`` (background retraining) and
 ``models`` (model versions, the active one per schema; typed by ``curation.versions.catalog``).
 Import the package: ``store.open_store``.
 """
 
 from __future__ import annotations
 
+from curation.store.annotations import (
+    AnnotationRow,
+    EntityModelRow,
+    annotation_counts,
+    clear_active_entity_model,
+    get_active_entity_model,
+    insert_entity_model,
+    list_annotations,
+    list_annotators,
+    list_entity_models,
+    list_stale_documents,
+    replace_annotations,
+    set_active_entity_model,
+)
 from curation.store.base import (
     add_schema,
     connect,
@@ -57,6 +72,7 @@ from curation.store.jobs import (
     list_jobs,
     set_job_dir,
     set_job_message,
+    set_job_result,
     start_job,
 )
 from curation.store.kb import add_kb_records, list_entity_values, list_kb_records, record_id
@@ -73,6 +89,18 @@ from curation.store.models import (
 
 __all__ = [
     "MIGRATIONS",
+    "AnnotationRow",
+    "EntityModelRow",
+    "annotation_counts",
+    "clear_active_entity_model",
+    "get_active_entity_model",
+    "insert_entity_model",
+    "list_annotations",
+    "list_annotators",
+    "list_entity_models",
+    "list_stale_documents",
+    "replace_annotations",
+    "set_active_entity_model",
     "add_documents",
     "add_kb_records",
     "connect",
@@ -112,6 +140,7 @@ __all__ = [
     "list_jobs",
     "set_job_dir",
     "set_job_message",
+    "set_job_result",
     "start_job",
     "VersionRow",
     "clear_active_version",

@@ -35,6 +35,8 @@ SQL_COUNT = {
     "relations": "SELECT count(*) FROM relations",
     "synonyms": "SELECT count(*) FROM synonyms",
     "decisions": "SELECT count(*) FROM decisions WHERE superseded_by IS NULL",
+    "annotations": "SELECT count(*) FROM annotations",
+    "annotated_documents": "SELECT count(*) FROM annotated_documents",
 }
 SQL_KB_BY_SCHEMA = "SELECT schema_name, count(*) FROM kb_records GROUP BY 1 ORDER BY 1"
 SQL_KB_WITH_PMID_IN_CORPUS = (

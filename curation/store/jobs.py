@@ -30,6 +30,7 @@ SQL_LIST_JOBS = f"SELECT {SQL_JOB_COLUMNS} FROM jobs ORDER BY job_id DESC LIMIT 
 SQL_START_JOB = "UPDATE jobs SET state = 'running', pid = ?, job_dir = ?, started_at = now() WHERE job_id = ?"
 SQL_SET_DIR = "UPDATE jobs SET job_dir = ? WHERE job_id = ?"
 SQL_SET_MESSAGE = "UPDATE jobs SET message = ? WHERE job_id = ?"
+SQL_SET_RESULT = "UPDATE jobs SET message = ?, result = ? WHERE job_id = ?"
 SQL_FINISH_JOB = (
     "UPDATE jobs SET state = ?, message = ?, result = ?, finished_at = now() "
     "WHERE job_id = ? AND state IN ('queued', 'running')"
@@ -129,3 +130,8 @@ def finish_job(con: duckdb.DuckDBPyConnection, job_id: int, state: str, message:
         SQL_FINISH_JOB + " RETURNING job_id", [state, message, json.dumps(result or {}, default=str), job_id]
     ).fetchall()
     return bool(rows)
+
+
+def set_job_result(con: duckdb.DuckDBPyConnection, job_id: int, message: str, result: dict) -> None:
+    """Replace a job's message and result (the app records what it did with a finished job's output)."""
+    con.execute(SQL_SET_RESULT, [message, json.dumps(result, default=str), job_id])

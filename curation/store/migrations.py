@@ -147,4 +147,37 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         ALTER TABLE jobs ADD COLUMN started_at TIMESTAMPTZ;
         """,
     ),
+    (
+        4,
+        "the concept index: annotations per document, which annotator made them, the entity models",
+        """
+        CREATE TABLE annotations (
+            pmid VARCHAR NOT NULL,
+            start_offset INTEGER NOT NULL,
+            end_offset INTEGER NOT NULL,
+            text VARCHAR NOT NULL,
+            entity_type VARCHAR NOT NULL,
+            concept_id VARCHAR NOT NULL,
+            canonical VARCHAR NOT NULL,
+            confidence DOUBLE NOT NULL,
+            source VARCHAR NOT NULL CHECK (source IN ('gold', 'recogniser', 'dictionary', 'rule')),
+            annotator VARCHAR NOT NULL
+        );
+        CREATE TABLE annotated_documents (
+            pmid VARCHAR PRIMARY KEY,
+            annotator VARCHAR NOT NULL,
+            text_chars INTEGER NOT NULL,
+            annotations INTEGER NOT NULL,
+            annotated_at TIMESTAMPTZ NOT NULL DEFAULT now()
+        );
+        CREATE TABLE entity_models (
+            kind VARCHAR NOT NULL CHECK (kind IN ('recogniser', 'linker')),
+            path VARCHAR NOT NULL,
+            name VARCHAR NOT NULL,
+            active BOOLEAN NOT NULL DEFAULT false,
+            registered_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+            PRIMARY KEY (kind, path)
+        );
+        """,
+    ),
 )

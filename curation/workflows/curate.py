@@ -1,9 +1,14 @@
 """The Curate page's one call: a partial relation in, ranked and highlighted abstracts out.
 
 For each hit: the escaped abstract with entity highlights by role (query entities, candidate
-answers, abbreviations, other entities), the two or three best sentences, each component's
-score, the answer-type entities found in it (to pre-fill the answer field) and the decisions
-already recorded for this relation and document.
+answers, other entities), the two or three best sentences, each component's score, the
+answer-type entities found in it (to pre-fill the answer field) and the decisions already
+recorded for this relation and document.
+
+Entity highlights come from the concept index (the store's annotations, written at ingest), read
+for all hits in one query; a document without stored annotations is annotated in memory with the
+dictionaries (nothing is written on a page view). Query entities are found by the matcher's g(e, d)
+(every synonym and notation of what was typed). Each entity kind can be hidden (``kinds``).
 
 :func:`record_judgement` is the page's other call: a decision, after checking that a typed
 answer is not a name the dictionaries know only as another kind of entity (a gene given as
@@ -12,20 +17,24 @@ a treatment), which the curator may confirm.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import duckdb
 
 from curation import store
+from curation.entities.annotation import Annotation, Annotator
 from curation.entities.lexicon import Lexicon
 from curation.entities.matching import Matcher
 from curation.errors import CurationError
 from curation.records import Decision, Document, Span
 from curation.schemas import RelationSchema
+from curation.workflows.entities import stored_annotations
 from curation.workflows.highlight import best_sentences, shift, to_html
 
-ROLES = ("query", "answer", "abbreviation", "other")
+ROLES = ("query", "answer", "other")
+# The entity kinds the Curate page can show or hide (a kind outside this list is always shown).
+ENTITY_KINDS = ("gene", "variant", "chemical", "disease", "cellline", "species", "ptm", "residue")
 
 
 @dataclass(frozen=True)
@@ -74,6 +83,33 @@ def role_spans(matcher: Matcher, schema: RelationSchema, values: Mapping[str, st
     return spans
 
 
+def kinded_spans(
+    matcher: Matcher, schema: RelationSchema, values: Mapping[str, str], document: Document,
+    annotations: Sequence[Annotation],
+) -> list[tuple[str, Span]]:
+    """(entity kind, span labelled by role) of ``document.text``: the query entities, candidate answers, the rest.
+
+    Query entities are found by the matcher's g(e, d) (every synonym and notation of the typed value);
+    the others are ``annotations`` (the concept index's, or the dictionaries' computed in memory).
+    """
+    text = document.text
+    out: list[tuple[str, Span]] = []
+    for entity_type in schema.query_types:
+        value = values.get(entity_type, "").strip()
+        if value:
+            kind = schema.kind(entity_type)
+            for s in matcher.matches(value, kind, document):
+                out.append((kind, Span(s.start, s.end, s.text, "query", f"{entity_type}: {value}", s.how)))
+    answer_kind = schema.kind(schema.answer)
+    for a in annotations:
+        if not (0 <= a.start < a.end <= len(text)):
+            continue  # offsets of a text that changed since it was annotated
+        role = "answer" if a.type == answer_kind else "other"
+        label = f"{a.type}: {a.canonical or a.concept_id or a.text}"
+        out.append((a.type, Span(a.start, a.end, text[a.start : a.end], role, label, a.source)))
+    return out
+
+
 def answer_candidates(spans: list[Span], limit: int = 8) -> tuple[str, ...]:
     """Distinct candidate answer names in order of first mention."""
     seen: dict[str, str] = {}
@@ -91,11 +127,24 @@ def curate_search(
     mode: str = "hybrid",
     k: int = 20,
     shown: set[str] | None = None,
+    kinds: Collection[str] | None = None,
 ) -> CurateResult:
-    """Search, highlight and annotate with prior decisions (every text escaped)."""
+    """Search, highlight and annotate with prior decisions (every text escaped).
+
+    Args:
+        shown: roles to mark (:data:`ROLES`; None: all).
+        kinds: entity kinds to mark (of :data:`ENTITY_KINDS`; None: all). Hidden kinds still give
+            candidate answers.
+    """
     result = retriever.search(schema, values, mode=mode, k=k)
     pmids = [h.pmid for h in result.hits]
     documents = {d.pmid: d for d in store.get_documents(con, pmids)}
+    stored = stored_annotations(con, list(documents))
+    missing = [documents[p] for p in documents if p not in stored]
+    if missing:  # never annotated (ingested without an annotator): the dictionaries, in memory only
+        computed = Annotator(matcher).annotate([d.text for d in missing])
+        stored.update({d.pmid: found for d, found in zip(missing, computed, strict=True)})
+    hidden = set(ENTITY_KINDS) - set(kinds) if kinds is not None else set()
     decided: dict[str, list[Decision]] = {}
     for decision in store.decisions_for(con, schema, values):
         decided.setdefault(decision.pmid, []).append(decision)
@@ -104,15 +153,18 @@ def curate_search(
         doc = documents.get(hit.pmid)
         if doc is None:  # the index knows a document the store no longer has
             continue
-        spans = role_spans(matcher, schema, values, doc)
+        kinded = kinded_spans(matcher, schema, values, doc, stored.get(hit.pmid, ()))
+        spans = [s for _, s in kinded]
+        visible = [s for kind, s in kinded if kind not in hidden]
         offset = len(doc.title) + 1 if doc.title else 0
-        abstract_spans = shift(spans, offset, len(doc.abstract))
-        best = best_sentences(doc.abstract, abstract_spans, result.query, ("query",), "answer")
+        abstract_spans = shift(visible, offset, len(doc.abstract))
+        best = best_sentences(doc.abstract, shift(spans, offset, len(doc.abstract)), result.query, ("query",),
+                              "answer")
         rows.append(
             ResultRow(
                 rank=hit.rank,
                 pmid=hit.pmid,
-                title_html=to_html(doc.title, shift(spans, 0, len(doc.title)), shown=shown) if doc.title else "",
+                title_html=to_html(doc.title, shift(visible, 0, len(doc.title)), shown=shown) if doc.title else "",
                 abstract_html=to_html(doc.abstract, abstract_spans, shown=shown),
                 best_html=tuple(
                     to_html(s.text, shift(abstract_spans, s.start, len(s.text)), shown=shown) for s in best

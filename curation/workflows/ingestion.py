@@ -3,6 +3,10 @@
 Strict mode stops at the first bad row before anything is written. Lenient mode skips bad
 rows and says which and why. Either way a file is committed whole or not at all, and
 ingesting the same file again changes nothing.
+
+A corpus ingested with an ``annotator`` then has its new (stale) documents annotated into the
+concept index (:func:`curation.workflows.entities.annotate_new`), in transactions of their own
+after the documents': a failure there leaves the documents ingested and the report names them.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from typing import TypeVar
 import duckdb
 
 from curation import store
+from curation.entities.annotation import Annotator
 from curation.errors import InputError
 from curation.ingest.civic import read_civic
 from curation.ingest.jsonl import read_jsonl
@@ -22,6 +27,7 @@ from curation.ingest.problems import Problems
 from curation.ingest.pubtator import read_pubtator
 from curation.records import Document, IngestReport, KBRecord
 from curation.schemas import resolve_schema
+from curation.workflows.entities import annotate_new
 
 KB_FORMATS = ("civic", "uniprot", "tsv")
 CORPUS_FORMATS = ("pubtator", "pubmed-xml", "jsonl")
@@ -129,8 +135,15 @@ def ingest_corpus(
     path: str | Path,
     lenient: bool = False,
     progress: Progress | None = None,
+    annotator: Annotator | Callable[[], Annotator] | None = None,
 ) -> IngestReport:
-    """Ingest a corpus file (pubtator, pubmed-xml, jsonl); documents merge by PMID."""
+    """Ingest a corpus file (pubtator, pubmed-xml, jsonl); documents merge by PMID.
+
+    Args:
+        annotator: annotates the file's new documents once they are written, or a function that
+            returns it, called only then (so a matcher built from the store sees the new names).
+            None: documents are left unannotated (``python -m curation reannotate`` fills them in).
+    """
     path = Path(path)
     _check_path(path)
     problems = Problems(path, lenient)
@@ -138,11 +151,23 @@ def ingest_corpus(
     with store.transaction(con):
         added, unchanged = store.add_documents(con, documents)
         store.record_ingest(con, f"corpus:{kind}", str(path), added, unchanged, len(problems.skipped))
+    details = [("gold mentions read", sum(len(d.mentions) for d in documents))]
+    notes: tuple[str, ...] = ()
+    if annotator is not None and documents:
+        try:
+            chosen = annotator if isinstance(annotator, Annotator) else annotator()
+            annotated = annotate_new(con, chosen, [d.pmid for d in documents])
+        except Exception as exc:  # noqa: BLE001 - the documents are in; say why they are not annotated
+            notes = (f"the documents are ingested but not annotated ({exc}); run `python -m curation reannotate`",)
+        else:
+            details.append(("documents annotated", annotated.annotated))
+            notes = (annotated.summary(),) if annotated.failed else ()
     return IngestReport(
         path=str(path),
         kind=kind,
         added=added,
         unchanged=unchanged,
         skipped=tuple(problems.skipped),
-        details=(("gold mentions read", sum(len(d.mentions) for d in documents)),),
+        details=tuple(details),
+        notes=notes,
     )

@@ -9,6 +9,9 @@ Each file is ingested in its own transaction through the same loaders as the CLI
 killed half way leaves every finished file in place and the store usable, a malformed file is reported
 by name and the others still load, and loading again adds nothing (ingestion is idempotent) — it
 completes what a partial load left out.
+
+Once the files are in, the documents are annotated into the concept index with the app's annotator
+(:func:`curation.workflows.entities.reannotate`, stale documents only, one transaction per batch).
 """
 
 from __future__ import annotations
@@ -21,8 +24,10 @@ from pathlib import Path
 import duckdb
 
 from curation.config import Settings
+from curation.entities.annotation import Annotator
 from curation.entities.dictionaries import ingest_dictionary
 from curation.errors import USER_ERRORS, CurationError
+from curation.workflows.entities import AnnotationReport, Progress, reannotate
 from curation.workflows.ingestion import ingest_corpus, ingest_kb
 
 # Where each kind of file sits in a data directory, in loading order: KBs first (their records name
@@ -80,6 +85,8 @@ class SampleReport:
     source: str
     outcomes: tuple[FileOutcome, ...] = field(default_factory=tuple)
     seconds: float = 0.0
+    annotation: AnnotationReport | None = None
+    annotation_error: str = ""  # why the documents could not be annotated at all (they are loaded)
 
     @property
     def added(self) -> int:
@@ -105,6 +112,11 @@ class SampleReport:
             text += f" {outcome.file.label} failed: {outcome.error}"
         if self.failed:
             text += " The other files are loaded; fix or remove the failed ones and load again."
+        if self.annotation is not None:
+            text += f" {self.annotation.summary()}."
+        if self.annotation_error:
+            text += (f" The abstracts are loaded but not annotated ({self.annotation_error}); highlights come from "
+                     "the dictionaries until `python -m curation reannotate` succeeds.")
         return text
 
 
@@ -151,8 +163,13 @@ def load_files(con: duckdb.DuckDBPyConnection, files: Sequence[SampleFile], on_f
 
 
 def load_sample(con: duckdb.DuckDBPyConnection, settings: Settings, on_file: FileProgress | None = None,
-                on_rows: RowProgress | None = None, transport=None) -> SampleReport:
+                on_rows: RowProgress | None = None, transport=None,
+                annotator: Annotator | Callable[[], Annotator] | None = None,
+                on_annotated: Progress | None = None) -> SampleReport:
     """Load the sample into the store: from the data directory, else fetched online.
+
+    ``annotator`` (or a function returning it, called once the files are in) annotates the documents
+    not yet annotated by it; None leaves them for ``python -m curation reannotate``.
 
     Raises:
         NoSampleError: no data directory with sample files, and the online sample could not be had.
@@ -168,7 +185,14 @@ def load_sample(con: duckdb.DuckDBPyConnection, settings: Settings, on_file: Fil
             raise NoSampleError(NO_SAMPLE_HELP.format(data_dir=settings.data_dir, reason=exc)) from None
         source = f"CIViC's nightly export and PubMed (fetched now; kept in {settings.cache_dir})"
     outcomes = load_files(con, files, on_file, on_rows)
-    return SampleReport(source, tuple(outcomes), round(time.time() - started, 1))
+    annotation, problem = None, ""
+    if annotator is not None:
+        try:
+            chosen = annotator if isinstance(annotator, Annotator) else annotator()
+            annotation = reannotate(con, chosen, stale_only=True, progress=on_annotated)
+        except Exception as exc:  # noqa: BLE001 - the files are in; say why the documents are not annotated
+            problem = " ".join(str(exc).split())[:300] or type(exc).__name__
+    return SampleReport(source, tuple(outcomes), round(time.time() - started, 1), annotation, problem)
 
 
 def fetch_sample(settings: Settings, transport=None, limit: int = SAMPLE_PUBMED) -> list[SampleFile]:

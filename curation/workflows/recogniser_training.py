@@ -1,102 +1,277 @@
-"""Training the entity recogniser on the annotated corpora of the data directory.
+"""Training the entity recogniser from the app: start the background job, then swap its recogniser in.
 
-Which documents train and which select (see :mod:`curation.entities.recogniser`):
+The corpora and their split live in :mod:`curation.learning.recogniser_data` (re-exported here for
+``python -m curation train-recogniser`` and bench/); the job protocol in :mod:`curation.jobs.recogniser`.
 
-* train: BioRED ``Train.PubTator`` (every type) and BC5CDR Train (``CDR_TrainingSet`` minus the
-  documents of ``CDR_DevelopmentSet``, which that file also holds; chemicals and diseases only);
-* select: BioRED ``Dev.PubTator``;
-* never trained on: any document of BioRED Dev/Test or BC5CDR Dev/Test (BC5CDR and BioRED share
-  some PubMed abstracts, so a BC5CDR Train document that is in a BioRED Dev or Test file is left out).
+What the Train page calls:
+
+* :func:`recogniser_overview`: the active recogniser (name, dev scores from its manifest) or the
+  note that highlights come from dictionaries, and the trained folders under ``models/recognisers/``;
+* :func:`start_recogniser_training`: a job that trains a new recogniser and annotates a snapshot of
+  the documents with it (in the worker process: see :mod:`curation.jobs.recogniser` for why);
+* :func:`start_recogniser_activation`: a job that only annotates, with a recogniser trained earlier;
+* :func:`apply_recogniser_jobs` (run by the job poll and at app start): for a recogniser job that
+  succeeded, :func:`~curation.workflows.entities.activate_entity_model` (validates by loading; the
+  active recogniser stays when it fails), then the worker's annotations are loaded in one
+  transaction. A newly trained recogniser whose dev F1 is below the active one's (same dev set) by
+  more than :data:`TOLERANCE` is kept inactive; a recogniser chosen by hand is always activated.
+  Only the concept index changes: decisions, KB records and gold mentions are never touched.
+
+Documents added or changed while the job ran are not in its snapshot: they keep their earlier
+annotations, stay stale for the new annotator, and ``python -m curation reannotate`` (or the next
+ingest of them) brings them up to date; the job's message says how many.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from curation.entities.recogniser import PARTIAL_TYPES, CorpusPart, RecogniserError, RecogniserManifest
-from curation.errors import InputError
-from curation.ingest.problems import Problems
-from curation.ingest.pubtator import read_pubtator
-from curation.records import Document
+import duckdb
 
-BIORED = ("biored/Train.PubTator", "biored/Dev.PubTator", "biored/Test.PubTator")
-BC5CDR = (
-    "bc5cdr/CDR_TrainingSet.PubTator.txt",
-    "bc5cdr/CDR_DevelopmentSet.PubTator.txt",
-    "bc5cdr/CDR_TestSet.PubTator.txt",
+from curation import store
+from curation.config import Settings
+from curation.errors import CurationError
+from curation.jobs.recogniser import (
+    ANNOTATIONS,
+    KIND,
+    RECOGNISERS,
+    RecogniserRequest,
+    new_recogniser_name,
+    read_annotations,
+    start_recogniser_job,
 )
+from curation.jobs.result import JobResult, JobResultError, job_result, result_json
+from curation.learning.recogniser_data import (
+    BC5CDR,
+    BIORED,
+    Corpora,
+    CorpusPart,
+    check_data_dir,
+    gene_variant_spans,
+    load_corpora,
+    read_corpus,
+    train_standard_recogniser,
+)
+from curation.workflows.entities import EntityModelError, activate_entity_model, annotator_note
+
+__all__ = [
+    "BC5CDR", "BIORED", "Corpora", "CorpusPart", "RecogniserOverview", "TrainedRecogniser", "apply_recogniser_jobs",
+    "gene_variant_spans", "load_annotations", "load_corpora", "read_corpus", "recogniser_overview",
+    "start_recogniser_activation", "start_recogniser_training", "train_standard_recogniser",
+]
+
+TOLERANCE = 0.01  # a new recogniser is activated when its dev F1 ≥ the active one's minus this
+LOAD_BATCH = 500  # documents per replace_annotations call (all in one transaction)
 
 
 @dataclass(frozen=True)
-class Corpora:
-    """The recogniser's train, dev and held-out parts."""
+class TrainedRecogniser:
+    """A recogniser folder, as the Train page lists it.
 
-    train: tuple[CorpusPart, ...]
-    dev: CorpusPart
-    bc5cdr_dev: CorpusPart
-    biored_test: CorpusPart
-    bc5cdr_test: CorpusPart
-
-
-def read_corpus(path: Path) -> list[Document]:
-    """A PubTator file through the strict loader; a clear error when missing or empty."""
-    path = Path(path)
-    if not path.is_file():
-        raise RecogniserError(f"{path}: training corpus file not found (set CURATION_DATA_DIR or --data-dir)")
-    try:
-        documents = list(read_pubtator(path, Problems(path)))
-    except InputError as exc:
-        raise RecogniserError(f"training corpus: {exc}") from None
-    if not documents:
-        raise RecogniserError(f"{path}: no documents in this training corpus file")
-    return documents
-
-
-def load_corpora(data_dir: Path) -> Corpora:
-    """The standard split of the data directory (module docstring)."""
-    data_dir = Path(data_dir)
-    b_train, b_dev, b_test = (read_corpus(data_dir / p) for p in BIORED)
-    c_all, c_dev, c_test = (read_corpus(data_dir / p) for p in BC5CDR)
-    held_out = {d.pmid for d in b_dev + b_test + c_dev + c_test}
-    seen = {d.pmid for d in b_train}
-    c_train = [d for d in c_all if d.pmid not in held_out and d.pmid not in seen]
-    b_trained = {d.pmid for d in b_train}
-    labels = PARTIAL_TYPES["bc5cdr"]
-    return Corpora(
-        train=(CorpusPart("biored_train", tuple(b_train)), CorpusPart("bc5cdr_train", tuple(c_train), labels)),
-        dev=CorpusPart("biored_dev", tuple(b_dev)),
-        # BC5CDR Dev/Test documents that BioRED Train holds were trained on: left out of their figures.
-        bc5cdr_dev=CorpusPart("bc5cdr_dev", tuple(d for d in c_dev if d.pmid not in b_trained), labels),
-        biored_test=CorpusPart("biored_test", tuple(b_test)),
-        bc5cdr_test=CorpusPart("bc5cdr_test", tuple(d for d in c_test if d.pmid not in b_trained), labels),
-    )
-
-
-def gene_variant_spans(documents: Iterable[Document]) -> Callable[[str], list[tuple[int, int]]]:
-    """Where a text names a gene or variant, by dictionary (names from ``documents``) and notation rule.
-
-    Used to mark those tokens as missing in BC5CDR documents, which do not annotate genes.
+    Attributes:
+        name, path: its manifest name and folder.
+        active: whether the app uses it.
+        scores: dev scores from its manifest (``ents_f``, ``ents_p``, ``ents_r``, ``GENE.f``, ...).
+        selected_on: the dev set they were measured on.
+        created: when it was trained.
     """
-    from curation.entities.lexicon import Lexicon
-    from curation.entities.matching import Matcher
-    from curation.entities.synonyms import mention_synonyms
 
-    mentions = [m for d in documents for m in d.mentions]
-    lexicon = Lexicon(s for s in mention_synonyms(mentions) if s.entity_type in ("gene", "variant"))
-    matcher = Matcher(lexicon, shapes=False)
+    name: str
+    path: str
+    active: bool
+    scores: dict[str, float]
+    selected_on: str
+    created: str
 
-    def spans(text: str) -> list[tuple[int, int]]:
-        return [(s.start, s.end) for s in matcher.find_all(text, kinds=("gene", "variant"))]
+    def summary(self) -> str:
+        """"dev F1 0.853 (P 0.871, R 0.836) on biored_dev; per type: CHEMICAL 0.90 · GENE 0.88"."""
+        if "ents_f" not in self.scores:
+            return "no dev scores in its manifest"
+        s = self.scores
+        types = " · ".join(f"{key[:-2]} {value:.2f}" for key, value in sorted(s.items())
+                           if key.endswith(".f") and key[:-2].isupper())
+        text = (f"dev F1 {s['ents_f']:.3f} (P {s.get('ents_p', 0):.3f}, R {s.get('ents_r', 0):.3f}) "
+                f"on {self.selected_on}")
+        return f"{text}; per type: {types}" if types else text
 
-    return spans
+    def label(self) -> str:
+        f1 = self.scores.get("ents_f")
+        score = f", dev F1 {f1:.3f}" if f1 is not None else ""
+        return f"{self.name} ({self.created[:16]}{score}{', active' if self.active else ''})"
 
 
-def train_standard_recogniser(data_dir: Path, out: Path, **settings) -> RecogniserManifest:
-    """Train on the data directory's corpora and publish the recogniser folder at ``out``."""
-    from curation.entities.recogniser import train_recogniser
+@dataclass(frozen=True)
+class RecogniserOverview:
+    """The Train page's recogniser section: the active one (or the note), the trained folders, problems."""
 
-    corpora = load_corpora(data_dir)
-    unlabelled = gene_variant_spans(corpora.train[0].documents)
-    return train_recogniser(corpora.train, corpora.dev, out, unlabelled=unlabelled, **settings)
+    active: TrainedRecogniser | None
+    note: str
+    trained: tuple[TrainedRecogniser, ...]
+    problems: tuple[str, ...]
+
+
+def _trained(folder: Path, active_path: str) -> TrainedRecogniser:
+    from curation.entities.recogniser import read_recogniser_manifest
+
+    manifest = read_recogniser_manifest(folder)
+    return TrainedRecogniser(manifest.name, str(folder.resolve()), str(folder.resolve()) == active_path,
+                             dict(manifest.dev_scores), manifest.selected_on, manifest.created)
+
+
+def recogniser_overview(con: duckdb.DuckDBPyConnection, settings: Settings) -> RecogniserOverview:
+    """The active recogniser and the trained ones under ``models/recognisers/`` (unreadable ones as problems)."""
+    row = store.get_active_entity_model(con, "recogniser")
+    active_path = row.path if row is not None else ""
+    trained, problems = [], []
+    root = settings.models_dir / RECOGNISERS
+    for folder in sorted(root.iterdir()) if root.is_dir() else ():
+        if not folder.is_dir() or folder.name.endswith(".tmp"):
+            continue
+        try:
+            trained.append(_trained(folder, active_path))
+        except CurationError as exc:
+            problems.append(str(exc))
+    active = next((t for t in trained if t.active), None)
+    if row is not None and active is None:  # activated from elsewhere (python -m curation activate-recogniser)
+        try:
+            active = _trained(Path(row.path), active_path)
+        except CurationError as exc:
+            problems.append(f"the active recogniser: {exc}")
+    trained.sort(key=lambda t: t.created, reverse=True)
+    return RecogniserOverview(active, annotator_note(con), tuple(trained), tuple(problems))
+
+
+def _active_linker(con: duckdb.DuckDBPyConnection) -> str:
+    row = store.get_active_entity_model(con, "linker")
+    return row.path if row is not None else ""
+
+
+def start_recogniser_training(
+    con: duckdb.DuckDBPyConnection, settings: Settings, data_dir: str | Path | None = None, epochs: int = 25,
+    width: int = 128, name: str = "", launch: Callable[[Path], int] | None = None,
+) -> store.Job:
+    """Start a background job that trains a recogniser on the data directory and annotates the documents.
+
+    Raises:
+        CurationError: the data directory lacks a corpus file, a job is already running, or the
+            worker cannot start.
+    """
+    data_dir = Path(data_dir or settings.data_dir)
+    check_data_dir(data_dir)
+    request = RecogniserRequest(name=name or new_recogniser_name(), data_dir=str(data_dir), width=width,
+                                max_epochs=epochs, linker=_active_linker(con))
+    return start_recogniser_job(con, request, settings, launch)
+
+
+def start_recogniser_activation(
+    con: duckdb.DuckDBPyConnection, settings: Settings, folder: str | Path,
+    launch: Callable[[Path], int] | None = None,
+) -> store.Job:
+    """Start a background job that annotates the documents with a trained recogniser, then activates it.
+
+    Raises:
+        CurationError: the folder is not a recogniser of this version, or the job cannot start.
+    """
+    from curation.entities.recogniser import read_recogniser_manifest
+
+    folder = Path(folder).expanduser().resolve()
+    read_recogniser_manifest(folder)
+    return start_recogniser_job(con, RecogniserRequest(folder=str(folder), linker=_active_linker(con)), settings,
+                                launch)
+
+
+# --- when a job has succeeded ------------------------------------------------------------------------
+
+
+def load_annotations(con: duckdb.DuckDBPyConnection, path: Path) -> tuple[int, int]:
+    """Store the worker's annotations in one transaction; (documents loaded, documents left stale).
+
+    A document is left as it is when its text changed length since the snapshot or it is gone
+    (a document whose gold mentions changed since stays stale: the store's staleness rule sees it).
+    """
+    version, documents = read_annotations(path)
+    loaded = skipped = 0
+    batch: list = []
+
+    def flush() -> None:
+        nonlocal loaded, skipped
+        pmids = [d.pmid for d in batch]
+        lengths = {d.pmid: len(d.text) for d in store.get_documents(con, pmids)}
+        keep = [d for d in batch if lengths.get(d.pmid) == d.chars]
+        skipped += len(batch) - len(keep)
+        rows = [row for d in keep for row in d.rows]
+        store.replace_annotations(con, version, {d.pmid: d.chars for d in keep}, rows)
+        loaded += len(keep)
+        batch.clear()
+
+    with store.transaction(con):
+        for document in documents:
+            batch.append(document)
+            if len(batch) >= LOAD_BATCH:
+                flush()
+        if batch:
+            flush()
+    return loaded, skipped
+
+
+def _judge(con: duckdb.DuckDBPyConnection, request: RecogniserRequest, result: JobResult) -> tuple[bool, str]:
+    """Whether a finished job's recogniser becomes active, and why."""
+    if request.folder:
+        return True, "activated as chosen"
+    row = store.get_active_entity_model(con, "recogniser")
+    new = result.scores.get("ents_f")
+    if row is None:
+        return True, "activated: no recogniser was active"
+    try:
+        active = _trained(Path(row.path), row.path)
+    except CurationError:
+        return True, f"activated: the active recogniser {row.name} cannot be read any more"
+    old = active.scores.get("ents_f")
+    if new is None or old is None:
+        return True, "activated: no dev F1 to compare"
+    if new >= old - TOLERANCE:
+        return True, f"activated: dev F1 {new:.3f} vs {old:.3f} of {active.name}"
+    return False, (f"kept inactive: dev F1 {new:.3f} is below {old:.3f} of the active {active.name} by more than "
+                   f"{TOLERANCE}; activate it on the Train page to use it anyway")
+
+
+def apply_recogniser_job(con: duckdb.DuckDBPyConnection, job: store.Job,
+                         settings: Settings | None = None) -> store.Job:
+    """Activate a succeeded recogniser job's recogniser and load its annotations (once; see module docstring)."""
+    try:
+        result = job_result(job)
+    except JobResultError:
+        return job
+    if job.kind != KIND or job.state != "succeeded" or result is None or result.activated is not None:
+        return job
+    annotations = Path(job.job_dir) / ANNOTATIONS
+    try:
+        request = RecogniserRequest.from_dict(job.params, f"job {job.job_id}")
+        activate, verdict = _judge(con, request, result)
+        if activate:
+            activated = activate_entity_model(con, "recogniser", result.path, settings=settings)
+    except (CurationError, EntityModelError) as exc:
+        activate, verdict = False, f"could not be activated ({exc}); the active recogniser stays"
+    message = f"{result.message}; {verdict}"
+    if activate:
+        try:
+            loaded, skipped = load_annotations(con, annotations)
+            message = f"{activated.name} is active; {loaded:,} abstracts re-annotated ({verdict})"
+            if skipped:
+                message += (f"; {skipped:,} changed while it trained keep their earlier annotations until "
+                            f"`python -m curation reannotate`")
+        except (CurationError, OSError, duckdb.Error) as exc:
+            message = (f"{activated.name} is active, but its annotations could not be loaded ({exc}); the "
+                       f"documents keep their earlier ones until `python -m curation reannotate`")
+    store.set_job_result(con, job.job_id, message, result_json(replace(result, activated=activate, verdict=verdict)))
+    annotations.unlink(missing_ok=True)
+    return store.get_job(con, job.job_id)
+
+
+def apply_recogniser_jobs(con: duckdb.DuckDBPyConnection, settings: Settings | None = None,
+                          recent: int = 5) -> list[store.Job]:
+    """Apply the recent recogniser jobs that succeeded and were not applied yet (the poll, app start)."""
+    return [apply_recogniser_job(con, job, settings) for job in store.list_jobs(con, limit=recent)
+            if job.kind == KIND and job.state == "succeeded"]

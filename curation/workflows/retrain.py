@@ -70,6 +70,10 @@ def current_job(con: duckdb.DuckDBPyConnection, before_activate: Callable[[Path]
     if not jobs:
         return None
     job = retraining.poll_job(con, jobs[0], before_activate=before_activate)
+    if job.finished and job.kind == "recogniser":  # its recogniser becomes active, its annotations are loaded
+        from curation.workflows.recogniser_training import apply_recogniser_job
+
+        apply_recogniser_job(con, job)
     return None if job.finished else job
 
 
@@ -100,7 +104,14 @@ def status_line(job: Job) -> str:
     reported = progress(job)
     stage = reported.stage if reported else job.state
     share = f" {reported.fraction:.0%}" if reported and reported.fraction is not None else ""
-    return f"Retraining (job {job.job_id}): {stage}{share}"
+    return f"{job_title(job)} (job {job.job_id}): {stage}{share}"
+
+
+def job_title(job: Job) -> str:
+    """What a job does, in two or three words ("Retraining", "Recogniser training")."""
+    if job.kind == "recogniser":
+        return "Recogniser training" if job.params.get("name") else "Recogniser activation"
+    return "Retraining"
 
 
 def decision_counts(con: duckdb.DuckDBPyConnection, schema: str) -> Mapping[str, int]:

@@ -37,19 +37,22 @@ WARM_DOCUMENTS = 20_000  # abstracts analysed when the matcher is built (all of 
 def open_app_store(db_path: str | Path) -> duckdb.DuckDBPyConnection:
     """Open the store read-write for the app, and bring background jobs up to date.
 
-    Once per app process: a retraining job that was running when the app stopped is re-attached
-    (worker alive), finished (worker done meanwhile) or marked failed.
+    Once per app process: a job that was running when the app stopped is re-attached (worker
+    alive), finished (worker done meanwhile) or marked failed; a recogniser job that succeeded
+    meanwhile has its recogniser activated and its annotations loaded.
 
     Raises:
         StoreLockedError, StoreDamagedError: another process holds the file, or it cannot be read.
     """
     from curation.jobs.retraining import recover_jobs
+    from curation.workflows.recogniser_training import apply_recogniser_jobs
 
     con = store.open_store(db_path)
     try:
         recover_jobs(con.cursor())
+        apply_recogniser_jobs(con.cursor())  # a recogniser job that succeeded while the app was down
     except (*USER_ERRORS, OSError) as exc:  # the store must open even if a job's folder is unreadable
-        print(f"retraining jobs could not be recovered: {exc}", file=sys.stderr)
+        print(f"background jobs could not be recovered: {exc}", file=sys.stderr)
     return con
 
 

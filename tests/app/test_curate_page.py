@@ -98,3 +98,22 @@ def test_a_corrupted_active_version_is_reported_and_search_goes_on(loaded_db, tm
     assert any("active model version po-broken is not serving" in w.value and "bm25-only" in w.value
                for w in at.warning)
     assert any("PMID 1000001" in m.value for m in at.markdown)  # BM25 still serves
+
+
+def test_entity_types_can_be_hidden_and_the_choice_is_remembered(loaded_db):
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["highlight_kinds"] = ["variant"]  # as the Entity types toggle leaves it
+    at.session_state["pick_Gene"] = "BRAF"
+    at.session_state["pick_Variant"] = "V600E"
+    at.run()
+    assert not at.exception
+    marked = " ".join(m.value for m in at.markdown if "PMID 1000001" in m.value or "<mark" in m.value)
+    assert 'title="query: Variant: V600E"' in marked
+    assert "Gene: BRAF" not in marked and "chemical:" not in marked
+    toggle = at.pills(key="kinds_input")
+    assert toggle.value == ["variant"]
+    toggle.set_value(["gene", "variant", "chemical"]).run()
+    assert not at.exception
+    assert at.session_state["highlight_kinds"] == ["gene", "variant", "chemical"]
+    marked = " ".join(m.value for m in at.markdown if "<mark" in m.value)
+    assert "Gene: BRAF" in marked and "chemical: " in marked

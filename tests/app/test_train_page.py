@@ -223,3 +223,85 @@ def test_the_sidebar_shows_a_running_job_on_every_page(loaded_db, monkeypatch):
         assert any(f"Retraining (job {job.job_id}): indexing 25%" in c.value for c in at.sidebar.caption)
     finally:
         os.killpg(job.pid, signal.SIGKILL)
+
+
+# --- the entity recogniser ----------------------------------------------------------------------
+
+
+def _recogniser_folder(models, name: str, f1: float):
+    """A recogniser folder with a manifest only: enough for this page, which reads manifests (never the model)."""
+    import json
+
+    import spacy
+
+    folder = models / "recognisers" / name
+    (folder / "model").mkdir(parents=True)
+    (folder / "model" / "meta.json").write_text("{}")
+    (folder / "manifest.json").write_text(json.dumps({
+        "name": name, "format": "recogniser/1", "spacy_version": spacy.__version__,
+        "labels": ["CHEMICAL", "GENE"], "created": "2025-01-02T03:04:05+00:00", "trained_on": {},
+        "selected_on": "biored_dev", "dev_scores": {"ents_f": f1, "ents_p": 0.9, "ents_r": 0.8, "GENE.f": 0.88},
+    }))
+    return folder
+
+
+def test_recogniser_section_says_dictionaries_trains_in_the_background_and_activates(loaded_db, tmp_path,
+                                                                                      monkeypatch):
+    import json
+    import os
+    import signal
+    from pathlib import Path
+
+    from curation import store
+    from curation.jobs import recogniser as recogniser_job
+    from curation.workflows import recogniser_training
+    from pages.common import connection
+
+    monkeypatch.setattr(recogniser_job, "spawn_worker", _stand_in_worker)
+    monkeypatch.setattr(recogniser_training, "check_data_dir", lambda data_dir: None)
+    _recogniser_folder(tmp_path / "models", "biomed-a", 0.812)
+    at = _train_page()
+    assert not at.exception
+    assert any("no recogniser trained: highlights come from dictionaries" in i.value for i in at.info)
+    choice = at.selectbox(key="rec_choice")
+    assert choice.options == ["biomed-a (2025-01-02T03:04, dev F1 0.812)"]
+
+    at.number_input(key="rec_epochs").set_value(3)
+    at.button(key="rec_train").click()
+    at.run()
+    assert not at.exception
+    job = store.list_jobs(connection())[0]
+    try:
+        assert job.kind == "recogniser" and job.state == "running" and job.params["max_epochs"] == 3
+        Path(job.job_dir, "progress.json").write_text(json.dumps(
+            {"state": "training · dev F1 0.700", "step": 2, "total": 3, "loss": 12.5, "eta_s": None, "epoch": 2}))
+        at.run()
+        bar = at.get("progress")[0]
+        assert f"Job {job.job_id} · training · dev F1 0.700 · 2/3 · loss 12.5000" in bar.proto.text
+        assert at.button(key="rec_train").disabled and at.button(key="rec_activate").disabled
+        assert not any(b.key == "rt_cancel" for b in at.button)  # the retraining panel is not this job's
+
+        at.button(key="rec_cancel").click()
+        at.run()
+        assert Path(job.job_dir, "cancel").exists()
+        Path(job.job_dir, "result.json").write_text(json.dumps({"state": "cancelled", "message": "cancelled"}))
+        at.run()
+        assert store.get_job(connection(), job.job_id).state == "cancelled"
+        assert not at.button(key="rec_train").disabled
+    finally:
+        os.killpg(job.pid, signal.SIGKILL)
+
+
+def test_an_active_recogniser_shows_its_dev_scores(loaded_db, tmp_path):
+    from curation import store
+    from pages.common import connection
+
+    folder = _recogniser_folder(tmp_path / "models", "biomed-b", 0.853)
+    con = connection()
+    store.insert_entity_model(con, "recogniser", str(folder.resolve()), "biomed-b")
+    store.set_active_entity_model(con, "recogniser", str(folder.resolve()))
+    at = _train_page()
+    assert not at.exception
+    assert any("Active recogniser **biomed-b**: dev F1 0.853 (P 0.900, R 0.800) on biored_dev; per type: GENE 0.88"
+               in c.value for c in at.caption)
+    assert at.selectbox(key="rec_choice").options == ["biomed-b (2025-01-02T03:04, dev F1 0.853, active)"]

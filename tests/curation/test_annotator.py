@@ -95,8 +95,25 @@ def test_bad_combinations_are_refused(matcher):
 
 
 def test_the_version_names_recogniser_and_linker(matcher):
-    annotator = Annotator(matcher, FakeRecogniser([]), FakeLinker({}))
-    assert annotator.version == "union:fake:fake-linker"
+    annotator = Annotator(matcher, FakeRecogniser([]), FakeLinker({}), combine="union")
+    assert annotator.version == "recogniser_first:fake:fake-linker"
+    per_kind = Annotator(matcher, FakeRecogniser([]), None, combine={"chemical": "dictionary_first"})
+    assert per_kind.version == "recogniser_first(chemical=dictionary_first):fake:lexicon"
+
+
+def test_policies_per_kind_decide_which_source_wins(matcher):
+    text = "Vemurafenib and dabrafenib target BRAF V600E in melanoma; Zelboraf-like compounds too."
+    recogniser = FakeRecogniser([(0, 15, "chemical"),  # "Vemurafenib and": overlaps the dictionary's name
+                                 span("Zelboraf", "variant"), span("melanoma", "disease")])
+    dictionary_first = Annotator(matcher, recogniser, combine={"chemical": "dictionary_first", "variant": "dictionary"})
+    found = {a.text: a for a in dictionary_first.annotate([text])[0]}
+    assert found["Vemurafenib"].source == "dictionary" and "Vemurafenib and" not in found
+    assert "Zelboraf" not in found  # variants: the rules and dictionary only
+    assert found["melanoma"].source == "recogniser"  # other kinds: recogniser first
+    recogniser_first = {a.text for a in Annotator(matcher, recogniser, combine="union").annotate([text])[0]}
+    assert "Vemurafenib and" in recogniser_first and "Zelboraf" in recogniser_first
+    with pytest.raises(ValueError, match="unknown combine policies"):
+        Annotator(matcher, recogniser, combine={"gene": "both"})
 
 
 def test_concept_index_counts_a_stored_concept_the_text_matcher_cannot_see(matcher):
@@ -118,3 +135,36 @@ def test_concept_index_uses_only_applied_links_for_unknown_entity_names(matcher)
     doubtful = ConceptIndex(matcher, stored, FakeLinker({"vemurafinib": ("DB08881", 0.5, False)}))
     assert confident.matched("vemurafinib", "chemical", doc)
     assert not doubtful.matched("vemurafinib", "chemical", doc)
+
+
+def test_snapshots_carry_the_stored_annotations_and_training_reads_them(con, fixtures, tmp_path):
+    from curation.entities.dictionaries import build_lexicon
+    from curation.learning.snapshot import export_snapshot, load_snapshot
+    from curation.workflows.entities import reannotate
+    from curation.workflows.ingestion import ingest_corpus
+
+    ingest_corpus(con, "pubtator", fixtures / "pubtator" / "small.PubTator",
+                  annotator=lambda: Annotator(Matcher(build_lexicon(con))))
+    # A recogniser that finds "kinase" as a gene, linked to BRAF by an applied link.
+    recogniser = FakeRecogniser([])
+    recogniser.recognise = lambda texts: [[(t.find("kinase"), t.find("kinase") + 6, "gene")] if "kinase" in t
+                                          else [] for t in texts]
+    linker = FakeLinker({"kinase": ("BRAF-concept", 0.99, True)})
+    reannotate(con, Annotator(Matcher(build_lexicon(con)), recogniser, linker, combine="union"))
+    export_snapshot(con, tmp_path / "snap")
+    snapshot = load_snapshot(tmp_path / "snap")
+    found = [a for found in snapshot.annotations.values() for a in found]
+    assert any(a.text == "kinase" and a.concept_id == "BRAF-concept" and a.source == "recogniser" for a in found)
+    assert all(a.source != "gold" for a in found)  # gold mentions travel in mentions.jsonl only
+    # g(e, d) of the build chain: the text matcher, or a stored concept of the entity.
+    index = ConceptIndex(Matcher(Lexicon([Synonym("BRAF-concept", "gene", "B-Raf", "x", True)])), snapshot.annotations)
+    document = snapshot.documents["1000001"]
+    assert "B-Raf" not in document.text and index.matched("B-Raf", "gene", document)
+
+
+def test_a_snapshot_written_before_annotations_were_stored_loads_with_none(con, tmp_path):
+    from curation.learning.snapshot import export_snapshot, load_snapshot
+
+    export_snapshot(con, tmp_path / "snap")
+    (tmp_path / "snap" / "annotations.jsonl").unlink()
+    assert load_snapshot(tmp_path / "snap").annotations == {}

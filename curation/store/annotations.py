@@ -1,0 +1,228 @@
+"""The concept index: every document's annotations, which annotator made them, and the entity models.
+
+``annotations`` holds one row per mention of a document (offsets into ``Document.text``): the
+gold mentions of an annotated corpus (source ``gold``) and what an annotator found (``recogniser``,
+``dictionary``, ``rule``). ``annotated_documents`` records, per document, which annotator version
+wrote its rows, when, and over how many characters of text, so that a new annotator (a recogniser
+activated) re-annotates only what is stale. ``entity_models`` lists the recognisers and linkers
+the store has seen and which one of each kind is active.
+
+The gold ``mentions`` table is left alone: it alone feeds the lexicon and training snapshots, so
+predicted mentions never become training data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import duckdb
+import pyarrow as pa
+
+
+class AnnotationRow(NamedTuple):
+    """One row of ``annotations`` (the store's plain form of ``curation.entities.annotation.Annotation``)."""
+
+    pmid: str
+    start: int
+    end: int
+    text: str
+    entity_type: str
+    concept_id: str
+    canonical: str
+    confidence: float
+    source: str
+    annotator: str
+
+
+@dataclass(frozen=True)
+class EntityModelRow:
+    """One row of ``entity_models``: a recogniser or linker folder the store has seen."""
+
+    kind: str
+    path: str
+    name: str
+    active: bool
+    registered_at: str
+
+
+SQL_DELETE_ANNOTATIONS = "DELETE FROM annotations WHERE pmid IN (SELECT pmid FROM incoming_records)"
+SQL_INSERT_ANNOTATIONS = """
+INSERT INTO annotations (pmid, start_offset, end_offset, text, entity_type, concept_id, canonical, confidence,
+                         source, annotator)
+SELECT pmid, start_offset, end_offset, text, entity_type, concept_id, canonical, confidence, source, annotator
+FROM incoming_annotations
+"""
+SQL_UPSERT_RECORDS = """
+INSERT INTO annotated_documents (pmid, annotator, text_chars, annotations, annotated_at)
+SELECT pmid, annotator, text_chars, annotations, now() FROM incoming_records
+ON CONFLICT (pmid) DO UPDATE SET annotator = excluded.annotator, text_chars = excluded.text_chars,
+    annotations = excluded.annotations, annotated_at = excluded.annotated_at
+"""
+SQL_ANNOTATIONS_FOR = """
+SELECT a.pmid, a.start_offset, a.end_offset, a.text, a.entity_type, a.concept_id, a.canonical, a.confidence,
+       a.source, a.annotator
+FROM annotations a
+WHERE a.pmid IN (SELECT unnest(?)) ORDER BY a.pmid, a.start_offset, a.end_offset, a.source
+"""
+SQL_ANNOTATED_AMONG = "SELECT pmid FROM annotated_documents WHERE pmid IN (SELECT unnest(?))"
+# A document is stale when it has no record, was annotated by another annotator, its text changed
+# length (a title filled in later shifts every offset), or it gained gold mentions since.
+SQL_STALE = """
+SELECT d.pmid FROM documents d
+LEFT JOIN annotated_documents r ON r.pmid = d.pmid
+LEFT JOIN (SELECT pmid, count(*) AS n FROM mentions GROUP BY pmid) m ON m.pmid = d.pmid
+LEFT JOIN (SELECT pmid, count(*) AS n FROM annotations WHERE source = 'gold' GROUP BY pmid) g ON g.pmid = d.pmid
+WHERE (? OR d.pmid IN (SELECT unnest(?)))
+  AND (NOT ? OR r.pmid IS NULL OR r.annotator <> ?
+       OR r.text_chars <> length(CASE WHEN d.title = '' THEN d.abstract ELSE d.title || ' ' || d.abstract END)
+       OR coalesce(m.n, 0) <> coalesce(g.n, 0))
+ORDER BY d.pmid
+"""
+SQL_ANNOTATION_COUNTS = "SELECT source, count(*) FROM annotations GROUP BY source ORDER BY source"
+SQL_ANNOTATORS = "SELECT annotator, count(*) FROM annotated_documents GROUP BY annotator ORDER BY 2 DESC, 1"
+
+SQL_REGISTER_MODEL = """
+INSERT INTO entity_models (kind, path, name) VALUES (?, ?, ?)
+ON CONFLICT (kind, path) DO UPDATE SET name = excluded.name
+"""
+SQL_MODEL_COLUMNS = "kind, path, name, active, CAST(registered_at AS VARCHAR)"
+SQL_ACTIVATE_MODEL = "UPDATE entity_models SET active = (path = ?) WHERE kind = ? AND active <> (path = ?)"
+SQL_DEACTIVATE_MODELS = "UPDATE entity_models SET active = false WHERE kind = ? AND active"
+SQL_ACTIVE_MODEL = f"SELECT {SQL_MODEL_COLUMNS} FROM entity_models WHERE kind = ? AND active"
+SQL_LIST_MODELS = (
+    f"SELECT {SQL_MODEL_COLUMNS} FROM entity_models WHERE (? IS NULL OR kind = ?) ORDER BY kind, registered_at DESC"
+)
+
+
+def replace_annotations(
+    con: duckdb.DuckDBPyConnection,
+    annotator: str,
+    texts: dict[str, int],
+    rows: Sequence[AnnotationRow],
+) -> int:
+    """Replace the annotations of some documents and record who made them. Call inside a transaction.
+
+    Args:
+        annotator: the annotator version (``Annotator.version``) recorded for each document.
+        texts: PMID → ``len(Document.text)`` for every document annotated (one with no mention too).
+        rows: their annotations (gold ones included); every PMID must be a key of ``texts``.
+
+    Returns:
+        How many annotation rows were written.
+    """
+    if not texts:
+        return 0
+    unknown = {r.pmid for r in rows} - set(texts)
+    if unknown:
+        raise ValueError(f"annotations for documents not being replaced: {sorted(unknown)[:5]}")
+    per_doc: dict[str, int] = dict.fromkeys(texts, 0)
+    for row in rows:
+        per_doc[row.pmid] += 1
+    pmids = list(texts)
+    records = pa.table(
+        {
+            "pmid": pmids,
+            "annotator": [annotator] * len(pmids),
+            "text_chars": pa.array([texts[p] for p in pmids], pa.int32()),
+            "annotations": pa.array([per_doc[p] for p in pmids], pa.int32()),
+        }
+    )
+    incoming = pa.table(
+        {
+            "pmid": [r.pmid for r in rows],
+            "start_offset": pa.array([r.start for r in rows], pa.int32()),
+            "end_offset": pa.array([r.end for r in rows], pa.int32()),
+            "text": [r.text for r in rows],
+            "entity_type": [r.entity_type for r in rows],
+            "concept_id": [r.concept_id for r in rows],
+            "canonical": [r.canonical for r in rows],
+            "confidence": pa.array([float(r.confidence) for r in rows], pa.float64()),
+            "source": [r.source for r in rows],
+            "annotator": [r.annotator for r in rows],
+        }
+    )
+    con.register("incoming_records", records)
+    con.register("incoming_annotations", incoming)
+    try:
+        con.execute(SQL_DELETE_ANNOTATIONS)
+        con.execute(SQL_INSERT_ANNOTATIONS)
+        con.execute(SQL_UPSERT_RECORDS)
+    finally:
+        con.unregister("incoming_records")
+        con.unregister("incoming_annotations")
+    return len(rows)
+
+
+def list_annotations(con: duckdb.DuckDBPyConnection, pmids: Sequence[str]) -> dict[str, list[AnnotationRow]]:
+    """Stored annotations of the given documents, in text order, in one query.
+
+    Only documents that were annotated are keys (one annotated with no mention maps to ``[]``);
+    a document never annotated is absent, so the caller can tell the two apart.
+    """
+    pmids = list(dict.fromkeys(pmids))
+    if not pmids:
+        return {}
+    out: dict[str, list[AnnotationRow]] = {p: [] for (p,) in con.execute(SQL_ANNOTATED_AMONG, [pmids]).fetchall()}
+    for row in con.execute(SQL_ANNOTATIONS_FOR, [pmids]).fetchall():
+        if row[0] in out:
+            out[row[0]].append(AnnotationRow(*row))
+    return out
+
+
+def list_stale_documents(
+    con: duckdb.DuckDBPyConnection, annotator: str, pmids: Sequence[str] | None = None, stale_only: bool = True
+) -> list[str]:
+    """PMIDs to (re-)annotate with ``annotator``, sorted.
+
+    Args:
+        annotator: the annotator version that would annotate them.
+        pmids: only among these documents (None: every document of the store).
+        stale_only: False returns every document asked for, stale or not.
+    """
+    every = pmids is None
+    return [p for (p,) in con.execute(SQL_STALE, [every, list(pmids or []), stale_only, annotator]).fetchall()]
+
+
+def annotation_counts(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
+    """Annotation rows by source (gold, recogniser, dictionary, rule)."""
+    return dict(con.execute(SQL_ANNOTATION_COUNTS).fetchall())
+
+
+def list_annotators(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
+    """Annotator version → how many documents it annotated, most first."""
+    return dict(con.execute(SQL_ANNOTATORS).fetchall())
+
+
+# --- entity models --------------------------------------------------------------------------
+
+
+def _model(row: tuple) -> EntityModelRow:
+    kind, path, name, active, registered = row
+    return EntityModelRow(kind, path, name, bool(active), registered)
+
+
+def insert_entity_model(con: duckdb.DuckDBPyConnection, kind: str, path: str, name: str) -> None:
+    """Record a recogniser or linker folder (its name is updated when the store already knows the path)."""
+    con.execute(SQL_REGISTER_MODEL, [kind, path, name])
+
+
+def set_active_entity_model(con: duckdb.DuckDBPyConnection, kind: str, path: str) -> None:
+    """Mark the model at ``path`` active and every other model of ``kind`` inactive (one statement)."""
+    con.execute(SQL_ACTIVATE_MODEL, [path, kind, path])
+
+
+def clear_active_entity_model(con: duckdb.DuckDBPyConnection, kind: str) -> None:
+    """Mark no model of ``kind`` active (the app then annotates with dictionaries)."""
+    con.execute(SQL_DEACTIVATE_MODELS, [kind])
+
+
+def get_active_entity_model(con: duckdb.DuckDBPyConnection, kind: str) -> EntityModelRow | None:
+    rows = con.execute(SQL_ACTIVE_MODEL, [kind]).fetchall()
+    return _model(rows[0]) if rows else None
+
+
+def list_entity_models(con: duckdb.DuckDBPyConnection, kind: str | None = None) -> list[EntityModelRow]:
+    """Recorded models, by kind, newest first."""
+    return [_model(row) for row in con.execute(SQL_LIST_MODELS, [kind, kind]).fetchall()]

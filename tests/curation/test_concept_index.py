@@ -1,0 +1,196 @@
+"""The concept index: annotations stored at ingest, re-annotation, entity models, highlights from the store."""
+
+from __future__ import annotations
+
+import pytest
+
+from curation import store
+from curation.entities.annotation import Annotator
+from curation.entities.dictionaries import build_lexicon
+from curation.entities.matching import Matcher
+from curation.grades import Grade
+from curation.records import Document
+from curation.schemas import PO
+from curation.workflows import entities
+from curation.workflows.curate import curate_search
+from curation.workflows.entities import (
+    NO_RECOGNISER,
+    EntityModelError,
+    activate_entity_model,
+    current_annotator,
+    reannotate,
+    stored_annotations,
+)
+from curation.workflows.ingestion import ingest_corpus, ingest_kb
+from index.lexical import LexicalIndex
+from index.search import Retriever
+
+BRAF = {"Gene": "BRAF", "Variant": "V600E"}
+UNTOUCHED = ("decisions", "kb_records", "kb_entities", "mentions", "relations", "synonyms", "worklist")
+
+
+class FakeRecogniser:
+    """Marks every "melanoma" as a disease and every "kinase" as a gene (a recogniser's shape, no model)."""
+
+    name = "fake-ner"
+
+    def recognise(self, texts):
+        out = []
+        for text in texts:
+            spans = []
+            for word, kind in (("melanoma", "disease"), ("kinase", "gene")):
+                start = text.find(word)
+                if start >= 0:
+                    spans.append((start, start + len(word), kind))
+            out.append(spans)
+        return out
+
+
+class Failing:
+    name = "broken"
+
+    def recognise(self, texts):
+        raise RuntimeError("the model ran out of memory")
+
+
+@pytest.fixture
+def loaded(con, fixtures):
+    ingest_kb(con, "civic", fixtures / "civic" / "current.tsv")
+    ingest_corpus(con, "pubtator", fixtures / "pubtator" / "small.PubTator",
+                  annotator=lambda: Annotator(Matcher(build_lexicon(con))))
+    return con
+
+
+def _table(con, sql):
+    return con.execute(sql).fetchall()
+
+
+def test_ingest_stores_gold_and_dictionary_annotations_once(loaded, fixtures):
+    con = loaded
+    found = stored_annotations(con, ["1000001", "1000002", "999"])
+    assert set(found) == {"1000001", "1000002"}
+    sources = {(a.text, a.type, a.source) for a in found["1000001"]}
+    assert {("BRAF", "gene", "gold"), ("BRAF", "gene", "dictionary"), ("V600E", "variant", "rule"),
+            ("Vemurafenib", "chemical", "gold")} <= sources
+    gold = next(a for a in found["1000001"] if a.source == "gold" and a.type == "variant")
+    assert gold.concept_id == "p|SUB|V|600|E" and gold.canonical  # kind mapped, canonical never empty
+    assert store.stats(con)["annotations"] == sum(len(v) for v in found.values())
+    # Predicted mentions never reach the gold mentions table (which feeds the lexicon and snapshots).
+    assert {m.source for m in store.list_mentions(con)} == {"small"}
+    assert len(store.list_mentions(con)) == 6
+    assert store.list_stale_documents(con, "dictionary") == []
+    again = ingest_corpus(con, "pubtator", fixtures / "pubtator" / "small.PubTator",
+                          annotator=lambda: Annotator(Matcher(build_lexicon(con))))
+    assert dict(again.details)["documents annotated"] == 0
+
+
+def test_new_gold_mentions_or_a_new_annotator_make_documents_stale(loaded):
+    con = loaded
+    assert store.list_stale_documents(con, "union:other:lexicon") == ["1000001", "1000002"]
+    assert store.list_stale_documents(con, "dictionary", ["1000002"], stale_only=False) == ["1000002"]
+    with store.transaction(con):
+        store.add_documents(con, [Document("1000002", "Cisplatin nephrotoxicity.", "Cisplatin caused renal injury.",
+                                           "other", mentions=(store_mention(),))])
+    assert store.list_stale_documents(con, "dictionary") == ["1000002"]
+
+
+def store_mention():
+    from curation.records import Mention
+
+    return Mention("1000002", 45, 52, "injury.", "DiseaseOrPhenotypicFeature", "D007674", "other")
+
+
+def test_reannotate_after_activating_a_recogniser_leaves_decisions_and_kb_untouched(loaded):
+    con = loaded
+    store.record_decision(con, "ana", PO, BRAF, "1000001", Grade.COMPLETE, answer="Vemurafenib")
+    before = [_table(con, f"SELECT COLUMNS(*)::VARCHAR FROM {t} ORDER BY ALL") for t in UNTOUCHED]
+    annotator = Annotator(Matcher(build_lexicon(con)), recogniser=FakeRecogniser())
+    report = reannotate(con, annotator)
+    assert (report.annotated, report.failed) == (2, ())
+    after = [_table(con, f"SELECT COLUMNS(*)::VARCHAR FROM {t} ORDER BY ALL") for t in UNTOUCHED]
+    assert after == before
+    found = stored_annotations(con, ["1000001"])["1000001"]
+    assert ("melanoma", "disease", "recogniser") in {(a.text, a.type, a.source) for a in found}
+    assert store.list_annotators(con) == {annotator.version: 2}
+    assert reannotate(con, annotator).annotated == 0  # nothing stale any more
+    assert reannotate(con, annotator, stale_only=False).annotated == 2
+
+
+def test_a_failing_annotator_leaves_documents_ingested_and_says_which(con, fixtures):
+    ingest_kb(con, "civic", fixtures / "civic" / "current.tsv")
+    broken = Annotator(Matcher(build_lexicon(con)), recogniser=Failing())
+    report = ingest_corpus(con, "pubtator", fixtures / "pubtator" / "small.PubTator", annotator=broken)
+    assert store.stats(con)["documents"] == 2 and store.stats(con)["annotations"] == 0
+    assert "PMIDs 1000001 to 1000002 (2): the model ran out of memory" in report.summary()
+    assert store.list_stale_documents(con, broken.version) == ["1000001", "1000002"]
+    # A factory that fails (the dictionaries cannot be built) is reported too; the documents stay.
+    report = ingest_corpus(con, "pubtator", fixtures / "pubtator" / "small.PubTator",
+                           annotator=lambda: 1 / 0)
+    assert "ingested but not annotated" in report.summary()
+
+
+def test_without_a_recogniser_the_app_says_dictionaries_are_used(loaded, tmp_path):
+    con = loaded
+    matcher = Matcher(build_lexicon(con))
+    chosen = current_annotator(con, None, matcher)
+    assert chosen.annotator.version == "dictionary" and chosen.message == NO_RECOGNISER
+    # An active recogniser whose folder has gone: dictionaries, with the reason.
+    store.insert_entity_model(con, "recogniser", str(tmp_path / "gone"), "gone")
+    store.set_active_entity_model(con, "recogniser", str(tmp_path / "gone"))
+    chosen = current_annotator(con, None, matcher)
+    assert chosen.annotator.version == "dictionary"
+    assert "could not be loaded" in chosen.message and "gone" in chosen.message
+
+
+def test_activation_validates_first_and_keeps_the_active_model(loaded, tmp_path, monkeypatch):
+    con = loaded
+    good = tmp_path / "good"
+    good.mkdir()
+    real_load = entities.load_entity_model
+
+    def load(kind, path, lexicon=None):
+        return FakeRecogniser() if str(path) == str(good.resolve()) else real_load(kind, path, lexicon)
+
+    monkeypatch.setattr(entities, "load_entity_model", load)
+    activated = activate_entity_model(con, "recogniser", good)
+    assert activated.name == "fake-ner"
+    assert store.get_active_entity_model(con, "recogniser").path == str(good.resolve())
+    malformed = tmp_path / "malformed"
+    malformed.mkdir()
+    (malformed / "manifest.json").write_text("{not json")
+    for bad in (malformed, tmp_path / "missing", tmp_path / "empty"):
+        if bad.name == "empty":
+            bad.mkdir()
+        with pytest.raises(EntityModelError, match=bad.name):
+            activate_entity_model(con, "recogniser", bad)
+        assert store.get_active_entity_model(con, "recogniser").path == str(good.resolve())
+    assert [m.path for m in store.list_entity_models(con, "recogniser")] == [str(good.resolve())]
+    with pytest.raises(EntityModelError, match="unknown entity model kind"):
+        activate_entity_model(con, "tagger", good)
+
+
+def test_highlights_come_from_stored_annotations_and_kinds_can_be_hidden(loaded):
+    con = loaded
+    reannotate(con, Annotator(Matcher(build_lexicon(con)), recogniser=FakeRecogniser()))
+    retriever = Retriever(lexical=LexicalIndex.build(list(store.iter_documents(con))))
+    # A fresh matcher knows no "melanoma": the disease mark can only come from the store.
+    matcher = Matcher(build_lexicon(con))
+    result = curate_search(con, retriever, matcher, PO, BRAF, mode="bm25", k=5)
+    braf = next(r for r in result.rows if r.pmid == "1000001")
+    assert 'disease: melanoma">melanoma</mark>' in braf.title_html
+    assert '<mark class="ent-query"' in braf.abstract_html and "Vemurafenib" in braf.answers
+    hidden = curate_search(con, retriever, matcher, PO, BRAF, mode="bm25", k=5, kinds={"gene", "variant"})
+    braf = next(r for r in hidden.rows if r.pmid == "1000001")
+    assert "disease:" not in braf.title_html and "chemical:" not in braf.abstract_html
+    assert "Vemurafenib" in braf.answers  # a hidden kind still pre-fills the answer
+    assert '<mark class="ent-query"' in braf.abstract_html
+
+
+def test_a_document_without_stored_annotations_is_highlighted_in_memory(con, fixtures):
+    ingest_kb(con, "civic", fixtures / "civic" / "current.tsv")
+    ingest_corpus(con, "pubtator", fixtures / "pubtator" / "small.PubTator")  # no annotator
+    retriever = Retriever(lexical=LexicalIndex.build(list(store.iter_documents(con))))
+    result = curate_search(con, retriever, Matcher(build_lexicon(con)), PO, BRAF, mode="bm25", k=5)
+    braf = next(r for r in result.rows if r.pmid == "1000001")
+    assert "ent-answer" in braf.abstract_html and "Vemurafenib" in braf.answers
+    assert store.stats(con)["annotations"] == 0  # a page view writes nothing
