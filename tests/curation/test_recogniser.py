@@ -126,3 +126,18 @@ def test_a_recogniser_of_another_format_or_spacy_version_is_refused(trained, tmp
     (copy / "manifest.json").write_text("{not json")
     with pytest.raises(RecogniserError, match="malformed"):
         load_recogniser(copy)
+
+
+def test_a_malformed_or_empty_corpus_file_is_named_and_nothing_is_trained(tmp_path):
+    from curation.learning.recogniser_data import read_corpus
+
+    bad = tmp_path / "Train.PubTator"
+    bad.write_text("1|t|BRAF V600E.\n1|a|Text.\n1\tzero\t4\tBRAF\tGeneOrGeneProduct\t673\n")
+    with pytest.raises(RecogniserError, match="Train.PubTator"):
+        read_corpus(bad)
+    empty = tmp_path / "Dev.PubTator"
+    empty.write_text("")
+    with pytest.raises(RecogniserError, match="no documents"):
+        read_corpus(empty)
+    with pytest.raises(RecogniserError, match="not found"):
+        read_corpus(tmp_path / "missing.PubTator")
