@@ -50,6 +50,12 @@ LABELS: dict[str, str] = {
     "CellLine": "CELLLINE",
 }
 KINDS = tuple(sorted({label.lower() for label in LABELS.values()}))
+#: Labels of installed scispaCy NER models (en_ner_bc5cdr_md, en_ner_jnlpba_md, en_ner_bionlp13cg_md, ...)
+#: -> our kinds; a label not listed here is dropped.
+FOREIGN_LABELS: dict[str, str] = {
+    "CHEMICAL": "chemical", "SIMPLE_CHEMICAL": "chemical", "DISEASE": "disease", "CANCER": "disease",
+    "GENE_OR_GENE_PRODUCT": "gene", "PROTEIN": "gene", "DNA": "gene", "RNA": "gene", "CELL_LINE": "cellline",
+}  # fmt: skip
 #: The types a corpus file annotates; tokens of the others are "missing" in its documents.
 PARTIAL_TYPES = {"bc5cdr": ("CHEMICAL", "DISEASE")}
 
@@ -325,24 +331,37 @@ class SpacyRecogniser:
     #: below this many texts, extra processes cost more to start than they save
     MIN_PARALLEL = 200
 
-    def __init__(self, nlp: Language, manifest: RecogniserManifest, processes: int = 1) -> None:
+    def __init__(
+        self, nlp: Language, manifest: RecogniserManifest, processes: int = 1, labels: dict[str, str] | None = None
+    ) -> None:
         self.nlp = nlp
         self.manifest = manifest
         self.name = manifest.name
         self.processes = processes
+        self.labels = labels if labels is not None else {label: label.lower() for label in manifest.labels}
 
     def recognise(self, texts: Sequence[str], batch_size: int = 32) -> list[list[tuple[int, int, str]]]:
         out = []
         processes = self.processes if len(texts) >= self.MIN_PARALLEL else 1
         for doc in self.nlp.pipe(texts, batch_size=batch_size, n_process=processes):
-            out.append([(e.start_char, e.end_char, e.label_.lower()) for e in doc.ents])
+            out.append([(e.start_char, e.end_char, self.labels[e.label_]) for e in doc.ents if e.label_ in self.labels])
         return out
 
 
 def load_recogniser(folder: Path, processes: int = 1) -> SpacyRecogniser:
-    """Load a trained recogniser folder (see :func:`train_recogniser`)."""
+    """Load a trained recogniser folder (see :func:`train_recogniser`), or an installed spaCy NER pipeline.
+
+    A folder holding a spaCy pipeline of its own (``meta.json`` and ``config.cfg`` at the top, as an
+    installed scispaCy model such as ``en_ner_bc5cdr_md`` has) is used as it is when its NER labels
+    name kinds we know (:data:`FOREIGN_LABELS`); ``folder`` may also be the name of an installed
+    spaCy package.
+    """
     import spacy
 
+    if not Path(folder).exists() and spacy.util.is_package(str(folder)):
+        folder = spacy.util.get_package_path(str(folder))
+    if (Path(folder) / "meta.json").is_file() and not (Path(folder) / "manifest.json").is_file():
+        return _load_foreign(Path(folder), processes)
     manifest = read_recogniser_manifest(folder)
     register()
     try:
@@ -350,3 +369,28 @@ def load_recogniser(folder: Path, processes: int = 1) -> SpacyRecogniser:
     except (OSError, ValueError, KeyError) as exc:
         raise RecogniserError(f"{folder}/model: cannot be loaded as a spaCy pipeline ({exc})") from None
     return SpacyRecogniser(nlp, manifest, processes)
+
+
+def _load_foreign(folder: Path, processes: int) -> SpacyRecogniser:
+    """A spaCy NER pipeline trained elsewhere (a scispaCy model), its labels mapped to our kinds."""
+    import spacy
+
+    try:
+        meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+        nlp = spacy.load(folder)
+    except (OSError, ValueError, KeyError) as exc:
+        raise RecogniserError(f"{folder}: cannot be loaded as a spaCy pipeline ({exc})") from None
+    if "ner" not in nlp.pipe_names and "entity_ruler" not in nlp.pipe_names:
+        raise RecogniserError(f"{folder}: this spaCy pipeline has no named-entity recogniser")
+    found = set(nlp.pipe_labels.get("ner", ())) | set(nlp.pipe_labels.get("entity_ruler", ()))
+    labels = {label: FOREIGN_LABELS[label] for label in found if label in FOREIGN_LABELS}
+    if not labels:
+        raise RecogniserError(f"{folder}: none of its entity labels ({', '.join(sorted(found)) or 'none'}) is a "
+                              f"kind this app knows ({', '.join(sorted(FOREIGN_LABELS))})")
+    name = f"{meta.get('lang', 'xx')}_{meta.get('name', folder.name)}-{meta.get('version', '0')}"
+    manifest = RecogniserManifest(
+        name=name, format=FORMAT, spacy_version=spacy.__version__, labels=tuple(sorted(labels)),
+        created=str(meta.get("date", "")), trained_on={}, selected_on="(installed spaCy pipeline)",
+        dev_scores={k: float(v) for k, v in (meta.get("performance") or {}).items() if isinstance(v, int | float)},
+    )
+    return SpacyRecogniser(nlp, manifest, processes, labels)

@@ -108,6 +108,11 @@ def load_entity_model(kind: str, path: str | Path, lexicon: Lexicon | None = Non
     if kind not in MODEL_KINDS:
         raise EntityModelError(f"unknown entity model kind '{kind}'; use one of {', '.join(MODEL_KINDS)}")
     path = Path(path)
+    if kind == "recogniser" and not path.is_dir():
+        import spacy.util
+
+        if spacy.util.is_package(path.name):  # an installed spaCy NER package (a scispaCy model)
+            path = Path(spacy.util.get_package_path(path.name))
     if not path.is_dir():
         raise EntityModelError(f"{path}: no such folder; give the folder `python -m curation train-{kind}` wrote")
     try:

@@ -141,3 +141,22 @@ def test_a_malformed_or_empty_corpus_file_is_named_and_nothing_is_trained(tmp_pa
         read_corpus(empty)
     with pytest.raises(RecogniserError, match="not found"):
         read_corpus(tmp_path / "missing.PubTator")
+
+
+def test_an_installed_spacy_ner_pipeline_is_used_with_its_labels_mapped(tmp_path):
+    import spacy
+
+    nlp = spacy.blank("en")
+    ruler = nlp.add_pipe("entity_ruler")
+    ruler.add_patterns([{"label": "GENE_OR_GENE_PRODUCT", "pattern": "BRAF"},
+                        {"label": "CHEMICAL", "pattern": "vemurafenib"},
+                        {"label": "ORGANISM", "pattern": "mice"}])
+    nlp.to_disk(tmp_path / "scispacy_like")
+    recogniser = load_recogniser(tmp_path / "scispacy_like")
+    text = "BRAF and vemurafenib in mice."
+    assert sorted(recogniser.recognise([text])[0]) == [(0, 4, "gene"), (9, 20, "chemical")]  # ORGANISM dropped
+    other = spacy.blank("en")
+    other.add_pipe("entity_ruler").add_patterns([{"label": "ORGANISM", "pattern": "mice"}])
+    other.to_disk(tmp_path / "animals")
+    with pytest.raises(RecogniserError, match="none of its entity labels"):
+        load_recogniser(tmp_path / "animals")
