@@ -22,7 +22,7 @@ from curation.cli.data import (
     cmd_quickstart,
     cmd_stats,
 )
-from curation.cli.entities import cmd_activate_recogniser, cmd_annotate, cmd_reannotate
+from curation.cli.entities import cmd_activate_linker, cmd_activate_recogniser, cmd_annotate, cmd_reannotate
 from curation.cli.models import (
     BENCHMARKS,
     cmd_backup,
@@ -112,6 +112,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--off", action="store_true", help="use no recogniser (dictionaries only)")
     p.add_argument("--no-reannotate", action="store_true", help="only activate; `reannotate` later")
     p.set_defaults(func=cmd_activate_recogniser)
+
+    p = sub.add_parser("activate-linker", parents=[common],
+                       help="check a trained linker folder, make it the app's, re-annotate with the active recogniser")
+    p.add_argument("path", type=Path, nargs="?")
+    p.add_argument("--off", action="store_true", help="use no linker (exact dictionary names only)")
+    p.add_argument("--no-reannotate", action="store_true", help="only activate; `reannotate` later")
+    p.set_defaults(func=cmd_activate_linker)
 
     p = sub.add_parser("reannotate", parents=[common],
                        help="annotate the store's documents not yet annotated by the current annotator")

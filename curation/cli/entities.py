@@ -89,6 +89,35 @@ def cmd_activate_recogniser(args: argparse.Namespace) -> int:
     return _reannotate(con, Annotator(matcher, recogniser=activated.model, linker=linker), stale_only=True)
 
 
+def cmd_activate_linker(args: argparse.Namespace) -> int:
+    """Load a linker folder against the store's lexicon, make it active, and re-annotate with it."""
+    from curation.workflows.entities import (
+        activate_entity_model,
+        current_annotator,
+        deactivate_entity_model,
+        dictionary_matcher,
+    )
+
+    settings = load_settings()
+    con = _open(args)
+    matcher = dictionary_matcher(con)
+    if args.off:
+        deactivate_entity_model(con, "linker")
+        print("no linker active: recognised names are linked only when the dictionaries hold them exactly")
+    elif args.path is None:
+        print("error: give the linker folder (or --off)", file=sys.stderr)
+        return 2
+    else:
+        activated = activate_entity_model(con, "linker", args.path, matcher.lexicon, settings=settings)
+        print(f"linker {activated.name} ({activated.path}) is active")
+    chosen = current_annotator(con, settings, matcher)
+    if chosen.message:
+        print(f"note: {chosen.message}")
+    if args.no_reannotate or chosen.annotator.recogniser is None:
+        return 0
+    return _reannotate(con, chosen.annotator, stale_only=True)
+
+
 def cmd_reannotate(args: argparse.Namespace) -> int:
     """Annotate the store's stale documents (or all, with --all) with the current annotator."""
     from curation.workflows.entities import current_annotator, dictionary_matcher

@@ -102,3 +102,13 @@ def test_cli_activate_refuses_a_bad_folder_and_reannotate_fills_the_index(db, tm
         con.close()
     assert main(["reannotate", "--db", str(db)]) == 0
     assert "0 documents annotated" in capsys.readouterr().out
+
+
+def test_activate_linker_refuses_a_folder_that_is_not_a_linker_and_changes_nothing(db, tmp_path, capsys):
+    (tmp_path / "empty").mkdir()
+    assert main(["activate-linker", str(tmp_path / "empty"), "--db", str(db)]) == 2
+    assert "error:" in capsys.readouterr().err
+    con = store.open_store(db)
+    assert store.get_active_entity_model(con, "linker") is None
+    con.close()
+    assert main(["activate-linker", "--off", "--db", str(db)]) == 0
