@@ -131,6 +131,7 @@ class Annotator:
         self.recogniser = recogniser if uses_recogniser else None
         self.linker = linker
         self.combine = combine
+        self._links: dict[tuple[str, str], Link] = {}  # (name, kind) -> the linker's answer
 
     def policy_of(self, kind: str) -> str:
         return self.policy.get(kind, self.default)
@@ -152,7 +153,30 @@ class Annotator:
         recognised: list[list[tuple[int, int, str]]] = [[] for _ in texts]
         if self.recogniser is not None:
             recognised = self.recogniser.recognise(texts)
+            self._link_ahead(texts, recognised)
         return [self._one(text, spans) for text, spans in zip(texts, recognised, strict=True)]
+
+    def _link_ahead(self, texts: list[str], recognised: list[list[tuple[int, int, str]]]) -> None:
+        """Link every recognised name the lexicon does not settle, one linker batch per kind, into a cache
+        (the same names recur across abstracts; one encoder batch is far cheaper than a call per name)."""
+        if self.linker is None:
+            return
+        lexicon = self.matcher.lexicon
+        todo: dict[str, set[str]] = {}
+        for text, spans in zip(texts, recognised, strict=True):
+            for start, end, kind in spans:
+                name = text[start:end]
+                if (name, kind) in self._links or self.policy_of(kind) == "dictionary":
+                    continue
+                if len({c for _, c in lexicon.lookup(name, kind)}) != 1:
+                    todo.setdefault(kind, set()).add(name)
+        if len(self._links) > 200_000:
+            self._links.clear()
+        many = getattr(self.linker, "link_many", None)
+        for kind, names in todo.items():
+            ordered = sorted(names)
+            links = many(ordered, kind) if many is not None else [self.linker.link(n, kind) for n in ordered]
+            self._links.update({(n, kind): link for n, link in zip(ordered, links, strict=True)})
 
     def _one(self, text: str, recognised: list[tuple[int, int, str]]) -> list[Annotation]:
         found = self.matcher.find_all(text)
@@ -203,7 +227,9 @@ class Annotator:
         if len({c for _, c in known}) == 1:
             concept = known[0][1]
             return Annotation(start, end, span_text, kind, concept, lexicon.canonical(kind, concept), 1.0, "recogniser")
-        link = self.linker.link(span_text, kind) if self.linker is not None else None
+        link = None
+        if self.linker is not None:
+            link = self._links.get((span_text, kind)) or self.linker.link(span_text, kind)
         if link is not None and link.applied:
             return Annotation(start, end, span_text, kind, link.concept_id, link.canonical, link.confidence,
                               "recogniser")
