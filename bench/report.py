@@ -153,6 +153,20 @@ def linking_lines(linking: dict) -> list[str]:
     return lines + [""]
 
 
+def _default_matches(data: dict) -> bool:
+    """Whether the code's default per-kind policy is the one chosen on dev in this run (checked when rendering)."""
+    import sys
+
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from curation.entities.annotation import DEFAULT_POLICY
+
+    chosen = data["chosen_on_dev"]
+    policy = chosen.get("policy", {})
+    return chosen["system"] == "per_kind" and all(DEFAULT_POLICY.get(k, "recogniser_first") == v
+                                                 for k, v in policy.items())
+
+
 def entities_section(data: dict, results: Path | None = None) -> list[str]:
     chosen = data["chosen_on_dev"]["system"]
     manifest = data["params"].get("recogniser_manifest", {})
@@ -167,7 +181,7 @@ def entities_section(data: dict, results: Path | None = None) -> list[str]:
         f"The system the app uses was chosen on BioRED Dev: **{NER_LABELS.get(chosen, chosen)}** "
         f"({data['chosen_on_dev']['rule']}; the per-kind policy: "
         + ", ".join(f"{k} {v.replace('_', '-')}" for k, v in data["chosen_on_dev"].get("policy", {}).items())
-        + f"; the app's default is this policy: {'yes' if data['chosen_on_dev'].get('app_default_matches') else 'no'}"
+        + f"; the app's default (`DEFAULT_POLICY`) is this policy: {'yes' if _default_matches(data) else 'no'}"
         "). BC5CDR figures are chemicals and diseases only, without the documents BioRED Train holds.",
         "",
         "| split | system | gene P / R / F1 | variant P / R / F1 | chemical P / R / F1 | disease P / R / F1 |",
