@@ -106,19 +106,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--recogniser", type=Path, help="a recogniser folder (default: the store's active one, if any)")
     p.set_defaults(func=cmd_annotate)
 
-    p = sub.add_parser("activate-recogniser", parents=[common],
-                       help="check a trained recogniser folder, make it the app's, re-annotate the documents")
-    p.add_argument("path", type=Path, nargs="?")
-    p.add_argument("--off", action="store_true", help="use no recogniser (dictionaries only)")
-    p.add_argument("--no-reannotate", action="store_true", help="only activate; `reannotate` later")
-    p.set_defaults(func=cmd_activate_recogniser)
-
-    p = sub.add_parser("activate-linker", parents=[common],
-                       help="check a trained linker folder, make it the app's, re-annotate with the active recogniser")
-    p.add_argument("path", type=Path, nargs="?")
-    p.add_argument("--off", action="store_true", help="use no linker (exact dictionary names only)")
-    p.add_argument("--no-reannotate", action="store_true", help="only activate; `reannotate` later")
-    p.set_defaults(func=cmd_activate_linker)
+    for kind, does, off, func in (
+        ("recogniser", "re-annotate the documents", "use no recogniser (dictionaries only)", cmd_activate_recogniser),
+        ("linker", "re-annotate with the active recogniser", "use no linker (exact dictionary names only)",
+         cmd_activate_linker),
+    ):
+        p = sub.add_parser(f"activate-{kind}", parents=[common],
+                           help=f"check a trained {kind} folder, make it the app's, {does}")
+        p.add_argument("path", type=Path, nargs="?")
+        p.add_argument("--off", action="store_true", help=off)
+        p.add_argument("--no-reannotate", action="store_true", help="only activate; `reannotate` later")
+        p.set_defaults(func=func)
 
     p = sub.add_parser("reannotate", parents=[common],
                        help="annotate the store's documents not yet annotated by the current annotator")

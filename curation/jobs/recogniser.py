@@ -30,8 +30,6 @@ and be lost, half done, when the app stops. The app then only loads the file, in
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, fields, replace
@@ -45,7 +43,7 @@ from curation.config import Settings
 from curation.errors import USER_ERRORS, CurationError
 from curation.files import write_atomic
 from curation.jobs.result import JobResult
-from curation.jobs.retraining import REQUEST, SNAPSHOT, VERSION, _os_message, job_folder, spawn_worker
+from curation.jobs.retraining import REQUEST, SNAPSHOT, VERSION, launch_job
 from curation.versions.registry import check_name
 
 KIND = "recogniser"
@@ -126,25 +124,7 @@ def start_recogniser_job(
     request = replace(request, models_dir=str(settings.models_dir / RECOGNISERS))
     if request.name and (Path(request.models_dir) / request.name).exists():
         raise CurationError(f"{Path(request.models_dir) / request.name} exists already; choose another name")
-    job = store.create_job(con, KIND, request.to_dict())
-    job_dir = job_folder(settings, job.job_id)
-    try:
-        if job_dir.exists():
-            shutil.rmtree(job_dir)  # the remains of a store that was reset; job ids are never reused in one store
-        job_dir.mkdir(parents=True)
-        store.set_job_dir(con, job.job_id, str(job_dir))
-        from curation.learning.snapshot import export_snapshot
-
-        export_snapshot(con, job_dir / SNAPSHOT)
-        write_atomic(job_dir / REQUEST, json.dumps(request.to_dict(), indent=2))
-        pid = (launch or spawn_worker)(job_dir)
-    except (OSError, *USER_ERRORS, subprocess.SubprocessError) as exc:
-        message = _os_message(exc, job_dir) if isinstance(exc, OSError) else str(exc)
-        store.finish_job(con, job.job_id, "failed", f"could not start the worker: {message}")
-        shutil.rmtree(job_dir / SNAPSHOT, ignore_errors=True)
-        raise CurationError(f"recogniser job {job.job_id} could not start: {message}") from None
-    store.start_job(con, job.job_id, pid, str(job_dir))
-    return store.get_job(con, job.job_id)
+    return launch_job(con, settings, KIND, request.to_dict(), "recogniser", launch)
 
 
 # --- the worker's side -------------------------------------------------------------------------

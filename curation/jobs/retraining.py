@@ -186,7 +186,24 @@ def start_retrain(
     active = catalog.active_version(con, schema.name)
     baseline = str(active.path) if active is not None and not catalog.check_version(active) else ""
     request = replace(request, schema=schema.name, models_dir=str(settings.models_dir), baseline=baseline)
-    job = store.create_job(con, "retrain", request.to_dict())
+    return launch_job(con, settings, "retrain", request.to_dict(), "retraining", launch)
+
+
+def launch_job(
+    con: duckdb.DuckDBPyConnection,
+    settings: Settings,
+    kind: str,
+    request: dict,
+    label: str,
+    launch: Callable[[Path], int] | None = None,
+) -> store.Job:
+    """Record a job of ``kind``, export the store's snapshot and the request into its folder, start its worker.
+
+    Raises:
+        CurationError: another job is queued or running, or the worker could not be started (the job is
+            then recorded as failed, with the reason, and its snapshot removed).
+    """
+    job = store.create_job(con, kind, request)
     job_dir = job_folder(settings, job.job_id)
     try:
         if job_dir.exists():
@@ -196,13 +213,13 @@ def start_retrain(
         from curation.learning.snapshot import export_snapshot
 
         export_snapshot(con, job_dir / SNAPSHOT)
-        write_atomic(job_dir / REQUEST, json.dumps(request.to_dict(), indent=2))
+        write_atomic(job_dir / REQUEST, json.dumps(request, indent=2))
         pid = (launch or spawn_worker)(job_dir)
     except (OSError, *USER_ERRORS, subprocess.SubprocessError) as exc:
         message = _os_message(exc, job_dir) if isinstance(exc, OSError) else str(exc)
         store.finish_job(con, job.job_id, "failed", f"could not start the worker: {message}")
         shutil.rmtree(job_dir / SNAPSHOT, ignore_errors=True)
-        raise CurationError(f"retraining job {job.job_id} could not start: {message}") from None
+        raise CurationError(f"{label} job {job.job_id} could not start: {message}") from None
     store.start_job(con, job.job_id, pid, str(job_dir))
     return store.get_job(con, job.job_id)
 
