@@ -253,11 +253,11 @@ def test_recogniser_section_says_dictionaries_trains_in_the_background_and_activ
     from pathlib import Path
 
     from curation import store
-    from curation.jobs import recogniser as recogniser_job
+    from curation.jobs import retraining
     from curation.workflows import recogniser_training
     from pages.common import connection
 
-    monkeypatch.setattr(recogniser_job, "spawn_worker", _stand_in_worker)
+    monkeypatch.setattr(retraining, "spawn_worker", _stand_in_worker)  # launch_job starts both kinds
     monkeypatch.setattr(recogniser_training, "check_data_dir", lambda data_dir: None)
     _recogniser_folder(tmp_path / "models", "biomed-a", 0.812)
     at = _train_page()
