@@ -55,9 +55,9 @@ from curation.entities.synonyms import (  # noqa: E402
 )
 from curation.ingest.civic import read_civic  # noqa: E402
 from curation.ingest.problems import Problems  # noqa: E402
+from curation.learning.recogniser_data import CorpusPart, load_corpora  # noqa: E402
 from curation.records import Document  # noqa: E402
 from curation.schemas import PO  # noqa: E402
-from curation.workflows.recogniser_training import CorpusPart, load_corpora  # noqa: E402
 
 KINDS = ("gene", "variant", "chemical", "disease")
 

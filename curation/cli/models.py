@@ -47,7 +47,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 def cmd_train_recogniser(args: argparse.Namespace) -> int:
     """Train the entity recogniser and publish its folder (activate it with activate-recogniser)."""
-    from curation.workflows.recogniser_training import train_standard_recogniser
+    from curation.learning.recogniser_data import train_standard_recogniser
 
     settings = load_settings()
     data_dir = args.data_dir or settings.data_dir

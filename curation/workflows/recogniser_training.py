@@ -43,23 +43,12 @@ from curation.jobs.recogniser import (
     start_recogniser_job,
 )
 from curation.jobs.result import JobResult, JobResultError, job_result, result_json
-from curation.learning.recogniser_data import (
-    BC5CDR,
-    BIORED,
-    Corpora,
-    CorpusPart,
-    check_data_dir,
-    gene_variant_spans,
-    load_corpora,
-    read_corpus,
-    train_standard_recogniser,
-)
+from curation.learning.recogniser_data import check_data_dir
 from curation.workflows.entities import EntityModelError, activate_entity_model, annotator_note
 
 __all__ = [
-    "BC5CDR", "BIORED", "Corpora", "CorpusPart", "RecogniserOverview", "TrainedRecogniser", "apply_recogniser_jobs",
-    "gene_variant_spans", "load_annotations", "load_corpora", "read_corpus", "recogniser_overview",
-    "start_recogniser_activation", "start_recogniser_training", "train_standard_recogniser",
+    "RecogniserOverview", "TrainedRecogniser", "apply_recogniser_jobs", "load_annotations", "recogniser_overview",
+    "start_recogniser_activation", "start_recogniser_training",
 ]
 
 TOLERANCE = 0.01  # a new recogniser is activated when its dev F1 ≥ the active one's minus this
