@@ -61,7 +61,6 @@ def _reannotate(con, annotator, stale_only: bool) -> int:
 
 def cmd_activate_recogniser(args: argparse.Namespace) -> int:
     """Load a recogniser folder, make it active, and re-annotate the documents it makes stale."""
-    from curation.entities.annotation import Annotator
     from curation.workflows.entities import (
         NO_RECOGNISER,
         activate_entity_model,
@@ -85,8 +84,10 @@ def cmd_activate_recogniser(args: argparse.Namespace) -> int:
     if args.no_reannotate:
         print("documents keep their annotations until `python -m curation reannotate`")
         return 0
-    linker = current_annotator(con, settings, matcher := dictionary_matcher(con)).annotator.linker
-    return _reannotate(con, Annotator(matcher, recogniser=activated.model, linker=linker), stale_only=True)
+    chosen = current_annotator(con, settings, dictionary_matcher(con), recogniser=activated.model)
+    if chosen.message:
+        print(f"note: {chosen.message}")
+    return _reannotate(con, chosen.annotator, stale_only=True)
 
 
 def cmd_activate_linker(args: argparse.Namespace) -> int:

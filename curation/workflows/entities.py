@@ -136,20 +136,24 @@ def load_entity_model(kind: str, path: str | Path, lexicon: Lexicon | None = Non
                                f"again with `python -m curation train-{kind}`") from None
 
 
-def current_annotator(con: duckdb.DuckDBPyConnection, settings: Settings | None, matcher: Matcher) -> CurrentAnnotator:
+def current_annotator(
+    con: duckdb.DuckDBPyConnection, settings: Settings | None, matcher: Matcher, recogniser=None
+) -> CurrentAnnotator:
     """The active recogniser and linker over ``matcher``, or the dictionaries alone with the reason.
 
     Never raises for a model that fails to load: the app keeps working with dictionaries, and the
-    message says which folder failed and why.
+    message says which folder failed and why. ``recogniser``: the active recogniser, already loaded
+    (just activated), so it is not loaded a second time.
     """
     row = store.get_active_entity_model(con, "recogniser")
     if row is None:
         return CurrentAnnotator(Annotator(matcher), NO_RECOGNISER)
-    try:
-        recogniser = load_entity_model("recogniser", _resolve(row.path, settings))
-    except EntityModelError as exc:
-        return CurrentAnnotator(Annotator(matcher), f"the active recogniser could not be loaded ({exc}): highlights "
-                                                    "come from dictionaries")
+    if recogniser is None:
+        try:
+            recogniser = load_entity_model("recogniser", _resolve(row.path, settings))
+        except EntityModelError as exc:
+            return CurrentAnnotator(Annotator(matcher), f"the active recogniser could not be loaded ({exc}): "
+                                                        "highlights come from dictionaries")
     linker, message = None, ""
     linker_row = store.get_active_entity_model(con, "linker")
     if linker_row is not None:
