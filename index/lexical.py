@@ -8,18 +8,19 @@ Snowball stemming. Documents are indexed as title + abstract.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 import bm25s
 import numpy as np
+import scipy.sparse as sp
 import Stemmer
 
 from index.documents import TextDocument
 from index.errors import RetrievalError
-from index.hits import Ranking
+from index.hits import Ranking, ranked
 
 IDS_FILE = "ids.json"
 MANIFEST_FILE = "lexical.json"
@@ -88,6 +89,71 @@ class LexicalIndex:
         for slot, (row_ids, row_scores) in zip(known, zip(rows, scores, strict=True), strict=True):
             results[slot] = [(self.ids[r], float(s)) for r, s in zip(row_ids, row_scores, strict=True) if s > 0]
         return results
+
+    # --- weighted terms: the concept search's expanded queries and RM3 ------------------------
+
+    def term_weights(self, forms: Sequence[tuple[str, float]]) -> dict[int, float]:
+        """Weighted query terms from weighted surface forms, tokenised exactly as the documents were.
+
+        A token's weight is the largest, over the forms that contain it, of the form's weight divided by
+        its number of tokens: a one-word synonym ("HER2") carries its whole weight, a four-word one
+        ("epidermal growth factor receptor") spreads it. Tokens the index never saw are dropped.
+
+        Returns:
+            token id → weight.
+        """
+        kept = [(" ".join(text.split()), float(weight)) for text, weight in forms if text.strip() and weight > 0]
+        if not kept:
+            return {}
+        vocab = self.retriever.vocab_dict
+        out: dict[int, float] = {}
+        for (_, weight), tokens in zip(kept, self._tokens([t for t, _ in kept]), strict=True):
+            if not tokens:
+                continue
+            share = weight / len(tokens)
+            for token in tokens:
+                if token in vocab:
+                    term = int(vocab[token])
+                    out[term] = max(out.get(term, 0.0), share)
+        return out
+
+    def weighted_scores(self, weights: Mapping[int, float]) -> np.ndarray:
+        """Σ_t w_t · BM25(t, d) for every document, read from bm25s's precomputed score matrix.
+
+        Returns:
+            (n_docs,) float32 scores, in the order of :attr:`ids`.
+        """
+        scores = np.zeros(len(self), dtype=np.float32)  # (n_docs,)
+        matrix = self.retriever.scores  # CSC: column = token id, its rows = the documents that contain it
+        data, indices, indptr = matrix["data"], matrix["indices"], matrix["indptr"]
+        for term, weight in weights.items():
+            if weight == 0 or not 0 <= term < len(indptr) - 1:
+                continue
+            start, end = int(indptr[term]), int(indptr[term + 1])
+            np.add.at(scores, np.asarray(indices[start:end]), np.float32(weight) * np.asarray(data[start:end]))
+        return scores
+
+    def search_weighted(self, weights: Mapping[int, float], k: int) -> Ranking:
+        """Top-k (doc id, score) of a weighted query; documents scoring 0 are left out."""
+        scores = self.weighted_scores(weights)  # (n_docs,)
+        positive = np.flatnonzero(scores > 0)
+        if positive.size == 0 or k <= 0:
+            return []
+        top = positive[np.argsort(-scores[positive], kind="stable")[: k * 2]]
+        return ranked({self.ids[row]: float(scores[row]) for row in top})[:k]
+
+    def doc_term_matrix(self) -> sp.csr_matrix:
+        """(n_docs, vocabulary) BM25 term scores, one row per document (built once, for feedback)."""
+        cached = getattr(self, "_doc_terms", None)
+        if cached is None:
+            matrix = self.retriever.scores
+            indptr = np.asarray(matrix["indptr"])
+            cached = sp.csc_matrix(
+                (np.asarray(matrix["data"]), np.asarray(matrix["indices"]), indptr),
+                shape=(len(self), len(indptr) - 1),
+            ).tocsr()
+            self._doc_terms = cached
+        return cached
 
     def save(self, folder: str | Path) -> Path:
         folder = Path(folder)

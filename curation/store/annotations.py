@@ -66,6 +66,13 @@ SELECT a.pmid, a.start_offset, a.end_offset, a.text, a.entity_type, a.concept_id
 FROM annotations a
 WHERE a.pmid IN (SELECT unnest(?)) ORDER BY a.pmid, a.start_offset, a.end_offset, a.source
 """
+# The concept index read by concept: every mention of some concepts (or, for variants, of some texts).
+SQL_CONCEPT_POSTINGS = """
+SELECT pmid, start_offset, end_offset, source, concept_id, text FROM annotations
+WHERE entity_type = ? AND (concept_id IN (SELECT unnest(?)) OR text IN (SELECT unnest(?)))
+ORDER BY pmid, start_offset, source
+"""
+SQL_DISTINCT_TEXTS = "SELECT DISTINCT text FROM annotations WHERE entity_type = ? ORDER BY text"
 SQL_ANNOTATED_AMONG = "SELECT pmid FROM annotated_documents WHERE pmid IN (SELECT unnest(?))"
 # A document is stale when it has no record, was annotated by another annotator, its text changed
 # length (a title filled in later shifts every offset), or it gained gold mentions since.
@@ -169,6 +176,34 @@ def list_annotations(con: duckdb.DuckDBPyConnection, pmids: Sequence[str]) -> di
         if row[0] in out:
             out[row[0]].append(AnnotationRow(*row))
     return out
+
+
+class Posting(NamedTuple):
+    """One mention of a concept in a document (a row of the concept index read by concept)."""
+
+    pmid: str
+    start: int
+    end: int
+    source: str
+    concept_id: str
+    text: str
+
+
+def list_concept_postings(
+    con: duckdb.DuckDBPyConnection, entity_type: str, concept_ids: Sequence[str] = (), texts: Sequence[str] = ()
+) -> list[Posting]:
+    """Every stored mention of ``entity_type`` whose concept is one of ``concept_ids`` or whose text is one of
+    ``texts``, in document and text order (one query)."""
+    if not concept_ids and not texts:
+        return []
+    rows = con.execute(SQL_CONCEPT_POSTINGS, [entity_type, list(concept_ids), list(texts)]).fetchall()
+    return [Posting(*row) for row in rows]
+
+
+def list_annotated_texts(con: duckdb.DuckDBPyConnection, entity_type: str) -> list[str]:
+    """The distinct mention texts the concept index holds for one kind (variants: what codon and notation
+    queries are matched against)."""
+    return [t for (t,) in con.execute(SQL_DISTINCT_TEXTS, [entity_type]).fetchall()]
 
 
 def list_stale_documents(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from curation.entities.synonyms import drugbank_synonyms
@@ -50,6 +50,7 @@ class QuerySet:
     answer_key: AnswerKey
     records: Mapping[str, tuple[BenchRecord, ...]]  # query id → the records it groups
     fresh: frozenset[str] = frozenset()  # query ids whose reworded text renames every entity (same in every form)
+    values: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # query id → entity type → name typed
 
 
 @dataclass(frozen=True)
@@ -195,6 +196,7 @@ def _query_sets(
     """Query sets of every (split, kind, form), identical-to-train texts dropped; the queries dropped, the
     queries whose reworded form kept a canonical name, and per split the query entities renamed / in all."""
     texts: dict[tuple[str, str], dict[str, dict[str, str]]] = {}  # (split, kind) -> qid -> form -> text
+    typed: dict[tuple[str, str], dict[str, dict[str, dict[str, str]]]] = {}  # ... -> form -> entity type -> name
     grouped: dict[tuple[str, str], dict[str, tuple[BenchRecord, ...]]] = {}
     fresh_of: dict[tuple[str, str], dict[str, tuple[bool, ...]]] = {}  # (split, kind) -> qid -> renamed, per entity
     for split_name in SPLITS:
@@ -204,10 +206,12 @@ def _query_sets(
                 groups = pin_query_ids(groups, saved_queries)
             grouped[(split_name, kind)] = groups
             texts[(split_name, kind)] = {}
+            typed[(split_name, kind)] = {}
             fresh_of[(split_name, kind)] = {}
             for qid, records in groups.items():
-                forms, renamed = _texts(qid, records, kind, names, seed)
+                forms, renamed, values = _texts(qid, records, kind, names, seed)
                 texts[(split_name, kind)][qid] = forms
+                typed[(split_name, kind)][qid] = values
                 fresh_of[(split_name, kind)][qid] = renamed
     train_texts = {normalised(t) for kind in kinds for forms in texts[("train", kind)].values() for t in forms.values()}
     dropped: Counter[str] = Counter()
@@ -234,8 +238,9 @@ def _query_sets(
         qrels = {qid: {r.pmid: 1 for r in rs} for qid, rs in groups.items()}
         for form in FORM_NAMES:
             queries = {qid: texts[(split_name, kind)][qid][form] for qid in groups}
+            values = {qid: typed[(split_name, kind)][qid][form] for qid in groups}
             out[(split_name, kind, form)] = QuerySet(split_name, kind, form, queries, qrels, answer_key, groups,
-                                                     frozenset(q for q in groups if all(renamed[q])))
+                                                     frozenset(q for q in groups if all(renamed[q])), values)
     kept = {k: v for k, v in sorted(fallbacks.items()) if v}
     return out, dict(sorted(dropped.items())), kept, {split: {"renamed": entities[f"{split}:renamed"],
                                                               "total": entities[f"{split}:total"]} for split in SPLITS}
@@ -257,8 +262,9 @@ def _group(records: Sequence[BenchRecord], kind: str, names: Names) -> dict[str,
 
 def _texts(
     qid: str, records: Sequence[BenchRecord], kind: str, names: Names, seed: int
-) -> tuple[dict[str, str], tuple[bool, ...]]:
-    """The query's text in each form, and per query entity whether its reworded name differs from the evidence's."""
+) -> tuple[dict[str, str], tuple[bool, ...], dict[str, dict[str, str]]]:
+    """The query's text in each form, per query entity whether its reworded name differs from the evidence's, and
+    the names themselves per form (entity type → name: what a curator types in each slot)."""
     relation = kind_of(kind)
     pmids = sorted({r.pmid for r in records})
     verbatim, canonical, reworded = {}, {}, {}
@@ -274,4 +280,5 @@ def _texts(
         reworded[entity_type], fresh = names.reworded(entity_type, concept, pmids, f"{seed}|{qid}|{entity_type}")
         renamed.append(fresh)
     return ({"verbatim": relation.render(verbatim), "canonical": relation.render(canonical),
-             "reworded": relation.render(reworded)}, tuple(renamed))
+             "reworded": relation.render(reworded)}, tuple(renamed),
+            {"verbatim": verbatim, "canonical": canonical, "reworded": reworded})

@@ -25,15 +25,13 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 
-from curation.entities.amino_acids import AA3
+from curation.entities.variant_notations import notations
 from curation.entities.variants import normalise_variant
 from curation.learning.benchmark.corpus import ENTITY_TYPES, concept_parts
 from curation.records import Document, Synonym
 
 FORM_NAMES = ("verbatim", "canonical", "reworded")
-_THREE = {one: three.capitalize() for three, one in AA3.items()}
 _PROTEIN = re.compile(r"([A-Z])(\d+)([A-Z*])")
-_DNA = re.compile(r"([cg])\.(.+)")
 
 
 class Names:
@@ -206,25 +204,6 @@ def variant_name(variant_id: str) -> str | None:
     else:
         return None
     return normalise_variant(text) or text
-
-
-def notations(name: str) -> list[str]:
-    """Other ways to write a variant: ``V600E`` → ``p.V600E``, ``Val600Glu``, ``p.Val600Glu``;
-    ``c.643C>T`` → ``643C>T``. Empty for anything else."""
-    key = normalise_variant(name)
-    if key is None:
-        return []
-    protein = _PROTEIN.fullmatch(key)
-    if protein:
-        ref, position, alt = protein.groups()
-        if ref not in _THREE or alt not in _THREE:
-            return [key, f"p.{key}"]
-        three = f"{_THREE[ref]}{position}{_THREE[alt]}"
-        return [key, f"p.{key}", three, f"p.{three}"]
-    dna = _DNA.fullmatch(key)
-    if dna:
-        return [key, dna.group(2)]
-    return [key]
 
 
 def _pick(salt: str, n: int) -> int:

@@ -1,0 +1,107 @@
+"""The concept index read by concept: which documents mention a linked query concept, and where.
+
+Two sources with one interface (:class:`PostingsSource`): the store's ``annotations`` table
+(:class:`StorePostings`, what the app and the CLI search) and annotations held in memory
+(:class:`MemoryPostings`, what the benchmark searches: it never opens a store).
+:func:`concept_query` turns a linked :class:`~curation.entities.query.QueryConcept` into what the
+retrieval package searches (:class:`index.concepts.ConceptQuery`).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
+from typing import Protocol
+
+import duckdb
+
+from curation import store
+from curation.entities.annotation import Annotation
+from curation.entities.query import QueryConcept
+from curation.entities.variants import variant_keys, variant_matches
+from curation.store import Posting
+from index.concepts import ConceptQuery
+
+ALTERNATIVE_WEIGHT = 0.5  # an alias's weight in the expanded lexical query (the typed and canonical names: 1)
+
+
+class PostingsSource(Protocol):
+    """Reads the concept index by concept."""
+
+    def postings(self, kind: str, concept_ids: Sequence[str], texts: Sequence[str] = ()) -> list[Posting]: ...
+
+    def texts(self, kind: str) -> Sequence[str]: ...
+
+
+class StorePostings:
+    """The store's concept index (one query per concept)."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        self.con = con
+
+    def postings(self, kind: str, concept_ids: Sequence[str], texts: Sequence[str] = ()) -> list[Posting]:
+        return store.list_concept_postings(self.con, kind, concept_ids, texts)
+
+    def texts(self, kind: str) -> Sequence[str]:
+        return store.list_annotated_texts(self.con, kind)
+
+
+class MemoryPostings:
+    """Annotations held in memory (pmid → annotations), read the same way."""
+
+    def __init__(self, annotations: Mapping[str, Iterable[Annotation]]) -> None:
+        self._by_concept: dict[tuple[str, str], list[Posting]] = defaultdict(list)
+        self._by_text: dict[tuple[str, str], list[Posting]] = defaultdict(list)
+        for pmid, found in annotations.items():
+            for a in found:
+                posting = Posting(pmid, a.start, a.end, a.source, a.concept_id, a.text)
+                if a.concept_id:
+                    self._by_concept[(a.type, a.concept_id)].append(posting)
+                self._by_text[(a.type, a.text)].append(posting)
+
+    def postings(self, kind: str, concept_ids: Sequence[str], texts: Sequence[str] = ()) -> list[Posting]:
+        rows = {p for c in concept_ids for p in self._by_concept.get((kind, c), ())}
+        rows.update(p for t in texts for p in self._by_text.get((kind, t), ()))
+        return sorted(rows, key=lambda p: (p.pmid, p.start, p.source))
+
+    def texts(self, kind: str) -> Sequence[str]:
+        return sorted({t for (k, t) in self._by_text if k == kind})
+
+
+@lru_cache(maxsize=65536)
+def _keys(text: str) -> tuple[str, ...]:
+    return tuple(variant_keys(text))
+
+
+def variant_texts(source: PostingsSource, keys: Sequence[str]) -> list[str]:
+    """The variant mention texts of the concept index that denote one of ``keys`` (codons: any change there)."""
+    return [t for t in source.texts("variant") if any(variant_matches(q, k) for q in keys for k in _keys(t))]
+
+
+def concept_query(
+    concept: QueryConcept, source: PostingsSource, alternative_weight: float = ALTERNATIVE_WEIGHT
+) -> ConceptQuery:
+    """What the retrieval package searches for one slot: its weighted forms and its postings.
+
+    A linked concept's postings are the stored mentions of its concepts (a variant's: of the texts that
+    denote its key); an unlinked name's are the stored mentions written exactly as typed.
+    """
+    if concept.linked and concept.kind == "variant":
+        rows = source.postings("variant", (), variant_texts(source, concept.concept_ids))
+    elif concept.linked:
+        rows = source.postings(concept.kind, concept.concept_ids)
+    else:
+        rows = source.postings(concept.kind, (), (concept.typed,))
+    spans: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    how: dict[str, set[str]] = defaultdict(set)
+    for row in rows:
+        if (row.start, row.end) not in spans[row.pmid]:
+            spans[row.pmid].append((row.start, row.end))
+        how[row.pmid].add(row.source)
+    first = {concept.typed.casefold(), concept.canonical.casefold()}
+    forms = tuple((f, 1.0 if f.casefold() in first else alternative_weight) for f in concept.forms)
+    return ConceptQuery(
+        concept.slot, concept.canonical or concept.typed, forms, dict(spans),
+        {pmid: ", ".join(sorted(s)) for pmid, s in how.items()},
+    )

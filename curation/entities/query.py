@@ -1,0 +1,206 @@
+"""Query understanding: what a curator typed in each slot, linked to the concepts it means.
+
+Each typed name goes through the same steps as the entity linker of the concept index:
+
+1. **exact**: a name of the dictionaries (case, dash and spacing aside) links to every concept it
+   names in the slot's kind (a gene symbol shared by a human and a mouse gene links both);
+2. **notation**: a variant the rules can read ("Leu858Arg", "p.L858R", "ex19del", "V600") links to
+   its key; a codon ("V600") matches every change at that codon and says so;
+3. **linker**: the learned linker of the concept index, when one is active; its link is applied only
+   when it clears the linker's calibrated threshold;
+4. **similar names**: otherwise the character n-gram normaliser's best candidates are *offered*
+   ("did you mean"), never applied silently: the curator clicks one to apply it.
+
+A linked slot carries every surface form of its concepts (all their dictionary names, a variant's
+other notations, the forms of every variant at a codon), which is what the lexical stage searches
+for; an unlinked slot searches for what was typed, as typed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from curation.entities.annotation import Linker
+from curation.entities.lexicon import Lexicon, normalise_name
+from curation.entities.normalise import Candidate, Normaliser
+from curation.entities.variant_notations import notations
+from curation.entities.variants import variant_matches
+
+MAX_TYPED_CHARS = 200  # longer is a passage, not a name
+MAX_FORMS = 60  # surface forms kept per slot (a concept with hundreds of names keeps its first)
+LINKED, OFFERED, UNKNOWN = "linked", "offered", "unknown"
+RULE_KINDS = ("variant", "residue", "ptm")
+_CODON = re.compile(r"(?:[A-Z]\d+|codon \d+)")
+
+
+class QueryError(ValueError):
+    """A typed value that cannot be searched (too long, no text); the message names the slot."""
+
+
+@dataclass(frozen=True)
+class QueryConcept:
+    """One slot of the query after linking.
+
+    Attributes:
+        slot: the schema's entity type ("Gene").
+        typed: what the curator typed.
+        kind: the entity kind searched ("gene", "variant", ...).
+        status: "linked" (applied), "offered" (a suggestion waits for the curator) or "unknown".
+        concept_ids: the applied concepts (empty unless linked).
+        canonical: the display name of the applied concept (the typed text when not linked).
+        confidence: the link's confidence (1.0 for exact names and notation rules).
+        how: "exact", "notation", "codon", "linker", "applied by the curator", or "" when not linked.
+        alternatives: other candidate concepts, best first (the "did you mean" suggestions).
+        forms: the surface forms the lexical stage searches for, typed or canonical first.
+        note: a sentence for the curator (a codon query, an ambiguous name), or "".
+    """
+
+    slot: str
+    typed: str
+    kind: str
+    status: str
+    concept_ids: tuple[str, ...] = ()
+    canonical: str = ""
+    confidence: float = 0.0
+    how: str = ""
+    alternatives: tuple[Candidate, ...] = ()
+    forms: tuple[str, ...] = ()
+    note: str = ""
+
+    @property
+    def linked(self) -> bool:
+        return self.status == LINKED
+
+    @property
+    def codon(self) -> bool:
+        return self.how == "codon"
+
+
+def check_typed(slot: str, typed: str) -> str:
+    """The typed value with its spacing tidied, or :class:`QueryError` naming the slot."""
+    text = " ".join(typed.split())
+    if len(text) > MAX_TYPED_CHARS:
+        raise QueryError(
+            f"{slot}: {len(text):,} characters typed; a name has at most {MAX_TYPED_CHARS}. Type the entity's name, "
+            "not a passage of text"
+        )
+    return text
+
+
+class QueryLinker:
+    """Links typed names to concepts (see the module docstring).
+
+    Args:
+        lexicon: the dictionaries (the matcher's).
+        normaliser: the character n-gram normaliser over the same lexicon (the "did you mean" list).
+        linker: the active learned linker, or None.
+        variant_keys_known: every variant key the concept index holds (codon queries expand to them).
+    """
+
+    def __init__(
+        self, lexicon: Lexicon, normaliser: Normaliser, linker: Linker | None = None,
+        variant_keys_known: Iterable[str] = (),
+    ) -> None:
+        self.lexicon = lexicon
+        self.normaliser = normaliser
+        self.linker = linker
+        self.variant_keys_known = tuple(sorted(set(variant_keys_known)))
+
+    def link(self, slot: str, typed: str, kind: str, applied: str | None = None) -> QueryConcept:
+        """Link one typed name; ``applied``: a concept id the curator chose among the suggestions."""
+        text = check_typed(slot, typed)
+        if not text:
+            raise QueryError(f"{slot}: nothing typed")
+        candidates = self.normaliser.normalise(text, kind, k=6) if kind != "generic" else []
+        if applied:
+            return self._applied(slot, text, kind, applied, candidates)
+        exact = [c for c in candidates if c.how == "exact"]
+        rule = [c for c in candidates if c.how in RULE_KINDS]
+        if kind == "variant" and (rule or exact):
+            # A variant is settled by its notation: the dictionaries' variant names include KB profiles
+            # ("V600E AMPLIFICATION") that would tie unrelated keys to a name.
+            chosen = rule or exact
+            codon = all(_CODON.fullmatch(c.concept_id) for c in chosen)
+            how = "codon" if codon else ("notation" if rule else "exact")
+            return self._linked(slot, text, kind, chosen, candidates, how, 1.0)
+        if exact:
+            return self._linked(slot, text, kind, exact, candidates, "exact", 1.0)
+        if rule:
+            return self._linked(slot, text, kind, rule, candidates, "notation", 1.0)
+        if self.linker is not None and kind not in RULE_KINDS and kind != "generic":
+            link = self.linker.link(text, kind)
+            if link.applied and link.concept_id:
+                chosen = Candidate(link.concept_id, kind, link.canonical or link.concept_id, text,
+                                   float(link.confidence), "linker")
+                return self._linked(slot, text, kind, [chosen], candidates, "linker", float(link.confidence))
+            if link.concept_id:
+                offered = Candidate(link.concept_id, kind, link.canonical or link.concept_id, text,
+                                    float(link.confidence), "linker")
+                candidates = [offered, *[c for c in candidates if c.concept_id != link.concept_id]]
+        if candidates:
+            best = candidates[0]
+            return QueryConcept(
+                slot, text, kind, OFFERED, canonical=text, confidence=float(best.score),
+                alternatives=tuple(candidates), forms=(text,),
+                note=f"'{text}' is not a name the dictionaries know; searched as typed",
+            )
+        return QueryConcept(
+            slot, text, kind, UNKNOWN, canonical=text, forms=(text,),
+            note=f"'{text}' is not a name the dictionaries know and nothing similar is; searched as typed",
+        )
+
+    def link_all(
+        self, kinds: Mapping[str, str], values: Mapping[str, str], applied: Mapping[str, str] | None = None
+    ) -> list[QueryConcept]:
+        """Every filled slot of ``values`` (slot → typed), in the order of ``kinds`` (slot → kind)."""
+        applied = applied or {}
+        return [
+            self.link(slot, values[slot], kind, applied.get(slot))
+            for slot, kind in kinds.items() if values.get(slot, "").strip()
+        ]
+
+    # --- steps --------------------------------------------------------------------------
+
+    def _applied(self, slot: str, text: str, kind: str, concept: str, candidates: Sequence[Candidate]) -> QueryConcept:
+        canonical = self.lexicon.canonical(kind, concept) or next(
+            (c.canonical for c in candidates if c.concept_id == concept), concept)
+        chosen = Candidate(concept, kind, canonical, text, 1.0, "applied")
+        return self._linked(slot, text, kind, [chosen], candidates, "applied by the curator", 1.0)
+
+    def _linked(
+        self, slot: str, text: str, kind: str, chosen: Sequence[Candidate], candidates: Sequence[Candidate],
+        how: str, confidence: float,
+    ) -> QueryConcept:
+        ids = tuple(dict.fromkeys(c.concept_id for c in chosen))
+        others = tuple(c for c in candidates if c.concept_id not in ids)
+        forms = self.forms(text, kind, ids, codon=how == "codon")
+        note = ""
+        if how == "codon":
+            found = len(forms) - 1
+            note = (f"'{text}' is a codon: every change at it counts ({found} written forms in the corpus)"
+                    if found else f"'{text}' is a codon: every change at it counts")
+        elif len(ids) > 1 and kind not in RULE_KINDS:
+            note = f"'{text}' names {len(ids)} concepts; all are searched"
+        canonical = chosen[0].canonical if how != "codon" else text
+        return QueryConcept(slot, text, kind, LINKED, ids, canonical, confidence, how, others, forms, note)
+
+    def forms(self, typed: str, kind: str, concept_ids: Sequence[str], codon: bool = False) -> tuple[str, ...]:
+        """Every surface form of the concepts: the typed text first, then their names and notations."""
+        out = [typed]
+        if kind == "variant":
+            keys = list(concept_ids)
+            if codon:
+                keys += [k for k in self.variant_keys_known if any(variant_matches(q, k) for q in concept_ids)]
+            for key in keys:
+                out += notations(key) or [key]
+        else:
+            for concept in concept_ids:
+                out += self.lexicon.names(kind, concept)
+        seen: dict[str, str] = {}
+        for form in out[1:]:
+            seen.setdefault(normalise_name(form), form)
+        if normalise_name(typed) not in seen:  # a typed spelling of a known name gives way to the dictionary's
+            seen = {normalise_name(typed): typed, **seen}
+        return tuple(seen.values())[:MAX_FORMS]

@@ -1,0 +1,177 @@
+"""The served search: a partial relation → linked concepts → the documents that mention them, ranked.
+
+One function, :func:`search_relation`, serves the Curate page, ``python -m curation search`` and the
+benchmark's "served" system, so all three rank exactly alike:
+
+1. every typed slot is linked (:class:`curation.entities.query.QueryLinker`): a confident link is
+   applied, a weak one is offered and the slot is searched as typed until the curator applies it;
+2. each slot becomes a concept query (:func:`curation.entities.postings.concept_query`): its postings
+   in the concept index and its surface forms;
+3. :func:`index.concepts.concept_search` ranks: documents that mention every concept first, then
+   those that mention some; never a document that mentions none. The lexical stage is BM25 over the
+   expanded forms (optionally with RM3); in hybrid mode the active version's dense model re-scores the
+   candidates with the share its fusion gives dense.
+
+A slot no document mentions is reported by name, with the similar names the dictionaries know.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from curation.entities.matching import Matcher
+from curation.entities.postings import PostingsSource, concept_query
+from curation.entities.query import QueryConcept, QueryError, QueryLinker
+from curation.errors import CurationError
+from curation.records import Document
+from curation.schemas import RelationSchema
+from index.concepts import ConceptSearchConfig, concept_search
+from index.expansion import RM3Config
+from index.hits import Hit
+
+MODES = ("hybrid", "bm25")
+
+
+class SearchInputError(CurationError):
+    """A typed relation that cannot be searched; the message names the slot."""
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    """How to search.
+
+    Attributes:
+        mode: "hybrid" (lexical + the active version's dense model) or "bm25" (lexical only).
+        k: how many hits.
+        rm3: RM3 pseudo-relevance feedback on the lexical stage.
+        applied: slot → concept id the curator applied from the suggestions.
+        depth: lexical candidates per concept checked for a mention the concept index lacks.
+        alternative_weight: an alias's weight in the expanded query.
+    """
+
+    mode: str = "hybrid"
+    k: int = 20
+    rm3: bool = False
+    applied: Mapping[str, str] = field(default_factory=dict)
+    depth: int = 50
+    alternative_weight: float = 0.5
+
+
+@dataclass(frozen=True)
+class RelationSearch:
+    """What a search found, for the page, the CLI and the benchmark.
+
+    Attributes:
+        query: the query text the dense stage encodes (canonical names of linked slots).
+        concepts: each slot as linked.
+        hits: the ranked documents (each with per-stage scores and the concepts it mentions).
+        groups: how many documents mention all / some of the concepts.
+        per_concept: per slot, how many documents mention it.
+        problems: sentences for the curator: slots nothing mentions (with close names), offered links.
+        version: the model version whose indexes served.
+        mode: the mode used.
+    """
+
+    query: str
+    concepts: tuple[QueryConcept, ...]
+    hits: tuple[Hit, ...]
+    groups: Mapping[str, int]
+    per_concept: tuple[int, ...]
+    problems: tuple[str, ...]
+    version: str
+    mode: str
+
+
+def dense_share(fusion) -> float:
+    """The share of the order a version's fusion gives its dense model (0: the lexical order)."""
+    method = str(getattr(fusion, "method", "rerank"))
+    if method == "rerank":
+        return float(fusion.mix)
+    if method in ("weighted", "rrf"):
+        total = sum(fusion.weights)
+        return float(fusion.weights[1] / total) if total else 0.0
+    return 0.5
+
+
+def search_relation(
+    engine,
+    linker: QueryLinker,
+    matcher: Matcher,
+    source: PostingsSource,
+    documents: Callable[[Sequence[str]], Mapping[str, Document]],
+    schema: RelationSchema,
+    values: Mapping[str, str],
+    options: SearchOptions = SearchOptions(),
+) -> RelationSearch:
+    """Link, search and rank one partial relation (see the module docstring).
+
+    Args:
+        engine: the served :class:`index.search.Retriever` (its BM25 index, dense index and fusion).
+        linker: links typed names.
+        matcher: the text matcher (checks a lexical candidate really writes a concept's form).
+        source: the concept index.
+        documents: PMIDs → documents (for the text check).
+        schema: the relation schema (slot kinds, the dense query template).
+        values: slot → typed text.
+
+    Raises:
+        SearchInputError: nothing typed, a value too long, or a mode the engine cannot serve.
+    """
+    if options.mode not in MODES:
+        raise SearchInputError(f"unknown ranking mode '{options.mode}'; use one of {', '.join(MODES)}")
+    if engine.lexical is None:
+        raise SearchInputError("no BM25 index is loaded; build the indexes first")
+    kinds = {slot: schema.kind(slot) for slot in schema.query_types}
+    unknown = sorted(set(options.applied) - set(kinds))
+    if unknown:
+        raise SearchInputError(f"'{unknown[0]}' is not a query slot of {schema.name}; slots: {', '.join(kinds)}")
+    try:
+        concepts = linker.link_all(kinds, values, options.applied)
+    except QueryError as exc:
+        raise SearchInputError(str(exc)) from None
+    if not concepts:
+        raise SearchInputError(f"fill in at least one of {', '.join(schema.query_types)} to search")
+    queries = [concept_query(c, source, options.alternative_weight) for c in concepts]
+    text = schema.render_query({c.slot: c.canonical if c.linked else c.typed for c in concepts})
+
+    def verify(position: int, pmids: Sequence[str]) -> dict[str, tuple[str, ...]]:
+        concept = concepts[position]
+        name = concept.canonical if concept.linked and concept.how != "codon" else concept.typed
+        found = {}
+        for pmid, document in documents(pmids).items():
+            spans = matcher.matches(name, concept.kind, document)
+            if spans:
+                found[pmid] = tuple(dict.fromkeys(s.text for s in spans))
+        return found
+
+    dense = None
+    mix = 0.0
+    if options.mode == "hybrid" and engine.dense is not None and engine.encoder is not None:
+        mix = dense_share(engine.fusion)
+
+        def dense(pmids: Sequence[str]) -> dict[str, float]:
+            return engine.dense_scores({"q": text}, {"q": list(pmids)})["q"]
+
+    config = ConceptSearchConfig(depth=options.depth, rm3=RM3Config() if options.rm3 else None, dense_mix=mix)
+    ranking = concept_search(queries, engine.lexical, options.k, config, verify=verify, dense=dense)
+    problems = [_missing(concepts[i]) for i in ranking.missing]
+    problems += [
+        f"{c.slot} '{c.typed}' was not linked; did you mean {_names(c)}? Apply one to search for it by concept."
+        for c in concepts if c.status == "offered" and c.alternatives and concepts.index(c) not in ranking.missing
+    ]
+    return RelationSearch(
+        text, tuple(concepts), tuple(ranking.hits), dict(ranking.groups), ranking.per_concept, tuple(problems),
+        str(getattr(engine, "version", "")), options.mode,
+    )
+
+
+def _names(concept: QueryConcept, n: int = 3) -> str:
+    return ", ".join(f"'{c.canonical}'" for c in concept.alternatives[:n])
+
+
+def _missing(concept: QueryConcept) -> str:
+    forms = len(concept.forms)
+    written = f" or any of its {forms} written forms" if forms > 1 else ""
+    close = f" Close names: {_names(concept)}." if concept.alternatives else ""
+    return f"No abstract mentions {concept.slot} '{concept.typed}'{written}.{close}"
