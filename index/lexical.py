@@ -48,6 +48,7 @@ class LexicalIndex:
         self.ids = ids
         self.config = config
         self._stemmer = Stemmer.Stemmer(config.stemmer) if config.stemmer else None
+        self._doc_terms: sp.csr_matrix | None = None  # built by doc_term_matrix on first use
 
     @classmethod
     def build(cls, documents: Sequence[TextDocument], config: LexicalConfig = LexicalConfig()) -> LexicalIndex:
@@ -97,18 +98,23 @@ class LexicalIndex:
 
         A token's weight is the largest, over the forms that contain it, of the form's weight divided by
         its number of tokens: a one-word synonym ("HER2") carries its whole weight, a four-word one
-        ("epidermal growth factor receptor") spreads it. Tokens the index never saw are dropped.
+        ("epidermal growth factor receptor") spreads it. Tokens the index never saw are dropped (after
+        the division, so an unknown word still takes its share of its form). Empty forms and forms of
+        weight <= 0 are ignored.
+
+        Args:
+            forms: (surface form, weight) pairs, e.g. ``[("ERBB2", 1.0), ("HER2", 0.8)]``.
 
         Returns:
-            token id → weight.
+            token id (a column of bm25s's score matrix) → weight.
         """
-        kept = [(" ".join(text.split()), float(weight)) for text, weight in forms if text.strip() and weight > 0]
+        kept = [(text, float(weight)) for text, weight in forms if text.strip() and weight > 0]
         if not kept:
             return {}
         vocab = self.retriever.vocab_dict
         out: dict[int, float] = {}
-        for (_, weight), tokens in zip(kept, self._tokens([t for t, _ in kept]), strict=True):
-            if not tokens:
+        for (_, weight), tokens in zip(kept, self._tokens([text for text, _ in kept]), strict=True):
+            if not tokens:  # only stop words or one-letter tokens
                 continue
             share = weight / len(tokens)
             for token in tokens:
@@ -120,40 +126,82 @@ class LexicalIndex:
     def weighted_scores(self, weights: Mapping[int, float]) -> np.ndarray:
         """Σ_t w_t · BM25(t, d) for every document, read from bm25s's precomputed score matrix.
 
+        With unit weights this is what ``retriever.get_scores`` gives for the same distinct tokens
+        (non-occurrence scores of BM25L / BM25+ included).
+
+        Args:
+            weights: token id → weight, as :meth:`term_weights` or :func:`index.expansion.rm3` give.
+
         Returns:
             (n_docs,) float32 scores, in the order of :attr:`ids`.
         """
         scores = np.zeros(len(self), dtype=np.float32)  # (n_docs,)
-        matrix = self.retriever.scores  # CSC: column = token id, its rows = the documents that contain it
+        # bm25s keeps a CSC matrix (n_docs, vocabulary) as three arrays, memory-mapped after load:
+        # column t's rows are indices[indptr[t]:indptr[t + 1]], its scores the same slice of data.
+        matrix = self.retriever.scores
         data, indices, indptr = matrix["data"], matrix["indices"], matrix["indptr"]
+        n_terms = len(indptr) - 1
+        # BM25L / BM25+ give every document a term's non-occurrence score, stored apart.
+        absent = getattr(self.retriever, "nonoccurrence_array", None)
+        constant = 0.0
         for term, weight in weights.items():
-            if weight == 0 or not 0 <= term < len(indptr) - 1:
+            if weight == 0:
                 continue
+            if not 0 <= term < n_terms:
+                raise LexicalIndexError(
+                    f"token id {term} is not in this BM25 index (its vocabulary has {n_terms} tokens); "
+                    "take the weights from this index's term_weights"
+                )
             start, end = int(indptr[term]), int(indptr[term + 1])
             np.add.at(scores, np.asarray(indices[start:end]), np.float32(weight) * np.asarray(data[start:end]))
+            if absent is not None:
+                constant += float(weight) * float(absent[term])
+        if constant:
+            scores += np.float32(constant)
         return scores
 
     def search_weighted(self, weights: Mapping[int, float], k: int) -> Ranking:
-        """Top-k (doc id, score) of a weighted query; documents scoring 0 are left out."""
+        """Top-k (doc id, score) of a weighted query, ties by doc id; documents scoring 0 are left out.
+
+        Args:
+            weights: token id → weight.
+            k: how many hits at most.
+
+        Returns:
+            The ranking, best first.
+        """
+        if k <= 0 or not weights:
+            return []
         scores = self.weighted_scores(weights)  # (n_docs,)
         positive = np.flatnonzero(scores > 0)
-        if positive.size == 0 or k <= 0:
-            return []
-        top = positive[np.argsort(-scores[positive], kind="stable")[: k * 2]]
-        return ranked({self.ids[row]: float(scores[row]) for row in top})[:k]
+        if positive.size > k:
+            # Keep every document tied with the k-th score so that ties are then broken by doc id,
+            # not by row order.
+            kth = np.partition(scores[positive], positive.size - k)[positive.size - k]
+            positive = positive[scores[positive] >= kth]
+        return ranked({self.ids[row]: float(scores[row]) for row in positive})[:k]
 
     def doc_term_matrix(self) -> sp.csr_matrix:
-        """(n_docs, vocabulary) BM25 term scores, one row per document (built once, for feedback)."""
-        cached = getattr(self, "_doc_terms", None)
-        if cached is None:
+        """(n_docs, vocabulary) BM25 term scores, one row per document: the documents' models for feedback.
+
+        Built once from bm25s's score matrix and cached; callers must not modify it. An entry is
+        BM25(t, d) for a term the document contains; BM25L / BM25+'s non-occurrence score of the terms
+        a document lacks is left out (it says nothing about the document).
+
+        Returns:
+            CSR matrix, float32, rows in the order of :attr:`ids`, columns token ids.
+        """
+        if self._doc_terms is None:
             matrix = self.retriever.scores
             indptr = np.asarray(matrix["indptr"])
-            cached = sp.csc_matrix(
-                (np.asarray(matrix["data"]), np.asarray(matrix["indices"]), indptr),
-                shape=(len(self), len(indptr) - 1),
+            data = np.array(matrix["data"], dtype=np.float32)  # a copy: the stored one may be memory-mapped
+            absent = getattr(self.retriever, "nonoccurrence_array", None)
+            if absent is not None:  # stored as BM25 minus the non-occurrence score
+                data += np.repeat(np.asarray(absent, dtype=np.float32), np.diff(indptr))
+            self._doc_terms = sp.csc_matrix(
+                (data, np.asarray(matrix["indices"]), indptr), shape=(len(self), len(indptr) - 1)
             ).tocsr()
-            self._doc_terms = cached
-        return cached
+        return self._doc_terms
 
     def save(self, folder: str | Path) -> Path:
         folder = Path(folder)

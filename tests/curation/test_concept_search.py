@@ -25,6 +25,8 @@ SYNONYMS = [
     Synonym("1956", "gene", "epidermal growth factor receptor", "test"),
     Synonym("238", "gene", "ALK", "test", True),
     Synonym("4893", "gene", "NRAS", "test", True),
+    Synonym("613", "gene", "BCR", "test", True),
+    Synonym("25", "gene", "ABL1", "test", True),
     Synonym("DB08881", "chemical", "vemurafenib", "test", True),
     Synonym("DB08881", "chemical", "PLX4032", "test"),
 ]
@@ -38,6 +40,9 @@ DOCS = [
     Document("6", "Exon 19", "EGFR exon 19 deletions (E746_A750del) predict response."),
     Document("7", "Growth factors", "Growth factor signalling in the receptor tyrosine kinase family."),
     Document("8", "Unrelated", "Cholesterol metabolism in the liver of mice."),
+    Document("9", "Fusions", "The BCR::ABL1 fusion drives chronic myeloid leukaemia; imatinib inhibits it."),
+    Document("10", "Copy number", "ERBB2 amplification was found in 20% of gastric tumours."),
+    Document("11", "Coding change", "The c.1799T>A transversion was seen in thyroid nodules."),
 ]
 
 
@@ -65,7 +70,7 @@ def test_alias_links_to_the_concept_and_finds_its_other_names(setup):
     assert concept.status == LINKED and concept.concept_ids == ("2064",) and concept.canonical == "ERBB2"
     assert {"ERBB2", "HER2"} <= set(concept.forms)
     found = search({"Gene": "ERBB2"})
-    assert [h.pmid for h in found.hits] == ["3"]  # the document says HER2 only
+    assert {h.pmid for h in found.hits} == {"3", "10"}  # "3" says HER2 only
     assert found.hits[0].concepts[0].slot == "Gene"
 
 
@@ -75,6 +80,10 @@ def test_alias_links_to_the_concept_and_finds_its_other_names(setup):
     ("V600E", {"1"}),
     ("Leu858Arg", {"2"}),
     ("ex19del", {"6"}),  # exon category typed as curators shorten it
+    ("exon 19 deletion", {"6"}),
+    ("BCR-ABL1", {"9"}),  # a typed fusion: both sides genes
+    ("amplification", {"3", "10"}),  # copy-number category: "amplified" and "amplification"
+    ("c.1799T>A", {"11"}),  # coding DNA notation
 ])
 def test_variant_notations_find_each_other(setup, typed, expected):
     _, search, _ = setup
