@@ -151,6 +151,7 @@ class Decision:
     note: str = ""
     created_at: str = ""
     superseded_by: int | None = None
+    provenance: str = ""  # JSON: how the search found the document (group, stages, concepts); "" when not known
 
 
 @dataclass(frozen=True)

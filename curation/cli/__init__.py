@@ -33,6 +33,7 @@ from curation.cli.models import (
     cmd_train_linker,
     cmd_train_recogniser,
 )
+from curation.cli.search import DEFAULT_TOP, MAX_TOP, cmd_search
 from curation.config import load_settings
 from curation.errors import USER_ERRORS
 from curation.workflows.ingestion import CORPUS_FORMATS, KB_FORMATS
@@ -71,6 +72,28 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("stats", parents=[common], help="counts of what the store holds")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_stats)
+
+    p = sub.add_parser("search", parents=[common],
+                       help="search a partial relation as the Curate page does: linked concepts, ranked abstracts",
+                       description="Search as the Curate page does (same linker, concept index and served version), "
+                                   "with each hit's provenance. Exit status: 0; 1 when the one relation searched has "
+                                   "no hits; 2 for bad input (nothing is written). The store is opened read-only.")
+    p.add_argument("--schema", help="the relation's schema (PO, PTM, or one added with add-schemas); in a --queries "
+                                    "file, the schema of lines that name none")
+    p.add_argument("--entity", action="append", metavar="SLOT=NAME",
+                   help="a typed slot, e.g. --entity Gene=BRAF --entity Variant=V600E (repeat per slot)")
+    p.add_argument("--queries", type=Path, metavar="FILE.jsonl",
+                   help='relations, one JSON object a line: {"schema": "PO", "entities": {"Gene": "BRAF"}, '
+                        '"top": 20, "id": "q1", "apply": {"Gene": "673"}}; prints one JSON line per relation')
+    p.add_argument("--top", type=int, default=DEFAULT_TOP, help=f"hits per relation (1 to {MAX_TOP})")
+    p.add_argument("--mode", choices=("hybrid", "bm25"), default="hybrid",
+                   help="hybrid: the active version's dense model re-scores (when one serves); bm25: lexical only")
+    p.add_argument("--rm3", action="store_true", help="RM3 pseudo-relevance feedback on the lexical stage")
+    p.add_argument("--apply", action="append", metavar="SLOT=ID",
+                   help="apply a suggested concept to a slot the search did not link (an id it lists as alternative)")
+    p.add_argument("--json", action="store_true", help="JSON instead of a table")
+    p.add_argument("--out", type=Path, help="write the output here, whole or not at all (default: standard output)")
+    p.set_defaults(func=cmd_search)
 
     p = sub.add_parser("fetch-pubmed", parents=[common], help="fetch abstracts from PubMed (needs internet)")
     which = p.add_mutually_exclusive_group(required=True)

@@ -25,6 +25,7 @@ STATUSES = ("open", "in_progress", "done", "no_evidence")
 MAX_NOTE = 10_000
 MAX_ANSWER = 500  # characters of the answer and of each query entity
 MAX_CURATOR = 100
+MAX_PROVENANCE = 100_000  # characters of a decision's provenance JSON (a hit's stages and concepts: ~1 kB)
 
 SQL_DOCUMENT_EXISTS = "SELECT count(*) FROM documents WHERE pmid = ?"
 SQL_ACTIVE_FOR = """
@@ -32,14 +33,15 @@ SELECT decision_id FROM decisions
 WHERE curator = ? AND schema_name = ? AND entity_key = ? AND pmid = ? AND superseded_by IS NULL
 """
 SQL_INSERT_DECISION = """
-INSERT INTO decisions (curator, schema_name, query, query_entities, entity_key, pmid, grade, answer, note, supersedes)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING decision_id, CAST(created_at AS VARCHAR)
+INSERT INTO decisions (curator, schema_name, query, query_entities, entity_key, pmid, grade, answer, note, supersedes,
+                       provenance)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING decision_id, CAST(created_at AS VARCHAR)
 """
 SQL_SUPERSEDE = "UPDATE decisions SET superseded_by = ? WHERE decision_id = ?"
 SQL_REACTIVATE = "UPDATE decisions SET superseded_by = NULL WHERE decision_id = ?"
 SQL_DECISION_COLUMNS = (
     "decision_id, curator, schema_name, query, query_entities, pmid, grade, answer, note, "
-    "CAST(created_at AS VARCHAR), superseded_by"
+    "CAST(created_at AS VARCHAR), superseded_by, coalesce(provenance, '')"
 )
 SQL_LAST_ACTIVE = f"""
 SELECT {SQL_DECISION_COLUMNS}, supersedes FROM decisions
@@ -97,12 +99,18 @@ def record_decision(
     grade: str,
     answer: str = "",
     note: str = "",
+    provenance: str = "",
 ) -> Decision:
     """Store one judgement (and the KB record its answer makes), atomically.
 
+    Args:
+        provenance: JSON text saying how the search found the document (its group, each stage's score
+            and rank, the query concepts it mentions; :func:`curation.workflows.provenance.provenance_json`);
+            "" when the decision was not made from a search (stored as NULL).
+
     Raises:
         CurationError: no curator name, unknown grade, unknown document, empty relation,
-            or an over-long curator name, query entity, answer or note.
+            or an over-long curator name, query entity, answer, note or provenance, or provenance that is not JSON.
     """
     curator = " ".join(curator.split())
     if not curator:
@@ -123,6 +131,8 @@ def record_decision(
         )
     if len(note) > MAX_NOTE:
         raise CurationError(f"the note has {len(note)} characters; at most {MAX_NOTE}: shorten it")
+    provenance = provenance.strip()
+    _check_provenance(provenance)
     if answer and grade == Grade.NOT_RELEVANT:
         raise CurationError(f"a document judged not relevant cannot give a {schema.answer}")
     query = schema.render_query(query_values)
@@ -145,6 +155,7 @@ def record_decision(
                 answer,
                 note,
                 supersedes,
+                provenance or None,
             ],
         ).fetchall()[0]
         for old in previous:
@@ -175,7 +186,20 @@ def record_decision(
         note,
         str(created),
         None,
+        provenance,
     )
+
+
+def _check_provenance(provenance: str) -> None:
+    if len(provenance) > MAX_PROVENANCE:
+        raise CurationError(f"the decision's provenance has {len(provenance):,} characters; at most "
+                            f"{MAX_PROVENANCE:,}: store the hit's stages and concepts, not the document")
+    if provenance:
+        try:
+            json.loads(provenance)
+        except json.JSONDecodeError as exc:
+            raise CurationError(f"the decision's provenance is not JSON ({exc.msg} at character {exc.pos}); "
+                                "pass what provenance_json(hit) returns") from None
 
 
 def _remove_curator_record(con: duckdb.DuckDBPyConnection, decision_id: int) -> None:
@@ -201,7 +225,7 @@ def undo_last_decision(con: duckdb.DuckDBPyConnection, curator: str) -> Decision
 
 
 def _decision(row: tuple) -> Decision:
-    decision_id, curator, schema, query, entities, pmid, grade, answer, note, created, superseded = row
+    decision_id, curator, schema, query, entities, pmid, grade, answer, note, created, superseded, provenance = row
     return Decision(
         decision_id,
         curator,
@@ -214,6 +238,7 @@ def _decision(row: tuple) -> Decision:
         note,
         created,
         superseded,
+        provenance,
     )
 
 

@@ -180,4 +180,11 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         );
         """,
     ),
+    (
+        5,
+        "decisions: the search provenance of each judgement (JSON text; NULL for decisions made before)",
+        """
+        ALTER TABLE decisions ADD COLUMN provenance VARCHAR;
+        """,
+    ),
 )

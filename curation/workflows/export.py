@@ -36,7 +36,11 @@ def _tsv(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
 
 
 def decisions_export(decisions: Sequence[Decision], fmt: str = "tsv") -> str:
-    """Every decision with who, when, relation, document, grade, answer, note and supersession."""
+    """Every decision with who, when, relation, document, grade, answer, note, supersession and provenance.
+
+    ``provenance`` is the JSON text stored with the decision (how the search found the document: its group,
+    each stage's score and rank, the query concepts it mentions), "" for decisions made without it.
+    """
     header = [
         "decision_id",
         "curator",
@@ -49,6 +53,7 @@ def decisions_export(decisions: Sequence[Decision], fmt: str = "tsv") -> str:
         "answer",
         "note",
         "superseded_by",
+        "provenance",
     ]
     rows = [
         [
@@ -63,6 +68,7 @@ def decisions_export(decisions: Sequence[Decision], fmt: str = "tsv") -> str:
             d.answer,
             d.note,
             d.superseded_by if d.superseded_by is not None else "",
+            d.provenance,
         ]
         for d in decisions
     ]

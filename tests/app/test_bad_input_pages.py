@@ -199,7 +199,7 @@ def test_hostile_names_and_relations_are_escaped_on_the_annotate_page(hostile_db
 def test_a_10000_character_query_is_a_message_not_a_search(loaded_db):
     at = _curate(curator="ana", pick_Gene="B" * 10_000)
     (error,) = _errors(at)
-    assert "the query has 10,020 characters; the limit is 2,000. Type entity names" in error
+    assert "Gene: 10,000 characters typed; a name has at most 200. Type the entity's name" in error
 
 
 def test_an_answer_of_the_wrong_kind_asks_before_it_is_recorded(loaded_db):

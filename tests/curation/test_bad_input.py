@@ -27,8 +27,9 @@ from curation.workflows.annotation_queue import annotation_view
 from curation.workflows.curate import AnswerKindError, curate_search, record_judgement
 from curation.workflows.highlight import escape_text, to_html
 from curation.workflows.ingestion import MAX_UPLOAD_MB, check_upload_size, ingest_corpus, ingest_kb
+from curation.workflows.search import SearchInputError
 from index.lexical import LexicalIndex
-from index.search import MAX_QUERY_CHARS, Retriever, SearchError
+from index.search import Retriever, SearchError
 
 BRAF = {"Gene": "BRAF", "Variant": "V600E"}
 CIVIC_HEADER = "molecular_profile\ttherapies\tcitation_id\tsource_type\tevidence_id\n"
@@ -418,9 +419,10 @@ def searchable(loaded):
 @pytest.mark.parametrize(
     ("values", "error", "expected"),
     [
-        pytest.param({}, SchemaError, "fill in at least one of ['Gene', 'Variant'] to build a query", id="no-entity"),
-        pytest.param({"Gene": "   ", "Variant": "\t"}, SchemaError, "fill in at least one of", id="blank-entities"),
-        pytest.param({"Gene": "B" * 10_000}, SearchError, f"the limit is {MAX_QUERY_CHARS:,}. Type entity names",
+        pytest.param({}, SearchInputError, "fill in at least one of Gene, Variant to search", id="no-entity"),
+        pytest.param({"Gene": "   ", "Variant": "\t"}, SearchInputError, "fill in at least one of",
+                     id="blank-entities"),
+        pytest.param({"Gene": "B" * 10_000}, SearchInputError, "Gene: 10,000 characters typed; a name has at most",
                      id="10k-character-query"),
     ],
 )

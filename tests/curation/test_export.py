@@ -35,7 +35,7 @@ def test_new_records_round_trip_through_the_civic_loader(con, fixtures, tmp_path
         "1000001",
     )
     decisions = export_decisions(con, "tsv").splitlines()
-    assert len(decisions) == 3 and all(line.count("\t") == 10 for line in decisions)
+    assert len(decisions) == 3 and all(line.count("\t") == 11 for line in decisions)
     assert "tab here newline" in decisions[1]
     rows = [json.loads(line) for line in export_decisions(con, "jsonl").splitlines()]
     assert [(r["curator"], r["grade"], r["note"]) for r in rows][0] == ("ana", Grade.COMPLETE, "tab\there\nnewline")
