@@ -1,7 +1,9 @@
 """The Curate page's one call: a partial relation in, ranked and highlighted abstracts out.
 
-For each hit: the escaped abstract with entity highlights by role (query entities, candidate
-answers, other entities), the two or three best sentences, each component's score, the
+The ranking is the concept search (:func:`curation.workflows.search.search_relation`): each typed
+slot linked to its concepts, documents that mention every concept first, then those that mention
+some, never one that mentions none. For each hit: the escaped abstract with entity highlights by
+role (query entities, candidate answers, other entities), the two or three best sentences, each component's score, the
 answer-type entities found in it (to pre-fill the answer field) and the decisions already
 recorded for this relation and document.
 
@@ -26,11 +28,15 @@ from curation import store
 from curation.entities.annotation import Annotation, Annotator
 from curation.entities.lexicon import Lexicon
 from curation.entities.matching import Matcher
+from curation.entities.postings import StorePostings
+from curation.entities.query import QueryConcept, QueryLinker
 from curation.errors import CurationError
 from curation.records import Decision, Document, Span
 from curation.schemas import RelationSchema
 from curation.workflows.entities import stored_annotations
 from curation.workflows.highlight import best_sentences, shift, to_html
+from curation.workflows.search import SearchOptions, search_relation
+from index.hits import ConceptMatch, StageScore
 
 ROLES = ("query", "answer", "other")
 # The entity kinds the Curate page can show or hide (a kind outside this list is always shown).
@@ -49,6 +55,9 @@ class ResultRow:
     dense: float | None
     answers: tuple[str, ...]
     decisions: tuple[Decision, ...] = ()
+    group: str = ""  # "all": mentions every query concept; "some"
+    concepts: tuple[ConceptMatch, ...] = ()  # the query concepts it mentions, and how
+    stages: tuple[StageScore, ...] = ()  # each stage's score and rank (the hit's provenance)
 
 
 @dataclass(frozen=True)
@@ -58,6 +67,9 @@ class CurateResult:
     mode: str
     version: str
     notes: tuple[str, ...] = field(default_factory=tuple)
+    concepts: tuple[QueryConcept, ...] = ()  # each typed slot as linked (the page's chips)
+    groups: dict[str, int] = field(default_factory=dict)  # documents mentioning all / some of the concepts
+    per_concept: tuple[int, ...] = ()  # per slot, documents mentioning it
 
 
 def role_spans(matcher: Matcher, schema: RelationSchema, values: Mapping[str, str], document: Document) -> list[Span]:
@@ -128,17 +140,32 @@ def curate_search(
     k: int = 20,
     shown: set[str] | None = None,
     kinds: Collection[str] | None = None,
+    linker: QueryLinker | None = None,
+    applied: Mapping[str, str] | None = None,
+    rm3: bool = False,
 ) -> CurateResult:
-    """Search, highlight and annotate with prior decisions (every text escaped).
+    """Search by concept, highlight and annotate with prior decisions (every text escaped).
 
     Args:
+        linker: links typed names (None: one over the matcher's lexicon, without a learned linker).
+        applied: slot → concept id the curator applied from the suggestions.
+        rm3: RM3 feedback on the lexical stage.
         shown: roles to mark (:data:`ROLES`; None: all).
         kinds: entity kinds to mark (of :data:`ENTITY_KINDS`; None: all). Hidden kinds still give
             candidate answers.
     """
-    result = retriever.search(schema, values, mode=mode, k=k)
+    if linker is None:
+        linker = default_linker(con, matcher)
+
+    def fetch(pmids):
+        return {d.pmid: d for d in store.get_documents(con, list(pmids))}
+
+    result = search_relation(
+        retriever, linker, matcher, StorePostings(con), fetch, schema, values,
+        SearchOptions(mode=mode, k=k, rm3=rm3, applied=dict(applied or {})),
+    )
     pmids = [h.pmid for h in result.hits]
-    documents = {d.pmid: d for d in store.get_documents(con, pmids)}
+    documents = fetch(pmids)
     stored = stored_annotations(con, list(documents))
     missing = [documents[p] for p in documents if p not in stored]
     if missing:  # never annotated (ingested without an annotator): the dictionaries, in memory only
@@ -148,12 +175,14 @@ def curate_search(
     decided: dict[str, list[Decision]] = {}
     for decision in store.decisions_for(con, schema, values):
         decided.setdefault(decision.pmid, []).append(decision)
+    # The query entities are marked as linked: a slot's canonical name finds every form of its concepts.
+    marked = {c.slot: (c.canonical if c.linked and c.how != "codon" else c.typed) for c in result.concepts}
     rows = []
     for hit in result.hits:
         doc = documents.get(hit.pmid)
         if doc is None:  # the index knows a document the store no longer has
             continue
-        kinded = kinded_spans(matcher, schema, values, doc, stored.get(hit.pmid, ()))
+        kinded = kinded_spans(matcher, schema, marked, doc, stored.get(hit.pmid, ()))
         spans = [s for _, s in kinded]
         visible = [s for kind, s in kinded if kind not in hidden]
         offset = len(doc.title) + 1 if doc.title else 0
@@ -174,10 +203,23 @@ def curate_search(
                 dense=hit.dense,
                 answers=answer_candidates(spans),
                 decisions=tuple(decided.get(hit.pmid, ())),
+                group=hit.group,
+                concepts=hit.concepts,
+                stages=hit.stages,
             )
         )
-    version = getattr(retriever, "version", "")
-    return CurateResult(result.query, tuple(rows), str(mode), version)
+    return CurateResult(result.query, tuple(rows), result.mode, result.version, result.problems, result.concepts,
+                        dict(result.groups), result.per_concept)
+
+
+def default_linker(con: duckdb.DuckDBPyConnection, matcher: Matcher, normaliser=None, linker=None) -> QueryLinker:
+    """The query linker over the matcher's lexicon: the normaliser's suggestions, the learned linker when given,
+    and the variant keys of the concept index (what a codon query expands to)."""
+    from curation.entities.normalise import Normaliser
+    from curation.entities.variants import variant_keys
+
+    keys = {k for text in store.list_annotated_texts(con, "variant") for k in variant_keys(text)}
+    return QueryLinker(matcher.lexicon, normaliser or Normaliser(matcher.lexicon), linker, keys)
 
 
 class AnswerKindError(CurationError):
@@ -216,8 +258,12 @@ def record_judgement(
     answer: str = "",
     note: str = "",
     confirm_kind: bool = False,
+    provenance: str = "",
 ) -> Decision:
     """Record a curator's decision (:func:`curation.store.record_decision`), checking the answer's kind first.
+
+    ``provenance``: how the search found the document, stored with the decision
+    (:func:`curation.workflows.provenance.provenance_json` of its hit); "" when not known.
 
     Raises:
         AnswerKindError: the answer is known only as another kind of entity and ``confirm_kind``
@@ -226,7 +272,8 @@ def record_judgement(
     """
     if not confirm_kind and (problem := answer_kind_problem(lexicon, schema, answer)):
         raise AnswerKindError(problem)
-    return store.record_decision(con, curator, schema, values, pmid, grade, answer=answer, note=note)
+    return store.record_decision(con, curator, schema, values, pmid, grade, answer=answer, note=note,
+                                 provenance=provenance)
 
 
 KNOWN_VALUES_SHOWN = 2000  # typed-ahead choices per slot, most frequent first
