@@ -309,7 +309,10 @@ RETRIEVAL_LABELS = {
     "hybrid": "hybrid chosen on dev",
     "hybrid_mixed": "best fusion in which dense reorders",
     "rrf": "RRF",
-    "served": "served ranking (product default)",
+    "bm25_expanded": "BM25 + expansion (every form)",
+    "concepts": "concept search (lexical order)",
+    "concepts_rm3": "concept search + RM3",
+    "served": "served ranking (concept search, product default)",
 }
 
 
@@ -343,7 +346,8 @@ def retrieval_section(data: dict) -> list[str]:
         "",
     ]
     lines += goals_line(data)
-    systems = [s for s in ("bm25", "dense", "hybrid", "hybrid_mixed", "rrf", "served")
+    systems = [s for s in ("bm25", "dense", "hybrid", "hybrid_mixed", "rrf", "bm25_expanded", "concepts",
+                           "concepts_rm3", "served")
                if s in data["forms"]["canonical"]["all"]["ndcg@10"]["systems"]]
     lines += ["Every kind pooled, test split:", ""]
     lines += headline_table(data["forms"], systems, RETRIEVAL_LABELS)
@@ -352,12 +356,37 @@ def retrieval_section(data: dict) -> list[str]:
     if params.get("hybrid_choice"):
         lines += [f"Hybrid chosen on dev: {params['hybrid_choice']}.", ""]
     lines += [line for note in params.get("notes", []) for line in (note, "")]
+    lines += concepts_lines(params.get("concepts"))
     lat = data["latency_ms"]
     lines += ["| latency (ms) | p50 | p95 |", "| --- | ---: | ---: |"]
     for name, v in lat.items():
         lines.append(f"| {name} | {_f(v.get('p50'), 2)} | {_f(v.get('p95'), 2)} |")
     lines += ["", "Timings (s): " + ", ".join(f"{k} {_f(v, 2)}" for k, v in data.get("timings_s", {}).items()), ""]
     return lines
+
+
+def concepts_lines(concepts: dict | None) -> list[str]:
+    """What the concept search knew, the one choice made on dev, and the precision of its "mentions all" group."""
+    if not concepts:
+        return []
+    precision = concepts["mentions_all_precision"]
+    lines = [
+        f"Concept search. Lexicon: {concepts['lexicon']}. Concept index: {concepts['concept_index']}. Served: "
+        f"{concepts['served']}.",
+        "",
+        f"Alias weight chosen on dev: {concepts['alternative_weight_chosen_on_dev']} (the code's default: "
+        f"{concepts['alternative_weight_in_code']}). \"Mentions all\" precision against gold mentions: "
+        f"{_f(precision['precision'])} ({precision['right']} of {precision['judged_hits']} hits; {precision['set']}).",
+        "",
+        "| dev (mean over every kind) | canonical NDCG@10 | canonical ER@10 | reworded NDCG@10 | reworded ER@10 |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
+    dev = concepts["dev"]
+    for name in dev["canonical"]:
+        lines.append(f"| {name} | {_f(dev['canonical'][name]['ndcg@10'])} | "
+                     f"{_f(dev['canonical'][name]['entity_recall@10'])} | {_f(dev['reworded'][name]['ndcg@10'])} | "
+                     f"{_f(dev['reworded'][name]['entity_recall@10'])} |")
+    return [*lines, ""]
 
 
 def v1_to_v2_section(v1: dict, v2: dict) -> list[str]:

@@ -23,7 +23,9 @@ from curation.entities.variants import variant_keys, variant_matches
 from curation.store import Posting
 from index.concepts import ConceptQuery
 
-ALTERNATIVE_WEIGHT = 0.5  # an alias's weight in the expanded lexical query (the typed and canonical names: 1)
+# An alias's weight in the expanded lexical query (the typed and canonical names weigh 1); chosen on dev by
+# bench/retrieval.py (0.25, 0.5 and 1 tried).
+ALTERNATIVE_WEIGHT = 0.25
 
 
 class PostingsSource(Protocol):

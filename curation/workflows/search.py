@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from curation.entities.matching import Matcher
-from curation.entities.postings import PostingsSource, concept_query
+from curation.entities.postings import ALTERNATIVE_WEIGHT, PostingsSource, concept_query
 from curation.entities.query import QueryConcept, QueryError, QueryLinker
 from curation.errors import CurationError
 from curation.records import Document
@@ -55,7 +55,7 @@ class SearchOptions:
     rm3: bool = False
     applied: Mapping[str, str] = field(default_factory=dict)
     depth: int = 50
-    alternative_weight: float = 0.5
+    alternative_weight: float = ALTERNATIVE_WEIGHT
 
 
 @dataclass(frozen=True)
