@@ -12,7 +12,7 @@ import streamlit as st
 from curation.config import load_settings
 from curation.errors import USER_ERRORS
 from curation.grades import GRADES
-from curation.workflows import entities, retrain, serving
+from curation.workflows import curate, entities, retrain, serving
 from curation.workflows.session import content_fingerprint, schemas, store_counts
 from curation.workflows.versions import active_version
 
@@ -133,6 +133,19 @@ def _normaliser(db_path: str, fingerprint: tuple[int, int, int]):
 def normaliser(con: duckdb.DuckDBPyConnection):
     """Typed name → ranked concepts (exact, notation rules, character n-gram similarity)."""
     return _normaliser(str(load_settings().db_path), content_fingerprint(con))
+
+
+@st.cache_resource(show_spinner="Preparing the query linker…", max_entries=2)
+def _query_linker(db_path: str, fingerprint: tuple[int, int, int], models: tuple[str, str]):
+    return curate.default_linker(
+        _connection(db_path).cursor(), _matcher(db_path, fingerprint), _normaliser(db_path, fingerprint),
+        _annotator(db_path, fingerprint, models).annotator.linker,
+    )
+
+
+def query_linker(con: duckdb.DuckDBPyConnection):
+    """Typed slot → concepts (exact names, notation rules, the active linker; weak links only offered)."""
+    return _query_linker(str(load_settings().db_path), content_fingerprint(con), entities.active_models_key(con))
 
 
 @st.cache_resource(show_spinner="Loading the search indexes…", max_entries=3)

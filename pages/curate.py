@@ -10,6 +10,7 @@ from curation.workflows.curate import (
     ENTITY_KINDS,
     ROLES,
     AnswerKindError,
+    check_answer,
     curate_search,
     fill_worklist,
     known_values,
@@ -21,15 +22,10 @@ from curation.workflows.curate import (
 )
 from curation.workflows.entities import annotator_note
 from curation.workflows.highlight import escape_text
+from curation.workflows.provenance import provenance_json
 from curation.workflows.session import corpus_size, current_schema
-from pages.common import (
-    GRADE_SHORTCUTS,
-    connection,
-    matcher,
-    normaliser,
-    retriever,
-    serving_problem,
-)
+from pages import concept_chips as chips
+from pages.common import GRADE_SHORTCUTS, connection, matcher, query_linker, retriever, serving_problem
 from pages.legacy_mode import leave_legacy_pages_mode
 from pages.sample_loader import sample_action
 
@@ -94,13 +90,10 @@ for column, entity_type in zip(columns, schema.query_types, strict=False):
         )
         or ""
     )
-    typed = values[entity_type].strip()
-    if typed and typed not in known:
-        best = normaliser(con).best(typed, schema.kind(entity_type))
-        if best is not None and best.canonical.casefold() != typed.casefold():
-            column.caption(f"did you mean **{best.canonical}**? ({best.how}, {best.score:.2f})")
 modes = ["hybrid", "bm25"] if engine.dense is not None else ["bm25"]
 mode = columns[-1].radio("Ranking", modes, horizontal=True, help=f"model version: {engine.version}")
+rm3 = columns[-1].toggle("RM3 feedback", key="rm3", help="Expand the query with the words of the best abstracts "
+                         "(pseudo-relevance feedback) before ranking.")
 shown = set(st.pills("Highlight", ROLES, default=list(ROLES), selection_mode="multi") or [])
 
 
@@ -123,21 +116,25 @@ if not any(v.strip() for v in values.values()):
 try:
     result = curate_search(
         con, engine, matcher(con), schema, values, mode=mode, k=st.session_state.get("depth", 20), shown=shown,
-        kinds=set(kinds or []),
+        kinds=set(kinds or []), linker=query_linker(con), applied=chips.applied_links(values), rm3=rm3,
     )
 except USER_ERRORS as exc:
     st.error(escape_text(str(exc)))  # messages quote typed values: shown as plain text
     st.stop()
+chips.slot_chips(dict(zip(schema.query_types, columns, strict=False)), result.concepts)
 st.text(f"Query: {result.query}")  # typed text: shown as plain text, never as markdown
+chips.notes(result)
 if not curator:
     st.warning("Enter your name as curator in the sidebar to record decisions.")
 
 
 def decide(pmid: str, grade: str, answer: str, note: str, confirm_kind: bool = False) -> None:
+    row = next((r for r in result.rows if r.pmid == pmid), None)
     try:
         record_judgement(
             con, matcher(con).lexicon, curator, schema, values, pmid, grade,
             answer=answer or "", note=note or "", confirm_kind=confirm_kind,
+            provenance=provenance_json(row) if row is not None else "",
         )
         st.toast(f"PMID {pmid}: {GRADE_LABELS[grade]}")
     except AnswerKindError as exc:
@@ -151,36 +148,18 @@ def undo() -> None:
     st.toast(f"Undone: PMID {undone.pmid}, {GRADE_LABELS[undone.grade]}" if undone else "Nothing to undo")
 
 
-# Callbacks run before the script, so the results below already show their effect.
-st.button("Undo my last decision", shortcut="u", disabled=not curator, on_click=undo)
-if error := st.session_state.pop("decision_error", None):
-    st.error(escape_text(error))
-if kind := st.session_state.pop("decision_kind", None):
-    message, pending = kind
-    st.warning(escape_text(message))
-    st.button("Record anyway", key="record_anyway", disabled=not curator, on_click=decide, args=pending)
-
-focus = min(st.session_state.get("focus", 0), max(len(result.rows) - 1, 0))
-left, right, _ = st.columns([1, 1, 6])
-if left.button("Previous", shortcut="k"):
-    focus = max(focus - 1, 0)
-if right.button("Next", shortcut="j"):
-    focus = min(focus + 1, len(result.rows) - 1)
-st.session_state["focus"] = focus
-
-for index, row in enumerate(result.rows):
+def result_card(row, focused: bool) -> None:
+    """One abstract: title, what it mentions and its scores, best sentences, the answer and the grade buttons."""
     with st.container(border=True):
-        marker = "▶ " if index == focus else ""
         # title_html and best_html are escaped by curation.workflows.highlight; only its <mark> tags are markup.
         st.markdown(
-            f"{marker}**{row.rank}.** [PMID {row.pmid}](https://pubmed.ncbi.nlm.nih.gov/{row.pmid}/) {row.title_html}",
+            f"{'▶ ' if focused else ''}**{row.rank}.** [PMID {row.pmid}](https://pubmed.ncbi.nlm.nih.gov/{row.pmid}/) "
+            f"{row.title_html}",
             unsafe_allow_html=True,
         )
-        scores = [f"fused {row.fused:.3f}"] + [
-            f"{n} {v:.3f}" for n, v in (("BM25", row.bm25), ("dense", row.dense)) if v is not None
-        ]
+        st.caption(chips.mentions_caption(row, result.concepts))
         decided = "; ".join(f"{escape_text(d.curator)}: {GRADE_LABELS[d.grade]}" for d in row.decisions)
-        st.caption(" · ".join(scores) + (f" · decided — {decided}" if decided else ""))
+        st.caption(chips.scores_caption(row) + (f" · decided — {decided}" if decided else ""))
         for sentence_html in row.best_html:
             st.markdown(f"> {sentence_html}", unsafe_allow_html=True)
         with st.expander("Abstract"):
@@ -196,18 +175,45 @@ for index, row in enumerate(result.rows):
             key=f"answer_{row.pmid}",
             placeholder=f"{schema.answer} in this abstract",
         )
+        if answer and answer.strip():
+            with answer_col:
+                chips.answer_check(check_answer(con, matcher(con), query_linker(con), schema, row.pmid, answer))
         note = note_col.text_input("Note", key=f"note_{row.pmid}")
         buttons = st.columns(3)
         for button, grade in zip(buttons, GRADES, strict=True):
-            shortcut = GRADE_SHORTCUTS[grade] if index == focus else None
             button.button(
                 GRADE_LABELS[grade],
                 key=f"{grade}_{row.pmid}",
-                shortcut=shortcut,
+                shortcut=GRADE_SHORTCUTS[grade] if focused else None,
                 disabled=not curator,
                 on_click=decide,
                 args=(row.pmid, grade, answer, note),
             )
+
+
+# Callbacks run before the script, so the results below already show their effect.
+if error := st.session_state.pop("decision_error", None):
+    st.error(escape_text(error))
+if kind := st.session_state.pop("decision_kind", None):
+    message, pending = kind
+    st.warning(escape_text(message))
+    st.button("Record anyway", key="record_anyway", disabled=not curator, on_click=decide, args=pending)
+# Rows in their groups' order (all the concepts, then some); the focus (j/k, grade keys 1-3) walks that order.
+groups = {group: [r for r in result.rows if (r.group or "all") == group] for group in chips.GROUP_TITLES}
+rows = [row for group_rows in groups.values() for row in group_rows]
+focus = min(st.session_state.get("focus", 0), max(len(rows) - 1, 0))
+with st.container(horizontal=True):
+    st.button("Undo my last decision", shortcut="u", disabled=not curator, on_click=undo)
+    if st.button("Previous", shortcut="k"):
+        focus = max(focus - 1, 0)
+    if st.button("Next", shortcut="j"):
+        focus = min(focus + 1, len(rows) - 1)
+st.session_state["focus"] = focus
+for group, group_rows in groups.items():
+    if rows and (group_rows or len(result.concepts) > 1):
+        chips.group_header(result, group, len(group_rows))
+    for row in group_rows:
+        result_card(row, row is rows[focus])
 if len(result.rows) >= st.session_state.get("depth", 20) and st.button("More results"):
     st.session_state["depth"] = st.session_state.get("depth", 20) + 20
     st.rerun()

@@ -29,7 +29,7 @@ from curation.entities.annotation import Annotation, Annotator
 from curation.entities.lexicon import Lexicon
 from curation.entities.matching import Matcher
 from curation.entities.postings import StorePostings
-from curation.entities.query import QueryConcept, QueryLinker
+from curation.entities.query import QueryConcept, QueryError, QueryLinker
 from curation.errors import CurationError
 from curation.records import Decision, Document, Span
 from curation.schemas import RelationSchema
@@ -308,3 +308,70 @@ def take_worklist_item(con: duckdb.DuckDBPyConnection, item_id: int, curator: st
 def undo_last(con: duckdb.DuckDBPyConnection, curator: str) -> Decision | None:
     """Withdraw ``curator``'s most recent decision (None when there is nothing to undo)."""
     return store.undo_last_decision(con, curator)
+
+
+@dataclass(frozen=True)
+class AnswerCheck:
+    """A typed answer as the search would read it, and whether the abstract names it.
+
+    Attributes:
+        answer: the answer as typed (spacing tidied).
+        status: "linked", "offered" (a suggestion waits: searched as typed) or "unknown", as a query slot's.
+        concept_ids: the concepts it links to (empty unless linked).
+        canonical: the linked concept's display name (the answer itself when not linked).
+        how: how it was linked ("exact", "notation", "linker", ...), "" when not linked.
+        suggestions: the dictionaries' close names when it is not linked, best first.
+        mentioned: whether the abstract writes it (any name or notation of its concepts).
+        forms: how the abstract writes it, in text order.
+        problem: a sentence for the curator when the answer is not mentioned or cannot be read, else "".
+    """
+
+    answer: str
+    status: str
+    concept_ids: tuple[str, ...] = ()
+    canonical: str = ""
+    how: str = ""
+    suggestions: tuple[str, ...] = ()
+    mentioned: bool = False
+    forms: tuple[str, ...] = ()
+    problem: str = ""
+
+    @property
+    def linked(self) -> bool:
+        return self.status == "linked"
+
+
+def check_answer(
+    con: duckdb.DuckDBPyConnection, matcher: Matcher, linker: QueryLinker, schema: RelationSchema, pmid: str,
+    answer: str,
+) -> AnswerCheck:
+    """Normalise a curator's answer as a query slot is (:meth:`QueryLinker.link`) and look for it in the abstract.
+
+    The abstract is searched with the matcher's g(e, d) for the linked name (every name and notation of
+    its concepts) or, when it is not linked, for the answer as typed. Never raises for what was typed:
+    an answer that cannot be read (a passage, not a name) comes back with ``problem`` saying why.
+    """
+    kind = schema.kind(schema.answer)
+    text = " ".join(answer.split())
+    try:
+        concept = linker.link(schema.answer, text, kind)
+    except QueryError as exc:
+        return AnswerCheck(text, "unknown", canonical=text, problem=str(exc))
+    suggestions = () if concept.linked else tuple(dict.fromkeys(c.canonical for c in concept.alternatives))[:3]
+    documents = store.get_documents(con, [pmid])
+    if not documents:
+        return AnswerCheck(concept.typed, concept.status, concept.concept_ids, concept.canonical, concept.how,
+                           suggestions, problem=f"PMID {pmid} is not in the store, so the answer cannot be checked")
+    name = concept.canonical if concept.linked and not concept.codon else concept.typed
+    spans = matcher.matches(name, kind, documents[0])
+    forms = tuple(dict.fromkeys(s.text for s in spans))
+    problem = ""
+    if not spans:
+        shown = f"'{concept.typed}'" + (f" ({concept.canonical})" if concept.canonical != concept.typed else "")
+        names = " or any other name of it" if concept.linked else ""
+        problem = (f"The abstract of PMID {pmid} does not mention {shown}{names}; check that it is this abstract's "
+                   f"{schema.answer.lower()}")
+        if suggestions:
+            problem += ". Did you mean " + ", ".join(f"'{s}'" for s in suggestions) + "?"
+    return AnswerCheck(concept.typed, concept.status, concept.concept_ids, concept.canonical, concept.how,
+                       suggestions, bool(spans), forms, problem)

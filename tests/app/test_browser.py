@@ -1,21 +1,28 @@
 """One real-browser test of the main flow: ``streamlit run app.py`` on a store built from the real data,
-headless Chromium types BRAF + V600E, accepts the first abstract, and the decision is in the store."""
+headless Chromium types BRAF + V600E, accepts the first abstract, and the decision is in the store; then,
+in a fresh session, BRAF + "Val600Glu" (the three-letter notation) is linked to V600E and finds the same
+abstracts, which write "V600E"."""
 
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import Page, expect
 
 from bench._browser import (
     CHROMIUM,
     app_server,
     build_store,
     chromium,
+    commit_slot,
     decide,
     open_app,
+    query_text,
     result_pmids,
     screenshot,
     search,
     set_curator,
+    type_slot,
+    wait_for_page,
 )
 from curation import store
 from curation.grades import Grade
@@ -23,6 +30,16 @@ from curation.grades import Grade
 pytestmark = pytest.mark.browser
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def _search_linked(page: Page, values: dict[str, str], linked: dict[str, str], timeout_s: float = 120) -> None:
+    """Type each slot of ``values`` and wait for the query line of the ``linked`` names the page searched for."""
+    for slot, typed in values.items():
+        type_slot(page, slot, typed)
+        commit_slot(page, slot)
+        shown = {s: linked[s] for s in list(values)[: list(values).index(slot) + 1]}
+        expect(page.get_by_text(f"Query: {query_text(shown)}", exact=True)).to_be_visible(timeout=timeout_s * 1000)
+        wait_for_page(page, timeout_s)
 
 
 def test_curate_braf_v600e_in_a_real_browser(tmp_path, data_dir):
@@ -44,6 +61,18 @@ def test_curate_braf_v600e_in_a_real_browser(tmp_path, data_dir):
         screenshot(page, shots / "curate_results.png", full_page=True)
         decide(page, pmids[0], "ana")  # waits for "ana: Complete evidence" on that result
         screenshot(page, shots / "curate_decided.png", full_page=True)
+        expect(page.get_by_text("Mentions all query concepts (", exact=False)).to_be_visible()
+
+        # A name written another way is linked to its concept and finds the abstracts that write the canonical one.
+        page = context.new_page()
+        open_app(page, url)
+        _search_linked(page, {"Gene": "BRAF", "Variant": "Val600Glu"}, {"Gene": "BRAF", "Variant": "V600E"})
+        expect(page.get_by_text("variant · V600E · confidence 1.00 · notation")).to_be_visible()
+        linked = result_pmids(page)
+        screenshot(page, shots / "curate_linked.png", full_page=True)
+        assert linked == pmids, "Val600Glu does not find what V600E finds"
+        first = page.locator('[data-testid="stVerticalBlock"]', has=page.get_by_role("link", name=f"PMID {pmids[0]}"))
+        assert "V600E" in first.last.inner_text()  # the abstract writes the canonical notation
 
     # The server is gone, so the store can be opened here (DuckDB: one process per file).
     con = store.open_store(db, read_only=True)
@@ -56,6 +85,6 @@ def test_curate_braf_v600e_in_a_real_browser(tmp_path, data_dir):
         assert [d.pmid for d in store.get_documents(con, [decision.pmid])] == [decision.pmid]
     finally:
         con.close()
-    for name in ("curate_results.png", "curate_decided.png"):
+    for name in ("curate_results.png", "curate_decided.png", "curate_linked.png"):
         data = (shots / name).read_bytes()
         assert data.startswith(PNG_MAGIC) and len(data) > 20_000, f"{name}: {len(data)} bytes"

@@ -1,9 +1,15 @@
 from __future__ import annotations
 
+import html
+import json
+
+import pytest
 from streamlit.testing.v1 import AppTest
 
+from curation import store
 from curation.config import PROJECT_ROOT
 from curation.grades import Grade
+from curation.records import Document, Synonym
 
 APP = str(PROJECT_ROOT / "app.py")
 
@@ -36,6 +42,14 @@ def test_type_search_decide_undo(loaded_db):
     assert not at.exception
     assert _decisions(at) == [("ana", "1000001", Grade.COMPLETE, "Vemurafenib", None)]
     assert any("ana: Complete evidence" in c.value for c in at.caption)
+    # The decision keeps how the search found the abstract: its group, stages and the concepts it mentions.
+    from pages.common import connection
+
+    (stored,) = connection().execute("SELECT provenance FROM decisions").fetchone()
+    provenance = json.loads(stored)
+    assert provenance["group"] == "all"
+    assert [c["slot"] for c in provenance["concepts"]] == ["Gene", "Variant"]
+    assert [s["stage"] for s in provenance["stages"]][:2] == ["concepts", "lexical"]
     undo = next(b for b in at.button if b.label == "Undo my last decision")
     undo.click()
     at.run()
@@ -61,16 +75,141 @@ def test_empty_store_opens_on_the_knowledge_base_page(tmp_path, monkeypatch):
     assert at.title[0].value == "Knowledge base"
 
 
-def test_typed_notation_gets_a_suggestion(loaded_db):
+def _search(**state) -> AppTest:
+    """The Curate page run once with ``state`` (typed slots go in before the first run: AppTest cannot type
+    an option a selectbox does not list yet)."""
     at = AppTest.from_file(APP, default_timeout=120)
-    # Free text typed into a slot (AppTest cannot type an option that is not listed yet, so the
-    # typed value is placed in the widget's state before the first run).
-    at.session_state["pick_Gene"] = "BRAF"
-    at.session_state["pick_Variant"] = "Val600Glu"
+    for key, value in state.items():
+        at.session_state[key] = value
     at.run()
     assert not at.exception
+    return at
+
+
+def _shown(at: AppTest, element: str = "markdown") -> list[str]:
+    return [html.unescape(e.value) for e in getattr(at, element)]
+
+
+def _results(at: AppTest) -> list[str]:
+    return [m for m in _shown(at) if "PMID " in m and "pubmed.ncbi" in m]
+
+
+def test_a_three_letter_variant_is_linked_shown_as_a_chip_and_finds_the_canonical_one(loaded_db):
+    at = _search(pick_Gene="BRAF", pick_Variant="Val600Glu")
     assert at.selectbox(key="pick_Variant").value == "Val600Glu"
-    assert any("did you mean **V600E**" in c.value for c in at.caption)
+    assert ":green-badge[:material/link: V600E]" in _shown(at)
+    assert "variant · V600E · confidence 1.00 · notation" in _shown(at, "caption")
+    assert any("Query: Treatment for gene BRAF and variant V600E?" in t.value for t in at.text)
+    assert any("PMID 1000001" in m for m in _results(at))
+    assert "Gene BRAF — text: BRAF · Variant V600E — text: V600E" in _shown(at, "caption")
+    assert any(c.startswith("concepts 2.000 · lexical ") and " #1 · fused " in c for c in _shown(at, "caption"))
+
+
+def test_a_gene_alias_is_linked_to_its_gene(loaded_db):
+    con = store.open_store(loaded_db)
+    store.add_synonyms(con, [Synonym("673", "gene", "RAFB1", "hgnc")])
+    con.close()
+    at = _search(pick_Gene="rafb1", pick_Variant="V600E")
+    assert ":green-badge[:material/link: BRAF]" in _shown(at)
+    assert "gene · 673 · confidence 1.00 · exact" in _shown(at, "caption")
+    assert any("PMID 1000001" in m for m in _results(at))
+
+
+def test_an_offered_link_is_applied_by_a_click_and_can_be_removed(loaded_db):
+    at = _search(pick_Gene="BRAFF")
+    # Never applied silently: searched as typed, nothing found, the suggestions are buttons.
+    assert ":orange-badge[:material/link_off: not linked — did you mean]" in _shown(at)
+    assert not _results(at)
+    assert any("No abstract mentions Gene 'BRAFF'" in w and "Close names: 'BRAF'" in w for w in _shown(at, "warning"))
+    at.button(key="apply_Gene_0").click().run()
+    assert not at.exception
+    assert ":green-badge[:material/link: BRAF]" in _shown(at)
+    assert any("applied by the curator" in c for c in _shown(at, "caption"))
+    assert any("PMID 1000001" in m for m in _results(at))
+    assert any("Query: Treatment for gene BRAF?" in t.value for t in at.text)
+    # The other BRAF concept (its Entrez id) stays one click away; the name both share shows the id.
+    assert html.unescape(at.button(key="apply_Gene_0").label) == "BRAF (673)"
+    at.button(key="unlink_Gene").click().run()
+    assert not at.exception
+    assert not _results(at) and any("BRAFF" in w for w in _shown(at, "warning"))
+
+
+def test_an_applied_link_is_dropped_when_the_slot_changes(loaded_db):
+    at = _search(pick_Gene="BRAFF")
+    at.button(key="apply_Gene_0").click().run()
+    assert any("PMID 1000001" in m for m in _results(at))
+    at.selectbox(key="pick_Gene").set_value("BRAF").run()
+    assert not at.exception
+    assert "gene · BRAF, 673 · confidence 1.00 · exact" in _shown(at, "caption")
+    assert not any("applied by the curator" in c for c in _shown(at, "caption"))
+
+
+def test_a_gene_no_abstract_mentions_is_named_and_nothing_is_padded(loaded_db):
+    at = _search(pick_Gene="KRAS")
+    assert any("No abstract mentions Gene 'KRAS'" in w for w in _shown(at, "warning"))
+    assert not _results(at)
+    assert any("No abstract mentions any of the query's concepts" in i for i in _shown(at, "info"))
+
+
+@pytest.fixture
+def grouped_db(loaded_db):
+    """The fixture store plus an abstract that mentions BRAF but no V600E."""
+    con = store.open_store(loaded_db)
+    with store.transaction(con):
+        store.add_documents(con, [Document("1000005", "BRAF amplification in glioma.", "BRAF was amplified.")])
+    con.close()
+    return loaded_db
+
+
+def test_results_are_grouped_by_the_concepts_they_mention(grouped_db):
+    at = _search(pick_Gene="BRAF", pick_Variant="V600E")
+    headers = [h.value for h in at.subheader]
+    assert headers == ["Mentions all query concepts (1)", "Mentions some (1)"]
+    results = _results(at)
+    assert "PMID 1000001" in results[0] and "PMID 1000005" in results[1]
+    assert "Gene BRAF — text: BRAF · not mentioned: Variant V600E" in _shown(at, "caption")
+    # The focus (▶, keys 1-3) walks the groups' order.
+    assert results[0].startswith("▶ ")
+    at.button[[b.label for b in at.button].index("Next")].click().run()
+    assert _results(at)[1].startswith("▶ ")
+
+
+@pytest.mark.parametrize(
+    "typed",
+    ["<b>bold</b> **x** [link](http://127.0.0.1:9/) $y$", "V600E'; DROP TABLE decisions; --", "x\\\" OR 1=1 -- %_"],
+    ids=["markup", "sql", "quotes"],
+)
+def test_markup_and_sql_in_a_slot_are_plain_text(loaded_db, typed):
+    at = _search(curator="ana", pick_Gene="BRAF", pick_Variant=typed)
+    said = [w.value for w in at.warning] + [c.value for c in at.caption] + [m.value for m in at.markdown]
+    assert any(typed in html.unescape(s) for s in said)  # named, as typed
+    assert not any(typed in s for s in said)  # but never as markup
+    assert any("PMID 1000001" in m for m in _results(at))  # BRAF alone still finds it, under "some"
+    assert "Mentions some (1)" in [h.value for h in at.subheader]
+    assert _decisions(at) == []  # the decisions table is still there
+
+
+def test_a_1000_character_name_is_a_message_not_a_search(loaded_db):
+    at = _search(curator="ana", pick_Gene="BRAF", pick_Variant="V" * 1000)
+    (error,) = [html.unescape(e.value) for e in at.error]
+    assert "Variant: 1,000 characters typed; a name has at most 200" in error
+    assert not _results(at)
+
+
+def test_a_filled_answer_is_linked_and_checked_against_the_abstract(loaded_db):
+    at = _search(curator="ana", pick_Gene="BRAF", pick_Variant="V600E", answer_1000001="vemurafenib")
+    assert any(c.startswith("→ Vemurafenib (") and "exact" in c for c in _shown(at, "caption"))
+    assert not at.warning
+    at = _search(curator="ana", pick_Gene="BRAF", pick_Variant="V600E", answer_1000001="Dabrafenib")
+    assert any("does not mention 'Dabrafenib'" in w and "PMID 1000001" in w for w in _shown(at, "warning"))
+
+
+def test_rm3_feedback_is_a_toggle_off_by_default(loaded_db):
+    at = _search(pick_Gene="BRAF", pick_Variant="V600E")
+    assert at.toggle(key="rm3").value is False
+    at.toggle(key="rm3").set_value(True).run()
+    assert not at.exception
+    assert any(c.startswith("concepts ") and "rm3 " in c for c in _shown(at, "caption"))
 
 
 def test_a_corrupted_active_version_is_reported_and_search_goes_on(loaded_db, tmp_path):
