@@ -67,6 +67,16 @@ def normalise_name(name: str) -> str:
     return text.casefold()
 
 
+def loose_name(name: str) -> str:
+    """:func:`normalise_name` without dashes, spaces, dots and slashes: how gene names vary in print.
+
+    Example:
+        >>> loose_name("B-Raf"), loose_name("IL 6")
+        ('braf', 'il6')
+    """
+    return re.sub(r"[-\s./]", "", normalise_name(name))
+
+
 def junk_reason(name: str, kind: str) -> str | None:
     """Why a name should not be in a dictionary of ``kind`` (None when it is fine)."""
     clean = name.strip()
@@ -120,6 +130,7 @@ class Lexicon:
         self._fixed: set[tuple[str, str]] = set()  # concepts whose display name a source marked
         self._index: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
         self._weight: Counter[tuple[str, str]] = Counter()
+        self._loose: dict[str, dict[str, list[str]]] = {}  # kind -> loose_name -> concepts (lookup_loose)
         self.dropped: Counter[str] = Counter()
         for synonym in synonyms:
             self._add(synonym)
@@ -136,6 +147,7 @@ class Lexicon:
             self.dropped["excluded"] += 1
             return
         self._weight[(key, kind)] += 1
+        self._loose.pop(kind, None)
         concepts = self._index[key][kind]
         names = self._names[kind][concept]
         if concept not in concepts:
@@ -174,6 +186,23 @@ class Lexicon:
         per_kind = self._index.get(normalise_name(name), {})
         kinds = [kind] if kind is not None else sorted(per_kind, key=lambda k: -self.weight(name, k))
         return [(k, c) for k in kinds for c in per_kind.get(k, ())]
+
+    def lookup_loose(self, name: str, kind: str) -> list[tuple[str, str]]:
+        """(kind, concept) pairs whose name equals ``name`` once dashes, spaces, dots and slashes are left
+        out too ("B-Raf" -> BRAF, "IL 6" -> IL6, "c-erbB 2" -> c-erbB-2); exact names first (:meth:`lookup`)."""
+        exact = self.lookup(name, kind)
+        if exact:
+            return exact
+        loose = self._loose.get(kind)
+        if loose is None:  # built on the first loose query of a kind
+            loose = defaultdict(list)
+            for key, per_kind in self._index.items():
+                for concept in per_kind.get(kind, ()):
+                    if concept not in loose[loose_name(key)]:
+                        loose[loose_name(key)].append(concept)
+            self._loose[kind] = loose
+        key = loose_name(name)
+        return [(kind, c) for c in loose.get(key, ())] if len(key) > 1 else []
 
     def weight(self, name: str, kind: str) -> int:
         """How many source records gave this name to this kind (a tie-breaker between kinds)."""

@@ -3,7 +3,8 @@
 Each typed name goes through the same steps as the entity linker of the concept index:
 
 1. **exact**: a name of the dictionaries (case, dash and spacing aside) links to every concept it
-   names in the slot's kind (a gene symbol shared by a human and a mouse gene links both);
+   names in the slot's kind (a gene symbol shared by a human and a mouse gene links both); failing
+   that, **spelling**: the same with dashes, spaces, dots and slashes left out ("B-Raf" is BRAF);
 2. **notation**: a variant the rules can read ("Leu858Arg", "p.L858R", "ex19del", "V600") links to
    its key; a codon ("V600") matches every change at that codon and says so;
 3. **linker**: the learned linker of the concept index, when one is active; its link is applied only
@@ -51,7 +52,7 @@ class QueryConcept:
         concept_ids: the applied concepts (empty unless linked).
         canonical: the display name of the applied concept (the typed text when not linked).
         confidence: the link's confidence (1.0 for exact names and notation rules).
-        how: "exact", "notation", "codon", "linker", "applied by the curator", or "" when not linked.
+        how: "exact", "notation", "codon", "spelling", "linker", "applied by the curator", or "" when not linked.
         alternatives: other candidate concepts, best first (the "did you mean" suggestions).
         forms: the surface forms the lexical stage searches for, typed or canonical first.
         note: a sentence for the curator (a codon query, an ambiguous name), or "".
@@ -129,6 +130,13 @@ class QueryLinker:
             return self._linked(slot, text, kind, exact, candidates, "exact", 1.0)
         if rule:
             return self._linked(slot, text, kind, rule, candidates, "notation", 1.0)
+        if kind not in RULE_KINDS and kind != "generic":
+            loose = [
+                Candidate(concept, kind, self.lexicon.canonical(kind, concept) or text, text, 1.0, "spelling")
+                for _, concept in self.lexicon.lookup_loose(text, kind)
+            ]
+            if loose:
+                return self._linked(slot, text, kind, loose, candidates, "spelling", 1.0)
         if self.linker is not None and kind not in RULE_KINDS and kind != "generic":
             link = self.linker.link(text, kind)
             if link.applied and link.concept_id:

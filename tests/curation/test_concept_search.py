@@ -74,6 +74,21 @@ def test_alias_links_to_the_concept_and_finds_its_other_names(setup):
     assert found.hits[0].concepts[0].slot == "Gene"
 
 
+@pytest.mark.parametrize("typed", ["B-Raf", "b raf", "Braf"])
+def test_a_gene_written_with_other_dashes_or_spaces_links_to_its_name(setup, typed):
+    linker, search, _ = setup
+    concept = linker.link("Gene", typed, "gene")
+    assert concept.status == LINKED and concept.concept_ids == ("673",) and concept.canonical == "BRAF"
+    assert concept.how == ("exact" if typed == "Braf" else "spelling")
+    assert {h.pmid for h in search({"Gene": typed, "Variant": "V600E"}).hits if h.group == "all"} == {"1"}
+
+
+def test_spelling_links_only_whole_names(setup):
+    linker, _, _ = setup
+    assert linker.link("Gene", "BR-AFX", "gene").status != LINKED  # not a name once dashes are dropped
+    assert linker.link("Gene", "-", "gene").status != LINKED  # nothing left to compare
+
+
 @pytest.mark.parametrize(("typed", "expected"), [
     ("Val600Glu", {"1"}),  # three-letter
     ("p.V600E", {"1"}),  # with p.
