@@ -12,7 +12,7 @@ What the served system may know is what a deployment would know, never the evalu
 The systems (each a ``{qid: text} -> run`` function, as bench/_benchmark.py scores them):
 ``bm25_expanded`` (BM25 over every surface form of the linked concepts, no mention check, no grouping),
 ``concepts`` (the concept search, lexical order), ``concepts_rm3`` (the same with RM3) and ``served``
-(:func:`curation.workflows.search.search_relation` in hybrid mode with the product's default fusion: what
+(:func:`curation.retrieval.relation_search.search_relation` in hybrid mode with the product's default fusion: what
 the Curate page and ``python -m curation search`` serve).
 """
 
@@ -38,7 +38,7 @@ from curation.learning.benchmark import Benchmark, kind_of
 from curation.learning.benchmark.corpus import ENTITY_TYPES, concept_parts
 from curation.records import Document
 from curation.schemas import PO
-from curation.workflows.search import SearchOptions, search_relation
+from curation.retrieval.relation_search import SearchOptions, search_relation
 from index.hits import Run
 from index.search import Retriever
 

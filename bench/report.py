@@ -643,17 +643,32 @@ def feedback_section(data: dict) -> list[str]:
     ]
     lines += goals_line(data)
     lines += ["Dense retriever, every kind pooled:", ""]
-    systems = list(FEEDBACK_LABELS)
+    systems = [s for s in FEEDBACK_LABELS if s in data.get("fusions", FEEDBACK_LABELS)]
     lines += headline_table(data["forms"], systems, FEEDBACK_LABELS)
-    lines += ["Served ranking (hybrid with the fusion the worker chose on its dev split), every kind pooled:", ""]
-    lines += headline_table(data["forms_served"], systems, FEEDBACK_LABELS)
-    lines += forms_tables(data["forms_served"], systems, FEEDBACK_LABELS, form_names=("canonical",))
+    if "forms_text_hybrid" in data:
+        lines += ["Served ranking (the Curate page's concept search with the dense share the worker chose for "
+                  "the version on its dev split), canonical form:", ""]
+        lines += forms_tables(data["forms_served"], systems, FEEDBACK_LABELS, form_names=("canonical",))
+        gain = data.get("served_gain")
+        if gain:
+            lines += [f"Served NDCG@10, {gain['after']} − {gain['before']} per query ({gain['queries']} test "
+                      f"queries): {_f(gain['mean_difference'], 4)}, 95% bootstrap interval "
+                      f"[{_f(gain['ci95'][0], 4)}, {_f(gain['ci95'][1], 4)}].", ""]
+        lines += ["Text hybrid (rendered query text, the version's text fusion), every kind pooled:", ""]
+        lines += headline_table(data["forms_text_hybrid"], systems, FEEDBACK_LABELS)
+    else:
+        lines += ["Served ranking (hybrid with the fusion the worker chose on its dev split), every kind pooled:", ""]
+        lines += headline_table(data["forms_served"], systems, FEEDBACK_LABELS)
+        lines += forms_tables(data["forms_served"], systems, FEEDBACK_LABELS, form_names=("canonical",))
     jobs = data.get("jobs", {})
-    lines += ["| job | training pairs | train + index + eval (s) | click → serving (s) | fusion chosen |",
-              "| --- | ---: | ---: | ---: | --- |"]
+    shares = data.get("served_fusions") or {}
+    lines += ["| job | training pairs | train + index + eval (s) | click → serving (s) | text fusion | "
+              "served dense share (dev) |", "| --- | ---: | ---: | ---: | --- | --- |"]
     for name, job in jobs.items():
+        share = shares.get(name)
+        chosen = f"{share['dense_share']:g} ({share['queries']} dev queries)" if share else "–"
         lines.append(f"| {name} | {job['training']['pairs']} | {_f(job['worker_timings_s'].get('total'), 0)} | "
-                     f"{_f(t.get(f'{name}_click_to_serving'), 0)} | {job.get('fusion') or '–'} |")
+                     f"{_f(t.get(f'{name}_click_to_serving'), 0)} | {job.get('fusion') or '–'} | {chosen} |")
     lines += [
         "",
         f"Click to serving (KB + decisions, from the Retrain call until the new version is active with its "

@@ -60,7 +60,7 @@ from bench._benchmark import (  # noqa: E402
 from curation.config import load_settings  # noqa: E402
 from curation.learning.benchmark import Benchmark  # noqa: E402
 from curation.records import Document  # noqa: E402
-from curation.workflows.search import SearchOptions  # noqa: E402
+from curation.retrieval.relation_search import SearchOptions  # noqa: E402
 from index.dense import DenseIndex  # noqa: E402
 from index.encoder import (  # noqa: E402
     DEFAULT_MODEL,
@@ -542,7 +542,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                            "test query (no evaluated document's gold names)",
                 "concept_index": "every corpus document annotated by the dictionaries and notation rules over that "
                                  "lexicon (no gold annotation, no trained recogniser)",
-                "served": f"curation.workflows.search.search_relation with the product's defaults ({product}), "
+                "served": f"curation.retrieval.relation_search.search_relation with the product's defaults ({product}), "
                           "k = eval_k, BM25 + the zero-shot dense model with the product's default fusion",
                 "alternative_weight_chosen_on_dev": weight,
                 "alternative_weight_in_code": product.alternative_weight,

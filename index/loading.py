@@ -36,7 +36,24 @@ def open_retriever(path: str | Path, fusion: FusionConfig | None = None, device:
         raise RetrievalError(f"model version {path.name}: model dimension {embedding_dimension(model)} does not match "
                             f"its index ({dense.dimension})")
     return Retriever(lexical=lexical, dense=dense, encoder=model, fusion=fusion or manifest_fusion(path),
-                     version=path.name)
+                     version=path.name, served_dense_share=manifest_served_share(path))
+
+
+def manifest_served_share(path: Path) -> float | None:
+    """The concept search's dense share a version's manifest records as chosen on dev (None when it has none)."""
+    if not (path / "manifest.json").exists():
+        return None
+    try:
+        served = json.loads((path / "manifest.json").read_text()).get("served") or {}
+        share = served.get("dense_share")
+        if share is None:
+            return None
+        share = float(share)
+    except (OSError, ValueError, TypeError, AttributeError) as exc:
+        raise RetrievalError(f"model version {path.name}: its manifest's served fusion is unreadable ({exc})") from None
+    if not 0.0 <= share <= 1.0:
+        raise RetrievalError(f"model version {path.name}: its manifest's served dense share {share} is not in [0, 1]")
+    return share
 
 
 def manifest_fusion(path: Path) -> FusionConfig:

@@ -80,6 +80,9 @@ class Retriever:
     encoder: object | None = None
     fusion: FusionConfig = field(default_factory=FusionConfig)
     version: str = "zero-shot"
+    # The dense share of the concept search's order chosen on dev for this version (None: not chosen;
+    # the caller derives one from ``fusion``).
+    served_dense_share: float | None = None
 
     def _check(self, mode: Mode) -> None:
         if mode in (Mode.BM25, Mode.HYBRID) and self.lexical is None:

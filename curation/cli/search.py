@@ -1,6 +1,6 @@
 """``python -m curation search``: the Curate page's search from a script, one relation or a file of them.
 
-The ranking is the page's: the same :func:`curation.workflows.search.search_relation`, the same served
+The ranking is the page's: the same :func:`curation.retrieval.relation_search.search_relation`, the same served
 retriever (the schema's active version, by :mod:`curation.versions.serving`), the same query linker (the
 store's normaliser and the active annotator's linker) and the same concept index. It prints each slot as
 linked and each hit with its provenance (group, every stage's score and rank, the concepts it mentions
@@ -33,7 +33,7 @@ from curation.schemas import RelationSchema
 from curation.workflows.provenance import hit_provenance
 
 if TYPE_CHECKING:  # the search stack loads when a search runs, not when the CLI starts
-    from curation.workflows.search import RelationSearch
+    from curation.retrieval.relation_search import RelationSearch
 
 MAX_TOP = 1000  # hits per relation
 CONCEPT_INDEX_MIGRATION = 4  # the store's schema version that added the concept index (annotations)
@@ -271,7 +271,7 @@ class Searcher:
         return {d.pmid: d for d in store.get_documents(self.con, list(pmids))}
 
     def search(self, schema: RelationSchema, request: SearchRequest, mode: str, rm3: bool) -> dict[str, Any]:
-        from curation.workflows.search import SearchOptions, search_relation
+        from curation.retrieval.relation_search import SearchOptions, search_relation
 
         engine, problem = self.engine(schema)
         options = SearchOptions(mode=mode, k=request.top, rm3=rm3, applied=dict(request.applied))

@@ -11,7 +11,7 @@ import platform
 import random
 import shutil
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -27,7 +27,7 @@ from curation.learning.training import TrainConfig, TrainResult, check_cancel, t
 from curation.records import Decision, Document, KBRecord
 from curation.schemas import RelationSchema
 from curation.versions import registry
-from curation.versions.manifest import Fusion, Manifest, pair_counts, training_report
+from curation.versions.manifest import Fusion, Manifest, Served, pair_counts, training_report
 from index.dense import DenseConfig, DenseIndex
 from index.encoder import EncoderConfig, document_text, encode_documents, load_encoder, separator_of
 from index.lexical import LexicalIndex
@@ -41,6 +41,11 @@ class EvalSet:
     queries: Mapping[str, str]
     qrels: Mapping[str, Mapping[str, int]]
     answer_key: object | None = None
+    values: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # qid -> query slot -> typed name
+
+
+# (the new retriever, the dev set) -> the served fusion chosen on dev (see curation.learning.served_fusion)
+ServedChooser = Callable[[Retriever, "EvalSet"], "Served | None"]
 
 
 @dataclass(frozen=True)
@@ -78,7 +83,7 @@ def kb_split(
         return pmid in documents and matcher.matched(value, kind, documents[pmid])
 
     def eval_set(rows: list[KBRecord]) -> EvalSet:
-        queries, qrels, answers, query_entities = {}, {}, {}, {}
+        queries, qrels, answers, query_entities, values = {}, {}, {}, {}, {}
         for r in rows:
             text = schema.render_query({t: r.get(t) for t in schema.query_types})
             qid = text
@@ -86,7 +91,8 @@ def kb_split(
             qrels.setdefault(qid, {})[r.pmid] = 1
             answers.setdefault(qid, set()).add((r.get(schema.answer), schema.kind(schema.answer)))
             query_entities[qid] = {(r.get(gene_type), schema.kind(gene_type))}
-        return EvalSet(queries, qrels, MatcherAnswerKey(answers, query_entities, matched))
+            values[qid] = {t: r.get(t) for t in schema.query_types if r.get(t)}
+        return EvalSet(queries, qrels, MatcherAnswerKey(answers, query_entities, matched), values)
 
     counts = {s: len({entity_key(schema.kind(gene_type), r.get(gene_type)) for r in rows})
               for s, rows in by_split.items()}
@@ -219,8 +225,12 @@ def build_version(
     snapshot_digest: str = "",
     progress_file: Path | None = None,
     cancel_file: Path | None = None,
+    served: ServedChooser | None = None,
 ) -> registry.ModelVersion:
     """Train (when asked) and publish a model version with its indexes and dev metrics.
+
+    ``served`` chooses the concept search's dense share on ``dev`` (its typed values) for the new
+    retriever (:func:`curation.learning.served_fusion.choose_dense_share`); None: not chosen.
 
     Nothing is left behind on failure or cancellation: the staged folder is removed, and the
     version is published (renamed into place) only when complete.
@@ -234,7 +244,7 @@ def build_version(
     staged = registry.staging(models_dir, version)
     try:
         return _build(request, documents, models_dir, version, staged, training, dev, snapshot_digest,
-                      progress_file, cancel_file)
+                      progress_file, cancel_file, served)
     except BaseException:
         shutil.rmtree(staged, ignore_errors=True)
         raise
@@ -242,7 +252,7 @@ def build_version(
 
 def _build(request: BuildRequest, documents: Mapping[str, Document], models_dir: Path, version: str, staged: Path,
            training: TrainingSet | None, dev: EvalSet | None, snapshot_digest: str, progress_file: Path | None,
-           cancel_file: Path | None) -> registry.ModelVersion:
+           cancel_file: Path | None, served: ServedChooser | None = None) -> registry.ModelVersion:
     started = time.time()
     write_progress(progress_file, state="loading", step=None, total=None, loss=None, eta_s=None, epoch=None)
     model = load_encoder(EncoderConfig(model=request.base_model, device=request.train_config.device,
@@ -266,12 +276,17 @@ def _build(request: BuildRequest, documents: Mapping[str, Document], models_dir:
     metrics: dict[str, dict[str, float]] = {}
     fusion_scores: dict[str, float] = {}
     fusion_name = ""
+    served_choice = None
     if dev is not None and dev.queries:
         check_cancel(cancel_file, "cancelled before the dev evaluation")
         write_progress(progress_file, state="evaluating", step=None, total=None, loss=None, eta_s=None, epoch=None)
         if request.choose_fusion:
             fusion_name, fusion_scores = choose_fusion(retriever, dev)
         metrics = {mode.value: evaluate_retriever(retriever, dev, mode) for mode in (Mode.DENSE, Mode.HYBRID)}
+        if served is not None and dev.values:
+            write_progress(progress_file, state="choosing the served fusion", step=None, total=None, loss=None,
+                           eta_s=None, epoch=None)
+            served_choice = served(retriever, dev)
     manifest = Manifest(
         schema=request.schema.name,
         base_model=request.base_model or "all-MiniLM-L6-v2",
@@ -282,6 +297,7 @@ def _build(request: BuildRequest, documents: Mapping[str, Document], models_dir:
         fusion=Fusion.of(retriever.fusion),
         fusion_chosen_on_dev=fusion_name,
         fusion_dev_scores=fusion_scores,
+        served=served_choice,
         feedback={**asdict(request.feedback), "conflicts": str(request.feedback.conflicts)},
         snapshot=snapshot_digest,
         training_pairs=len(training.pairs) if training else 0,

@@ -107,6 +107,25 @@ class Fusion:
 
 
 @dataclass(frozen=True)
+class Served:
+    """How the concept search (what the Curate page serves) mixes this version's dense model, chosen on dev.
+
+    Attributes:
+        dense_share: the dense share of the order within a result group (0: the lexical order).
+        metric: the dev metric it was chosen on.
+        dev_scores: each candidate share's dev score (key: the share with two decimals).
+        queries: the dev queries it was measured on.
+        dev_source: where those queries came from ("kb": the KB's dev genes; "decisions": held-out decisions).
+    """
+
+    dense_share: float = 0.0
+    metric: str = "ndcg@10"
+    dev_scores: Mapping[str, float] = field(default_factory=dict)
+    queries: int = 0
+    dev_source: str = field(default="kb", metadata=OPTIONAL)
+
+
+@dataclass(frozen=True)
 class Manifest:
     """A published model version's manifest (format :data:`FORMAT`).
 
@@ -121,6 +140,7 @@ class Manifest:
         fusion: the hybrid fusion it serves with (chosen on dev when it was built).
         fusion_chosen_on_dev: the name of that fusion among the candidates ("" when not chosen).
         fusion_dev_scores: each candidate fusion's dev score on the primary metric.
+        served: the concept search's dense share chosen on dev (None: not chosen, no dev queries).
         snapshot: the digest of the data snapshot it was built from.
         training_pairs: how many pairs it was trained on.
         training_classes: pairs per margin class.
@@ -148,6 +168,7 @@ class Manifest:
     fusion: Fusion = field(default_factory=Fusion)
     fusion_chosen_on_dev: str = field(default="", metadata=OPTIONAL)
     fusion_dev_scores: Mapping[str, float] = field(default_factory=dict, metadata=OPTIONAL)
+    served: Served | None = field(default=None, metadata=OPTIONAL)
     feedback: Mapping[str, object] = field(default_factory=dict, metadata=OPTIONAL)
     snapshot: str = ""
     training_pairs: int = 0

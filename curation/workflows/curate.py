@@ -1,6 +1,6 @@
 """The Curate page's one call: a partial relation in, ranked and highlighted abstracts out.
 
-The ranking is the concept search (:func:`curation.workflows.search.search_relation`): each typed
+The ranking is the concept search (:func:`curation.retrieval.relation_search.search_relation`): each typed
 slot linked to its concepts, documents that mention every concept first, then those that mention
 some, never one that mentions none. For each hit: the escaped abstract with entity highlights by
 role (query entities, candidate answers, other entities), the two or three best sentences, each component's score, the
@@ -35,7 +35,7 @@ from curation.records import Decision, Document, Span
 from curation.schemas import RelationSchema
 from curation.workflows.entities import stored_annotations
 from curation.workflows.highlight import best_sentences, shift, to_html
-from curation.workflows.search import SearchOptions, search_relation
+from curation.retrieval.relation_search import SearchOptions, search_relation
 from index.hits import ConceptMatch, StageScore
 
 ROLES = ("query", "answer", "other")

@@ -27,7 +27,7 @@ from curation.workflows.annotation_queue import annotation_view
 from curation.workflows.curate import AnswerKindError, curate_search, record_judgement
 from curation.workflows.highlight import escape_text, to_html
 from curation.workflows.ingestion import MAX_UPLOAD_MB, check_upload_size, ingest_corpus, ingest_kb
-from curation.workflows.search import SearchInputError
+from curation.retrieval.relation_search import SearchInputError
 from index.lexical import LexicalIndex
 from index.search import Retriever, SearchError
 

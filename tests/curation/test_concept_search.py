@@ -13,7 +13,7 @@ from curation.entities.query import LINKED, OFFERED, UNKNOWN, QueryLinker
 from curation.entities.variants import variant_keys
 from curation.records import Document, Synonym
 from curation.schemas import PO
-from curation.workflows.search import SearchInputError, SearchOptions, search_relation
+from curation.retrieval.relation_search import SearchInputError, SearchOptions, search_relation
 from index.lexical import LexicalIndex
 from index.search import Retriever
 

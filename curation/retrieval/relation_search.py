@@ -10,7 +10,8 @@ benchmark's "served" system, so all three rank exactly alike:
 3. :func:`index.concepts.concept_search` ranks: documents that mention every concept first, then
    those that mention some; never a document that mentions none. The lexical stage is BM25 over the
    expanded forms (optionally with RM3); in hybrid mode the active version's dense model re-scores the
-   candidates with the share its fusion gives dense.
+   candidates with the dense share the version chose on dev (:mod:`curation.retrieval.served_fusion`;
+   older versions: the share their text fusion gives dense).
 
 A slot no document mentions is reported by name, with the similar names the dictionaries know.
 """
@@ -48,6 +49,8 @@ class SearchOptions:
         applied: slot → concept id the curator applied from the suggestions.
         depth: lexical candidates per concept checked for a mention the concept index lacks.
         alternative_weight: an alias's weight in the expanded query.
+        dense_share: the dense share of the order in hybrid mode (None: the one the served version chose on dev,
+            see :func:`served_share`).
     """
 
     mode: str = "hybrid"
@@ -56,6 +59,7 @@ class SearchOptions:
     applied: Mapping[str, str] = field(default_factory=dict)
     depth: int = 50
     alternative_weight: float = ALTERNATIVE_WEIGHT
+    dense_share: float | None = None
 
 
 @dataclass(frozen=True)
@@ -92,6 +96,12 @@ def dense_share(fusion) -> float:
         total = sum(fusion.weights)
         return float(fusion.weights[1] / total) if total else 0.0
     return 0.5
+
+
+def served_share(engine) -> float:
+    """The dense share a served engine uses: the one its version chose on dev for this search, else its fusion's."""
+    chosen = getattr(engine, "served_dense_share", None)
+    return float(chosen) if chosen is not None else dense_share(engine.fusion)
 
 
 def search_relation(
@@ -148,7 +158,7 @@ def search_relation(
     dense = None
     mix = 0.0
     if options.mode == "hybrid" and engine.dense is not None and engine.encoder is not None:
-        mix = dense_share(engine.fusion)
+        mix = served_share(engine) if options.dense_share is None else float(options.dense_share)
 
         def dense(pmids: Sequence[str]) -> dict[str, float]:
             return engine.dense_scores({"q": text}, {"q": list(pmids)})["q"]

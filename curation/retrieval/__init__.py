@@ -1,0 +1,3 @@
+"""The served search: a typed partial relation → linked concepts → ranked hits (relation_search), and the
+choice of its dense share on dev (served_fusion). Imports entities, index and the vocabulary; used by
+learning (to choose a version's served fusion on dev), workflows and cli."""

@@ -1,0 +1,119 @@
+"""The served fusion chosen on dev: the concept search's dense share follows how good the dense model is."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from curation.entities.annotation import Annotator
+from curation.entities.lexicon import Lexicon
+from curation.entities.matching import Matcher
+from curation.learning.build import EvalSet
+from curation.learning.served_fusion import choose_dense_share, dense_share_chooser, served_search_for
+from curation.records import Document, Synonym
+from curation.retrieval.relation_search import SearchOptions, search_relation, served_share
+from curation.schemas import PO
+from curation.versions.manifest import Manifest, Served, read_manifest, write_manifest
+from index.dense import DenseIndex
+from index.encoder import encode_documents
+from index.lexical import LexicalIndex
+from index.loading import manifest_served_share
+from index.search import Retriever
+from tests.index.test_search import KeywordEncoder
+
+# "A" writes BRAF often among many other topics (BM25's favourite, the dense model's least);
+# "B" writes it once and little else (the dense model's favourite).
+DOCS = [
+    Document("A", "BRAF BRAF BRAF", "BRAF kinase, EGFR in lung, KRAS and cisplatin; BRAF again."),
+    Document("B", "Sequencing of tumour samples", "Samples from forty patients were sequenced; one carried a change in "
+             "BRAF, described here with its clinical course, the treatment given and the outcome after two years."),
+    Document("C", "Unrelated", "Cisplatin in the kidney."),
+]
+LEXICON = Lexicon([Synonym("673", "gene", "BRAF", "test", True), Synonym("1956", "gene", "EGFR", "test", True)])
+
+
+@pytest.fixture(scope="module")
+def setup():
+    matcher = Matcher(LEXICON)
+    annotations = dict(zip([d.pmid for d in DOCS], Annotator(matcher).annotate([d.text for d in DOCS]), strict=True))
+    search = served_search_for(matcher, annotations, {d.pmid: d for d in DOCS}, PO)
+    encoder = KeywordEncoder()
+    engine = Retriever(lexical=LexicalIndex.build(DOCS),
+                       dense=DenseIndex.build(encode_documents(encoder, DOCS), [d.pmid for d in DOCS], "keyword"),
+                       encoder=encoder)
+    return engine, search
+
+
+def _order(engine, search, share):
+    found = search_relation(engine, search.linker, search.matcher, search.source, search.documents, PO,
+                            {"Gene": "BRAF"}, SearchOptions(dense_share=share))
+    return [h.pmid for h in found.hits]
+
+
+def test_the_share_moves_the_order(setup):
+    engine, search = setup
+    assert _order(engine, search, 0.0) == ["A", "B"]  # lexical order; C mentions no BRAF: never shown
+    assert _order(engine, search, 1.0) == ["B", "A"]
+
+
+def test_a_dense_model_that_helps_on_dev_gets_a_share_and_one_that_does_not_gets_none(setup):
+    engine, search = setup
+    values = {"q": {"Gene": "BRAF"}}
+    helps = choose_dense_share(engine, search, values, {"q": {"B": 1}})
+    assert helps.dense_share > 0 and helps.queries == 1 and helps.dev_scores["0.00"] < helps.dev_scores["1.00"]
+    hurts = choose_dense_share(engine, search, values, {"q": {"A": 1}})
+    assert hurts.dense_share == 0.0  # ties and losses keep the lexical order
+
+
+def test_no_dev_values_or_no_dense_model_chooses_nothing(setup):
+    engine, search = setup
+    assert choose_dense_share(engine, search, {}, {"q": {"B": 1}}) is None
+    assert choose_dense_share(Retriever(lexical=engine.lexical), search, {"q": {"Gene": "BRAF"}}, {"q": {"B": 1}}) is None
+    chooser = dense_share_chooser(lambda: search)
+    assert chooser(engine, EvalSet({"q": "BRAF"}, {"q": {"B": 1}}, None, {"q": {"Gene": "BRAF"}})).dense_share > 0
+
+
+def test_the_chosen_share_is_recorded_served_and_read_back(setup, tmp_path):
+    engine, search = setup
+    served = Served(dense_share=0.3, dev_scores={"0.00": 0.5, "0.30": 0.7}, queries=4)
+    write_manifest(tmp_path / "manifest.json", Manifest(schema="PO", served=served))
+    assert read_manifest(tmp_path / "manifest.json").served == served
+    assert manifest_served_share(tmp_path) == 0.3
+    engine.served_dense_share = 1.0
+    try:
+        assert served_share(engine) == 1.0
+        found = search_relation(engine, search.linker, search.matcher, search.source, search.documents, PO,
+                                {"Gene": "BRAF"})
+        assert [h.pmid for h in found.hits] == ["B", "A"]  # the page's default is the version's own share
+    finally:
+        engine.served_dense_share = None
+
+
+def test_an_older_manifest_without_a_served_share_reads_and_a_bad_one_is_named(tmp_path):
+    write_manifest(tmp_path / "manifest.json", Manifest(schema="PO"))
+    assert manifest_served_share(tmp_path) is None
+    data = json.loads((tmp_path / "manifest.json").read_text())
+    data["served"] = {"dense_share": 3}
+    (tmp_path / "manifest.json").write_text(json.dumps(data))
+    with pytest.raises(Exception, match="served dense share 3.0 is not in"):
+        manifest_served_share(tmp_path)
+
+
+def test_a_built_version_records_its_served_share_and_serves_with_it(setup, tmp_path):
+    from curation.learning.build import BuildRequest, build_version
+    from index.loading import open_retriever
+
+    _, search = setup
+    dev = EvalSet({"q": "Treatment for gene BRAF?"}, {"q": {"B": 1}}, None, {"q": {"Gene": "BRAF"}})
+    version = build_version(BuildRequest(schema=PO, version="po-served", train=False), {d.pmid: d for d in DOCS},
+                            tmp_path / "models", dev=dev, served=dense_share_chooser(lambda: search))
+    served = version.manifest.served
+    assert served is not None and served.queries == 1 and set(served.dev_scores) == {
+        "0.00", "0.10", "0.20", "0.30", "0.50", "0.70", "1.00"}
+    assert open_retriever(version.path).served_dense_share == served.dense_share
+    # Without typed dev values (an older split) nothing is chosen and the version still publishes.
+    plain = build_version(BuildRequest(schema=PO, version="po-plain", train=False), {d.pmid: d for d in DOCS},
+                          tmp_path / "models", dev=EvalSet({"q": "BRAF"}, {"q": {"B": 1}}),
+                          served=dense_share_chooser(lambda: search))
+    assert plain.manifest.served is None and open_retriever(plain.path).served_dense_share is None
