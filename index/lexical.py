@@ -8,19 +8,27 @@ Snowball stemming. Documents are indexed as title + abstract.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-import bm25s
-import numpy as np
-import scipy.sparse as sp
-import Stemmer
+# The one thing this module does at import time, because it must come before bm25s's own import: bm25s
+# imports JAX when JAX is installed (bm25s/selection.py runs `import jax.lax` and a top_k), and JAX then
+# preallocates 75% of the GPU's memory in every process that imports it — the app and the retrain worker —
+# so the second retrain on a GPU machine ran out of CUDA memory. Only a default: a setting the user
+# exported wins. Retrieval itself stays on bm25s's numpy backend (`backend_selection="numpy"` below).
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 
-from index.documents import TextDocument
-from index.errors import RetrievalError
-from index.hits import Ranking, ranked
+import bm25s  # noqa: E402 (after the JAX setting above, on purpose)
+import numpy as np  # noqa: E402
+import scipy.sparse as sp  # noqa: E402
+import Stemmer  # noqa: E402
+
+from index.documents import TextDocument  # noqa: E402
+from index.errors import RetrievalError  # noqa: E402
+from index.hits import Ranking, ranked  # noqa: E402
 
 IDS_FILE = "ids.json"
 MANIFEST_FILE = "lexical.json"
@@ -85,8 +93,8 @@ class LexicalIndex:
         if not known:
             return results
         rows, scores = self.retriever.retrieve(
-            [tokens[i] for i in known], k=k, show_progress=False, n_threads=1
-        )  # (n_known, k) each
+            [tokens[i] for i in known], k=k, show_progress=False, n_threads=1, backend_selection="numpy"
+        )  # (n_known, k) each; numpy, not "auto": auto picks JAX (and so the GPU) whenever JAX is installed
         for slot, (row_ids, row_scores) in zip(known, zip(rows, scores, strict=True), strict=True):
             results[slot] = [(self.ids[r], float(s)) for r, s in zip(row_ids, row_scores, strict=True) if s > 0]
         return results

@@ -43,6 +43,7 @@ from curation.files import write_atomic
 from curation.jobs.processes import pid_alive
 from curation.jobs.result import JobResult, JobResultError, read_result, result_json
 from curation.learning.feedback import FeedbackConfig
+from curation.learning.training import device_defaults
 from curation.schemas import resolve_schema
 from curation.store.jobs import TERMINAL_STATES
 from curation.versions import catalog, registry
@@ -67,8 +68,9 @@ class RetrainRequest:
         use_kb: train on KB-derived pairs.
         use_decisions: train on curators' decisions.
         epochs, batch_size, learning_rate, max_seq_length, max_steps, device: training settings
-            (device "" = CUDA when present, with mixed precision). Batch size and sequence length
-            0 = chosen for the device: 32 and 256 tokens on CUDA, 16 and 128 on a CPU.
+            (device "" = CUDA when present, with mixed precision). Epochs, batch size and sequence length
+            0 = chosen for the device (:func:`curation.learning.training.device_defaults`): 10 epochs
+            (early-stopped on dev), 32 and 256 tokens on CUDA; 1 epoch, 16 and 128 on a CPU.
         per_class: KB-derived negatives per class per positive.
         feedback: how decisions become pairs (margins, conflict rule, repeat).
         tolerance: activate when the new dev score ≥ the active version's minus this.
@@ -84,7 +86,7 @@ class RetrainRequest:
     base_model: str = ""
     use_kb: bool = True
     use_decisions: bool = True
-    epochs: int = 1
+    epochs: int = 0
     batch_size: int = 0
     learning_rate: float = 2e-5
     max_seq_length: int = 0
@@ -104,18 +106,20 @@ class RetrainRequest:
             raise CurationError("choose at least one source of training data: the KB, the decisions, or both")
         if self.primary_mode not in ("hybrid", "dense"):
             raise CurationError(f"primary_mode must be 'hybrid' or 'dense', got '{self.primary_mode}'")
-        if self.epochs < 1 or self.batch_size < 0 or self.max_steps < 0 or 0 < self.max_seq_length < 8:
-            raise CurationError("epochs must be at least 1, max sequence length at least 8 (or 0 = for the device), "
-                                "batch size and max steps not negative")
+        if self.epochs < 0 or self.batch_size < 0 or self.max_steps < 0 or 0 < self.max_seq_length < 8:
+            raise CurationError("epochs must be at least 1 and max sequence length at least 8 (or 0 = for the "
+                                "device), batch size and max steps not negative")
         if not 0.0 <= self.tolerance <= 1.0:
             raise CurationError(f"the tolerance must be in [0, 1], got {self.tolerance}")
         if isinstance(self.feedback, dict):
             object.__setattr__(self, "feedback", FeedbackConfig(**self.feedback))
 
     def for_device(self, cuda: bool) -> RetrainRequest:
-        """Batch size and sequence length filled in for the device (GPU: larger; CPU: minutes, not hours)."""
-        return replace(self, batch_size=self.batch_size or (32 if cuda else 16),
-                       max_seq_length=self.max_seq_length or (256 if cuda else 128))
+        """Epochs, batch size and sequence length left at 0 filled in for the device (GPU: longer and larger;
+        CPU: minutes, not hours)."""
+        defaults = device_defaults(cuda)
+        return replace(self, epochs=self.epochs or defaults.epochs, batch_size=self.batch_size or defaults.batch_size,
+                       max_seq_length=self.max_seq_length or defaults.max_seq_length)
 
     def to_dict(self) -> dict:
         return {**asdict(self), "feedback": {**asdict(self.feedback), "conflicts": str(self.feedback.conflicts)}}

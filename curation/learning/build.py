@@ -23,7 +23,15 @@ from curation.learning.evaluation import MatcherAnswerKey, evaluate
 from curation.learning.feedback import FeedbackConfig, FeedbackReport, decision_pairs, merge_pairs
 from curation.learning.margins import margin_table
 from curation.learning.sampling import SamplingConfig, TrainingSet, build_training_set, entity_key
-from curation.learning.training import TrainConfig, TrainResult, check_cancel, train, write_progress
+from curation.learning.training import (
+    DevPool,
+    TrainConfig,
+    TrainResult,
+    check_cancel,
+    pool_evaluator,
+    train,
+    write_progress,
+)
 from curation.records import Decision, Document, KBRecord
 from curation.schemas import RelationSchema
 from curation.versions import registry
@@ -152,6 +160,11 @@ class BuildRequest:
         train: train the encoder (False: a zero-shot version of the base model).
         feedback: how curators' decisions become pairs.
         choose_fusion: pick the hybrid fusion on the dev split (else keep ``fusion``).
+        dev_pool_depth: with a dev split and more than one epoch, each epoch is evaluated on dev (the
+            best epoch kept, early stopping after ``train_config.patience`` epochs): dense scores over a
+            fixed pool of BM25's top ``dev_pool_depth`` per dev query plus its relevant documents
+            (:class:`~curation.learning.training.DevPool`), so an epoch's evaluation encodes the pool,
+            not the corpus. 0: no per-epoch evaluation.
     """
 
     schema: RelationSchema
@@ -164,6 +177,7 @@ class BuildRequest:
     fusion: FusionConfig = field(default_factory=FusionConfig)
     feedback: FeedbackConfig = field(default_factory=FeedbackConfig)
     choose_fusion: bool = True
+    dev_pool_depth: int = 100
 
 
 def training_set_for(
@@ -259,18 +273,25 @@ def _build(request: BuildRequest, documents: Mapping[str, Document], models_dir:
                                        max_seq_length=request.train_config.max_seq_length))
     corpus = list(documents.values())
     result: TrainResult | None = None
+    lexical: LexicalIndex | None = None
     if request.train:
         if training is None:
             raise ValueError("a training build needs its training set")
         separator = separator_of(model)
         texts = {d.pmid: document_text(d, separator) for d in corpus}
+        evaluate_epoch = None
+        if dev is not None and dev.queries and request.train_config.epochs > 1 and request.dev_pool_depth:
+            lexical = LexicalIndex.build(corpus)  # reused by retriever_for below
+            pool = DevPool.from_first_stage(dev.queries, dev.qrels, lexical.search, documents,
+                                            request.dev_pool_depth, dev.answer_key)
+            evaluate_epoch = pool_evaluator(pool, documents) if pool.queries else None
         result = train(model, training.pairs, texts, request.train_config, progress_file=progress_file,
-                       cancel_file=cancel_file)
+                       cancel_file=cancel_file, evaluate_epoch=evaluate_epoch)
     check_cancel(cancel_file, "cancelled after training, before indexing")
     write_progress(progress_file, state="indexing", step=0, total=len(corpus), loss=None, eta_s=None, epoch=None)
     model.save(str(staged / "model"))
     retriever, timings = retriever_for(model, corpus, request.dense, request.fusion, version=version,
-                                       progress_file=progress_file, cancel_file=cancel_file)
+                                       lexical=lexical, progress_file=progress_file, cancel_file=cancel_file)
     retriever.dense.save(staged / "dense")
     retriever.lexical.save(staged / "lexical")
     metrics: dict[str, dict[str, float]] = {}

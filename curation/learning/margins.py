@@ -68,6 +68,9 @@ class MarginTable:
     def negative_class(self, kb_match: Pattern, own_text_match: Pattern) -> MarginClass | None:
         """Class of another record's abstract as a negative, or None when no class takes it.
 
+        Entries are tried in the table's order and the first that fits both patterns wins, so an entry
+        with looser patterns placed after stricter ones takes only what those leave.
+
         Args:
             kb_match: h per entity type between the other record and the positive record.
             own_text_match: g of the other record's entities in its own abstract.
@@ -109,9 +112,14 @@ def table_from_dict(schema: RelationSchema, data: dict, where: str) -> MarginTab
         random = MarginClass("random", float(data.get("random_margin", 1.2)), False)
     except KeyError as exc:
         raise SchemaError(f"{where}: a margin class lacks the field {exc}") from None
+    seen: dict[str, float] = {}
     for margin_class in [c for c, _ in positives] + [c for c, _, _ in negatives] + [bm25, random]:
         if not 0.0 <= margin_class.margin <= 2.0:
             raise SchemaError(f"{where}: margin {margin_class.margin} of {margin_class.name} is outside [0, 2]")
+        # One class may span several entries (rows with other text-match rules), never two margins.
+        if seen.setdefault(margin_class.name, margin_class.margin) != margin_class.margin:
+            raise SchemaError(f"{where}: class {margin_class.name} has two margins, {seen[margin_class.name]} "
+                              f"and {margin_class.margin}; give every entry of a class the same margin")
     if not positives:
         raise SchemaError(f"{where}: no positive classes")
     return MarginTable(schema.name, width, tuple(positives), tuple(negatives), bm25, random)

@@ -112,7 +112,7 @@ def test_a_worker_that_cannot_start_fails_the_job(tiny):
         ({"use_kb": False, "use_decisions": False}, "at least one source"),
         ({"primary_mode": "bm25"}, "primary_mode"),
         ({"tolerance": 2.0}, "tolerance"),
-        ({"epochs": 0}, "at least 1"),
+        ({"epochs": -1}, "at least 1"),  # 0 = chosen for the device
         ({"max_seq_length": 4}, "at least 8"),
     ],
 )
