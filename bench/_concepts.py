@@ -37,8 +37,8 @@ from curation.ingest.problems import Problems
 from curation.learning.benchmark import Benchmark, kind_of
 from curation.learning.benchmark.corpus import ENTITY_TYPES, concept_parts
 from curation.records import Document
-from curation.schemas import PO
 from curation.retrieval.relation_search import SearchOptions, search_relation
+from curation.schemas import PO
 from index.hits import Run
 from index.search import Retriever
 

@@ -542,8 +542,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                            "test query (no evaluated document's gold names)",
                 "concept_index": "every corpus document annotated by the dictionaries and notation rules over that "
                                  "lexicon (no gold annotation, no trained recogniser)",
-                "served": f"curation.retrieval.relation_search.search_relation with the product's defaults ({product}), "
-                          "k = eval_k, BM25 + the zero-shot dense model with the product's default fusion",
+                "served": "curation.retrieval.relation_search.search_relation with the product's defaults "
+                          f"({product}), k = eval_k, BM25 + the zero-shot dense model with the product's default "
+                          "fusion",
                 "alternative_weight_chosen_on_dev": weight,
                 "alternative_weight_in_code": product.alternative_weight,
                 "dev": concept_dev,

@@ -35,8 +35,45 @@ def open_retriever(path: str | Path, fusion: FusionConfig | None = None, device:
     if embedding_dimension(model) != dense.dimension:
         raise RetrievalError(f"model version {path.name}: model dimension {embedding_dimension(model)} does not match "
                             f"its index ({dense.dimension})")
+    reranker, rerank_k = manifest_reranker(path, device)
     return Retriever(lexical=lexical, dense=dense, encoder=model, fusion=fusion or manifest_fusion(path),
-                     version=path.name, served_dense_share=manifest_served_share(path))
+                     version=path.name, served_dense_share=manifest_served_share(path), reranker=reranker,
+                     rerank_k=rerank_k)
+
+
+def _served(path: Path) -> dict:
+    try:
+        served = json.loads((path / "manifest.json").read_text()).get("served") or {}
+    except (OSError, ValueError) as exc:
+        raise RetrievalError(f"model version {path.name}: its manifest is unreadable ({exc})") from None
+    if not isinstance(served, dict):
+        raise RetrievalError(f"model version {path.name}: its manifest's 'served' is not an object")
+    return served
+
+
+def manifest_reranker(path: Path, device: str = "") -> tuple[object | None, int]:
+    """The version's cross-encoder and its depth when its manifest serves one (else None, 0).
+
+    Serving it was decided when the version was built (dev gain, and the measured CPU latency rule when no
+    GPU is present); a version whose manifest says so but whose cross-encoder folder is damaged does not load.
+
+    Raises:
+        RetrievalError: the manifest says to serve a cross-encoder that cannot be loaded.
+    """
+    from index.rerank import CrossEncoderReranker
+
+    if not (path / "manifest.json").exists():
+        return None, 0
+    served = _served(path)
+    k = int(served.get("rerank_k") or 0)
+    if not served.get("rerank") or k <= 0:
+        return None, 0
+    if served.get("rerank_gpu_only"):
+        from index.encoder import pick_device
+
+        if pick_device(device) != "cuda":
+            return None, 0
+    return CrossEncoderReranker.load(path / "cross_encoder", device=device), k
 
 
 def manifest_served_share(path: Path) -> float | None:
@@ -44,7 +81,7 @@ def manifest_served_share(path: Path) -> float | None:
     if not (path / "manifest.json").exists():
         return None
     try:
-        served = json.loads((path / "manifest.json").read_text()).get("served") or {}
+        served = _served(path)
         share = served.get("dense_share")
         if share is None:
             return None

@@ -83,6 +83,10 @@ class Retriever:
     # The dense share of the concept search's order chosen on dev for this version (None: not chosen;
     # the caller derives one from ``fusion``).
     served_dense_share: float | None = None
+    # The version's cross-encoder (index.rerank.CrossEncoderReranker) when its manifest says to serve it, and
+    # how many of the concept search's best hits it re-orders.
+    reranker: object | None = None
+    rerank_k: int = 0
 
     def _check(self, mode: Mode) -> None:
         if mode in (Mode.BM25, Mode.HYBRID) and self.lexical is None:

@@ -19,6 +19,8 @@ import numpy as np
 
 from curation.entities.concepts import ConceptIndex
 from curation.entities.matching import Matcher
+from curation.learning import rerank_stage
+from curation.learning.cross_encoder import CrossEncoderConfig
 from curation.learning.evaluation import MatcherAnswerKey, evaluate
 from curation.learning.feedback import FeedbackConfig, FeedbackReport, decision_pairs, merge_pairs
 from curation.learning.margins import margin_table
@@ -52,8 +54,9 @@ class EvalSet:
     values: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # qid -> query slot -> typed name
 
 
-# (the new retriever, the dev set) -> the served fusion chosen on dev (see curation.learning.served_fusion)
-ServedChooser = Callable[[Retriever, "EvalSet"], "Served | None"]
+# (the new retriever, the dev set[, a trained cross-encoder's folder, the served fusion chosen without it]) -> the
+# served fusion chosen on dev (see curation.learning.rerank_stage.served_chooser)
+ServedChooser = Callable[..., "Served | None"]
 
 
 @dataclass(frozen=True)
@@ -160,6 +163,8 @@ class BuildRequest:
         train: train the encoder (False: a zero-shot version of the base model).
         feedback: how curators' decisions become pairs.
         choose_fusion: pick the hybrid fusion on the dev split (else keep ``fusion``).
+        cross_encoder: also train a cross-encoder re-ranker on the same pairs (None: none); it is served only
+            when it helps on dev within the latency budget (:mod:`curation.learning.rerank_stage`).
         dev_pool_depth: with a dev split and more than one epoch, each epoch is evaluated on dev (the
             best epoch kept, early stopping after ``train_config.patience`` epochs): dense scores over a
             fixed pool of BM25's top ``dev_pool_depth`` per dev query plus its relevant documents
@@ -177,6 +182,7 @@ class BuildRequest:
     fusion: FusionConfig = field(default_factory=FusionConfig)
     feedback: FeedbackConfig = field(default_factory=FeedbackConfig)
     choose_fusion: bool = True
+    cross_encoder: CrossEncoderConfig | None = None
     dev_pool_depth: int = 100
 
 
@@ -308,11 +314,22 @@ def _build(request: BuildRequest, documents: Mapping[str, Document], models_dir:
             write_progress(progress_file, state="choosing the served fusion", step=None, total=None, loss=None,
                            eta_s=None, epoch=None)
             served_choice = served(retriever, dev)
+    cross_result = None
+    if request.cross_encoder is not None and request.train and training is not None and training.pairs:
+        check_cancel(cancel_file, "cancelled before training the cross-encoder")
+        cross_result = rerank_stage.train_stage(training.pairs, documents, staged, request.cross_encoder,
+                                                progress_file, cancel_file)
+        if served is not None and served_choice is not None:
+            served_choice = served(retriever, dev, staged / rerank_stage.FOLDER, served_choice)
+    check_cancel(cancel_file, "cancelled before publishing")
     manifest = Manifest(
         schema=request.schema.name,
         base_model=request.base_model or "all-MiniLM-L6-v2",
         trained=request.train,
-        train_config=asdict(request.train_config),
+        train_config={**asdict(request.train_config),
+                      **({"cross_encoder": {**asdict(request.cross_encoder), "steps": cross_result.steps,
+                                            "seconds": round(cross_result.seconds, 1), "device": cross_result.device,
+                                            "examples": cross_result.examples}} if cross_result else {})},
         sampling={**asdict(request.sampling), "ablation": str(request.sampling.ablation)},
         dense=asdict(request.dense),
         fusion=Fusion.of(retriever.fusion),

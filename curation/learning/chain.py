@@ -27,8 +27,9 @@ from curation.learning.build import (
     training_set_for,
 )
 from curation.learning.feedback import FeedbackReport
+from curation.learning.rerank_stage import served_chooser
 from curation.learning.sampling import TrainingSet
-from curation.learning.served_fusion import dense_share_chooser, served_search_for
+from curation.learning.served_fusion import served_search_for
 from curation.learning.snapshot import Snapshot
 from curation.learning.training import write_progress
 from curation.records import Decision
@@ -121,7 +122,7 @@ def build_from_snapshot(
         timings["baseline_eval"] = round(time.time() - clock, 1)
     clock = time.time()
     # The Curate page serves the concept search: its dense share is chosen on the same dev queries.
-    served = dense_share_chooser(lambda: served_search_for(matcher.matcher, snapshot.annotations, documents, schema))
+    served = served_chooser(lambda: served_search_for(matcher.matcher, snapshot.annotations, documents, schema))
     version = build_version(request, documents, models_dir, training=training, dev=split.dev,
                             snapshot_digest=snapshot.digest, progress_file=progress_file, cancel_file=cancel_file,
                             served=served)

@@ -106,15 +106,3 @@ def served_search_for(matcher: Matcher, annotations: Mapping[str, Sequence], doc
     linker = QueryLinker(matcher.lexicon, Normaliser(matcher.lexicon), None, keys)
     return ServedSearch(linker, matcher, source, lambda pmids: {p: documents[p] for p in pmids if p in documents},
                         schema)
-
-
-def dense_share_chooser(make_search: Callable[[], ServedSearch], dev_source: str = "kb", k: int = 50):
-    """A ``build_version(served=...)`` callback: (retriever, dev set) → :func:`choose_dense_share` on its values.
-
-    ``make_search`` is called once, when there is a dev set to choose on (a linker takes seconds to build).
-    """
-
-    def choose(retriever, dev) -> Served | None:
-        return choose_dense_share(retriever, make_search(), dev.values, dev.qrels, k=k, dev_source=dev_source)
-
-    return choose

@@ -10,8 +10,11 @@ benchmark's "served" system, so all three rank exactly alike:
 3. :func:`index.concepts.concept_search` ranks: documents that mention every concept first, then
    those that mention some; never a document that mentions none. The lexical stage is BM25 over the
    expanded forms (optionally with RM3); in hybrid mode the active version's dense model re-scores the
-   candidates with the dense share the version chose on dev (:mod:`curation.retrieval.served_fusion`;
-   older versions: the share their text fusion gives dense).
+   candidates with the dense share the version chose on dev (:mod:`curation.learning.served_fusion`;
+   older versions: the share their text fusion gives dense);
+4. when the version serves a cross-encoder (chosen at build time on dev, and on a CPU only within the
+   measured latency budget), it re-orders the best ``rerank_k`` hits within their groups
+   (:mod:`index.rerank`, seed 004's re-ranking stage).
 
 A slot no document mentions is reported by name, with the similar names the dictionaries know.
 """
@@ -51,6 +54,8 @@ class SearchOptions:
         alternative_weight: an alias's weight in the expanded query.
         dense_share: the dense share of the order in hybrid mode (None: the one the served version chose on dev,
             see :func:`served_share`).
+        rerank: re-order the best hits with the version's cross-encoder in hybrid mode (None: when the version
+            serves one; False: never). The cross-encoder re-orders within a group, never across.
     """
 
     mode: str = "hybrid"
@@ -60,6 +65,7 @@ class SearchOptions:
     depth: int = 50
     alternative_weight: float = ALTERNATIVE_WEIGHT
     dense_share: float | None = None
+    rerank: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -163,15 +169,23 @@ def search_relation(
         def dense(pmids: Sequence[str]) -> dict[str, float]:
             return engine.dense_scores({"q": text}, {"q": list(pmids)})["q"]
 
+    reranker = getattr(engine, "reranker", None) if options.mode == "hybrid" and options.rerank is not False else None
+    rerank_k = int(getattr(engine, "rerank_k", 0)) if reranker is not None else 0
     config = ConceptSearchConfig(depth=options.depth, rm3=RM3Config() if options.rm3 else None, dense_mix=mix)
-    ranking = concept_search(queries, engine.lexical, options.k, config, verify=verify, dense=dense)
+    ranking = concept_search(queries, engine.lexical, max(options.k, rerank_k), config, verify=verify, dense=dense)
+    hits = list(ranking.hits)
+    if rerank_k and hits:
+        head = [h.pmid for h in hits[:rerank_k]]
+        texts = {pmid: document.text for pmid, document in documents(head).items()}
+        hits = reranker.rerank(text, hits, texts, rerank_k)
+    hits = hits[: options.k]
     problems = [_missing(concepts[i]) for i in ranking.missing]
     problems += [
         f"{c.slot} '{c.typed}' was not linked; did you mean {_names(c)}? Apply one to search for it by concept."
         for c in concepts if c.status == "offered" and c.alternatives and concepts.index(c) not in ranking.missing
     ]
     return RelationSearch(
-        text, tuple(concepts), tuple(ranking.hits), dict(ranking.groups), ranking.per_concept, tuple(problems),
+        text, tuple(concepts), tuple(hits), dict(ranking.groups), ranking.per_concept, tuple(problems),
         str(getattr(engine, "version", "")), options.mode,
     )
 

@@ -116,6 +116,12 @@ class Served:
         dev_scores: each candidate share's dev score (key: the share with two decimals).
         queries: the dev queries it was measured on.
         dev_source: where those queries came from ("kb": the KB's dev genes; "decisions": held-out decisions).
+        rerank: whether the version's cross-encoder re-ranks what the concept search serves.
+        rerank_k: how many of the best hits it re-orders (0: no cross-encoder).
+        rerank_dev_scores: dev ``metric`` of the concept search without ("first_stage") and with it ("reranked").
+        rerank_p95_ms: the measured 95th percentile of re-ranking one query's top ``rerank_k``.
+        rerank_device: where that was measured; rerank_gpu_only: measured on a GPU only (a CPU app skips it).
+        rerank_rule: the decision in words.
     """
 
     dense_share: float = 0.0
@@ -123,6 +129,13 @@ class Served:
     dev_scores: Mapping[str, float] = field(default_factory=dict)
     queries: int = 0
     dev_source: str = field(default="kb", metadata=OPTIONAL)
+    rerank: bool = field(default=False, metadata=OPTIONAL)
+    rerank_k: int = field(default=0, metadata=OPTIONAL)
+    rerank_dev_scores: Mapping[str, float] = field(default_factory=dict, metadata=OPTIONAL)
+    rerank_p95_ms: float | None = field(default=None, metadata=OPTIONAL)
+    rerank_device: str = field(default="", metadata=OPTIONAL)
+    rerank_gpu_only: bool = field(default=False, metadata=OPTIONAL)
+    rerank_rule: str = field(default="", metadata=OPTIONAL)
 
 
 @dataclass(frozen=True)

@@ -32,10 +32,10 @@ from curation.entities.postings import StorePostings
 from curation.entities.query import QueryConcept, QueryError, QueryLinker
 from curation.errors import CurationError
 from curation.records import Decision, Document, Span
+from curation.retrieval.relation_search import SearchOptions, search_relation
 from curation.schemas import RelationSchema
 from curation.workflows.entities import stored_annotations
 from curation.workflows.highlight import best_sentences, shift, to_html
-from curation.retrieval.relation_search import SearchOptions, search_relation
 from index.hits import ConceptMatch, StageScore
 
 ROLES = ("query", "answer", "other")

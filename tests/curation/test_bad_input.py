@@ -22,12 +22,12 @@ from curation.errors import CurationError, InputError, SchemaError
 from curation.grades import Grade
 from curation.ingest.limits import MAX_ABSTRACT_CHARS
 from curation.records import Document, Span
+from curation.retrieval.relation_search import SearchInputError
 from curation.schemas import PO, PTM
 from curation.workflows.annotation_queue import annotation_view
 from curation.workflows.curate import AnswerKindError, curate_search, record_judgement
 from curation.workflows.highlight import escape_text, to_html
 from curation.workflows.ingestion import MAX_UPLOAD_MB, check_upload_size, ingest_corpus, ingest_kb
-from curation.retrieval.relation_search import SearchInputError
 from index.lexical import LexicalIndex
 from index.search import Retriever, SearchError
 

@@ -12,8 +12,8 @@ from curation.entities.postings import MemoryPostings, concept_query
 from curation.entities.query import LINKED, OFFERED, UNKNOWN, QueryLinker
 from curation.entities.variants import variant_keys
 from curation.records import Document, Synonym
-from curation.schemas import PO
 from curation.retrieval.relation_search import SearchInputError, SearchOptions, search_relation
+from curation.schemas import PO
 from index.lexical import LexicalIndex
 from index.search import Retriever
 

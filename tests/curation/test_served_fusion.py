@@ -10,7 +10,8 @@ from curation.entities.annotation import Annotator
 from curation.entities.lexicon import Lexicon
 from curation.entities.matching import Matcher
 from curation.learning.build import EvalSet
-from curation.learning.served_fusion import choose_dense_share, dense_share_chooser, served_search_for
+from curation.learning.rerank_stage import served_chooser
+from curation.learning.served_fusion import choose_dense_share, served_search_for
 from curation.records import Document, Synonym
 from curation.retrieval.relation_search import SearchOptions, search_relation, served_share
 from curation.schemas import PO
@@ -69,8 +70,9 @@ def test_a_dense_model_that_helps_on_dev_gets_a_share_and_one_that_does_not_gets
 def test_no_dev_values_or_no_dense_model_chooses_nothing(setup):
     engine, search = setup
     assert choose_dense_share(engine, search, {}, {"q": {"B": 1}}) is None
-    assert choose_dense_share(Retriever(lexical=engine.lexical), search, {"q": {"Gene": "BRAF"}}, {"q": {"B": 1}}) is None
-    chooser = dense_share_chooser(lambda: search)
+    lexical_only = Retriever(lexical=engine.lexical)
+    assert choose_dense_share(lexical_only, search, {"q": {"Gene": "BRAF"}}, {"q": {"B": 1}}) is None
+    chooser = served_chooser(lambda: search)
     assert chooser(engine, EvalSet({"q": "BRAF"}, {"q": {"B": 1}}, None, {"q": {"Gene": "BRAF"}})).dense_share > 0
 
 
@@ -107,7 +109,7 @@ def test_a_built_version_records_its_served_share_and_serves_with_it(setup, tmp_
     _, search = setup
     dev = EvalSet({"q": "Treatment for gene BRAF?"}, {"q": {"B": 1}}, None, {"q": {"Gene": "BRAF"}})
     version = build_version(BuildRequest(schema=PO, version="po-served", train=False), {d.pmid: d for d in DOCS},
-                            tmp_path / "models", dev=dev, served=dense_share_chooser(lambda: search))
+                            tmp_path / "models", dev=dev, served=served_chooser(lambda: search))
     served = version.manifest.served
     assert served is not None and served.queries == 1 and set(served.dev_scores) == {
         "0.00", "0.10", "0.20", "0.30", "0.50", "0.70", "1.00"}
@@ -115,5 +117,32 @@ def test_a_built_version_records_its_served_share_and_serves_with_it(setup, tmp_
     # Without typed dev values (an older split) nothing is chosen and the version still publishes.
     plain = build_version(BuildRequest(schema=PO, version="po-plain", train=False), {d.pmid: d for d in DOCS},
                           tmp_path / "models", dev=EvalSet({"q": "BRAF"}, {"q": {"B": 1}}),
-                          served=dense_share_chooser(lambda: search))
+                          served=served_chooser(lambda: search))
     assert plain.manifest.served is None and open_retriever(plain.path).served_dense_share is None
+
+
+def test_a_served_cross_encoder_reorders_within_groups_and_can_be_switched_off(setup):
+    from index.rerank import rerank_hits
+
+    engine, search = setup
+
+    class Prefers:
+        """A fake cross-encoder that scores a document by whether its text says 'sequenced'."""
+
+        def rerank(self, query, hits, texts, k):
+            return rerank_hits(query, hits, texts, lambda pairs: [float("sequenced" in t) for _, t in pairs], k)
+
+    engine.reranker, engine.rerank_k = Prefers(), 50
+    try:
+        found = search_relation(engine, search.linker, search.matcher, search.source, search.documents, PO,
+                                {"Gene": "BRAF"}, SearchOptions(dense_share=0.0, k=1))
+        assert [h.pmid for h in found.hits] == ["B"]  # re-ranked over the top 50, then cut to k
+        assert found.hits[0].stages[-1].stage == "cross-encoder"
+        off = search_relation(engine, search.linker, search.matcher, search.source, search.documents, PO,
+                              {"Gene": "BRAF"}, SearchOptions(dense_share=0.0, rerank=False))
+        assert [h.pmid for h in off.hits] == ["A", "B"]
+        lexical = search_relation(engine, search.linker, search.matcher, search.source, search.documents, PO,
+                                  {"Gene": "BRAF"}, SearchOptions(mode="bm25"))
+        assert [h.pmid for h in lexical.hits] == ["A", "B"]  # "bm25" mode uses no model at all
+    finally:
+        engine.reranker, engine.rerank_k = None, 0
