@@ -369,6 +369,27 @@ def search(page: Page, gene: str, variant: str, timeout_s: float = 120, shown_at
     return shown - start
 
 
+def search_slots(page: Page, values: Mapping[str, str], timeout_s: float = 120) -> None:
+    """Fill the slots of ``values`` in order, each committed and its search finished, until results show.
+
+    The query line the page prints is :func:`query_text` of the slots filled so far (the typed names
+    must be the canonical ones); after the last slot its run has shown a result link and finished.
+    """
+    query = ""
+    for position, (slot, value) in enumerate(values.items(), start=1):
+        type_slot(page, slot, value)
+        commit_slot(page, slot)
+        query = query_text(dict(list(values.items())[:position]))
+        _wait(page, _SETTLED, query, timeout_s)
+    _wait(page, _RESULTS, query, timeout_s)
+
+
+def choose_option(page: Page, label: str, option: str, timeout_s: float = 60) -> None:
+    """Pick ``option`` (its text as shown, exactly) in the selectbox labelled ``label``."""
+    page.get_by_role("combobox", name=label, exact=True).click()
+    page.get_by_role("option", name=option, exact=True).click(timeout=timeout_s * 1000)
+
+
 def result_pmids(page: Page) -> list[str]:
     """The PMIDs of the shown results, best first."""
     return page.evaluate(f"() => {{ {_FRESH_JS} return links().map((a) => a.innerText.replace('PMID', '').trim()); }}")
