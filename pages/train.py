@@ -104,7 +104,8 @@ if not retrain.is_running(con):
                          "custom": "another model (hub name or folder)"}.get,
         )
         left.text_input("Other model", key="rt_custom", placeholder="e.g. ncbi/MedCPT-Query-Encoder")
-        middle.number_input("Epochs", 1, 20, 1, key="rt_epochs")
+        middle.number_input("Epochs (0 = for the device)", 0, 50, 0, key="rt_epochs",
+                            help="0: 10 on a GPU (the best epoch on dev kept, early stopping), 1 on a CPU")
         middle.number_input("Max steps (0 = all)", 0, 100_000, 0, key="rt_max_steps")
         middle.number_input("Batch size (0 = for the device)", 0, 256, 0, key="rt_batch",
                             help="0: 32 on a GPU, 16 on a CPU")

@@ -186,8 +186,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="retrain in the background on the KB and curators' decisions; activate if not worse")
     p.add_argument("--schema", default="PO")
     p.add_argument("--base", default="", help="base encoder: a sentence-transformers name or folder (default MiniLM)")
-    p.add_argument("--epochs", type=int, default=1)
+    p.add_argument("--epochs", type=int, default=0, help="0: 10 on CUDA (best dev epoch kept), 1 on a CPU")
     p.add_argument("--batch-size", type=int, default=0, help="0: 32 on CUDA, 16 on a CPU")
+    p.add_argument("--cross-encoder", choices=("auto", "on", "off"), default="auto",
+                   help="also train the cross-encoder re-ranker (auto: on a GPU only); served if it helps on dev")
     p.add_argument("--lr", type=float, default=2e-5)
     p.add_argument("--max-seq-length", type=int, default=0, help="0: 256 tokens on CUDA, 128 on a CPU")
     p.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (0: no limit)")

@@ -120,6 +120,7 @@ def cmd_retrain(args: argparse.Namespace) -> int:
         max_seq_length=args.max_seq_length, max_steps=args.max_steps, device=args.device,
         tolerance=args.tolerance, seed=args.seed,
         feedback=FeedbackConfig(conflicts=args.conflicts, repeat=args.decision_repeat),
+        cross_encoder=args.cross_encoder,
     )
     job = retraining.start_retrain(con, request, settings)
     print(f"job {job.job_id} started: worker pid {job.pid}, folder {job.job_dir}")

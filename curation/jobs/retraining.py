@@ -80,6 +80,10 @@ class RetrainRequest:
         models_dir: where the version is published (filled in by :func:`start_retrain`).
         baseline: the active version's folder when the job started (filled in), evaluated by
             the worker on the same dev split for a fair comparison.
+        cross_encoder: also train the cross-encoder re-ranking stage: "auto" (on a GPU only: on this
+            2-core CPU it adds minutes to every job), "on" or "off". It is served only when it helps on dev
+            within the latency budget (:mod:`curation.learning.rerank_stage`).
+        cross_encoder_max_pairs: cap on its training pairs (0: every pair EDEL trains on).
     """
 
     schema: str
@@ -100,8 +104,14 @@ class RetrainRequest:
     seed: int = 13
     models_dir: str = ""
     baseline: str = ""
+    cross_encoder: str = "auto"
+    cross_encoder_max_pairs: int = 0
 
     def __post_init__(self) -> None:
+        if self.cross_encoder not in ("auto", "on", "off"):
+            raise CurationError(f"cross_encoder must be 'auto', 'on' or 'off', got '{self.cross_encoder}'")
+        if self.cross_encoder_max_pairs < 0:
+            raise CurationError("cross_encoder_max_pairs must be 0 (no cap) or more")
         if not (self.use_kb or self.use_decisions):
             raise CurationError("choose at least one source of training data: the KB, the decisions, or both")
         if self.primary_mode not in ("hybrid", "dense"):

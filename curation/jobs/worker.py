@@ -99,6 +99,7 @@ def _train(job_dir: Path, request: RetrainRequest, progress: Path, cancel: Path)
 
     from curation.learning.build import BuildRequest
     from curation.learning.chain import build_from_snapshot
+    from curation.learning.cross_encoder import CrossEncoderConfig
     from curation.learning.sampling import SamplingConfig
     from curation.learning.snapshot import load_snapshot
     from curation.learning.training import TrainConfig
@@ -121,6 +122,9 @@ def _train(job_dir: Path, request: RetrainRequest, progress: Path, cancel: Path)
                                  max_steps=request.max_steps, device=request.device, seed=request.seed),
         sampling=SamplingConfig(per_class=request.per_class, seed=request.seed),
         feedback=request.feedback,
+        cross_encoder=(CrossEncoderConfig(device=request.device, max_pairs=request.cross_encoder_max_pairs,
+                                          epochs=2 if cuda else 1, seed=request.seed)
+                       if request.cross_encoder == "on" or (request.cross_encoder == "auto" and cuda) else None),
     )
     built = build_from_snapshot(
         snapshot, build, models_dir, seed=request.seed,

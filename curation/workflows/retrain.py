@@ -32,7 +32,7 @@ class RetrainForm:
     base_model: str = ""
     use_kb: bool = True
     use_decisions: bool = True
-    epochs: int = 1
+    epochs: int = 0
     max_steps: int = 0
     batch_size: int = 0
     max_seq_length: int = 0
