@@ -221,6 +221,18 @@ st.caption(
     "the newest version that does, else BM25 alone."
 )
 
+if evidence := catalogue.gate_rows(versions):
+    st.subheader("Activation evidence")
+    signed = ("mean gain", "95% low", "95% high")  # differences: the sign is the point
+    st.dataframe(evidence, hide_index=True, key="gate_table",
+                 column_config={name: st.column_config.NumberColumn(format="%+.3f" if name in signed else "%.3f")
+                                for name in evidence[0] if name.startswith(("new ", "active ")) or name in signed})
+    st.caption(
+        "A new version replaces the active one only when the bootstrap interval of its per-query NDCG@10 gain "
+        "on the same dev queries (the served search, new minus active) lies above zero; dev queries come from "
+        "the KB's dev genes, or, when it has none, from a fixed share of the curators' decisions held out of training."
+    )
+
 # --- charts ---------------------------------------------------------------------------------
 bars = catalogue.metric_bars(rows)
 if bars:

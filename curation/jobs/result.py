@@ -53,6 +53,7 @@ class DecisionSummary:
     conflicts_resolved_by_latest: int = 0
     adjudicated_items: int = 0
     by_grade: Mapping[str, int] = field(default_factory=dict)
+    ignored_held_out: int = field(default=0, metadata=OPTIONAL)  # on dev / test / held-out genes: never trained on
 
 
 @dataclass(frozen=True)

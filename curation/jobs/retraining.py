@@ -393,10 +393,7 @@ def finish(con: duckdb.DuckDBPyConnection, job: store.Job, result: JobResult,
                 request = RetrainRequest.from_dict(job.params, where=f"job {job.job_id}")
                 version = registry.read_version(result.path)
                 catalog.register_version(con, version)
-                baseline = result.baseline
-                verdict = judge(con, request.schema, version, result.metrics, baseline.version if baseline else "",
-                                baseline.metrics if baseline else None, request.primary_metric, request.primary_mode,
-                                request.tolerance)
+                verdict = judge(con, request.schema, version)  # on the evidence in its manifest
                 if verdict.activate:
                     if before_activate is not None:
                         before_activate(version.path)

@@ -8,7 +8,6 @@ under the model registry.
 from __future__ import annotations
 
 import platform
-import random
 import shutil
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -24,7 +23,8 @@ from curation.learning.cross_encoder import CrossEncoderConfig
 from curation.learning.evaluation import MatcherAnswerKey, evaluate
 from curation.learning.feedback import FeedbackConfig, FeedbackReport, decision_pairs, merge_pairs
 from curation.learning.margins import margin_table
-from curation.learning.sampling import SamplingConfig, TrainingSet, build_training_set, entity_key
+from curation.learning.sampling import SamplingConfig, TrainingSet, build_training_set
+from curation.learning.splits import gene_key, gene_part
 from curation.learning.training import (
     DevPool,
     TrainConfig,
@@ -76,19 +76,17 @@ def kb_split(
 ) -> KBSplit:
     """Split a KB's records by their first query entity (gene / protein), and build dev and test sets.
 
-    No gene is in two splits. A query groups the records sharing its query entities; its
-    relevant documents are their PMIDs; EntityRecall judges answers with the matcher.
+    No gene is in two splits, and a gene's split is a function of the gene alone
+    (:func:`curation.learning.splits.gene_part`): records added later never move a gene. A query
+    groups the records sharing its query entities; its relevant documents are their PMIDs;
+    EntityRecall judges answers with the matcher.
     """
     usable = [r for r in records if r.schema == schema.name and r.pmid in documents and r.get(schema.answer)]
     gene_type = schema.query_types[0]
-    genes = sorted({entity_key(schema.kind(gene_type), r.get(gene_type)) for r in usable})
-    random.Random(seed).shuffle(genes)
-    cut1 = round(len(genes) * fractions[0])
-    cut2 = cut1 + round(len(genes) * fractions[1])
-    part = {g: ("train" if i < cut1 else "dev" if i < cut2 else "test") for i, g in enumerate(genes)}
+    part = {g: gene_part(g, seed, fractions) for g in {gene_key(schema, r.get(gene_type)) for r in usable}}
     by_split: dict[str, list[KBRecord]] = {"train": [], "dev": [], "test": []}
     for r in usable:
-        by_split[part[entity_key(schema.kind(gene_type), r.get(gene_type))]].append(r)
+        by_split[part[gene_key(schema, r.get(gene_type))]].append(r)
 
     def matched(value: str, kind: str, pmid: str) -> bool:
         return pmid in documents and matcher.matched(value, kind, documents[pmid])
@@ -105,8 +103,7 @@ def kb_split(
             values[qid] = {t: r.get(t) for t in schema.query_types if r.get(t)}
         return EvalSet(queries, qrels, MatcherAnswerKey(answers, query_entities, matched), values)
 
-    counts = {s: len({entity_key(schema.kind(gene_type), r.get(gene_type)) for r in rows})
-              for s, rows in by_split.items()}
+    counts = {s: len({gene_key(schema, r.get(gene_type)) for r in rows}) for s, rows in by_split.items()}
     return KBSplit(tuple(by_split["train"]), eval_set(by_split["dev"]), eval_set(by_split["test"]), counts)
 
 

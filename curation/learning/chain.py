@@ -1,22 +1,26 @@
 """The one build chain: a snapshot in, a published model version out.
 
-snapshot → lexicon and matcher → KB split (dev by gene) → training set (KB pairs + decision pairs) →
+snapshot → lexicon and matcher → KB split (dev by gene, stable) → dev set (the KB's dev genes, else held-out
+decisions: :mod:`curation.learning.holdout`) → training set (KB pairs + the decisions training may read) →
 (baseline evaluation of the active version) → :func:`~curation.learning.build.build_version` (train →
-encode → index → fusion on dev → manifest). ``python -m curation train``, the retraining worker and the
-benchmarks all call :func:`build_from_snapshot`; each keeps only its own way of reporting.
+encode → index → fusion on dev → manifest) → the activation check's evidence in the manifest
+(:mod:`curation.learning.gate`). The KB pairs and the baseline evaluation are kept between jobs
+(:mod:`curation.learning.cache`). ``python -m curation train``, the retraining worker and the benchmarks
+all call :func:`build_from_snapshot`; each keeps only its own way of reporting.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from curation.entities.concepts import ConceptIndex
 from curation.entities.dictionaries import snapshot_lexicon
 from curation.entities.matching import Matcher
 from curation.errors import USER_ERRORS, CurationError
+from curation.learning import gate, holdout
 from curation.learning.build import (
     BuildRequest,
     EvalSet,
@@ -26,15 +30,16 @@ from curation.learning.build import (
     kb_split,
     training_set_for,
 )
-from curation.learning.feedback import FeedbackReport
+from curation.learning.cache import BuildCache, SnapshotDigests, digest
+from curation.learning.feedback import FeedbackReport, merge_pairs
 from curation.learning.rerank_stage import served_chooser
 from curation.learning.sampling import TrainingSet
-from curation.learning.served_fusion import served_search_for
+from curation.learning.served_fusion import ServedSearch, served_search_for
 from curation.learning.snapshot import Snapshot
-from curation.learning.training import write_progress
+from curation.learning.training import TrainingPair, write_progress
 from curation.records import Decision
 from curation.versions import registry
-from curation.versions.manifest import Baseline, DevMetrics
+from curation.versions.manifest import Baseline, DevMetrics, GateEvidence, write_manifest
 from index.lexical import LexicalIndex
 from index.search import Mode
 
@@ -49,10 +54,15 @@ class ChainResult:
     feedback: FeedbackReport | None
     baseline: Baseline | None = None
     timings_s: dict[str, float] = field(default_factory=dict)
+    dev_set: EvalSet | None = None  # the dev set used (None: the KB split's)
+    dev_source: str = holdout.KB
+    gate: GateEvidence | None = None
+    cache: dict[str, str] = field(default_factory=dict)  # kind -> "hit" / "miss"
 
     @property
     def dev(self) -> EvalSet:
-        return self.split.dev
+        """The dev set the version was chosen and judged on: the KB's dev genes, or held-out decisions."""
+        return self.dev_set if self.dev_set is not None else self.split.dev
 
 
 def build_from_snapshot(
@@ -69,6 +79,7 @@ def build_from_snapshot(
     cancel_file: Path | None = None,
     before_training: Callable[[str], None] | None = None,
     log: Callable[[str], None] = print,
+    use_cache: bool = True,
 ) -> ChainResult:
     """Build and publish one model version from a snapshot of the store.
 
@@ -85,6 +96,7 @@ def build_from_snapshot(
         before_training: called with the version name before any training (the worker records it so the app can
             clear a staging folder left by a worker that died).
         log: where progress lines go.
+        use_cache: reuse (and keep) the KB pairs and the baseline evaluation under ``models_dir/.cache``.
 
     Raises:
         CurationError: nothing to train on (with ``require_pairs``), or the base model cannot be loaded.
@@ -95,51 +107,149 @@ def build_from_snapshot(
     clock = time.time()
     schema = request.schema
     documents = snapshot.documents
+    cache = BuildCache.under(models_dir, enabled=use_cache)
+    digests = SnapshotDigests.of(snapshot)
+    timings["digests"] = round(time.time() - clock, 1)
     # g(e, d): the text matcher, plus the concepts of the snapshot's stored annotations (recogniser + linker).
     matcher = ConceptIndex(Matcher(snapshot_lexicon(snapshot)), snapshot.annotations)
     split = kb_split(schema, snapshot.records, documents, matcher, seed=seed)
-    log(f"genes per split: {split.genes}; dev queries: {len(split.dev.queries)}")
+    choice = holdout.choose_dev(schema, split, decisions or (), documents, seed=seed,
+                                conflicts=request.feedback.conflicts)
+    dev = choice.dev
+    log(f"genes per split: {split.genes}; dev queries: {len(dev.queries)} ({choice.source})")
+    timings["corpus_analysis"] = round(time.time() - clock, 1)
     if before_training is not None:
         before_training(request.version)
     training = feedback = None
     if request.train:
-        lexical = LexicalIndex.build(list(documents.values()))
-        training, feedback = training_set_for(request, split.train, documents, matcher, lexical,
-                                              decisions=decisions or (), use_kb=use_kb)
+        started = time.time()
+        kept, held_out = holdout.trainable(schema, decisions or (), choice, seed)
+        kb = _kb_pairs(request, split, snapshot, digests, matcher, seed, cache) if use_kb else TrainingSet((), {})
+        # decisions alone (no BM25 needed): a new decision recomputes only these
+        _, feedback = training_set_for(request, (), documents, matcher, None, decisions=kept, use_kb=False)
+        feedback = replace(feedback, held_out=held_out)
+        training = TrainingSet(tuple(merge_pairs(kb.pairs, feedback.pairs)),
+                               {**kb.margins, **{p.margin_class: p.margin for p in feedback.pairs}})
         if require_pairs and not training.pairs:
             raise CurationError(
                 "nothing to train on: no KB record of this schema has its abstract in the corpus"
                 + (" and no decision was recorded" if decisions is not None else "")
             )
+        if held_out:
+            log(f"{held_out} decisions on dev, test or held-out genes are not trained on")
         log(f"training pairs by margin class ({schema.name}):\n{training.format_report()}")
+        timings["training_set"] = round(time.time() - started, 1)
     timings["prepare"] = round(time.time() - clock, 1)
-    measured = None
-    if baseline is not None and split.dev.queries:
+    made: list[ServedSearch] = []
+
+    def search() -> ServedSearch:  # built once per job, when first needed (a linker takes seconds)
+        if not made:
+            made.append(served_search_for(matcher.matcher, snapshot.annotations, documents, schema))
+        return made[0]
+
+    measured = old_scores = None
+    if baseline is not None and dev.queries:
         clock = time.time()
         write_progress(progress_file, state="evaluating the active version", step=None, total=None, loss=None,
                        eta_s=None, epoch=None)
-        measured = evaluate_baseline(baseline, split.dev, len(documents), log)
+        measured, old_scores = _baseline(baseline, dev, digests, search, len(documents), cache, log)
         timings["baseline_eval"] = round(time.time() - clock, 1)
     clock = time.time()
     # The Curate page serves the concept search: its dense share is chosen on the same dev queries.
-    served = served_chooser(lambda: served_search_for(matcher.matcher, snapshot.annotations, documents, schema))
-    version = build_version(request, documents, models_dir, training=training, dev=split.dev,
+    served = served_chooser(search, dev_source=choice.source)
+    version = build_version(request, documents, models_dir, training=training, dev=dev,
                             snapshot_digest=snapshot.digest, progress_file=progress_file, cancel_file=cancel_file,
                             served=served)
     timings["build"] = round(time.time() - clock, 1)
-    return ChainResult(version, split, training, feedback, measured, timings)
+    evidence = None
+    if dev.queries and gate.judged(dev)[0]:
+        clock = time.time()
+        evidence = _gate(version, dev, choice.source, search, measured, old_scores, seed, log)
+        version = registry.read_version(version.path)
+        timings["gate"] = round(time.time() - clock, 1)
+    return ChainResult(version, split, training, feedback, measured, timings, dev, choice.source, evidence,
+                       dict(cache.report))
+
+
+def _kb_pairs(request: BuildRequest, split: KBSplit, snapshot: Snapshot, digests: SnapshotDigests,
+              matcher: ConceptIndex, seed: int, cache: BuildCache) -> TrainingSet:
+    """The KB's EDEL pairs, from the cache when nothing they depend on changed."""
+    key = digest("kb_pairs", digests.corpus, digests.records, request.schema.to_dict(), asdict(request.sampling),
+                 str(request.sampling.ablation), seed)
+    kept = cache.get("kb_pairs", key)
+    if kept is not None:
+        return TrainingSet(tuple(TrainingPair(**p) for p in kept["pairs"]), dict(kept["margins"]))
+    lexical = LexicalIndex.build(list(snapshot.documents.values()))
+    kb, _ = training_set_for(request, split.train, snapshot.documents, matcher, lexical, decisions=(), use_kb=True)
+    cache.put("kb_pairs", key, {"pairs": [asdict(p) for p in kb.pairs], "margins": dict(kb.margins)})
+    return kb
+
+
+def _baseline(path: Path, dev: EvalSet, digests: SnapshotDigests, search: Callable[[], ServedSearch],
+              documents: int, cache: BuildCache, log: Callable[[str], None]
+              ) -> tuple[Baseline | None, dict[str, float] | None]:
+    """The active version's dev metrics and per-query served scores, from the cache when nothing changed."""
+    try:
+        manifest_text = (Path(path) / "manifest.json").read_text(encoding="utf-8")
+    except OSError:
+        manifest_text = ""
+    key = digest("baseline", Path(path).name, manifest_text, _dev_digest(dev), digests.corpus, gate.METRIC)
+    kept = cache.get("baseline_eval", key)
+    if kept is not None:
+        if not kept.get("usable"):
+            return None, None
+        return (Baseline(kept["version"], DevMetrics(dense=kept["dense"], hybrid=kept["hybrid"])),
+                dict(kept["scores"]))
+    measured, scores = evaluate_baseline_scores(path, dev, documents, search, log)
+    if measured is not None:
+        cache.put("baseline_eval", key, {"usable": True, "version": measured.version,
+                                         "dense": dict(measured.metrics.dense),
+                                         "hybrid": dict(measured.metrics.hybrid), "scores": scores or {}})
+    return measured, scores
+
+
+def _dev_digest(dev: EvalSet) -> str:
+    return digest(dict(dev.queries), {q: dict(d) for q, d in dev.qrels.items()},
+                  {q: dict(v) for q, v in dev.values.items()})
+
+
+def _gate(version: registry.ModelVersion, dev: EvalSet, source: str, search: Callable[[], ServedSearch],
+          baseline: Baseline | None, old_scores: Mapping[str, float] | None, seed: int,
+          log: Callable[[str], None]) -> GateEvidence | None:
+    """Evaluate the published version as it will be served, and record the gate's evidence in its manifest."""
+    from index.loading import open_retriever
+
+    try:
+        new_scores = gate.served_scores(open_retriever(version.path), search(), dev)
+    except USER_ERRORS as exc:
+        log(f"the new version could not be evaluated as served: {exc}")
+        return None
+    evidence = gate.evidence(new_scores, old_scores, baseline.version if baseline else "", source, seed=seed)
+    log(f"activation check: {evidence.describe()}")
+    # Published a moment ago and not yet registered: the app reads the manifest only once the job's result exists.
+    write_manifest(version.path / registry.MANIFEST, replace(version.manifest, gate=evidence))
+    return evidence
 
 
 def evaluate_baseline(path: Path, dev: EvalSet, documents: int, log: Callable[[str], None] = print) -> Baseline | None:
     """The dev metrics of the version in ``path`` (None when it does not load or indexes another corpus)."""
+    return evaluate_baseline_scores(path, dev, documents, None, log)[0]
+
+
+def evaluate_baseline_scores(path: Path, dev: EvalSet, documents: int, search: Callable[[], ServedSearch] | None,
+                             log: Callable[[str], None] = print) -> tuple[Baseline | None, dict[str, float] | None]:
+    """The dev metrics of the version in ``path`` and, with ``search``, its per-query served scores
+    (None, None when it does not load or indexes another corpus)."""
     from index.loading import open_retriever
 
     try:
         current = open_retriever(path)
         if len(current.dense) != documents:
-            return None
-        return Baseline(Path(path).name, DevMetrics(dense=evaluate_retriever(current, dev, Mode.DENSE),
-                                                    hybrid=evaluate_retriever(current, dev, Mode.HYBRID)))
+            return None, None
+        metrics = DevMetrics(dense=evaluate_retriever(current, dev, Mode.DENSE),
+                             hybrid=evaluate_retriever(current, dev, Mode.HYBRID))
+        scores = gate.served_scores(current, search(), dev) if search is not None else None
+        return Baseline(Path(path).name, metrics), scores
     except USER_ERRORS as exc:  # an unusable active version: the app decides without a baseline
         log(f"the active version could not be evaluated: {exc}")
-        return None
+        return None, None

@@ -95,6 +95,7 @@ class FeedbackReport:
     conflicts_latest: int = 0
     adjudicated: int = 0
     by_grade: dict[str, int] = field(default_factory=dict)
+    held_out: int = 0  # active decisions on dev / test / held-out genes: never trained on (curation.learning.holdout)
 
     def summary(self) -> dict[str, object]:
         return {
@@ -107,6 +108,7 @@ class FeedbackReport:
             "conflicts_resolved_by_latest": self.conflicts_latest,
             "adjudicated_items": self.adjudicated,
             "by_grade": dict(self.by_grade),
+            "ignored_held_out": self.held_out,
         }
 
 

@@ -139,6 +139,52 @@ class Served:
 
 
 @dataclass(frozen=True)
+class GateEvidence:
+    """The activation check's evidence: the new version against the active one on the same dev queries.
+
+    Both versions are evaluated as they would be served (the concept search at each version's own dense
+    share), one score per dev query; the interval is a percentile bootstrap of the mean per-query
+    difference (new minus active). The check passes only when the interval's lower bound is above zero.
+
+    Attributes:
+        baseline: the version compared against ("" when none was active or it could not be evaluated).
+        dev_source: where the dev queries came from ("kb": the KB's dev genes; "decisions": held-out decisions).
+        metric: the per-query metric.
+        system: what was evaluated, in words.
+        queries: how many dev queries were scored (0: none, nothing to compare).
+        new_mean, baseline_mean: each version's mean ``metric``.
+        mean_delta: the mean per-query difference, new minus baseline.
+        low, high: the bootstrap interval of ``mean_delta``.
+        confidence: the interval's confidence level.
+        improved: whether the interval excludes zero on the good side (``low > 0``, enough queries).
+        verdict: the evidence in words.
+    """
+
+    baseline: str = ""
+    dev_source: str = "kb"
+    metric: str = "ndcg@10"
+    system: str = ""
+    queries: int = 0
+    new_mean: float = 0.0
+    baseline_mean: float = 0.0
+    mean_delta: float = 0.0
+    low: float = 0.0
+    high: float = 0.0
+    confidence: float = 0.95
+    improved: bool = False
+    verdict: str = ""
+
+    def describe(self) -> str:
+        """The evidence in one line (the activation verdict and the Train & evaluate page)."""
+        where = "held-out-decision" if self.dev_source == "decisions" else "KB"
+        if not self.baseline:
+            return f"dev {self.metric} {self.new_mean:.3f} on {self.queries} {where} queries; {self.verdict}"
+        return (f"dev {self.metric} {self.new_mean:.3f} vs {self.baseline_mean:.3f} for {self.baseline}: "
+                f"{self.mean_delta:+.3f} [{self.low:+.3f}, {self.high:+.3f}] over {self.queries} {where} queries; "
+                f"{self.verdict}")
+
+
+@dataclass(frozen=True)
 class Manifest:
     """A published model version's manifest (format :data:`FORMAT`).
 
@@ -154,6 +200,7 @@ class Manifest:
         fusion_chosen_on_dev: the name of that fusion among the candidates ("" when not chosen).
         fusion_dev_scores: each candidate fusion's dev score on the primary metric.
         served: the concept search's dense share chosen on dev (None: not chosen, no dev queries).
+        gate: the activation check's evidence against the version active when it was built (None: not measured).
         snapshot: the digest of the data snapshot it was built from.
         training_pairs: how many pairs it was trained on.
         training_classes: pairs per margin class.
@@ -183,6 +230,7 @@ class Manifest:
     fusion_dev_scores: Mapping[str, float] = field(default_factory=dict, metadata=OPTIONAL)
     served: Served | None = field(default=None, metadata=OPTIONAL)
     feedback: Mapping[str, object] = field(default_factory=dict, metadata=OPTIONAL)
+    gate: GateEvidence | None = field(default=None, metadata=OPTIONAL)
     snapshot: str = ""
     training_pairs: int = 0
     training_classes: Mapping[str, PairCounts] = field(default_factory=dict)

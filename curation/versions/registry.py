@@ -112,7 +112,7 @@ def list_versions(models_dir: str | Path) -> tuple[list[ModelVersion], list[str]
     if not models_dir.is_dir():
         return versions, problems
     for path in sorted(models_dir.iterdir()):
-        if not path.is_dir() or path.name.endswith(".tmp"):
+        if not path.is_dir() or path.name.endswith(".tmp") or path.name.startswith("."):  # .cache: the build cache
             continue
         try:
             versions.append(read_version(path))

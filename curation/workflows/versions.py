@@ -73,6 +73,30 @@ def version_rows(versions: Sequence[RegisteredVersion], view: str = "dense") -> 
     return rows
 
 
+def gate_rows(versions: Sequence[RegisteredVersion]) -> list[dict[str, object]]:
+    """The activation check's evidence of each version that has it (its manifest's ``gate``): the table's rows."""
+    rows = []
+    for v in versions:
+        gate = v.manifest.gate
+        if gate is None:
+            continue
+        rows.append({
+            "version": v.version,
+            "compared with": gate.baseline or "—",
+            "dev source": {"kb": "KB dev genes", "decisions": "held-out decisions"}.get(gate.dev_source,
+                                                                                      gate.dev_source),
+            "dev queries": gate.queries,
+            f"new {gate.metric}": gate.new_mean,
+            f"active {gate.metric}": gate.baseline_mean if gate.baseline else None,
+            "mean gain": gate.mean_delta if gate.baseline else None,
+            f"{gate.confidence:.0%} low": gate.low if gate.baseline else None,
+            f"{gate.confidence:.0%} high": gate.high if gate.baseline else None,
+            "better": gate.improved,
+            "verdict": gate.verdict,
+        })
+    return rows
+
+
 def metric_bars(rows: Sequence[dict[str, object]]) -> list[dict[str, object]]:
     """(version, metric, value) for every dev metric the rows have: the bar chart's data."""
     return [{"version": row["version"], "metric": name, "value": row[name]}

@@ -305,3 +305,22 @@ def test_an_active_recogniser_shows_its_dev_scores(loaded_db, tmp_path):
     assert any("Active recogniser **biomed-b**: dev F1 0.853 (P 0.900, R 0.800) on biored_dev; per type: GENE 0.88"
                in c.value for c in at.caption)
     assert at.selectbox(key="rec_choice").options == ["biomed-b (2025-01-02T03:04, dev F1 0.853, active)"]
+
+
+def test_the_activation_evidence_of_each_version_is_shown(loaded_db, tmp_path):
+    from curation.versions.manifest import GateEvidence
+
+    models = tmp_path / "models"
+    _publish(models, "po-base", trained=False)
+    _publish(models, "po-better", trained=True, gate=GateEvidence(
+        baseline="po-base", dev_source="decisions", queries=24, new_mean=0.61, baseline_mean=0.52, mean_delta=0.09,
+        low=0.031, high=0.152, improved=True, verdict="better: the 95% interval of the gain excludes zero"))
+    at = _train_page()
+    assert not at.exception
+    assert any(s.value == "Activation evidence" for s in at.subheader)
+    table = next(d.value for d in at.dataframe if "verdict" in d.value.columns)
+    row = table.iloc[0]
+    assert list(table["version"]) == ["po-better"]  # the zero-shot version has no evidence
+    assert (row["compared with"], row["dev source"], row["dev queries"]) == ("po-base", "held-out decisions", 24)
+    assert (row["mean gain"], row["95% low"], row["95% high"], bool(row["better"])) == (0.09, 0.031, 0.152, True)
+    assert any("interval of its per-query NDCG@10 gain" in c.value for c in at.caption)

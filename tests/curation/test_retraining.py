@@ -1,4 +1,4 @@
-"""Background retraining: jobs, the worker, activation by tolerance, recovery and faults.
+"""Background retraining: jobs, the worker, activation on the gate's evidence, recovery and faults.
 
 Most tests use a tiny store (the eight abstracts of test_cli_train) and a real worker process;
 the judgement and recovery logic is tested with hand-made results and stand-in processes.
@@ -27,7 +27,7 @@ from curation.jobs.processes import pid_alive
 from curation.jobs.result import Baseline, JobResult, job_result, read_result
 from curation.schemas import PO
 from curation.versions import catalog, registry
-from curation.versions.manifest import DevMetrics, Manifest, PairCounts
+from curation.versions.manifest import DevMetrics, GateEvidence, Manifest, PairCounts
 from curation.workflows.ingestion import ingest_corpus, ingest_kb
 from curation.workflows.retrain import training_summary
 from tests.curation.test_cli_train import DOCS, KB
@@ -127,7 +127,7 @@ def test_unknown_schema_is_refused_before_a_job_is_recorded(tiny):
     assert store.list_jobs(tiny) == []
 
 
-# --- activation by tolerance -----------------------------------------------------------------
+# --- activation on evidence -----------------------------------------------------------------
 
 
 def _finish_with(con, result: JobResult) -> store.Job:
@@ -146,14 +146,16 @@ def test_first_version_is_activated_and_the_snapshot_is_removed(tiny):
     assert not Path(job.job_dir, "snapshot").exists() and Path(job.job_dir, "result.json").exists()
 
 
-@pytest.mark.parametrize("new, activated", [(0.60, True), (0.49, True), (0.47, False)])
-def test_activation_only_when_not_worse_than_active_by_more_than_tolerance(tiny, new, activated):
+@pytest.mark.parametrize("low, activated", [(0.02, True), (-0.01, False), (0.0, False)])
+def test_activation_only_when_the_gain_interval_is_above_zero(tiny, low, activated):
     models = load_settings().models_dir
     old = _fake_version(models, "po-old")
     catalog.register_version(tiny, old)
     catalog.activate_version(tiny, "po-old")
-    version = _fake_version(models, f"po-new-{int(new * 100)}")
-    job = _finish_with(tiny, _result(version, new, baseline="po-old", old=0.50))
+    evidence = GateEvidence(baseline="po-old", queries=20, new_mean=0.55, baseline_mean=0.5, mean_delta=0.05,
+                            low=low, high=0.1, improved=low > 0, verdict="test")
+    version = _fake_version(models, f"po-new-{int(low * 100) + 5}", gate=evidence)
+    job = _finish_with(tiny, _result(version, 0.55, baseline="po-old", old=0.50))
     assert job.state == "succeeded" and _activated(job) is activated
     assert catalog.active_version(tiny, "PO").version == (version.version if activated else "po-old")
     assert ("kept inactive" in job.message) is not activated
@@ -164,7 +166,8 @@ def test_without_a_comparable_dev_score_the_new_version_waits(tiny):
     models = load_settings().models_dir
     catalog.register_version(tiny, _fake_version(models, "po-old"))
     catalog.activate_version(tiny, "po-old")
-    job = _finish_with(tiny, _result(_fake_version(models, "po-new"), 0.9))  # no baseline on the same dev split
+    evidence = GateEvidence(baseline="", queries=12, new_mean=0.9, verdict="no active version evaluated")
+    job = _finish_with(tiny, _result(_fake_version(models, "po-new", gate=evidence), 0.9))  # no baseline
     assert _activated(job) is False and "could not be evaluated on the same dev split" in job.message
     assert catalog.active_version(tiny, "PO").version == "po-old"
 
