@@ -84,6 +84,8 @@ class RetrainRequest:
             2-core CPU it adds minutes to every job), "on" or "off". It is served only when it helps on dev
             within the latency budget (:mod:`curation.learning.rerank_stage`).
         cross_encoder_max_pairs: cap on its training pairs (0: every pair EDEL trains on).
+        patience: with more than one epoch and a dev split, stop after this many epochs without a dev gain
+            (the best epoch is kept; 0: train every epoch).
     """
 
     schema: str
@@ -106,10 +108,13 @@ class RetrainRequest:
     baseline: str = ""
     cross_encoder: str = "auto"
     cross_encoder_max_pairs: int = 0
+    patience: int = 2
 
     def __post_init__(self) -> None:
         if self.cross_encoder not in ("auto", "on", "off"):
             raise CurationError(f"cross_encoder must be 'auto', 'on' or 'off', got '{self.cross_encoder}'")
+        if self.patience < 0:
+            raise CurationError("patience must be 0 (never stop early) or more")
         if self.cross_encoder_max_pairs < 0:
             raise CurationError("cross_encoder_max_pairs must be 0 (no cap) or more")
         if not (self.use_kb or self.use_decisions):
