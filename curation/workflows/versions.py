@@ -93,6 +93,9 @@ def gate_rows(versions: Sequence[RegisteredVersion]) -> list[dict[str, object]]:
             f"{gate.confidence:.0%} high": gate.high if gate.baseline else None,
             "better": gate.improved,
             "verdict": gate.verdict,
+            "served dense share": v.manifest.served.dense_share if v.manifest.served else None,
+            "cross-encoder": v.manifest.served.rerank_rule if v.manifest.served and v.manifest.served.rerank_k
+            else "—",
         })
     return rows
 

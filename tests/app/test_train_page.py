@@ -308,13 +308,14 @@ def test_an_active_recogniser_shows_its_dev_scores(loaded_db, tmp_path):
 
 
 def test_the_activation_evidence_of_each_version_is_shown(loaded_db, tmp_path):
-    from curation.versions.manifest import GateEvidence
+    from curation.versions.manifest import GateEvidence, Served
 
     models = tmp_path / "models"
     _publish(models, "po-base", trained=False)
     _publish(models, "po-better", trained=True, gate=GateEvidence(
         baseline="po-base", dev_source="decisions", queries=24, new_mean=0.61, baseline_mean=0.52, mean_delta=0.09,
-        low=0.031, high=0.152, improved=True, verdict="better: the 95% interval of the gain excludes zero"))
+        low=0.031, high=0.152, improved=True, verdict="better: the 95% interval of the gain excludes zero"),
+        served=Served(dense_share=0.3, queries=24, rerank_k=50, rerank_rule="off: no dev gain"))
     at = _train_page()
     assert not at.exception
     assert any(s.value == "Activation evidence" for s in at.subheader)
@@ -324,3 +325,4 @@ def test_the_activation_evidence_of_each_version_is_shown(loaded_db, tmp_path):
     assert (row["compared with"], row["dev source"], row["dev queries"]) == ("po-base", "held-out decisions", 24)
     assert (row["mean gain"], row["95% low"], row["95% high"], bool(row["better"])) == (0.09, 0.031, 0.152, True)
     assert any("interval of its per-query NDCG@10 gain" in c.value for c in at.caption)
+    assert (row["served dense share"], row["cross-encoder"]) == (0.3, "off: no dev gain")
