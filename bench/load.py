@@ -88,12 +88,24 @@ def start_job(db: Path, target: dict[str, str], engine) -> tuple[int, int]:
     from curation import store
     from curation.config import load_settings
     from curation.jobs import retraining
+    from curation.learning.holdout import DECISION_SHARE
+    from curation.learning.splits import gene_key, gene_part, unit_hash
     from curation.schemas import PO
+
+    def trainable(gene: str) -> bool:  # decisions on dev / test / held-out genes are never trained on
+        key = gene_key(PO, gene)
+        return gene_part(key) == "train" and unit_hash(key, 13, "decisions") >= DECISION_SHARE
 
     con = store.open_store(db)
     try:
-        for n, hit in enumerate(engine.search(PO, target, mode="bm25", k=10).hits):
-            store.record_decision(con, "load-seed", PO, target, hit.pmid, GRADES[n % 3])
+        hits = engine.search(PO, target, mode="bm25", k=10).hits
+        # The target's abstracts judged under the target and under genes whose decisions are trained on (the
+        # small store's KB may have none: the worker needs pairs to keep busy during the load).
+        genes = [target["Gene"]] + [g for g in ("KRAS", "BRCA1", "ALK", "MET", "PIK3CA", "TP53") if trainable(g)][:2]
+        for gene in genes:
+            values = {**target, "Gene": gene}
+            for n, hit in enumerate(hits):
+                store.record_decision(con, "load-seed", PO, values, hit.pmid, GRADES[n % 3])
         request = retraining.RetrainRequest("PO", epochs=1000, max_steps=1_000_000, batch_size=8, max_seq_length=128)
         job = retraining.start_retrain(con, request, load_settings())
     finally:
