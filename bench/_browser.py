@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from playwright.sync_api import BrowserContext, Page, expect, sync_playwright
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from curation import store
 from curation.grades import GRADE_LABELS, GRADES
@@ -385,9 +386,26 @@ def search_slots(page: Page, values: Mapping[str, str], timeout_s: float = 120) 
 
 
 def choose_option(page: Page, label: str, option: str, timeout_s: float = 60) -> None:
-    """Pick ``option`` (its text as shown, exactly) in the selectbox labelled ``label``."""
-    page.get_by_role("combobox", name=label, exact=True).click()
-    page.get_by_role("option", name=option, exact=True).click(timeout=timeout_s * 1000)
+    """Pick ``option`` (its text as shown, exactly) in the selectbox labelled ``label``.
+
+    A rerun that lands while the list is open (a slow machine, a fragment refreshing) closes it,
+    so the list is opened again until the option shows or ``timeout_s`` passes; the error then
+    names the options that were offered.
+    """
+    deadline = time.monotonic() + timeout_s
+    wanted = page.get_by_role("option", name=option, exact=True)
+    while True:
+        _wait(page, "idle()", None, max(deadline - time.monotonic(), 1))
+        page.get_by_role("combobox", name=label, exact=True).click()
+        try:
+            wanted.wait_for(state="visible", timeout=5000)
+            wanted.click(timeout=5000)
+            return
+        except PlaywrightTimeout:
+            offered = page.get_by_role("option").all_inner_texts()
+            page.keyboard.press("Escape")
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{label!r} offers no option {option!r}; it offers {offered}") from None
 
 
 def result_pmids(page: Page) -> list[str]:

@@ -106,7 +106,9 @@ def start_job(db: Path, target: dict[str, str], engine) -> tuple[int, int]:
             values = {**target, "Gene": gene}
             for n, hit in enumerate(hits):
                 store.record_decision(con, "load-seed", PO, values, hit.pmid, GRADES[n % 3])
-        request = retraining.RetrainRequest("PO", epochs=1000, max_steps=1_000_000, batch_size=8, max_seq_length=128)
+        request = retraining.RetrainRequest(  # no early stopping: the worker stays busy for the whole load
+            "PO", epochs=1000, max_steps=1_000_000, batch_size=8, max_seq_length=128, patience=0
+        )
         job = retraining.start_retrain(con, request, load_settings())
     finally:
         con.close()
@@ -117,7 +119,9 @@ def start_job(db: Path, target: dict[str, str], engine) -> tuple[int, int]:
         if progress.get("state") == "running":
             return job.job_id, job.pid
         if not retraining.worker_alive(job.pid):
-            raise SystemExit(f"the retraining worker ended before the load; see {job.job_dir}/worker.log")
+            log = Path(job.job_dir) / "worker.log"
+            tail = log.read_text(errors="replace")[-1500:] if log.exists() else "(no worker.log)"
+            raise SystemExit(f"the retraining worker ended before the load; {log} ends:\n{tail}")
         time.sleep(1)
     raise SystemExit("the retraining worker did not start training within 10 minutes")
 

@@ -150,10 +150,11 @@ def undo() -> None:
 
 def result_card(row, focused: bool) -> None:
     """One abstract: title, what it mentions and its scores, best sentences, the answer and the grade buttons."""
+    marker = "▶ " if focused else ""
     with st.container(border=True):
         # title_html and best_html are escaped by curation.workflows.highlight; only its <mark> tags are markup.
         st.markdown(
-            f"{'▶ ' if focused else ''}**{row.rank}.** [PMID {row.pmid}](https://pubmed.ncbi.nlm.nih.gov/{row.pmid}/) "
+            f"{marker}**{row.rank}.** [PMID {row.pmid}](https://pubmed.ncbi.nlm.nih.gov/{row.pmid}/) "
             f"{row.title_html}",
             unsafe_allow_html=True,
         )
