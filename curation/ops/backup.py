@@ -37,6 +37,7 @@ from curation.errors import CurationError
 from curation.files import fsync_path, write_atomic
 from curation.jobs.processes import pid_alive
 from curation.store import schema_version
+from curation.store.journal import Journal
 
 KEEP = 10  # backups kept per store: five hours of history at the default 30-minute interval
 MANIFEST = "manifest.json"
@@ -49,6 +50,7 @@ SQL_CURRENT_DATABASE = "SELECT current_database()"
 SQL_TABLES = "SELECT table_name FROM duckdb_tables() WHERE database_name = ? AND schema_name = 'main' ORDER BY 1"
 SQL_COUNT_ROWS = "SELECT count(*) FROM query_table(?)"
 SQL_DECISIONS_SUMMARY = "SELECT count(*), max(decision_id), CAST(max(created_at) AS VARCHAR) FROM decisions"
+SQL_JOURNAL_SEQ = "SELECT applied_seq FROM journal_state"
 SQL_ATTACH = "ATTACH ? AS {alias}"  # the alias is an identifier made here (_alias), never user input
 SQL_COPY_DATABASE = "COPY FROM DATABASE {source} TO {target}"  # identifiers: quoted by _ident
 SQL_DETACH = "DETACH {alias}"
@@ -184,6 +186,7 @@ def _backup(con: duckdb.DuckDBPyConnection, backups_dir: Path, keep: int) -> Bac
             counts = table_counts(copy)
             version = schema_version(copy)
             decisions, last_id, last_at = copy.execute(SQL_DECISIONS_SUMMARY).fetchall()[0]
+            journal_seq = copy.execute(SQL_JOURNAL_SEQ).fetchall()[0][0]
         if counts != expected:
             raise CurationError(f"backup {partial} holds {counts} rows but the store held {expected}; not kept")
         fsync_path(partial / STORE_FILE)
@@ -194,6 +197,7 @@ def _backup(con: duckdb.DuckDBPyConnection, backups_dir: Path, keep: int) -> Bac
             "schema_version": int(version),
             "counts": counts,
             "decisions": {"rows": int(decisions), "last_id": last_id, "last_at": last_at},
+            "journal_seq": int(journal_seq),  # the last decision-journal record this backup holds
             "bytes": (partial / STORE_FILE).stat().st_size,
             "sha256": _sha256(partial / STORE_FILE),
             "checkpointed_first": checkpointed,
@@ -208,7 +212,22 @@ def _backup(con: duckdb.DuckDBPyConnection, backups_dir: Path, keep: int) -> Bac
         raise
     for old in list_backups(backups_dir)[keep:]:
         shutil.rmtree(old.folder, ignore_errors=True)
+    _rotate_journal(con, list_backups(backups_dir))
     return Backup(backups_dir / name, manifest)
+
+
+def _rotate_journal(con: duckdb.DuckDBPyConnection, kept: list[Backup]) -> None:
+    """Start a new journal segment, and remove the segments that no kept backup needs to be brought
+    up to date (each backup needs the records after its ``journal_seq``)."""
+    path = _store_path(con)
+    if path == ":memory:":
+        return
+    journal = Journal.beside(path)
+    with journal.lock:
+        journal.rotate()
+        needed = [b.manifest.get("journal_seq") for b in kept]
+        if needed and all(isinstance(n, int) for n in needed):
+            journal.prune(min(needed) + 1)
 
 
 def _store_path(con: duckdb.DuckDBPyConnection) -> str:

@@ -41,6 +41,7 @@ from curation import store
 from curation.errors import USER_ERRORS, CurationError, StoreDamagedError
 from curation.files import fsync_path, write_atomic
 from curation.ops.backup import SQL_DECISIONS_SUMMARY, Backup, list_backups, table_counts, verify_backup
+from curation.store.reconcile import Reconciled, reconcile
 
 CORRUPT_WAL_ENTRY = re.compile(r"Corrupt WAL file: entry at byte position (\d+)")
 
@@ -77,6 +78,7 @@ class RecoveryReport:
     rejected: list[str] = field(default_factory=list)
     may_be_lost: str = ""
     report_file: Path | None = None
+    journal: Reconciled | None = None
 
     def lines(self) -> list[str]:
         if self.healthy:
@@ -88,7 +90,11 @@ class RecoveryReport:
             f"restored from {self.restored_from}",
             f"the store now holds {rows} decision rows (newest id {last_id}, {last_at}), "
             f"{self.counts.get('kb_records', 0)} KB records, {self.counts.get('documents', 0)} documents",
-            f"may have been lost: {self.may_be_lost}",
+            *([f"put back from the decision journal: {self.journal.decisions_replayed} decisions, "
+               f"{self.journal.undos_replayed} undos"] if self.journal else []),
+            *(f"journal: {line}" for line in (self.journal.notices if self.journal else [])),
+            f"may have been lost: {self.may_be_lost if not (self.journal and self.journal.journal_records) else ''}"
+            f"{'nothing the decision journal held' if self.journal and self.journal.journal_records else ''}",
             "states considered:",
             *(f"  {line}" for line in self.candidates),
             *(f"  not usable: {line}" for line in self.rejected),
@@ -110,6 +116,9 @@ class RecoveryReport:
             "candidates": self.candidates,
             "rejected": self.rejected,
             "may_be_lost": self.may_be_lost,
+            "journal": {"records": self.journal.journal_records, "decisions_replayed": self.journal.decisions_replayed,
+                        "undos_replayed": self.journal.undos_replayed, "notices": self.journal.notices}
+            if self.journal else None,
         }
 
 
@@ -254,14 +263,19 @@ def recover_store(db_path: str | Path, backups_dir: str | Path, now: datetime | 
         kept = _set_aside(db_path, wal, stamp)
         os.replace(chosen.file, db_path)
         fsync_path(db_path.parent)
-        con = store.open_store(db_path)
+        con = store.connect(db_path)
         try:
+            store.migrate(con)  # an older backup is brought up to date
+            counts, decisions = _summary(con)
+            changed = {t: (n, counts.get(t)) for t, n in chosen.counts.items() if counts.get(t) != n}
+            if changed:
+                raise CurationError(
+                    f"the restored store {db_path} does not hold what {chosen.description} held: {changed}")
+            # then what the restored state lacks is put back from the decision journal
+            journaled = reconcile(con, db_path)
             counts, decisions = _summary(con)
         finally:
             con.close()
-        changed = {t: (n, counts.get(t)) for t, n in chosen.counts.items() if counts.get(t) != n}
-        if changed:
-            raise CurationError(f"the restored store {db_path} does not hold what {chosen.description} held: {changed}")
         report = RecoveryReport(
             db_path,
             healthy=False,
@@ -274,6 +288,7 @@ def recover_store(db_path: str | Path, backups_dir: str | Path, now: datetime | 
             candidates=[f"{c.kind}: {c.description}: {_describe(c.decisions)}" for c in found],
             rejected=rejected,
             may_be_lost=_may_be_lost(chosen, found, kept),
+            journal=journaled,
         )
         report.report_file = db_path.with_name(f"{db_path.name}.recovery-{stamp}.json")
         write_atomic(report.report_file, json.dumps(report.to_dict(), indent=2))

@@ -39,7 +39,6 @@ from curation.store.base import (
     content_counts,
     list_schemas,
     migrate,
-    open_store,
     record_ingest,
     schema_version,
     stats,
@@ -89,6 +88,7 @@ from curation.store.models import (
     list_version_rows,
     set_active_version,
 )
+from curation.store.opening import open_store
 
 __all__ = [
     "MIGRATIONS",

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import duckdb
 
-from curation.errors import StoreDamagedError, StoreLockedError
 from curation.schemas import BUILTIN, RelationSchema, schema_from_dict
 from curation.store.migrations import MIGRATIONS
 
@@ -96,42 +95,6 @@ CONNECT_CONFIG = {"autoinstall_known_extensions": False}
 def connect(path: str | Path, read_only: bool = False) -> duckdb.DuckDBPyConnection:
     """A plain DuckDB connection with this project's settings (no migrations: see :func:`open_store`)."""
     return duckdb.connect(str(path), read_only=read_only, config=dict(CONNECT_CONFIG))
-
-
-def open_store(path: str | Path, read_only: bool = False) -> duckdb.DuckDBPyConnection:
-    """Open (creating if needed) the store and bring its schema up to date.
-
-    Raises:
-        StoreLockedError: another process holds the file; the message names it and says what to do.
-        StoreDamagedError: the file or its write-ahead log cannot be read; the message says how to recover.
-    """
-    path = Path(path)
-    if str(path) != ":memory:":
-        if read_only and not path.exists():
-            raise FileNotFoundError(f"{path}: no store here yet; ingest a knowledge base or corpus first")
-        path.parent.mkdir(parents=True, exist_ok=True)
-    if str(path) != ":memory:" and not read_only:
-        _keep_wal_copy(path)
-    try:
-        con = connect(path, read_only=read_only)
-    except duckdb.Error as exc:
-        message = str(exc)
-        if isinstance(exc, duckdb.IOException) and LOCK_ERROR.search(message):
-            holder = re.search(r"PID (\d+)", message)
-            who = f"process {holder.group(1)}" if holder else "another process"
-            raise StoreLockedError(
-                f"{path} is in use by {who} (probably the running app). Stop it, or point this command "
-                f"at another store with --db, or use the app's Knowledge base page instead."
-            ) from None
-        reason = " ".join(message.split())[:500] or type(exc).__name__
-        raise StoreDamagedError(
-            f"{path} cannot be opened ({reason}). Nothing was changed. Stop the app and run "
-            f"`python -m curation recover --db {path}`: it keeps the damaged files aside and puts back the "
-            f"newest good state (see docs/RELIABILITY.md)."
-        ) from None
-    if not read_only:
-        migrate(con)
-    return con
 
 
 def migrate(con: duckdb.DuckDBPyConnection) -> int:

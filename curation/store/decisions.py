@@ -10,7 +10,8 @@ superseded. A decision that names an answer entity also adds a KB record (source
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager, nullcontext
 
 import duckdb
 
@@ -19,6 +20,7 @@ from curation.grades import GRADES, Grade
 from curation.records import Decision, KBRecord
 from curation.schemas import RelationSchema
 from curation.store.base import _scalar, transaction
+from curation.store.journal import Journal, Record, now_text
 from curation.store.kb import add_kb_records
 
 STATUSES = ("open", "in_progress", "done", "no_evidence")
@@ -34,9 +36,19 @@ WHERE curator = ? AND schema_name = ? AND entity_key = ? AND pmid = ? AND supers
 """
 SQL_INSERT_DECISION = """
 INSERT INTO decisions (curator, schema_name, query, query_entities, entity_key, pmid, grade, answer, note, supersedes,
-                       provenance)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING decision_id, CAST(created_at AS VARCHAR)
+                       provenance, journal_seq)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING decision_id, CAST(created_at AS VARCHAR)
 """
+SQL_REPLAY_DECISION = """
+INSERT INTO decisions (decision_id, created_at, curator, schema_name, query, query_entities, entity_key, pmid, grade,
+                       answer, note, supersedes, provenance, journal_seq)
+VALUES (?, CAST(? AS TIMESTAMPTZ), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+RETURNING decision_id, CAST(created_at AS VARCHAR)
+"""
+SQL_STORE_PATH = "SELECT path FROM duckdb_databases() WHERE database_name = current_database()"
+SQL_JOURNAL_STATE = "SELECT store_id, applied_seq FROM journal_state"
+SQL_SET_APPLIED = "UPDATE journal_state SET applied_seq = ?"
+SQL_DECISION_SUPERSEDES = "SELECT superseded_by, supersedes FROM decisions WHERE decision_id = ?"
 SQL_SUPERSEDE = "UPDATE decisions SET superseded_by = ? WHERE decision_id = ?"
 SQL_REACTIVATE = "UPDATE decisions SET superseded_by = NULL WHERE decision_id = ?"
 SQL_DECISION_COLUMNS = (
@@ -137,43 +149,21 @@ def record_decision(
         raise CurationError(f"a document judged not relevant cannot give a {schema.answer}")
     query = schema.render_query(query_values)
     key = relation_key(schema, query_values)
-    with transaction(con):
+    row = {
+        "curator": curator, "schema_name": schema.name, "query": query,
+        "query_entities": json.dumps(query_values, sort_keys=True), "entity_key": key, "pmid": pmid,
+        "grade": grade, "answer": answer, "note": note, "provenance": provenance,
+        # the KB record an answer makes: each entity type with its value (the answer in the answer's slot)
+        "kb_entities": [[t, answer if t == schema.answer else query_values.get(t, "")] for t in schema.entity_types]
+        if answer else [],
+    }
+    with journaled(con) as journal:
         if not _scalar(con, SQL_DOCUMENT_EXISTS, [pmid]):
             raise CurationError(f"PMID {pmid} is not in the corpus; import its abstract before judging it")
-        previous = [row[0] for row in con.execute(SQL_ACTIVE_FOR, [curator, schema.name, key, pmid]).fetchall()]
-        supersedes = previous[-1] if previous else None
-        decision_id, created = con.execute(
-            SQL_INSERT_DECISION,
-            [
-                curator,
-                schema.name,
-                query,
-                json.dumps(query_values, sort_keys=True),
-                key,
-                pmid,
-                grade,
-                answer,
-                note,
-                supersedes,
-                provenance or None,
-            ],
-        ).fetchall()[0]
-        for old in previous:
-            con.execute(SQL_SUPERSEDE, [decision_id, old])
-            _remove_curator_record(con, old)
-        if answer:
-            entities = tuple(
-                (t, answer if t == schema.answer else query_values.get(t, "")) for t in schema.entity_types
-            )
-            record = KBRecord(
-                schema.name,
-                entities,
-                pmid,
-                "curator",
-                f"D{decision_id}",
-                (("curator", curator), ("grade", grade), ("decision_id", str(decision_id))),
-            )
-            add_kb_records(con, [record], origin=f"decision {decision_id}")
+        seq = journal.next_seq() if journal else None
+        decision_id, created = apply_decision(con, row, seq=seq)
+        if journal:
+            journal.write("decide", {**row, "decision_id": decision_id, "created_at": str(created)})
     return Decision(
         decision_id,
         curator,
@@ -188,6 +178,113 @@ def record_decision(
         None,
         provenance,
     )
+
+
+def apply_decision(con: duckdb.DuckDBPyConnection, row: Mapping[str, object], seq: int | None = None,
+                   decision_id: int | None = None, created: str | None = None) -> tuple[int, str]:
+    """Insert one decision row (fields as :func:`record_decision` journals them), supersede the curator's
+    earlier one on the same (relation, document) and add the KB record its answer makes; inside the
+    caller's transaction. ``decision_id`` and ``created`` are given when replaying the journal."""
+    previous = [r[0] for r in con.execute(
+        SQL_ACTIVE_FOR, [row["curator"], row["schema_name"], row["entity_key"], row["pmid"]]).fetchall()]
+    supersedes = previous[-1] if previous else None
+    values = [row["curator"], row["schema_name"], row["query"], row["query_entities"], row["entity_key"],
+              row["pmid"], row["grade"], row["answer"], row["note"], supersedes, row["provenance"] or None, seq]
+    if decision_id is None:
+        decision_id, created = con.execute(SQL_INSERT_DECISION, values).fetchall()[0]
+    else:
+        decision_id, created = con.execute(SQL_REPLAY_DECISION, [decision_id, created, *values]).fetchall()[0]
+    for old in previous:
+        con.execute(SQL_SUPERSEDE, [decision_id, old])
+        _remove_curator_record(con, old)
+    if row["answer"]:
+        record = KBRecord(
+            str(row["schema_name"]),
+            tuple((str(t), str(v)) for t, v in row["kb_entities"]),
+            str(row["pmid"]),
+            "curator",
+            f"D{decision_id}",
+            (("curator", str(row["curator"])), ("grade", str(row["grade"])), ("decision_id", str(decision_id))),
+        )
+        add_kb_records(con, [record], origin=f"decision {decision_id}")
+    return decision_id, created
+
+
+class _Writer:
+    """The journal side of one write transaction (see :func:`journaled`)."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, journal: Journal) -> None:
+        self.con, self.journal = con, journal
+        self.store_id, applied = con.execute(SQL_JOURNAL_STATE).fetchall()[0]
+        self.seq = None
+        self._applied = int(applied)
+        self.written = False
+
+    def next_seq(self) -> int:
+        self.seq = max(self._applied, last_written(self.journal)) + 1
+        return self.seq
+
+    def write(self, op: str, data: Mapping[str, object]) -> None:
+        """Append the record (flushed to disk) and mark it applied in this transaction."""
+        seq = self.seq or self.next_seq()
+        self.journal.append(Record(seq, self.store_id, op, now_text(), data))
+        _last_written[str(self.journal.folder)] = seq
+        self.written = True
+        self.con.execute(SQL_SET_APPLIED, [seq])
+
+
+_last_written: dict[str, int] = {}  # journal folder → the last seq this process appended (or found at open)
+
+
+def last_written(journal: Journal) -> int:
+    return _last_written.get(str(journal.folder), 0)
+
+
+def note_last_written(journal: Journal, seq: int) -> None:
+    _last_written[str(journal.folder)] = max(seq, _last_written.get(str(journal.folder), 0))
+
+
+def journal_of(con: duckdb.DuckDBPyConnection) -> Journal | None:
+    """The journal of the store ``con`` is on (opened by ``open_store``, so migrated); None in memory."""
+    rows = con.execute(SQL_STORE_PATH).fetchall()
+    path = rows[0][0] if rows and rows[0][0] else ""
+    return Journal.beside(path) if path and path != ":memory:" else None
+
+
+@contextmanager
+def journaled(con: duckdb.DuckDBPyConnection) -> Iterator[_Writer | None]:
+    """One write transaction whose record is in the journal, flushed to disk, before it commits.
+
+    If the commit fails after the record was written, a ``void`` record cancels it, so a later
+    replay does not bring back what the curator was told had failed.
+    """
+    journal = journal_of(con)
+    with journal.lock if journal else nullcontext():
+        con.execute("BEGIN TRANSACTION")
+        writer = None
+        try:
+            writer = _Writer(con, journal) if journal else None
+            yield writer
+        except BaseException:
+            con.execute("ROLLBACK")
+            if writer is not None and writer.written:
+                _void(writer)
+            raise
+        try:
+            con.execute("COMMIT")
+        except BaseException:
+            if writer is not None and writer.written:
+                _void(writer)
+            raise
+
+
+def _void(writer: _Writer) -> None:
+    seq = max(writer.seq or 0, last_written(writer.journal)) + 1
+    try:
+        writer.journal.append(Record(seq, writer.store_id, "void", now_text(), {"voids": writer.seq}))
+        _last_written[str(writer.journal.folder)] = seq
+    except OSError:
+        pass  # the journal cannot be written either: the next open reports the record as replayed
 
 
 def _check_provenance(provenance: str) -> None:
@@ -211,17 +308,24 @@ def _remove_curator_record(con: duckdb.DuckDBPyConnection, decision_id: int) -> 
 def undo_last_decision(con: duckdb.DuckDBPyConnection, curator: str) -> Decision | None:
     """Withdraw the curator's latest active decision; returns it, or None when there is none."""
     curator = " ".join(curator.split())
-    with transaction(con):
+    with journaled(con) as journal:
         rows = con.execute(SQL_LAST_ACTIVE, [curator]).fetchall()
         if not rows:
             return None
         *fields, supersedes = rows[0]
         decision = _decision(tuple(fields))
-        con.execute(SQL_SUPERSEDE, [decision.decision_id, decision.decision_id])
-        _remove_curator_record(con, decision.decision_id)
-        if supersedes is not None:
-            con.execute(SQL_REACTIVATE, [supersedes])
+        withdraw(con, decision.decision_id, supersedes)
+        if journal:
+            journal.write("undo", {"decision_id": decision.decision_id, "curator": curator})
     return decision
+
+
+def withdraw(con: duckdb.DuckDBPyConnection, decision_id: int, supersedes: int | None) -> None:
+    """Mark a decision withdrawn and bring back the one it superseded (inside the caller's transaction)."""
+    con.execute(SQL_SUPERSEDE, [decision_id, decision_id])
+    _remove_curator_record(con, decision_id)
+    if supersedes is not None:
+        con.execute(SQL_REACTIVATE, [supersedes])
 
 
 def _decision(row: tuple) -> Decision:

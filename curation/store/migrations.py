@@ -187,4 +187,22 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         ALTER TABLE decisions ADD COLUMN provenance VARCHAR;
         """,
     ),
+    (
+        6,
+        "the decision journal: the store's id and the last journal record it holds, each decision's journal "
+        "record, and notices of repairs made at open (shown to curators until acknowledged)",
+        """
+        CREATE TABLE journal_state (store_id VARCHAR NOT NULL, applied_seq BIGINT NOT NULL);
+        INSERT INTO journal_state VALUES (CAST(uuid() AS VARCHAR), 0);
+        ALTER TABLE decisions ADD COLUMN journal_seq BIGINT;
+        CREATE SEQUENCE notice_ids START 1;
+        CREATE TABLE store_notices (
+            notice_id BIGINT PRIMARY KEY DEFAULT nextval('notice_ids'),
+            created_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+            kind VARCHAR NOT NULL,
+            message VARCHAR NOT NULL,
+            acknowledged_by VARCHAR
+        );
+        """,
+    ),
 )

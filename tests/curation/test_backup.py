@@ -55,6 +55,13 @@ def _decision_ids(path: Path) -> list[int]:
         con.close()
 
 
+def _without_journal(db: Path) -> None:
+    """Move the decision journal away: these tests are about what the WAL and the backups alone give back
+    (with the journal, recovery puts back every decision: tests/curation/test_journal.py)."""
+    folder = db.with_name(db.name + ".journal")
+    folder.rename(folder.with_name(folder.name + "-elsewhere"))
+
+
 def _leave_wal(con) -> None:
     """Close without folding the WAL into the file: what a killed process leaves behind."""
     con.execute("PRAGMA disable_checkpoint_on_shutdown")
@@ -196,6 +203,7 @@ def test_recover_with_a_damaged_wal_header_puts_back_the_last_checkpoint(db, tmp
     failure = open_failure(db)
     assert failure and "WAL" in failure and "byte position" not in failure
 
+    _without_journal(db)
     report = recover_store(db, folder, now=datetime(2026, 5, 22, 10, 15, tzinfo=UTC))
     # no WAL prefix replays anything (one shorter than the header is ignored): the checkpoint's state
     assert report.decisions[0] == 4 and _decision_ids(db) == saved
@@ -219,6 +227,7 @@ def test_recover_skips_a_damaged_backup_for_an_older_good_one(db, tmp_path):
     with open(db, "r+b") as handle:
         handle.write(b"\0" * 12288)
 
+    _without_journal(db)
     report = recover_store(db, folder)
     assert report.restored_kind == "backup" and str(older.folder) in report.restored_from
     assert any(newer.folder.name in line and "checksum" in line for line in report.rejected)
@@ -262,6 +271,7 @@ def test_recover_finds_the_longest_wal_prefix_that_replays_when_no_entry_is_name
     wal_path(cut).write_bytes(wal.read_bytes()[:position])
     expected = _decision_ids(cut)
 
+    _without_journal(db)
     report = recover_store(db, folder)
     assert report.restored_kind == "wal-prefix" and "longest prefix that replays" in report.restored_from
     ids = _decision_ids(db)

@@ -1,0 +1,277 @@
+"""The decision journal: every decision and undo, appended and flushed to disk before it is acknowledged.
+
+DuckDB's write-ahead log can be damaged in ways DuckDB does not notice: the store then opens with the
+last transactions silently gone. The journal is a second, independent copy of what curators decided,
+kept beside the store (``<store>.journal/``), from which the store is checked and repaired each time
+it is opened read-write (:mod:`curation.store.reconcile`).
+
+Format: JSON lines, one record per line, in numbered segment files (``000001.jsonl``, ...; a new
+segment is started after each backup, and segments no kept backup needs are removed). A record::
+
+    {"seq": 7, "store": "<store id>", "op": "decide" | "undo", "at": "<UTC time>", "data": {...},
+     "sum": "<sha256 of the record's other fields, canonical JSON>"}
+
+``seq`` counts from 1 across segments, without gaps; ``store`` is the id the store was given when the
+journal began (table ``journal_state``), so a journal is never replayed into another store. A line that
+does not parse or whose checksum is wrong (a torn write at a crash, a flipped bit) is reported with its
+file and line, and the damaged file is kept aside; the records around it still count.
+
+This module only reads and writes the files; what a record means for the tables is in
+:mod:`curation.store.decisions` and :mod:`curation.store.reconcile`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from curation.errors import StoreDamagedError
+from curation.files import fsync_path
+
+FOLDER_SUFFIX = ".journal"
+SEGMENT = re.compile(r"^(\d{6})\.jsonl$")
+OPS = ("decide", "undo", "void")
+
+#: One lock per journal folder: sessions of one app share the process, and a decision's journal line
+#: and its store transaction must not interleave with another decision's.
+_locks: dict[str, threading.RLock] = {}
+_locks_guard = threading.Lock()
+
+
+class JournalMismatchError(StoreDamagedError):
+    """The journal beside a store belongs to another store (or the store to another journal)."""
+
+
+def folder_for(db_path: str | Path) -> Path:
+    """The journal folder of the store at ``db_path``."""
+    db_path = Path(db_path)
+    return db_path.with_name(db_path.name + FOLDER_SUFFIX)
+
+
+def lock_for(folder: Path) -> threading.RLock:
+    key = str(Path(folder).resolve())
+    with _locks_guard:
+        return _locks.setdefault(key, threading.RLock())
+
+
+def now_text() -> str:
+    return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+def checksum(record: Mapping[str, object]) -> str:
+    """sha256 of the record without its ``sum``, as canonical JSON (sorted keys, no spaces)."""
+    body = {k: v for k, v in record.items() if k != "sum"}
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Record:
+    seq: int
+    store: str
+    op: str
+    at: str
+    data: Mapping[str, object]
+
+    def line(self) -> str:
+        body = {"seq": self.seq, "store": self.store, "op": self.op, "at": self.at, "data": dict(self.data)}
+        return json.dumps({**body, "sum": checksum(body)}, sort_keys=True, separators=(",", ":"),
+                          ensure_ascii=False) + "\n"
+
+
+@dataclass(frozen=True)
+class Damage:
+    """A line of a segment that cannot be trusted."""
+
+    file: str
+    line: int
+    reason: str
+
+    def describe(self) -> str:
+        return f"{self.file}, line {self.line}: {self.reason}"
+
+
+@dataclass
+class Scan:
+    """What the journal holds: its good records in ``seq`` order, and what was wrong."""
+
+    records: list[Record] = field(default_factory=list)
+    damage: list[Damage] = field(default_factory=list)
+    stores: set[str] = field(default_factory=set)
+
+    @property
+    def last_seq(self) -> int:
+        return self.records[-1].seq if self.records else 0
+
+    def missing(self) -> list[int]:
+        """Sequence numbers absent between 1 and the last one (a lost line)."""
+        present = {r.seq for r in self.records}
+        return [s for s in range(1, self.last_seq + 1) if s not in present]
+
+
+def _parse(text: str, file: str, number: int) -> Record | Damage:
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return Damage(file, number, f"not JSON ({exc.msg} at character {exc.pos})")
+    if not isinstance(raw, dict):
+        return Damage(file, number, "not a JSON object")
+    expected = {"seq", "store", "op", "at", "data", "sum"}
+    if set(raw) != expected:
+        return Damage(file, number, f"fields {sorted(raw)}, expected {sorted(expected)}")
+    if raw["sum"] != checksum(raw):
+        return Damage(file, number, "checksum does not match (the line was changed or cut)")
+    if not isinstance(raw["seq"], int) or raw["seq"] < 1 or raw["op"] not in OPS or not isinstance(raw["data"], dict):
+        return Damage(file, number, f"bad seq or op ({raw['seq']!r}, {raw['op']!r})")
+    return Record(raw["seq"], str(raw["store"]), raw["op"], str(raw["at"]), raw["data"])
+
+
+class Journal:
+    """The journal folder of one store."""
+
+    def __init__(self, folder: str | Path) -> None:
+        self.folder = Path(folder)
+
+    @classmethod
+    def beside(cls, db_path: str | Path) -> Journal:
+        return cls(folder_for(db_path))
+
+    @property
+    def lock(self) -> threading.RLock:
+        return lock_for(self.folder)
+
+    def segments(self) -> list[Path]:
+        if not self.folder.is_dir():
+            return []
+        return sorted(p for p in self.folder.iterdir() if SEGMENT.match(p.name))
+
+    def exists(self) -> bool:
+        return bool(self.segments())
+
+    def _current(self) -> Path:
+        segments = self.segments()
+        if segments:
+            return segments[-1]
+        self.folder.mkdir(parents=True, exist_ok=True)
+        first = self.folder / "000001.jsonl"
+        first.touch()
+        fsync_path(self.folder)
+        return first
+
+    def append(self, record: Record) -> None:
+        """Append one record and flush it to disk (file and, for a new file, its folder) before returning.
+
+        Raises:
+            OSError: the disk is full or the folder not writable; the caller must not acknowledge.
+        """
+        line = record.line().encode("utf-8")
+        path = self._current()
+        with open(path, "ab") as out:
+            if out.tell() and not _ends_with_newline(path):
+                out.write(b"\n")  # a torn last line stays a line of its own (reported, never merged)
+            out.write(line)
+            out.flush()
+            os.fsync(out.fileno())
+
+    def scan(self) -> Scan:
+        """Read every segment; damaged lines are listed, never raised."""
+        scan = Scan()
+        for path in self.segments():
+            with open(path, "rb") as handle:
+                data = handle.read()
+            lines = data.split(b"\n")
+            for number, raw in enumerate(lines, start=1):
+                if not raw.strip():
+                    continue
+                try:
+                    text = raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    scan.damage.append(Damage(path.name, number, "not UTF-8"))
+                    continue
+                parsed = _parse(text, path.name, number)
+                if isinstance(parsed, Damage):
+                    if number == len(lines) and not data.endswith(b"\n"):
+                        parsed = Damage(path.name, number, f"torn last line ({parsed.reason})")
+                    scan.damage.append(parsed)
+                else:
+                    scan.records.append(parsed)
+                    scan.stores.add(parsed.store)
+        scan.records.sort(key=lambda r: r.seq)
+        deduped: list[Record] = []
+        for record in scan.records:  # a repeated seq (never written twice by us): keep the first
+            if deduped and deduped[-1].seq == record.seq:
+                scan.damage.append(Damage("?", 0, f"seq {record.seq} appears twice; the first is kept"))
+                continue
+            deduped.append(record)
+        scan.records = deduped
+        return scan
+
+    def set_aside(self, scan: Scan, stamp: str) -> list[Path]:
+        """Copy each segment with damage to ``damaged-<stamp>-<name>`` and rewrite it with its good lines only."""
+        kept: list[Path] = []
+        for name in sorted({d.file for d in scan.damage if d.file != "?"}):
+            path = self.folder / name
+            aside = self.folder / f"damaged-{stamp}-{name}"
+            shutil.copyfile(path, aside)
+            fsync_path(aside)
+            good = [r for r in scan.records if r in _records_of(path)]
+            tmp = path.with_name(f".{name}.rewrite")
+            with open(tmp, "wb") as out:
+                for record in good:
+                    out.write(record.line().encode("utf-8"))
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(tmp, path)
+            fsync_path(self.folder)
+            kept.append(aside)
+        return kept
+
+    def rotate(self) -> Path | None:
+        """Start a new segment (after a backup); returns it, or None when the current one is empty."""
+        segments = self.segments()
+        if not segments or segments[-1].stat().st_size == 0:
+            return None
+        number = int(SEGMENT.match(segments[-1].name).group(1)) + 1
+        path = self.folder / f"{number:06d}.jsonl"
+        path.touch()
+        fsync_path(self.folder)
+        return path
+
+    def prune(self, needed_from_seq: int) -> list[Path]:
+        """Remove whole segments whose records all have ``seq`` < ``needed_from_seq``. The current segment and
+        the one holding the last record are kept: the journal always knows the last record written."""
+        removed: list[Path] = []
+        holding = [(path, _records_of(path)) for path in self.segments()]
+        with_records = [path for path, records in holding if records]
+        keep = {holding[-1][0], *(with_records[-1:])} if holding else set()
+        for path, records in holding:
+            if path not in keep and records and max(r.seq for r in records) < needed_from_seq:
+                path.unlink()
+                removed.append(path)
+        if removed:
+            fsync_path(self.folder)
+        return removed
+
+
+def _records_of(path: Path) -> list[Record]:
+    out = []
+    for number, text in enumerate(path.read_text(encoding="utf-8", errors="replace").split("\n"), start=1):
+        if text.strip():
+            parsed = _parse(text, path.name, number)
+            if isinstance(parsed, Record):
+                out.append(parsed)
+    return out
+
+
+def _ends_with_newline(path: Path) -> bool:
+    with open(path, "rb") as handle:
+        handle.seek(-1, os.SEEK_END)
+        return handle.read(1) == b"\n"

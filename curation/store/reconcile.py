@@ -1,0 +1,183 @@
+"""Check the store against its decision journal at every read-write open, and repair it from the journal.
+
+What is compared: every ``decide`` record must have its row (``decisions.journal_seq``), every ``undo``
+record its decision withdrawn, and the store's last applied record (``journal_state.applied_seq``) must
+be the journal's last. What is repaired, in the journal's order and idempotently (a second run finds
+nothing to do): missing decisions are inserted with their original ids and times, missing undos applied.
+What cannot be repaired from the journal is reported: damaged lines (kept aside, see
+:meth:`curation.store.journal.Journal.set_aside`) and a journal that ends before the store does.
+
+Every repair and every problem becomes a row of ``store_notices``, which the app shows until a curator
+acknowledges it: nothing is passed over silently. A journal written for another store is refused.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import duckdb
+
+from curation.store.base import transaction
+from curation.store.decisions import SQL_DECISION_SUPERSEDES, apply_decision, note_last_written, withdraw
+from curation.store.journal import Damage, Journal, JournalMismatchError, Scan
+
+log = logging.getLogger(__name__)
+
+SQL_STATE = "SELECT store_id, applied_seq FROM journal_state"
+SQL_SET_APPLIED = "UPDATE journal_state SET applied_seq = ?"
+SQL_JOURNALED = "SELECT journal_seq, decision_id FROM decisions WHERE journal_seq IS NOT NULL"
+SQL_WITHDRAWN = "SELECT decision_id FROM decisions WHERE superseded_by = decision_id"
+SQL_ID_EXISTS = "SELECT count(*) FROM decisions WHERE decision_id = ?"
+SQL_MAX_ID = "SELECT coalesce(max(decision_id), 0) FROM decisions"
+SQL_NEXT_ID = "SELECT nextval('decision_ids')"
+SQL_ADVANCE_IDS = "SELECT max(nextval('decision_ids')) FROM range(?)"
+SQL_ADD_NOTICE = "INSERT INTO store_notices (kind, message) VALUES (?, ?)"
+SQL_OPEN_NOTICES = (
+    "SELECT notice_id, CAST(created_at AS VARCHAR), kind, message FROM store_notices "
+    "WHERE acknowledged_by IS NULL ORDER BY notice_id"
+)
+SQL_ACKNOWLEDGE = "UPDATE store_notices SET acknowledged_by = ? WHERE notice_id = ? AND acknowledged_by IS NULL"
+
+
+@dataclass
+class Reconciled:
+    """What one reconcile found and did."""
+
+    journal_records: int = 0
+    decisions_replayed: int = 0
+    undos_replayed: int = 0
+    damage: list[Damage] = field(default_factory=list)
+    set_aside: list[Path] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+
+    @property
+    def repaired(self) -> bool:
+        return bool(self.decisions_replayed or self.undos_replayed)
+
+
+@dataclass(frozen=True)
+class Notice:
+    notice_id: int
+    created_at: str
+    kind: str
+    message: str
+
+
+def reconcile(con: duckdb.DuckDBPyConnection, db_path: str | Path) -> Reconciled:
+    """Compare the store with its journal and replay what the store lacks (see the module's docstring).
+
+    Raises:
+        JournalMismatchError: the journal beside ``db_path`` was written for another store.
+    """
+    db_path = Path(db_path)
+    journal = Journal.beside(db_path)
+    done = Reconciled()
+    with journal.lock:
+        store_id, applied = con.execute(SQL_STATE).fetchall()[0]
+        applied = int(applied)
+        scan = journal.scan()
+        foreign = sorted(scan.stores - {store_id})
+        if foreign:
+            raise JournalMismatchError(
+                f"{journal.folder} is the decision journal of another store (id {foreign[0]}), not of {db_path} "
+                f"(id {store_id}). Nothing was changed. If {db_path} is a new or different store, move that "
+                f"folder aside (rename it) and open again; if the store was replaced by mistake, put back the "
+                f"store this journal belongs to (python -m curation recover --db {db_path})."
+            )
+        note_last_written(journal, scan.last_seq)
+        done.journal_records = len(scan.records)
+        if scan.damage:
+            stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
+            done.damage = list(scan.damage)
+            done.set_aside = journal.set_aside(scan, stamp)
+        with transaction(con):
+            _replay(con, scan, done)
+            # the store holds records the journal does not: the journal was cut, lost, or restored older
+            behind = (applied, scan.last_seq, journal.exists()) if applied > scan.last_seq else None
+            if scan.last_seq > applied:
+                con.execute(SQL_SET_APPLIED, [scan.last_seq])
+            for kind, message in _messages(journal, done, behind):
+                con.execute(SQL_ADD_NOTICE, [kind, message])
+                done.notices.append(message)
+                log.warning("%s: %s", db_path, message)
+    return done
+
+
+def _replay(con: duckdb.DuckDBPyConnection, scan: Scan, done: Reconciled) -> None:
+    present = dict(con.execute(SQL_JOURNALED).fetchall())  # journal seq → decision id
+    withdrawn = {row[0] for row in con.execute(SQL_WITHDRAWN).fetchall()}
+    voided = {r.data.get("voids") for r in scan.records if r.op == "void"}
+    renumbered: dict[int, int] = {}
+    for record in scan.records:
+        if record.seq in voided or record.op == "void":
+            continue
+        data = record.data
+        if record.op == "decide":
+            if record.seq in present:
+                continue
+            wanted = int(data["decision_id"])
+            taken = con.execute(SQL_ID_EXISTS, [wanted]).fetchall()[0][0]
+            new_id, _ = apply_decision(con, data, seq=record.seq, decision_id=None if taken else wanted,
+                                       created=None if taken else str(data["created_at"]))
+            if new_id != wanted:
+                renumbered[wanted] = new_id
+            present[record.seq] = new_id
+            done.decisions_replayed += 1
+        elif record.op == "undo":
+            decision_id = renumbered.get(int(data["decision_id"]), int(data["decision_id"]))
+            if decision_id in withdrawn:
+                continue
+            rows = con.execute(SQL_DECISION_SUPERSEDES, [decision_id]).fetchall()
+            if not rows:
+                continue  # the decision is older than the journal and not in this store: nothing to undo
+            withdraw(con, decision_id, rows[0][1])
+            withdrawn.add(decision_id)
+            done.undos_replayed += 1
+    if done.decisions_replayed:  # new decisions must not reuse an id a replayed one took
+        top = con.execute(SQL_MAX_ID).fetchall()[0][0]
+        current = con.execute(SQL_NEXT_ID).fetchall()[0][0]
+        if current < top:
+            con.execute(SQL_ADVANCE_IDS, [top - current]).fetchall()
+
+
+def _messages(journal: Journal, done: Reconciled, behind: tuple[int, int, bool] | None
+              ) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    if done.repaired:
+        parts = []
+        if done.decisions_replayed:
+            parts.append(f"{done.decisions_replayed} decision{'s' if done.decisions_replayed != 1 else ''}")
+        if done.undos_replayed:
+            parts.append(f"{done.undos_replayed} undo{'s' if done.undos_replayed != 1 else ''}")
+        out.append(("repaired", f"The store had lost {' and '.join(parts)} that curators had been told were "
+                                f"saved; they were put back from the decision journal ({journal.folder})."))
+    if done.damage:
+        where = "; ".join(d.describe() for d in done.damage[:5]) + (" ..." if len(done.damage) > 5 else "")
+        aside = ", ".join(p.name for p in done.set_aside) or "nothing"
+        out.append(("journal_damaged", f"{len(done.damage)} line(s) of the decision journal could not be trusted "
+                                       f"and were left out ({where}); the damaged file(s) are kept as {aside} in "
+                                       f"{journal.folder}. Decisions on those lines may be missing: check them."))
+    if behind:
+        applied, last, exists = behind
+        what = f"ends at record {last}" if exists else "is missing"
+        out.append(("journal_behind", f"The decision journal {what}, but the store holds records up to {applied}: "
+                                      f"decisions since the journal's last backup cannot be checked against it "
+                                      f"({journal.folder}). New decisions are journaled from record {applied + 1}."))
+    return out
+
+
+def open_notices(con: duckdb.DuckDBPyConnection) -> list[Notice]:
+    """Repairs and problems found at open that no curator has acknowledged yet (oldest first)."""
+    has_table = con.execute(
+        "SELECT count(*) FROM information_schema.tables WHERE table_name = 'store_notices'").fetchall()[0][0]
+    if not has_table:
+        return []
+    return [Notice(*row) for row in con.execute(SQL_OPEN_NOTICES).fetchall()]
+
+
+def acknowledge_notice(con: duckdb.DuckDBPyConnection, notice_id: int, who: str) -> None:
+    """Mark a notice read (by ``who``); it is kept, no longer shown."""
+    con.execute(SQL_ACKNOWLEDGE, [" ".join(who.split()) or "someone", notice_id])
