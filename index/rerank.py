@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,12 +37,12 @@ class RerankerUnavailable(RetrievalError):
     """The cross-encoder folder is missing or cannot be loaded."""
 
 
-def _order_within_groups(groups: Sequence[str], scores: Sequence[float]) -> list[int]:
+def _order_within_groups(groups: Sequence[Hashable], scores: Sequence[float]) -> list[int]:
     """Positions 0..n-1 re-ordered so each group keeps the slots it held, its members sorted by score.
 
     Ties keep the first stage's order (a stable sort on the negated score).
     """
-    slots: dict[str, list[int]] = {}
+    slots: dict[Hashable, list[int]] = {}
     for position, group in enumerate(groups):
         slots.setdefault(group, []).append(position)
     order = [0] * len(groups)
@@ -51,6 +51,12 @@ def _order_within_groups(groups: Sequence[str], scores: Sequence[float]) -> list
         for slot, position in zip(positions, best_first, strict=True):
             order[slot] = position
     return order
+
+
+def _tier(hit: Hit) -> tuple[str, int]:
+    """What the re-ranker never crosses: the hit's group ("all" / "some") and how many query slots it
+    mentions (inside "some", a hit that mentions two of three concepts stays above one that mentions one)."""
+    return str(hit.group), len({match.slot for match in hit.concepts})
 
 
 def _stage_ranks(scores: Sequence[float]) -> list[int]:
@@ -69,7 +75,8 @@ def rerank_hits(
     scorer: PairScorer,
     k: int = DEFAULT_K,
 ) -> list[Hit]:
-    """Re-order the top ``k`` of ``hits`` (in their given order) by ``scorer`` within each hit's group.
+    """Re-order the top ``k`` of ``hits`` (in their given order) by ``scorer`` within each hit's tier: its
+    group and how many query slots it mentions (:func:`_tier`), so the concept search's order of tiers stays.
 
     Args:
         query: the query text the scorer reads with each document.
@@ -98,7 +105,7 @@ def rerank_hits(
     if any(math.isnan(s) for s in scores):
         raise RetrievalError("the cross-encoder gave NaN scores: its weights are damaged; retrain it")
     stage_rank = _stage_ranks(scores)
-    order = _order_within_groups([h.group for h in head], scores)
+    order = _order_within_groups([_tier(h) for h in head], scores)
     rescored = [head[p]._replace(stages=(*head[p].stages, StageScore(STAGE, scores[p], stage_rank[p])))
                 for p in order]
     return [hit._replace(rank=rank) for rank, hit in enumerate([*rescored, *tail], start=1)]

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from index.errors import RetrievalError
-from index.hits import Hit, StageScore
+from index.hits import ConceptMatch, Hit, StageScore
 from index.rerank import (
     STAGE,
     CpuRule,
@@ -138,3 +138,15 @@ def test_a_real_cross_encoder_reranks_within_groups(tiny_cross_encoder: Path):
     by_pmid = dict(zip("abcdf", scores, strict=True))
     assert [h.pmid for h in out[:2]] == sorted("ab", key=lambda p: -by_pmid[p])
     assert [h.pmid for h in out[2:]] == sorted("cdf", key=lambda p: -by_pmid[p])
+
+
+def test_inside_some_a_hit_that_mentions_more_query_slots_stays_above():
+    def with_slots(pmid, rank, slots):
+        concepts = tuple(ConceptMatch(slot, slot, 1, (), "text", ()) for slot in slots)
+        return Hit(pmid, rank, 10.0 - rank, 10.0 - rank, None, (), concepts, "some")
+
+    # the concept search put the two-slot hits first; the scorer prefers "e" (one slot) over "c" and "d"
+    hits = [with_slots("c", 1, ["Gene", "Variant"]), with_slots("d", 2, ["Gene", "Variant"]),
+            with_slots("e", 3, ["Gene"]), with_slots("b", 4, ["Gene"])]
+    out = rerank_hits("BRAF V600E vemurafenib melanoma", hits, TEXTS, keyword_scorer, k=4)
+    assert [h.pmid for h in out] == ["c", "d", "e", "b"]  # "c" (2 words) above "d" (0); "e" stays in its tier
