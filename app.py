@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from curation.workflows.session import corpus_size
-from pages.common import connection, sidebar
+from pages.common import connection, preload_search, sidebar
 from pages.legacy_mode import leave_legacy_pages_mode
 
 leave_legacy_pages_mode()  # before anything is drawn: the first run after the server starts
@@ -22,4 +22,7 @@ pages = [
     st.Page("pages/explore.py", title="Explore embeddings", icon=":material/scatter_plot:"),
     st.Page("pages/train.py", title="Train & evaluate", icon=":material/model_training:"),
 ]
-st.navigation(pages).run()
+try:
+    st.navigation(pages).run()
+finally:  # also after st.stop and st.rerun
+    preload_search(con)  # what a search needs, built in the background once the first page is drawn

@@ -21,6 +21,14 @@ started on the store; the server re-attaches it when it starts (as after an app 
 After the run the server is stopped, the job cancelled, and the store read: **stored** counts
 the run's decision rows (each click is a row; a later grade of the same abstract supersedes,
 never overwrites).
+
+The server's own share: the server runs with ``CURATION_TIMING_LOG`` set, so the app logs, per
+decision, the time from the start of the button's callback (the write) to the end of the script run
+that draws its caption (curation/workflows/timing.py). **server ms** is that time; the click time
+adds the browser (event, websocket, drawing) and the rerun request's wait for the server.
+
+Goals (``goals`` in the JSON, computed from the run): ``server_decision_ms_p95_4_sessions`` <= 100,
+``lost_or_errors`` (acknowledged but not stored, plus errors, over all runs) <= 0.
 """
 
 from __future__ import annotations
@@ -38,6 +46,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench._benchmark import goal  # noqa: E402
 from curation.grades import GRADE_LABELS, GRADES  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -179,6 +188,23 @@ def session(index: int, url: str, run_id: str, values: dict, decisions: int, pro
                   "messages": messages[:5]}
 
 
+def server_times(log: Path, curators: list[str]) -> dict[str, object]:
+    """The server's time per decision of ``curators``, from the app's timing log (ms: p50, p95, max)."""
+    from curation.workflows.timing import read_log
+
+    rows = [r for r in read_log(log) if r.get("event") == "decision" and r.get("curator") in set(curators)] \
+        if log.exists() else []
+
+    def summary(key: str) -> dict[str, float | None]:
+        values = [r[key] for r in rows]
+        return {"p50": round(percentile(values, 0.5), 1) if values else None,
+                "p95": round(percentile(values, 0.95), 1) if values else None,
+                "max": round(max(values), 1) if values else None}
+
+    return {"logged": len(rows), "server_ms": summary("server_ms"), "callback_ms": summary("callback_ms"),
+            "run_ms": summary("run_ms")}
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     if not ordered:
@@ -198,6 +224,8 @@ def run(work: Path, sessions: int, decisions: int, retrain: bool, small: bool, t
     run_id = f"{sessions}s{int(time.time())}"
     job_id, pid = start_job(db, targets[0], engine) if retrain else (None, None)
     results: dict[int, dict] = {}
+    timing_log = work / f"timing-{run_id}.jsonl"
+    os.environ["CURATION_TIMING_LOG"] = str(timing_log)  # the server logs its own time per decision
     try:
         with app_server(db, work / "models", work / f"server-{run_id}.log", timeout_s=600) as url:
             start = threading.Barrier(sessions + 1)
@@ -219,6 +247,7 @@ def run(work: Path, sessions: int, decisions: int, retrain: bool, small: bool, t
             wall = time.time() - started
             running_at_end = bool(pid and retraining.worker_alive(pid))
     finally:
+        os.environ.pop("CURATION_TIMING_LOG", None)
         job_state = stop_job(db, job_id) if job_id else ""
     con = store.open_store(db)
     curators = [r["curator"] for r in results.values()]
@@ -227,6 +256,7 @@ def run(work: Path, sessions: int, decisions: int, retrain: bool, small: bool, t
     con.close()
     latencies = [x for r in results.values() for x in r["latencies"]]
     acknowledged = sum(r["acknowledged"] for r in results.values())
+    server = server_times(timing_log, curators)
     return {
         "sessions": sessions,
         "decisions_per_session": decisions,
@@ -238,11 +268,24 @@ def run(work: Path, sessions: int, decisions: int, retrain: bool, small: bool, t
         "latency_ms": {"p50": round(1000 * percentile(latencies, 0.5), 1),
                        "p95": round(1000 * percentile(latencies, 0.95), 1),
                        "max": round(1000 * max(latencies), 1) if latencies else None},
+        "server_decision_ms": server["server_ms"],  # callback start → end of the run that draws the caption
+        "server_callback_ms": server["callback_ms"],  # the write alone (record_judgement)
+        "server_run_ms": server["run_ms"],  # the script run after it
+        "server_decisions_logged": server["logged"],
         "wall_s": round(wall, 1),
         "decisions_per_s": round(acknowledged / wall, 2) if wall else None,
         "error_messages": [m for r in results.values() for m in r["messages"]][:10],
         "load_average_1min": os.getloadavg()[0],
     }
+
+
+def load_goals(runs: list[dict]) -> dict[str, dict[str, object]]:
+    """Nothing lost or refused in any run; the server's own p95 per decision with 4 sessions (when run)."""
+    goals = {"lost_or_errors": goal(sum(max(0, r["acknowledged"] - r["stored"]) + r["errors"] for r in runs), 0, "<=")}
+    four = next((r for r in runs if r["sessions"] == 4), None)
+    if four is not None and four["server_decision_ms"]["p95"] is not None:
+        goals["server_decision_ms_p95_4_sessions"] = goal(four["server_decision_ms"]["p95"], 100, "<=")
+    return goals
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -270,7 +313,8 @@ def main(argv: list[str] | None = None) -> int:
         r = runs[-1]
         print(f"{r['sessions']} sessions: acknowledged {r['acknowledged']}, stored {r['stored']}, errors "
               f"{r['errors']}, retrain running {r['retrain_running']}, p50 {r['latency_ms']['p50']} ms, "
-              f"p95 {r['latency_ms']['p95']} ms", flush=True)
+              f"p95 {r['latency_ms']['p95']} ms; server p50 {r['server_decision_ms']['p50']} ms, "
+              f"p95 {r['server_decision_ms']['p95']} ms ({r['server_decisions_logged']} logged)", flush=True)
     report = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "params": {"decisions_per_session": args.decisions, "data": "test fixtures" if args.small else "real",
@@ -280,6 +324,7 @@ def main(argv: list[str] | None = None) -> int:
         "counts": counts,
         "runs": runs,
         "timings_s": {"load_store": round(load_s, 1)},
+        "goals": load_goals(runs),
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2))

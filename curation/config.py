@@ -39,6 +39,8 @@ class Settings:
             store, so ``data/backups`` for the default store), one folder per store.
         backup_interval_min: the app backs the store up when its newest backup is older than this
             (``CURATION_BACKUP_INTERVAL_MIN``; 0 turns automatic backups off).
+        timing_log: when set (``CURATION_TIMING_LOG``), the app appends one JSON line per recorded
+            decision to this file: the server's own time for it (bench/load.py reads it); unset: nothing written.
     """
 
     db_path: Path = field(default_factory=_db_path)
@@ -56,6 +58,9 @@ class Settings:
     )
     backups_dir: Path = field(default_factory=lambda: Path(_env("BACKUPS_DIR", str(_db_path().parent / "backups"))))
     backup_interval_min: float = field(default_factory=lambda: float(_env("BACKUP_INTERVAL_MIN", "30")))
+    timing_log: Path | None = field(
+        default_factory=lambda: Path(_env("TIMING_LOG", "")) if _env("TIMING_LOG", "") else None
+    )
 
 
 def load_settings() -> Settings:

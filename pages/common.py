@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 import tempfile
 from pathlib import Path
 
@@ -12,8 +13,8 @@ import streamlit as st
 from curation.config import load_settings
 from curation.errors import USER_ERRORS
 from curation.grades import GRADES
-from curation.workflows import curate, entities, retrain, serving
-from curation.workflows.session import content_fingerprint, schemas, store_counts
+from curation.workflows import curate, entities, retrain, serving, timing
+from curation.workflows.session import content_fingerprint, corpus_size, schemas, store_counts
 from curation.workflows.versions import active_version
 
 # Keyboard shortcuts of the grade buttons on the Curate and Annotate pages: 1, 2, 3, best grade first.
@@ -102,14 +103,56 @@ def current_job(con: duckdb.DuckDBPyConnection):
     return retrain.current_job(con, before_activate=lambda path: preload_retriever(con, path))
 
 
-@st.cache_resource(show_spinner="Building the dictionaries and analysing the abstracts…", max_entries=2)
+@st.cache_resource(show_spinner=False, max_entries=2)
+def _matcher_build(db_path: str, fingerprint: tuple[int, int, int]) -> serving.Background:
+    # Starts the build and returns at once: a page is drawn without waiting for it (see preload_search).
+    cache_dir = load_settings().cache_dir / "lexicon"
+    return serving.start_matcher(lambda: _connection(db_path).cursor(), cache_dir)
+
+
 def _matcher(db_path: str, fingerprint: tuple[int, int, int]):
-    return serving.build_matcher(_connection(db_path).cursor())
+    build = _matcher_build(db_path, fingerprint)
+    try:
+        return build.result()
+    except BaseException:
+        _matcher_build.clear(db_path, fingerprint)  # as st.cache_resource does: a failed build is tried again
+        raise
 
 
 def matcher(con: duckdb.DuckDBPyConnection):
-    """The text matcher over the store's dictionaries (rebuilt when the store grows)."""
-    return _matcher(str(load_settings().db_path), content_fingerprint(con))
+    """The text matcher over the store's dictionaries (rebuilt when the store grows).
+
+    Built in the background from the end of the first page on (:func:`preload_search`); a search that comes
+    before it is ready waits for it under a message.
+    """
+    db_path, fingerprint = str(load_settings().db_path), content_fingerprint(con)
+    if not _matcher_build(db_path, fingerprint).ready():
+        with st.spinner("Loading the search index (dictionaries)…"):
+            return _matcher(db_path, fingerprint)
+    return _matcher(db_path, fingerprint)
+
+
+def preload_search(con: duckdb.DuckDBPyConnection | None) -> None:
+    """Start building what a search needs (the matcher), in the background, once a page has been drawn.
+
+    app.py calls it when every run ends, however it ends (st.stop included: no Streamlit element is drawn
+    here): the first page after a (re)start is served without waiting for the dictionaries, and they are
+    usually ready by the time a curator has typed a query.
+    """
+    try:
+        if con is not None and corpus_size(con) > 0:
+            _matcher_build(str(load_settings().db_path), content_fingerprint(con))
+    except (*USER_ERRORS, duckdb.Error) as exc:  # the page itself reports a store that fails
+        print(f"background loading not started: {exc}", file=sys.stderr)
+
+
+def log_decision_time() -> None:
+    """At the end of the page that drew a decision's caption: log the server's time for it (``CURATION_TIMING_LOG``).
+
+    From the start of the button's callback to here: the write and the script run that shows it.
+    """
+    if pending := st.session_state.pop("decision_timing", None):
+        timing.log_decision(load_settings(), *pending)
 
 
 @st.cache_resource(show_spinner="Loading the entity recogniser…", max_entries=2)
@@ -122,6 +165,7 @@ def annotator(con: duckdb.DuckDBPyConnection):
 
     Used when documents are ingested, never per page view: highlights read the stored annotations.
     """
+    matcher(con)  # built first, under its own message when a search comes before it is ready
     return _annotator(str(load_settings().db_path), content_fingerprint(con), entities.active_models_key(con))
 
 
@@ -132,6 +176,7 @@ def _normaliser(db_path: str, fingerprint: tuple[int, int, int]):
 
 def normaliser(con: duckdb.DuckDBPyConnection):
     """Typed name → ranked concepts (exact, notation rules, character n-gram similarity)."""
+    matcher(con)  # built first, under its own message when a search comes before it is ready
     return _normaliser(str(load_settings().db_path), content_fingerprint(con))
 
 
@@ -145,6 +190,7 @@ def _query_linker(db_path: str, fingerprint: tuple[int, int, int], models: tuple
 
 def query_linker(con: duckdb.DuckDBPyConnection):
     """Typed slot → concepts (exact names, notation rules, the active linker; weak links only offered)."""
+    matcher(con)  # built first, under its own message when a search comes before it is ready
     return _query_linker(str(load_settings().db_path), content_fingerprint(con), entities.active_models_key(con))
 
 

@@ -6,6 +6,7 @@ import streamlit as st
 
 from curation.errors import USER_ERRORS
 from curation.grades import GRADE_LABELS, GRADES
+from curation.workflows import timing
 from curation.workflows.curate import (
     ENTITY_KINDS,
     ROLES,
@@ -25,7 +26,15 @@ from curation.workflows.highlight import escape_text
 from curation.workflows.provenance import provenance_json
 from curation.workflows.session import corpus_size, current_schema
 from pages import concept_chips as chips
-from pages.common import GRADE_SHORTCUTS, connection, matcher, query_linker, retriever, serving_problem
+from pages.common import (
+    GRADE_SHORTCUTS,
+    connection,
+    log_decision_time,
+    matcher,
+    query_linker,
+    retriever,
+    serving_problem,
+)
 from pages.legacy_mode import leave_legacy_pages_mode
 from pages.sample_loader import sample_action
 
@@ -129,6 +138,7 @@ if not curator:
 
 
 def decide(pmid: str, grade: str, answer: str, note: str, confirm_kind: bool = False) -> None:
+    started = timing.clock()
     row = next((r for r in result.rows if r.pmid == pmid), None)
     try:
         record_judgement(
@@ -137,6 +147,8 @@ def decide(pmid: str, grade: str, answer: str, note: str, confirm_kind: bool = F
             provenance=provenance_json(row) if row is not None else "",
         )
         st.toast(f"PMID {pmid}: {GRADE_LABELS[grade]}")
+        # Logged with the server's time for it once the run that follows has drawn it (CURATION_TIMING_LOG).
+        st.session_state["decision_timing"] = (curator, pmid, started, timing.clock())
     except AnswerKindError as exc:
         st.session_state["decision_kind"] = (str(exc), (pmid, grade, answer, note, True))
     except USER_ERRORS as exc:
@@ -215,6 +227,7 @@ for group, group_rows in groups.items():
         chips.group_header(result, group, len(group_rows))
     for row in group_rows:
         result_card(row, row is rows[focus])
+log_decision_time()  # the caption of a decision just made is drawn: its server time, when logged
 if len(result.rows) >= st.session_state.get("depth", 20) and st.button("More results"):
     st.session_state["depth"] = st.session_state.get("depth", 20) + 20
     st.rerun()

@@ -9,9 +9,12 @@ matching benchmark measures.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
+from pathlib import Path
 
 import duckdb
 
@@ -29,10 +32,14 @@ from curation.entities.synonyms import (
     ptm_synonyms,
 )
 from curation.errors import InputError
+from curation.files import write_atomic
 from curation.records import Document, KBRecord, Mention, Synonym
 from curation.schemas import RelationSchema
 
 DICTIONARY_FORMATS = ("drugbank", "hgnc")
+# Bump when what :func:`assemble_lexicon` excludes, or how, changes: older files in the cache then miss.
+EXCLUDED_FORMAT = 1
+EXCLUDED_KEEP = 4  # cached exclusion files kept (a few store states back)
 
 
 def read_dictionary(kind: str, path) -> list[Synonym]:
@@ -83,29 +90,87 @@ def merged_synonyms(
     return list(dictionary) + merged + ptm_synonyms() + element_synonyms()
 
 
-def assemble_lexicon(synonyms: list[Synonym], annotated: Iterable[Document], filter_names: bool = True) -> Lexicon:
-    """A lexicon of ``synonyms`` without the names ``annotated`` abstracts show to be usually wrong.
+def excluded_names(synonyms: list[Synonym], annotated: Iterable[Document]) -> dict[str, frozenset[str]]:
+    """Per kind, the names of ``synonyms`` that ``annotated`` abstracts show to be usually wrong in text.
 
     Abstracts with gene annotations are judged on every kind; the others (BC5CDR-like) on
-    chemicals and diseases only.
+    chemicals and diseases only. Runs a matcher over every annotated abstract: ~12 s on the real data.
     """
     full, partial = [], []
     for doc in annotated:
         kinds = {PUBTATOR_KINDS.get(m.type) for m in doc.mentions}
         if kinds - {None}:
             (full if "gene" in kinds else partial).append(doc)
-    if not filter_names or not (full or partial):
-        return Lexicon(synonyms)
+    if not (full or partial):
+        return {}
     probe = Matcher(Lexicon(synonyms), abbreviations=False, veto=False, shapes=False)
     stats = merge_stats(
         measure_names(probe, full, ("gene", "chemical", "disease", "variant")),
         measure_names(probe, partial, ("chemical", "disease")),
     )
-    return Lexicon(synonyms, exclude=unreliable_names(stats))
+    return unreliable_names(stats)
 
 
-def build_lexicon(con: duckdb.DuckDBPyConnection, filter_names: bool = True) -> Lexicon:
-    """The lexicon for matching and normalisation, built from the store."""
+def assemble_lexicon(synonyms: list[Synonym], annotated: Iterable[Document], filter_names: bool = True,
+                     cache_dir: Path | None = None) -> Lexicon:
+    """A lexicon of ``synonyms`` without the names ``annotated`` abstracts show to be usually wrong.
+
+    Args:
+        cache_dir: where the excluded names are kept between processes, as JSON named by a digest of
+            ``synonyms`` and ``annotated`` (what they are computed from): an app restarted on the same
+            store reads them instead of measuring again. A missing or unreadable file is measured anew.
+    """
+    if not filter_names:
+        return Lexicon(synonyms)
+    annotated = list(annotated)
+    if cache_dir is None:
+        return Lexicon(synonyms, exclude=excluded_names(synonyms, annotated))
+    path = Path(cache_dir) / f"excluded-{_inputs_digest(synonyms, annotated)}.json"
+    exclude = _read_excluded(path)
+    if exclude is None:
+        exclude = excluded_names(synonyms, annotated)
+        _write_excluded(path, exclude)
+    return Lexicon(synonyms, exclude=exclude)
+
+
+def _inputs_digest(synonyms: Sequence[Synonym], annotated: Sequence[Document]) -> str:
+    # The records are frozen dataclasses of strings, numbers and tuples: their repr is a stable, exact text.
+    hasher = hashlib.sha256(f"format {EXCLUDED_FORMAT}\n".encode())
+    for source in sorted(Path(__file__).parent.glob("*.py")):  # the matching code too: a change there is a miss
+        hasher.update(source.read_bytes())
+    for row in (*synonyms, *annotated):
+        hasher.update(repr(row).encode())
+        hasher.update(b"\n")
+    return hasher.hexdigest()[:32]
+
+
+def _read_excluded(path: Path) -> dict[str, frozenset[str]] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data.get("format") != EXCLUDED_FORMAT:
+            return None
+        return {str(kind): frozenset(str(n) for n in names) for kind, names in data["excluded"].items()}
+    except (OSError, ValueError, KeyError, AttributeError, TypeError):
+        return None  # a miss: measured again and written anew
+
+
+def _write_excluded(path: Path, exclude: dict[str, frozenset[str]]) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, json.dumps({"format": EXCLUDED_FORMAT,
+                                       "excluded": {k: sorted(v) for k, v in sorted(exclude.items())}}))
+        # Keep the newest few: each ingest makes a new digest.
+        for old in sorted(path.parent.glob("excluded-*.json"), key=lambda p: p.stat().st_mtime)[:-EXCLUDED_KEEP]:
+            old.unlink(missing_ok=True)
+    except OSError:
+        pass  # a read-only or full cache folder only costs the next start the measurement
+
+
+def build_lexicon(con: duckdb.DuckDBPyConnection, filter_names: bool = True, cache_dir: Path | None = None) -> Lexicon:
+    """The lexicon for matching and normalisation, built from the store.
+
+    ``cache_dir``: where the measured name exclusions are kept between processes (see :func:`assemble_lexicon`).
+    """
     mentions = store.list_mentions(con)
     records = [(schema, store.list_kb_records(con, schema.name)) for schema in store.list_schemas(con)]
     synonyms = merged_synonyms(store.list_synonyms(con), records, mentions)
@@ -113,7 +178,7 @@ def build_lexicon(con: duckdb.DuckDBPyConnection, filter_names: bool = True) -> 
     for mention in mentions:
         by_doc[mention.pmid].append(mention)
     annotated = [replace(d, mentions=tuple(by_doc[d.pmid])) for d in store.get_documents(con, sorted(by_doc))]
-    return assemble_lexicon(synonyms, annotated, filter_names)
+    return assemble_lexicon(synonyms, annotated, filter_names, cache_dir)
 
 
 def snapshot_lexicon(snapshot, filter_names: bool = True) -> Lexicon:

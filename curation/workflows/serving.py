@@ -7,7 +7,10 @@ the policy of which model version serves lives in :mod:`curation.versions.servin
 from __future__ import annotations
 
 import sys
+import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import Generic, TypeVar
 
 import duckdb
 
@@ -27,11 +30,13 @@ from curation.versions.serving import (
 )
 
 __all__ = [
-    "ServingKey", "back_up_if_due", "build_matcher", "build_normaliser", "key_once_active", "load_problem",
-    "open_app_store", "open_for_app", "open_served", "serving_key", "serving_problem",
+    "Background", "ServingKey", "back_up_if_due", "build_matcher", "build_normaliser", "key_once_active",
+    "load_problem", "open_app_store", "open_for_app", "open_served", "serving_key", "serving_problem", "start_matcher",
 ]
 
 WARM_DOCUMENTS = 20_000  # abstracts analysed when the matcher is built (all of a corpus this size)
+WARM_BATCH = 16  # abstracts analysed at a time in the background (~40 ms): a search waits for one batch at most
+T = TypeVar("T")
 
 
 def open_app_store(db_path: str | Path) -> duckdb.DuckDBPyConnection:
@@ -72,20 +77,95 @@ def back_up_if_due(con: duckdb.DuckDBPyConnection, settings: Settings) -> str:
     return ""
 
 
-def build_matcher(con: duckdb.DuckDBPyConnection, warm_documents: int = WARM_DOCUMENTS) -> Matcher:
+def build_matcher(con: duckdb.DuckDBPyConnection, warm_documents: int = WARM_DOCUMENTS,
+                  cache_dir: Path | None = None) -> Matcher:
     """The text matcher over the store's dictionaries, with the corpus's abstracts analysed ahead.
 
     Analysing abstracts ahead (about 2 ms each) keeps highlighting off the search path: the curator
-    path drops from ~130 ms to ~25 ms p95 on this corpus (bench/retrieval.py).
+    path drops from ~130 ms to ~25 ms p95 on this corpus (bench/retrieval.py). ``cache_dir``: where the
+    dictionary's measured exclusions are kept between processes (:func:`~curation.entities.dictionaries.build_lexicon`).
     """
-    built = Matcher(build_lexicon(con), cache_size=warm_documents)
+    built = Matcher(build_lexicon(con, cache_dir=cache_dir), cache_size=warm_documents)
+    built.analyse_many(_texts(con, warm_documents))
+    return built
+
+
+def _texts(con: duckdb.DuckDBPyConnection, limit: int) -> list[str]:
     texts = []
     for doc in store.iter_documents(con):
         texts.append(doc.text)
-        if len(texts) >= warm_documents:
+        if len(texts) >= limit:
             break
-    built.analyse_many(texts)
-    return built
+    return texts
+
+
+class Background(Generic[T]):
+    """A value built once in a daemon thread, so that a page can be drawn before it is ready.
+
+    ``build`` runs at once in its own thread; :meth:`result` waits for it (and raises what it raised).
+    ``then``, when given, runs in the same thread with the built value after :meth:`result` is released
+    (work that improves the value without being needed to use it, such as warming a cache).
+    """
+
+    def __init__(self, build: Callable[[], T], name: str, then: Callable[[T], None] | None = None) -> None:
+        self._done = threading.Event()
+        self._value: T | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(build, then), name=name, daemon=True)
+        self._thread.start()
+
+    def _run(self, build: Callable[[], T], then: Callable[[T], None] | None) -> None:
+        try:
+            self._value = build()
+        except BaseException as exc:  # handed to whoever waits for the value
+            self._error = exc
+        finally:
+            self._done.set()
+        if then is not None and self._error is None:
+            try:
+                then(self._value)  # type: ignore[arg-type]
+            except Exception as exc:  # an optimisation that failed: the value is still good
+                print(f"{self._thread.name}: {type(exc).__name__}: {exc}", file=sys.stderr)
+
+    def ready(self) -> bool:
+        """Built (or failed): :meth:`result` returns at once."""
+        return self._done.is_set()
+
+    def failed(self) -> bool:
+        """The build raised (:meth:`result` raises it)."""
+        return self._done.is_set() and self._error is not None
+
+    def result(self) -> T:
+        """The value, waiting for the build when it is still running."""
+        self._done.wait()
+        if self._error is not None:
+            raise self._error
+        return self._value  # type: ignore[return-value]
+
+
+def start_matcher(open_cursor: Callable[[], duckdb.DuckDBPyConnection], cache_dir: Path | None = None,
+                  warm_documents: int = WARM_DOCUMENTS) -> Background[Matcher]:
+    """Build the matcher of :func:`build_matcher` in the background; it is usable before the abstracts are analysed.
+
+    The dictionaries come first (a few seconds when ``cache_dir`` holds this store's name exclusions, ~25 s
+    otherwise); the corpus's abstracts are then analysed ahead in batches of :data:`WARM_BATCH`, so a search
+    made meanwhile waits for one batch, and analyses its own results itself.
+
+    Args:
+        open_cursor: a new cursor on the store, called in the background thread (a cursor per thread).
+    """
+    texts: list[str] = []
+
+    def build() -> Matcher:
+        con = open_cursor()
+        texts.extend(_texts(con, warm_documents))
+        return Matcher(build_lexicon(con, cache_dir=cache_dir), cache_size=warm_documents)
+
+    def warm(matcher: Matcher) -> None:
+        for start in range(0, len(texts), WARM_BATCH):
+            matcher.analyse_many(texts[start:start + WARM_BATCH])
+
+    return Background(build, "matcher", then=warm)
 
 
 def open_for_app(con: duckdb.DuckDBPyConnection, models_dir: Path, key: ServingKey):

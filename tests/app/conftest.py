@@ -18,4 +18,5 @@ def loaded_db(tmp_path, fixtures, monkeypatch):
     con.close()
     monkeypatch.setenv("CURATION_DB", str(db))
     monkeypatch.setenv("CURATION_MODELS_DIR", str(tmp_path / "models"))
+    monkeypatch.setenv("CURATION_CACHE_DIR", str(tmp_path / "cache"))  # the dictionaries' cached exclusions
     return db

@@ -28,3 +28,9 @@ def test_load_bench_small_run(tmp_path):
     assert run["sessions"] == 2 and run["acknowledged"] == 12 and run["stored"] == 12 and run["errors"] == 0
     assert run["retrain_running"] is True and run["retrain_job_after_cancel"] == "cancelled"
     assert 0 < run["latency_ms"]["p50"] <= run["latency_ms"]["p95"]
+    # The server's own time per decision, from the app's timing log: part of the click time.
+    assert run["server_decisions_logged"] == 12
+    assert 0 < run["server_callback_ms"]["p50"] <= run["server_decision_ms"]["p50"] <= run["latency_ms"]["p50"]
+    goals = json.loads(out.read_text())["goals"]
+    assert goals["lost_or_errors"] == {"value": 0, "target": 0, "op": "<=", "met": True}
+    assert "server_decision_ms_p95_4_sessions" not in goals  # no run with 4 sessions here

@@ -64,3 +64,25 @@ def test_cli_normalise(loaded, tmp_path):
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[0].split()[2] == "Vemurafenib"
+
+
+def test_the_measured_exclusions_are_kept_by_a_digest_of_their_inputs(loaded, tmp_path, monkeypatch):
+    from curation.entities import dictionaries
+
+    cache = tmp_path / "lexicon"
+    first = build_lexicon(loaded, cache_dir=cache)
+    (kept,) = cache.glob("excluded-*.json")
+    assert build_lexicon(loaded).sizes() == first.sizes()  # the same lexicon as without a cache
+
+    measured = []
+    monkeypatch.setattr(dictionaries, "excluded_names", lambda *a: measured.append(1) or {})
+    again = build_lexicon(loaded, cache_dir=cache)  # a restart: read, not measured
+    assert not measured and again.sizes() == first.sizes()
+
+    kept.write_text("{not json")  # damaged: measured again, never an error
+    build_lexicon(loaded, cache_dir=cache)
+    assert measured == [1]
+
+    ingest_kb(loaded, "civic", PROJECT_ROOT / "tests" / "fixtures" / "civic" / "v1.tsv")  # new inputs: a new file
+    build_lexicon(loaded, cache_dir=cache)
+    assert measured == [1, 1] and len(list(cache.glob("excluded-*.json"))) == 2
