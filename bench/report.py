@@ -631,8 +631,10 @@ def feedback_section(data: dict) -> list[str]:
     lines = [
         "## The feedback loop on benchmark v2 (`bench/feedback.py`)",
         "",
-        f"Run {data['date']} on {params.get('cpu_count')} CPU cores (load average {_f(params.get('load_average'), 1)} "
-        f"at the end). A simulated curator typed {judged} train queries with the KB's names and judged the served "
+        f"Run {data['date']} on {params.get('cpu_count')} CPU cores (load average "
+        f"{_f(params['load_average_at_start'], 1) + ' at the start, ' if 'load_average_at_start' in params else ''}"
+        f"{_f(params.get('load_average'), 1)} at the end: timings are inflated when other work shared the cores). "
+        f"A simulated curator typed {judged} train queries with the KB's names and judged the served "
         f"top-{params['judged_per_query']} with the gold labels: {complete} complete, {rejected} not relevant "
         f"(record_decision p50 {_f(curator.get('record_decision_ms_p50'), 1)} ms). Each system after `before` is a "
         f"real retraining job (worker process) from the base model: {params['epochs']} epoch(s), batch "
@@ -672,9 +674,13 @@ def feedback_section(data: dict) -> list[str]:
     lines += [
         "",
         f"Click to serving (KB + decisions, from the Retrain call until the new version is active with its "
-        f"retriever loaded): {_f(t.get('click_to_serving'), 0)} s.",
+        f"retriever loaded, or the gate kept it inactive): {_f(t.get('click_to_serving'), 0)} s.",
         "",
     ]
+    for name, job in jobs.items():
+        if "activated" in job:
+            lines += [f"Gate, {name} ({'activated' if job['activated'] else 'not activated'}): "
+                      f"{job.get('verdict') or job.get('message')}", ""]
     return lines
 
 
