@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from curation.workflows.session import corpus_size
-from pages.common import connection, preload_search, sidebar
+from pages.common import connection, preload_search, sidebar, store_notice_banner
 from pages.legacy_mode import leave_legacy_pages_mode
 
 leave_legacy_pages_mode()  # before anything is drawn: the first run after the server starts
@@ -13,6 +13,7 @@ st.set_page_config(page_title="Curation workbench", page_icon=":material/biotech
 
 con = connection()
 sidebar(con)
+store_notice_banner(con)  # repairs made from the decision journal, until someone reads them
 empty = con is None or corpus_size(con) == 0
 # An empty store opens on the Knowledge base page, which says how to load data.
 pages = [

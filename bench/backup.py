@@ -58,10 +58,12 @@ from bench._app_restart import FIRST_PAGE_TARGET_S, app_kill_campaign  # noqa: E
 from bench._benchmark import goal  # noqa: E402
 from curation import store  # noqa: E402
 from curation.config import Settings  # noqa: E402
+from curation.errors import StoreDamagedError  # noqa: E402
 from curation.grades import Grade  # noqa: E402
 from curation.ops.backup import backup_due, backup_store, verify_backup  # noqa: E402
 from curation.ops.recovery import recover_store, wal_path  # noqa: E402
 from curation.schemas import PO  # noqa: E402
+from curation.store.reconcile import open_notices  # noqa: E402
 from curation.workflows.ingestion import ingest_corpus, ingest_kb  # noqa: E402
 
 WRITER = """
@@ -230,6 +232,7 @@ def recovery_figures(db: Path, folder: Path, work: Path, pmids: list[str], trial
             handle.seek(position)
             handle.write(bytes(b ^ 0xFF for b in data))
         outcome: dict[str, object] = {"position": position}
+        outcome["product"] = _product_open(walled, work, folder, before, 200, position=position)
         try:
             with duckdb.connect(str(trial)) as probe:
                 outcome["opened_with"] = probe.execute("SELECT count(*) FROM decisions").fetchall()[0][0] - before
@@ -255,6 +258,7 @@ def recovery_figures(db: Path, folder: Path, work: Path, pmids: list[str], trial
         "recovered_decisions_when_refused": sorted(o["recovered"] for o in refused),
         "restored_from": sorted({o["restored"] for o in refused}),
         "recover_s": _ms([o["recover_s"] * 1000 for o in refused]) if refused else None,
+        "product": _product_summary([o["product"] for o in outcomes]),
         "outcomes": outcomes,
     }
     truncated = []
@@ -264,20 +268,78 @@ def recovery_figures(db: Path, folder: Path, work: Path, pmids: list[str], trial
         shutil.copyfile(walled, trial)
         shutil.copyfile(wal_path(walled), wal_path(trial))
         os.truncate(wal_path(trial), cut)
+        product = _product_open(walled, work, folder, before, 200, cut=cut)
         try:
             with duckdb.connect(str(trial)) as probe:
                 kept = probe.execute("SELECT count(*) FROM decisions").fetchall()[0][0] - before
-            truncated.append({"cut_at": cut, "opened_with": kept})
+            truncated.append({"cut_at": cut, "opened_with": kept, "product": product})
         except duckdb.Error as exc:
-            truncated.append({"cut_at": cut, "refused": str(exc)[:120]})
+            truncated.append({"cut_at": cut, "refused": str(exc)[:120], "product": product})
         shutil.rmtree(trial.parent)
     out["truncated_wal"] = {
         "trials": len(truncated),
         "opened_silently": sum("opened_with" in t for t in truncated),
         "lost_decisions": sorted(200 - t["opened_with"] for t in truncated if "opened_with" in t),
+        "product": _product_summary([t["product"] for t in truncated]),
         "outcomes": truncated,
     }
     return out
+
+
+def _product_open(walled: Path, work: Path, folder: Path, before: int, made: int, position: int | None = None,
+                  cut: int | None = None) -> dict[str, object]:
+    """What the product gives back from a damaged copy: the store, its WAL (16 bytes inverted at ``position``,
+    or cut at ``cut``) and its decision journal, as they sit side by side in a deployment. ``store.open_store``
+    (which checks the store against the journal), and ``recover_store`` when it refuses; then how many of the
+    ``made`` decisions are there, and whether a person is told (a notice, or the recovery report)."""
+    copy = work / "product" / "store.duckdb"
+    copy.parent.mkdir()
+    try:
+        shutil.copyfile(walled, copy)
+        shutil.copyfile(wal_path(walled), wal_path(copy))
+        journal = walled.with_name(walled.name + ".journal")
+        if journal.is_dir():
+            shutil.copytree(journal, copy.with_name(copy.name + ".journal"))
+        with open(wal_path(copy), "r+b") as handle:
+            if position is not None:
+                handle.seek(position)
+                data = handle.read(16)
+                handle.seek(position)
+                handle.write(bytes(b ^ 0xFF for b in data))
+        if cut is not None:
+            os.truncate(wal_path(copy), cut)
+        started = time.perf_counter()
+        told: list[str] = []
+        try:
+            con = store.open_store(copy)
+            path = "opened"
+        except StoreDamagedError:
+            report = recover_store(copy, folder)
+            told.append(f"recover: restored from {report.restored_kind}")
+            con = store.open_store(copy)
+            path = "recovered"
+        try:
+            present = con.execute("SELECT count(*) FROM decisions").fetchall()[0][0] - before
+            told += [f"{n.kind}" for n in open_notices(con)]
+        finally:
+            con.close()
+        lost = max(0, made - present)
+        return {"path": path, "seconds": round(time.perf_counter() - started, 3), "present": present, "lost": lost,
+                "told": told, "silent_lost": 0 if told else lost}
+    finally:
+        shutil.rmtree(copy.parent, ignore_errors=True)
+
+
+def _product_summary(results: list[dict[str, object]]) -> dict[str, object]:
+    return {
+        "trials": len(results),
+        "opened": sum(r["path"] == "opened" for r in results),
+        "recovered": sum(r["path"] == "recovered" for r in results),
+        "lost_decisions": sum(r["lost"] for r in results),
+        "silent_lost_decisions": sum(r["silent_lost"] for r in results),
+        "told": sum(bool(r["told"]) for r in results),
+        "seconds": _ms([r["seconds"] * 1000 for r in results]) if results else None,
+    }
 
 
 def kill_campaign(db: Path, kills: int, seed: int = 7) -> dict[str, object]:
@@ -362,6 +424,14 @@ def main(argv: list[str] | None = None) -> int:
         if args.app_kills:
             report["app_kill_9"] = app_kill_campaign(db, work, args.app_kills)
             print(f"kill -9 of the app: {report['app_kill_9']}", flush=True)
+    recovery = report["recovery"]
+    report["goals"] = {
+        # decisions missing after the product opened (or recovered) a store with a damaged or cut WAL, and
+        # nobody was told: every trial, with the decision journal beside the store as deployed
+        "corrupt_wal_silent_losses": goal(
+            recovery["corrupt_wal"]["product"]["silent_lost_decisions"]
+            + recovery["truncated_wal"]["product"]["silent_lost_decisions"], 0, "<="),
+    }
     report["goals"] = {**report.get("goals", {}), **durability_goals(report)}  # each part adds its own
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2) + "\n")

@@ -14,7 +14,15 @@ from curation.config import load_settings
 from curation.errors import USER_ERRORS
 from curation.grades import GRADES
 from curation.workflows import curate, entities, retrain, serving, timing
-from curation.workflows.session import content_fingerprint, corpus_size, schemas, store_counts
+from curation.workflows.highlight import escape_text
+from curation.workflows.session import (
+    acknowledge,
+    content_fingerprint,
+    corpus_size,
+    schemas,
+    store_counts,
+    store_notices,
+)
 from curation.workflows.versions import active_version
 
 # Keyboard shortcuts of the grade buttons on the Curate and Annotate pages: 1, 2, 3, best grade first.
@@ -37,6 +45,21 @@ def connection() -> duckdb.DuckDBPyConnection | None:
     if problem := serving.back_up_if_due(con, settings):
         st.warning(problem)
     return con
+
+
+def store_notice_banner(con: duckdb.DuckDBPyConnection | None) -> None:
+    """What opening the store repaired from the decision journal, or found wrong with it: shown above
+    every page (app.py draws it once per run) until a curator clicks "Got it"."""
+    if con is None:
+        return
+    for notice in store_notices(con):
+        st.warning(f"{escape_text(notice.message)} ({notice.created_at[:19]} UTC)", icon=":material/healing:")
+        st.button("Got it", key=f"notice_{notice.notice_id}", on_click=_acknowledge, args=(notice.notice_id,))
+
+
+def _acknowledge(notice_id: int) -> None:
+    acknowledge(_connection(str(load_settings().db_path)).cursor(), notice_id,
+                st.session_state.get("curator") or "a curator")
 
 
 MAX_UPLOAD_NAME = 120  # characters kept of an uploaded file's name

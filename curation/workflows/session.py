@@ -10,6 +10,7 @@ import duckdb
 
 from curation import store
 from curation.schemas import RelationSchema, resolve_schema
+from curation.store.reconcile import Notice, acknowledge_notice, open_notices
 
 DEFAULT_SCHEMA = "PO"
 
@@ -47,3 +48,14 @@ def schema_or_first(con: duckdb.DuckDBPyConnection, name: str) -> RelationSchema
     """The schema named ``name``, else the store's first (a selection that no longer exists)."""
     known = store.list_schemas(con)
     return next((s for s in known if s.name == name), known[0])
+
+
+def store_notices(con: duckdb.DuckDBPyConnection) -> list[Notice]:
+    """What the store's last opening repaired from the decision journal, or found wrong with it, that no
+    curator has acknowledged yet (every page shows these until someone clicks them away)."""
+    return open_notices(con)
+
+
+def acknowledge(con: duckdb.DuckDBPyConnection, notice_id: int, who: str) -> None:
+    """Mark a notice read; it stays in the store (``store_notices``) with who read it."""
+    acknowledge_notice(con, notice_id, who)
