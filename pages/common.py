@@ -11,7 +11,7 @@ import duckdb
 import streamlit as st
 
 from curation.config import load_settings
-from curation.errors import USER_ERRORS
+from curation.errors import USER_ERRORS, StoreLockedError
 from curation.grades import GRADES
 from curation.workflows import curate, entities, retrain, serving, timing
 from curation.workflows.highlight import escape_text
@@ -39,6 +39,9 @@ def connection() -> duckdb.DuckDBPyConnection | None:
     settings = load_settings()
     try:
         con = _connection(str(settings.db_path)).cursor()
+    except StoreLockedError as exc:
+        st.error(f"{exc} If it is a command-line run, wait for it to finish, then reload this page.")
+        return None
     except USER_ERRORS as exc:
         st.error(str(exc))
         return None

@@ -35,10 +35,19 @@ from curation.cli.models import (
 )
 from curation.cli.search import DEFAULT_TOP, MAX_TOP, cmd_search
 from curation.config import load_settings
-from curation.errors import USER_ERRORS
+from curation.errors import USER_ERRORS, StoreLockedError
 from curation.workflows.ingestion import CORPUS_FORMATS, KB_FORMATS
 
-__all__ = ["BENCHMARKS", "build_parser", "main"]
+__all__ = ["APP_PAGES", "BENCHMARKS", "build_parser", "main"]
+
+#: Where in the running app each command's work is done (named when the app holds the store).
+APP_PAGES = {
+    **dict.fromkeys(("ingest-kb", "ingest-corpus", "add-schemas", "quickstart", "stats", "fetch-pubmed", "fetch-kb",
+                     "ingest-dict"), "Knowledge base"),
+    **dict.fromkeys(("search", "normalise"), "Curate"),
+    **dict.fromkeys(("activate-recogniser", "activate-linker", "train", "train-recogniser", "retrain"),
+                    "Train & evaluate"),
+}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -229,6 +238,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
+    except StoreLockedError as exc:  # most often the running app: say where in the app this command's work is done
+        page = APP_PAGES.get(args.command or "")
+        print(f"error: {exc}" + (f" If it is the app, do this on its {page} page instead." if page else ""),
+              file=sys.stderr)
+        return 2
     except USER_ERRORS as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

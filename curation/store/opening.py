@@ -36,8 +36,8 @@ def open_store(path: str | Path, read_only: bool = False) -> duckdb.DuckDBPyConn
             holder = re.search(r"PID (\d+)", message)
             who = f"process {holder.group(1)}" if holder else "another process"
             raise StoreLockedError(
-                f"{path} is in use by {who} (probably the running app). Stop it, or point this command "
-                f"at another store with --db, or use the app's Knowledge base page instead."
+                f"{path} is in use by {who}: only one process at a time can write to the store. Wait for it to "
+                f"finish or stop it, or use another store file (--db, or CURATION_DB for the app)."
             ) from None
         reason = " ".join(message.split())[:500] or type(exc).__name__
         raise StoreDamagedError(

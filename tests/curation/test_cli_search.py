@@ -228,4 +228,6 @@ def test_a_store_held_by_the_app_is_named(search, db, tmp_path, capsys):
         code = main(["search", "--db", str(held), "--schema", "PO", "--entity", "Gene=BRAF"])
     finally:
         holder.communicate("\n", timeout=30)
-    assert code == 2 and f"in use by process {holder.pid}" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert code == 2 and f"in use by process {holder.pid}" in err
+    assert "If it is the app, do this on its Curate page instead." in err  # the page that searches, no other
