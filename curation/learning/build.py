@@ -339,7 +339,7 @@ def _build(request: BuildRequest, documents: Mapping[str, Document], models_dir:
         training_classes=pair_counts(training.counts()) if training else {},
         training_sources=training.sources() if training else {},
         training_report=training_report(training.report()) if training else {},
-        device=result.device if result else retriever.dense.model,
+        device=result.device if result else str(model.device),  # where it ran (an untrained build: where it encoded)
         train_seconds=round(result.seconds, 1) if result else 0.0,
         train_steps=result.steps if result else 0,
         loss_curve=tuple(result.losses) if result else (),

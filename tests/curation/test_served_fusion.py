@@ -114,6 +114,7 @@ def test_a_built_version_records_its_served_share_and_serves_with_it(setup, tmp_
     assert served is not None and served.queries == 1 and set(served.dev_scores) == {
         "0.00", "0.10", "0.20", "0.30", "0.50", "0.70", "1.00"}
     assert open_retriever(version.path).served_dense_share == served.dense_share
+    assert version.manifest.device.split(":")[0] in ("cpu", "cuda")  # a device, not the version's name
     # Without typed dev values (an older split) nothing is chosen and the version still publishes.
     plain = build_version(BuildRequest(schema=PO, version="po-plain", train=False), {d.pmid: d for d in DOCS},
                           tmp_path / "models", dev=EvalSet({"q": "BRAF"}, {"q": {"B": 1}}),
