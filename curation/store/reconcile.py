@@ -27,6 +27,9 @@ from curation.store.journal import Damage, Journal, JournalMismatchError, Scan
 log = logging.getLogger(__name__)
 
 SQL_STATE = "SELECT store_id, applied_seq FROM journal_state"
+SQL_HAS_STATE = (
+    "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() AND table_name = 'journal_state'"
+)
 SQL_SET_APPLIED = "UPDATE journal_state SET applied_seq = ?"
 SQL_JOURNALED = "SELECT journal_seq, decision_id FROM decisions WHERE journal_seq IS NOT NULL"
 SQL_WITHDRAWN = "SELECT decision_id FROM decisions WHERE superseded_by = decision_id"
@@ -75,6 +78,8 @@ def reconcile(con: duckdb.DuckDBPyConnection, db_path: str | Path) -> Reconciled
     db_path = Path(db_path)
     journal = Journal.beside(db_path)
     done = Reconciled()
+    if not con.execute(SQL_HAS_STATE).fetchall()[0][0]:
+        return done  # a schema from before the journal (migrations not run to 6): nothing to compare
     with journal.lock:
         store_id, applied = con.execute(SQL_STATE).fetchall()[0]
         applied = int(applied)

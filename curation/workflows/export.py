@@ -38,8 +38,9 @@ def _tsv(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
 def decisions_export(decisions: Sequence[Decision], fmt: str = "tsv") -> str:
     """Every decision with who, when, relation, document, grade, answer, note, supersession and provenance.
 
-    ``provenance`` is the JSON text stored with the decision (how the search found the document: its group,
-    each stage's score and rank, the query concepts it mentions), "" for decisions made without it.
+    ``provenance`` says how the search found the document (its group, each stage's score and rank, the query
+    concepts it mentions): in JSON lines an object (null for decisions made without it), like ``query_entities``;
+    in TSV the JSON text in one column ("" without it).
     """
     header = [
         "decision_id",
@@ -72,8 +73,15 @@ def decisions_export(decisions: Sequence[Decision], fmt: str = "tsv") -> str:
         ]
         for d in decisions
     ]
-    if fmt == "jsonl":
-        return "".join(json.dumps(dict(zip(header, row, strict=True)), ensure_ascii=False) + "\n" for row in rows)
+    if fmt == "jsonl":  # nested objects, never JSON inside a string
+        lines = []
+        for d, row in zip(decisions, rows, strict=True):
+            item = dict(zip(header, row, strict=True))
+            item["query_entities"] = dict(d.query_entities)
+            item["superseded_by"] = d.superseded_by
+            item["provenance"] = json.loads(d.provenance) if d.provenance else None
+            lines.append(json.dumps(item, ensure_ascii=False) + "\n")
+        return "".join(lines)
     if fmt != "tsv":
         raise ValueError(f"format must be one of {FORMATS}")
     return _tsv(header, rows)

@@ -39,5 +39,9 @@ def test_new_records_round_trip_through_the_civic_loader(con, fixtures, tmp_path
     assert "tab here newline" in decisions[1]
     rows = [json.loads(line) for line in export_decisions(con, "jsonl").splitlines()]
     assert [(r["curator"], r["grade"], r["note"]) for r in rows][0] == ("ana", Grade.COMPLETE, "tab\there\nnewline")
+    # nested objects, never JSON inside a string
+    assert rows[0]["query_entities"] == {"Gene": "BRAF", "Variant": "V600E"}
+    assert all(r["provenance"] is None or isinstance(r["provenance"], dict) for r in rows)
+    assert all(r["superseded_by"] is None or isinstance(r["superseded_by"], int) for r in rows)
     (jsonl,) = [json.loads(line) for line in export_new_records(con, PO, "jsonl").splitlines()]
     assert jsonl["entities"]["Treatment"] == "Vemurafenib" and jsonl["source"] == "curator"
