@@ -220,9 +220,21 @@ def query_linker(con: duckdb.DuckDBPyConnection):
     return _query_linker(str(load_settings().db_path), content_fingerprint(con), entities.active_models_key(con))
 
 
-@st.cache_resource(show_spinner="Loading the search indexes…", max_entries=3)
+@st.cache_resource(show_spinner=False, max_entries=3)
+def _retriever_load(db_path: str, models_dir: str, key: serving.ServingKey) -> serving.Background:
+    # Starts loading and returns at once (a model version's encoder takes seconds to load).
+    return serving.Background(
+        lambda: serving.open_for_app(_connection(db_path).cursor(), Path(models_dir), key), "retriever"
+    )
+
+
 def _retriever(db_path: str, models_dir: str, key: serving.ServingKey):
-    return serving.open_for_app(_connection(db_path).cursor(), Path(models_dir), key)
+    load = _retriever_load(db_path, models_dir, key)
+    try:
+        return load.result()
+    except BaseException:
+        _retriever_load.clear(db_path, models_dir, key)  # as st.cache_resource does: a failed load is tried again
+        raise
 
 
 @st.cache_data(show_spinner=False, ttl=300)
@@ -242,7 +254,24 @@ def retriever(con: duckdb.DuckDBPyConnection, schema: str = ""):
     on the next script run, without restarting the app.
     """
     settings = load_settings()
-    return _retriever(str(settings.db_path), str(settings.models_dir), serving.serving_key(con, schema))
+    args = (str(settings.db_path), str(settings.models_dir), serving.serving_key(con, schema))
+    if not _retriever_load(*args).ready():
+        with st.spinner("Loading the search index…"):
+            return _retriever(*args)
+    return _retriever(*args)
+
+
+def loaded_retriever(con: duckdb.DuckDBPyConnection, schema: str = ""):
+    """The retriever of :func:`retriever` when it has loaded, else None (its load is started, in the background)."""
+    settings = load_settings()
+    load = _retriever_load(str(settings.db_path), str(settings.models_dir), serving.serving_key(con, schema))
+    return _retriever(str(settings.db_path), str(settings.models_dir), serving.serving_key(con, schema)) \
+        if load.ready() else None
+
+
+def planned_version(con: duckdb.DuckDBPyConnection, schema: str = "") -> str:
+    """The version that will serve ``schema`` once loaded (``bm25-only``: BM25 alone), read without loading it."""
+    return serving.planned_version(con, load_settings().models_dir, serving.serving_key(con, schema))
 
 
 def preload_retriever(con: duckdb.DuckDBPyConnection, path) -> None:

@@ -24,13 +24,16 @@ from curation.workflows.curate import (
 from curation.workflows.entities import annotator_note
 from curation.workflows.highlight import escape_text
 from curation.workflows.provenance import provenance_json
+from curation.workflows.serving import BM25_ONLY
 from curation.workflows.session import corpus_size, current_schema
 from pages import concept_chips as chips
 from pages.common import (
     GRADE_SHORTCUTS,
     connection,
+    loaded_retriever,
     log_decision_time,
     matcher,
+    planned_version,
     query_linker,
     retriever,
     serving_problem,
@@ -60,9 +63,12 @@ if corpus_size(con) == 0:
 
 schema = current_schema(con, st.session_state.get("schema"))
 curator = (st.session_state.get("curator") or "").strip()
-engine = retriever(con, schema.name)
-if problem := serving_problem(con, schema.name, engine.version):
-    st.warning(escape_text(problem))
+# After a restart the page is drawn while the ranking loads in the background; a search waits for it.
+engine = loaded_retriever(con, schema.name)
+serving_version = engine.version if engine is not None else planned_version(con, schema.name)
+problem_slot = st.empty()
+if engine is not None and (problem := serving_problem(con, schema.name, engine.version)):
+    problem_slot.warning(escape_text(problem))
 
 # --- worklist -----------------------------------------------------------------------------
 with st.expander("Worklist", expanded=False):
@@ -99,8 +105,9 @@ for column, entity_type in zip(columns, schema.query_types, strict=False):
         )
         or ""
     )
-modes = ["hybrid", "bm25"] if engine.dense is not None else ["bm25"]
-mode = columns[-1].radio("Ranking", modes, horizontal=True, help=f"model version: {engine.version}")
+dense = engine.dense is not None if engine is not None else serving_version != BM25_ONLY  # versions have one
+modes = ["hybrid", "bm25"] if dense else ["bm25"]
+mode = columns[-1].radio("Ranking", modes, horizontal=True, help=f"model version: {serving_version}")
 rm3 = columns[-1].toggle("RM3 feedback", key="rm3", help="Expand the query with the words of the best abstracts "
                          "(pseudo-relevance feedback) before ranking.")
 shown = set(st.pills("Highlight", ROLES, default=list(ROLES), selection_mode="multi") or [])
@@ -122,6 +129,12 @@ if not any(v.strip() for v in values.values()):
     )
     st.stop()
 
+if engine is None:
+    engine = retriever(con, schema.name)  # under "Loading the search index…" until it has loaded
+    if problem := serving_problem(con, schema.name, engine.version):
+        problem_slot.warning(escape_text(problem))
+    if engine.dense is None:
+        mode = "bm25"  # the planned version did not load: BM25 serves
 try:
     result = curate_search(
         con, engine, matcher(con), schema, values, mode=mode, k=st.session_state.get("depth", 20), shown=shown,

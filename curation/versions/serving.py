@@ -89,6 +89,24 @@ def open_served(con: duckdb.DuckDBPyConnection, models_dir: Path, key: ServingKe
     return Retriever(lexical=LexicalIndex.build(list(store.iter_documents(con))), version=BM25_ONLY)
 
 
+def planned_version(con: duckdb.DuckDBPyConnection, models_dir: Path, key: ServingKey) -> str:
+    """The version :func:`open_served` tries first for ``key``, found without loading anything.
+
+    What a page can show (and whether dense ranking is offered: every version has a dense index, BM25
+    alone has none) while the retriever is still loading. It differs from what serves only when that
+    version then fails to load, which the loaded retriever shows on the next run.
+    """
+    for version in catalog.list_model_versions(con):
+        if version.version in key.active and version.manifest.documents == key.documents \
+                and not catalog.check_version(version):
+            return version.version
+    versions, _ = list_versions(models_dir)
+    for version in versions:
+        if version.manifest.documents == key.documents and (not key.schema or version.manifest.schema == key.schema):
+            return version.path.name
+    return BM25_ONLY
+
+
 def load_problem(path: Path) -> str:
     """Why the version folder at ``path`` does not load ("it loads now" when it does)."""
     from index.loading import open_retriever

@@ -6,8 +6,10 @@ the policy of which model version serves lives in :mod:`curation.versions.servin
 
 from __future__ import annotations
 
+import atexit
 import sys
 import threading
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import Generic, TypeVar
@@ -21,17 +23,20 @@ from curation.entities.matching import Matcher
 from curation.entities.normalise import Normaliser
 from curation.errors import USER_ERRORS
 from curation.versions.serving import (
+    BM25_ONLY,
     ServingKey,
     key_once_active,
     load_problem,
     open_served,
+    planned_version,
     serving_key,
     serving_problem,
 )
 
 __all__ = [
-    "Background", "ServingKey", "back_up_if_due", "build_matcher", "build_normaliser", "key_once_active",
-    "load_problem", "open_app_store", "open_for_app", "open_served", "serving_key", "serving_problem", "start_matcher",
+    "BM25_ONLY", "Background", "ServingKey", "back_up_if_due", "build_matcher", "build_normaliser",
+    "key_once_active", "load_problem", "open_app_store", "open_for_app", "open_served", "planned_version",
+    "serving_key", "serving_problem", "start_matcher",
 ]
 
 WARM_DOCUMENTS = 20_000  # abstracts analysed when the matcher is built (all of a corpus this size)
@@ -99,12 +104,36 @@ def _texts(con: duckdb.DuckDBPyConnection, limit: int) -> list[str]:
     return texts
 
 
+_EXITING = threading.Event()
+_RUNNING: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
+EXIT_WAIT_S = 60.0  # how long the process's exit waits for a background build to finish
+
+
+def _finish_at_exit() -> None:
+    # A daemon thread still inside DuckDB's or torch's C++ code when the interpreter finalises is ended by a
+    # forced unwind that aborts the process ("FATAL: exception not rethrown"): ask the threads to stop
+    # between steps, and wait for them, before finalisation.
+    _EXITING.set()
+    for thread in list(_RUNNING):
+        thread.join(EXIT_WAIT_S)
+
+
+atexit.register(_finish_at_exit)
+
+
+def exiting() -> bool:
+    """The process is exiting: background work stops at its next step (see :class:`Background`)."""
+    return _EXITING.is_set()
+
+
 class Background(Generic[T]):
     """A value built once in a daemon thread, so that a page can be drawn before it is ready.
 
     ``build`` runs at once in its own thread; :meth:`result` waits for it (and raises what it raised).
     ``then``, when given, runs in the same thread with the built value after :meth:`result` is released
-    (work that improves the value without being needed to use it, such as warming a cache).
+    (work that improves the value without being needed to use it, such as warming a cache); it should
+    return early once :func:`exiting` is true. The process's exit waits for the thread (up to
+    :data:`EXIT_WAIT_S`).
     """
 
     def __init__(self, build: Callable[[], T], name: str, then: Callable[[T], None] | None = None) -> None:
@@ -112,6 +141,7 @@ class Background(Generic[T]):
         self._value: T | None = None
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, args=(build, then), name=name, daemon=True)
+        _RUNNING.add(self._thread)
         self._thread.start()
 
     def _run(self, build: Callable[[], T], then: Callable[[T], None] | None) -> None:
@@ -121,7 +151,7 @@ class Background(Generic[T]):
             self._error = exc
         finally:
             self._done.set()
-        if then is not None and self._error is None:
+        if then is not None and self._error is None and not exiting():
             try:
                 then(self._value)  # type: ignore[arg-type]
             except Exception as exc:  # an optimisation that failed: the value is still good
@@ -163,6 +193,8 @@ def start_matcher(open_cursor: Callable[[], duckdb.DuckDBPyConnection], cache_di
 
     def warm(matcher: Matcher) -> None:
         for start in range(0, len(texts), WARM_BATCH):
+            if exiting():
+                return
             matcher.analyse_many(texts[start:start + WARM_BATCH])
 
     return Background(build, "matcher", then=warm)

@@ -64,3 +64,55 @@ def test_a_decision_s_server_time_is_logged_only_when_asked(loaded_db, monkeypat
     assert (line["event"], line["curator"], line["pmid"]) == ("decision", "ana", "1000001")
     assert 0 < line["callback_ms"] <= line["server_ms"]
     assert abs(line["callback_ms"] + line["run_ms"] - line["server_ms"]) < 0.1
+
+
+def test_the_first_page_is_drawn_while_the_ranking_loads(loaded_db, monkeypatch):
+    release = threading.Event()
+    real_open = serving.open_for_app
+
+    def slow_open(*args, **kwargs):  # a model version's encoder takes seconds to load
+        assert release.wait(60), "never released"
+        return real_open(*args, **kwargs)
+
+    monkeypatch.setattr(serving, "open_for_app", slow_open)
+    at = AppTest.from_file(APP, default_timeout=30)
+    at.run()
+    assert not at.exception
+    assert at.title[0].value == "Curate"
+    assert at.radio[0].options == ["bm25"]  # the version planned to serve, read without loading: BM25 alone
+    assert "bm25-only" in at.radio[0].help
+
+    release.set()
+    at.session_state["pick_Gene"] = "BRAF"
+    at.run()
+    assert not at.exception
+    assert any("PMID 1000001" in m.value for m in at.markdown)
+
+
+def test_a_planned_version_that_fails_to_load_leaves_bm25_serving(loaded_db, tmp_path):
+    from curation import store
+    from curation.versions import catalog, registry
+    from curation.versions.manifest import Manifest
+
+    models = tmp_path / "models"
+    con = store.open_store(loaded_db)
+    tmp = registry.staging(models, "po-broken")
+    for part in ("model", "dense", "lexical"):
+        (tmp / part).mkdir()
+    (tmp / "dense" / "index.faiss").write_bytes(b"not a faiss index")
+    version = registry.publish(models, "po-broken", Manifest(schema="PO", documents=store.content_counts(con)[0]))
+    catalog.register_version(con, version)
+    catalog.activate_version(con, "po-broken")
+    con.close()
+
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()  # before the search: what is planned (the active version), read without loading it
+    assert not at.exception
+    if at.radio[0].options == ["hybrid", "bm25"]:  # the load had not finished when the page was drawn
+        assert "po-broken" in at.radio[0].help
+    at.session_state["pick_Gene"] = "BRAF"
+    at.run()  # the search waits for the load: it fails, BM25 serves, and the page says so
+    assert not at.exception
+    assert any("active model version po-broken is not serving" in w.value for w in at.warning)
+    assert at.radio[0].options == ["bm25"]
+    assert any("PMID 1000001" in m.value for m in at.markdown)
