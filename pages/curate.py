@@ -6,6 +6,7 @@ import streamlit as st
 
 from curation.errors import USER_ERRORS
 from curation.grades import GRADE_LABELS, GRADES
+from curation.records import is_adjudication
 from curation.workflows import timing
 from curation.workflows.curate import (
     ENTITY_KINDS,
@@ -184,7 +185,9 @@ def result_card(row, focused: bool) -> None:
             unsafe_allow_html=True,
         )
         st.caption(chips.mentions_caption(row, result.concepts))
-        decided = "; ".join(f"{escape_text(d.curator)}: {GRADE_LABELS[d.grade]}" for d in row.decisions)
+        decided = "; ".join(f"{escape_text(d.curator)}: {GRADE_LABELS[d.grade]}"
+                            + (" (adjudicated: the final grade)" if is_adjudication(d) else "")
+                            for d in row.decisions)
         st.caption(chips.scores_caption(row) + (f" · decided — {decided}" if decided else ""))
         for sentence_html in row.best_html:
             st.markdown(f"> {sentence_html}", unsafe_allow_html=True)

@@ -93,3 +93,19 @@ def test_adjudicating_a_disagreement_records_the_final_grade(loaded_db):
     assert _decisions()[-1] == ("ana", "1000001", Grade.PARTIAL, "adjudication")
     assert not [b for b in at.button if b.label == "Adjudicate"]
     assert any("Disagreements to adjudicate · 0" in s.value for s in at.subheader)
+
+
+def test_an_adjudicated_grade_is_marked_as_such_on_the_curate_card(loaded_db):
+    con = store.open_store(loaded_db)
+    store.record_decision(con, "ana", PO, BRAF, "1000001", Grade.PARTIAL, note="adjudication")
+    con.close()
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["curator"] = "ana"
+    at.run()
+    at.selectbox(key="pick_Gene").set_value("BRAF")
+    at.selectbox(key="pick_Variant").set_value("V600E")
+    at.run()
+    assert not at.exception
+    decided = [c.value for c in at.caption if "decided —" in c.value and "carl" in c.value]
+    assert decided and "ana: Partial evidence (adjudicated: the final grade)" in decided[0]
+    assert "bo: Complete evidence;" in decided[0] and "bo: Complete evidence (adjudicated" not in decided[0]
