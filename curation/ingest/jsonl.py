@@ -1,12 +1,15 @@
 """JSON-lines corpora: one ``{"pmid", "title", "abstract"}`` object per line.
 
-HoC-style lines with only ``{"pmid", "text"}`` are accepted: the text becomes the abstract
-and the title stays empty.
+HoC-style lines with only ``{"pmid", "text"}`` are accepted: the text becomes the abstract and the
+title stays empty. Such text comes tokenised, with spaces around punctuation ("BRAF ( V600E ) ,");
+it is put back as written (:func:`detokenise`): those corpora carry no mention offsets to keep.
 """
 
 from __future__ import annotations
 
+import html
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +17,18 @@ from curation.ingest.limits import document_problem
 from curation.ingest.problems import Problems
 from curation.ingest.tabular import open_text_lines, valid_pmid
 from curation.records import Document
+
+_SPACE_BEFORE = re.compile(r"\s+([,.;:!?%)\]}])")  # "word ," -> "word,"; "( x )" -> "( x)"
+_SPACE_AFTER = re.compile(r"([(\[{])\s+")  # "( x" -> "(x"
+_CLITIC = re.compile(r"\s+('s|'re|'ve|'ll|'d|n't)\b", re.IGNORECASE)  # "cell 's" -> "cell's"
+
+
+def detokenise(text: str) -> str:
+    """Undo a tokeniser's spaces around punctuation ("receptor ( GHS-R ) . GHS-R is" → "receptor (GHS-R). GHS-R
+    is") and the HTML entities it left ("P &lt ; 0.05" → "P < 0.05")."""
+    text = _SPACE_BEFORE.sub(r"\1", text)
+    text = _SPACE_AFTER.sub(r"\1", text)
+    return html.unescape(_CLITIC.sub(r"\1", text))
 
 
 def read_jsonl(path: Path, problems: Problems) -> Iterator[Document]:
@@ -48,6 +63,8 @@ def read_jsonl(path: Path, problems: Problems) -> Iterator[Document]:
         if not isinstance(abstract, str) or not isinstance(title, str):
             problems.report(number, "abstract", "title and abstract must be strings")
             continue
+        if "abstract" not in obj:  # HoC-style tokenised text
+            abstract = detokenise(abstract)
         if problem := document_problem(pmid, title, abstract):
             problems.report(number, *problem)
             continue

@@ -54,7 +54,7 @@ from curation.workflows.agreement import (
     progress,
 )
 from curation.workflows.curate import role_spans
-from curation.workflows.highlight import shift, to_html
+from curation.workflows.highlight import NO_TITLE_HTML, shift, to_html
 from index.hits import Hit
 from index.search import Mode
 
@@ -379,7 +379,7 @@ def _first_showable(
         doc = documents[0]
         spans = role_spans(matcher, schema, dict(entry.values), doc)
         offset = len(doc.title) + 1 if doc.title else 0
-        title_html = to_html(doc.title, shift(spans, 0, len(doc.title))) if doc.title else ""
+        title_html = to_html(doc.title, shift(spans, 0, len(doc.title))) if doc.title else NO_TITLE_HTML
         abstract_html = to_html(doc.abstract, shift(spans, offset, len(doc.abstract)))
         return AnnotationRow(entry, title_html, abstract_html)
     return None

@@ -35,7 +35,7 @@ from curation.records import Decision, Document, Span
 from curation.retrieval.relation_search import SearchOptions, search_relation
 from curation.schemas import RelationSchema
 from curation.workflows.entities import stored_annotations
-from curation.workflows.highlight import best_sentences, shift, to_html
+from curation.workflows.highlight import NO_TITLE_HTML, best_sentences, shift, to_html
 from index.hits import ConceptMatch, StageScore
 
 ROLES = ("query", "answer", "other")
@@ -193,7 +193,8 @@ def curate_search(
             ResultRow(
                 rank=hit.rank,
                 pmid=hit.pmid,
-                title_html=to_html(doc.title, shift(visible, 0, len(doc.title)), shown=shown) if doc.title else "",
+                title_html=to_html(doc.title, shift(visible, 0, len(doc.title)), shown=shown) if doc.title
+                else NO_TITLE_HTML,
                 abstract_html=to_html(doc.abstract, abstract_spans, shown=shown),
                 best_html=tuple(
                     to_html(s.text, shift(abstract_spans, s.start, len(s.text)), shown=shown) for s in best

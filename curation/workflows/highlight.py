@@ -23,6 +23,8 @@ _WORD = re.compile(r"[A-Za-z0-9]+")
 # A sentence ends at . ! ? followed by space and a capital, digit or bracket; not after
 # common abbreviations or single capitals ("e.g.", "Fig.", "B. subtilis").
 _BOUNDARY = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\bFig)(?<!\bet al)(?<!\b[A-Z])[.!?](?=\s+[A-Z0-9(\[])")
+#: What a result shows in place of a title its source does not have (HoC's abstracts have none).
+NO_TITLE_HTML = "<em>(no title in the source)</em>"
 STOP = frozenset("a an and are as at be by for from in is it of on or the to with was were this that".split())
 # HTML's five special characters, and Markdown punctuation that acts anywhere in a line (with GFM
 # and Streamlit's extensions: tables, strikethrough, $math$, :emoji: and :color[text]): a character

@@ -46,10 +46,13 @@ def test_pubtator_bad_input(tmp_path, content, line, field, message):
 
 def test_jsonl_accepts_title_abstract_and_hoc_text(tmp_path):
     path = tmp_path / "c.jsonl"
-    lines = [{"pmid": "11", "title": "T", "abstract": "A"}, {"pmid": 12, "text": "HoC text ."}]
+    lines = [{"pmid": "11", "title": "T", "abstract": "A ( b ) ."},
+             {"pmid": 12, "text": "BRAF ( V600E ) , in the cell 's nucleus [ P &lt ; 0.05 ; 12 % ] ."}]
     path.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
     docs = list(read_jsonl(path, Problems(path)))
-    assert [(d.pmid, d.title, d.abstract) for d in docs] == [("11", "T", "A"), ("12", "", "HoC text .")]
+    # HoC's tokenised text is put back as written; an abstract field is kept as it is
+    assert [(d.pmid, d.title, d.abstract) for d in docs] == [
+        ("11", "T", "A ( b ) ."), ("12", "", "BRAF (V600E), in the cell's nucleus [P < 0.05; 12%].")]
 
 
 @pytest.mark.parametrize(

@@ -63,3 +63,13 @@ def test_hidden_types_are_not_marked(setup):
     result = curate_search(con, retriever, matcher, PO, BRAF, mode="bm25", k=5, shown={"answer"})
     braf = next(r for r in result.rows if r.pmid == "1000001")
     assert "ent-query" not in braf.abstract_html and "ent-answer" in braf.abstract_html
+
+
+def test_a_document_without_a_title_says_so(con, fixtures):
+    ingest_kb(con, "civic", fixtures / "civic" / "current.tsv")
+    with store.transaction(con):
+        store.add_documents(con, [Document("1000009", "", "BRAF V600E in melanoma, treated with vemurafenib.")])
+    docs = list(store.iter_documents(con))
+    retriever, matcher = Retriever(lexical=LexicalIndex.build(docs)), Matcher(build_lexicon(con))
+    (row,) = curate_search(con, retriever, matcher, PO, BRAF, mode="bm25", k=5).rows
+    assert row.title_html == "<em>(no title in the source)</em>"
