@@ -19,6 +19,7 @@ from curation.workflows.session import (
     acknowledge,
     content_fingerprint,
     corpus_size,
+    curator_name_problem,
     schemas,
     store_counts,
     store_notices,
@@ -92,6 +93,16 @@ def _remember(widget_key: str, state_key: str) -> None:
     st.session_state[state_key] = value.strip() if isinstance(value, str) else value
 
 
+def _remember_curator() -> None:
+    """The typed name becomes the session's curator when it is one a decision can carry; else it is refused
+    with the reason (the name in use stays as it was)."""
+    name = " ".join(str(st.session_state.get("curator_input") or "").split())
+    problem = curator_name_problem(name)
+    st.session_state["curator_problem"] = problem
+    if problem is None:
+        st.session_state["curator"] = name
+
+
 def sidebar(con: duckdb.DuckDBPyConnection | None) -> None:
     """Curator, schema and store counts, shown on every page.
 
@@ -103,9 +114,10 @@ def sidebar(con: duckdb.DuckDBPyConnection | None) -> None:
             "Curator",
             key="curator_input",
             placeholder="your name (needed to record decisions)",
-            on_change=_remember,
-            args=("curator_input", "curator"),
+            on_change=_remember_curator,  # a name too long is refused with the reason (not cut silently)
         )
+        if problem := st.session_state.get("curator_problem"):
+            st.error(escape_text(problem))
         if con is None:
             return
         names = [s.name for s in schemas(con)]

@@ -54,6 +54,7 @@ from curation.store.corpus import (
     list_synonyms,
 )
 from curation.store.decisions import (
+    MAX_CURATOR,
     STATUSES,
     add_worklist_item,
     decisions_for,
@@ -128,6 +129,7 @@ __all__ = [
     "schema_version",
     "stats",
     "transaction",
+    "MAX_CURATOR",
     "STATUSES",
     "add_worklist_item",
     "decisions_for",

@@ -13,6 +13,7 @@ from curation.schemas import RelationSchema, resolve_schema
 from curation.store.reconcile import Notice, acknowledge_notice, open_notices
 
 DEFAULT_SCHEMA = "PO"
+MAX_CURATOR_NAME = store.MAX_CURATOR  # characters of a curator's name (the Curator field holds no more)
 
 
 def corpus_size(con: duckdb.DuckDBPyConnection) -> int:
@@ -59,3 +60,10 @@ def store_notices(con: duckdb.DuckDBPyConnection) -> list[Notice]:
 def acknowledge(con: duckdb.DuckDBPyConnection, notice_id: int, who: str) -> None:
     """Mark a notice read; it stays in the store (``store_notices``) with who read it."""
     acknowledge_notice(con, notice_id, who)
+
+
+def curator_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot be a curator's name (None: it can; "" is no curator yet, not a problem)."""
+    if len(name) > MAX_CURATOR_NAME:
+        return f"The curator name has {len(name):,} characters; at most {MAX_CURATOR_NAME}: shorten it."
+    return None

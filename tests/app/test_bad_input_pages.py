@@ -255,3 +255,17 @@ def test_upload_names_become_plain_file_names_inside_the_private_folder(name, ex
 
     path = save_upload(Upload(name))
     assert path.parent.parent == tmp_path and path.name == expected and path.read_bytes() == b"x"
+
+
+def test_a_curator_name_longer_than_a_decision_can_carry_is_refused_with_the_reason(loaded_db):
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    (field,) = [t for t in at.sidebar.text_input if t.label == "Curator"]
+    field.set_value("x" * 10_000).run()
+    assert not at.exception
+    assert "curator" not in at.session_state  # not taken, not cut to a partial name
+    assert "10,000 characters; at most 100" in at.session_state["curator_problem"]
+    fresh = AppTest.from_file(APP, default_timeout=120)  # the sidebar shows why (drawn on a first AppTest run)
+    fresh.session_state["curator_problem"] = at.session_state["curator_problem"]
+    fresh.run()
+    assert any("at most 100: shorten it" in html.unescape(e.value) for e in fresh.error)
