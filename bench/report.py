@@ -766,14 +766,18 @@ def _format(value, fmt: str | None) -> str:
 
 
 def load_table(data: dict) -> str:
-    rows = ["| sessions | decisions each | acknowledged | stored | errors | retrain running | p50 ms | p95 ms | max ms "
-            "| decisions/s | load average |",
-            "| ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |"]
+    rows = ["| sessions | decisions each | acknowledged | stored | errors | retrain running | click p50 ms "
+            "| click p95 ms | click max ms | server p50 ms | server p95 ms | write p95 ms | decisions/s "
+            "| load average |",
+            "| ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for r in data["runs"]:
         lat = r["latency_ms"]
+        server = r.get("server_decision_ms") or {}  # absent in runs before the server logged its time
+        write = r.get("server_callback_ms") or {}
         rows.append(f"| {r['sessions']} | {r['decisions_per_session']} | {r['acknowledged']} | {r['stored']} | "
                     f"{r['errors']} | {'yes' if r['retrain_running'] else 'no'} | {_f(lat['p50'], 0)} | "
-                    f"{_f(lat['p95'], 0)} | {_f(lat.get('max'), 0)} | {_f(r.get('decisions_per_s'), 1)} | "
+                    f"{_f(lat['p95'], 0)} | {_f(lat.get('max'), 0)} | {_f(server.get('p50'), 0)} | "
+                    f"{_f(server.get('p95'), 0)} | {_f(write.get('p95'), 0)} | {_f(r.get('decisions_per_s'), 1)} | "
                     f"{_f(r.get('load_average_1min'), 1)} |")
     c = data["counts"]
     rows += ["", f"Run {data['date']} on a store of {c['documents']:,} abstracts and {c['kb_records']:,} KB records "
@@ -790,6 +794,8 @@ def render_reliability(results: Path, template: Path) -> str:
         name, path, fmt = match.groups()
         if name == "load_table":
             return load_table(sources["load"]) if sources["load"] else "(bench/load.py has not been run.)"
+        if name == "goals":  # {{goals:backup}}: that JSON's goals as one sentence
+            return "\n".join(goals_line(sources.get(path) or {})).strip() or "(no goals in this run.)"
         data = sources.get(name)
         if data is None:
             raise SystemExit(f"{template}: {{{{{name}:…}}}} needs bench/results/{name}.json")
