@@ -13,7 +13,7 @@ from curation.schemas import RelationSchema, resolve_schema
 from curation.store.reconcile import Notice, acknowledge_notice, open_notices
 
 DEFAULT_SCHEMA = "PO"
-MAX_CURATOR_NAME = store.MAX_CURATOR  # characters of a curator's name (the Curator field holds no more)
+MAX_CURATOR_NAME = store.MAX_CURATOR  # characters of a curator's name (a longer one is refused with the reason)
 
 
 def corpus_size(con: duckdb.DuckDBPyConnection) -> int:
