@@ -7,7 +7,7 @@ import shutil
 import streamlit as st
 
 from curation.errors import USER_ERRORS
-from curation.workflows.export import FORMATS, export_decisions, export_new_records
+from curation.workflows.export import FORMATS, civic_suggestions, export_decisions, export_new_records
 from curation.workflows.highlight import escape_text
 from curation.workflows.ingestion import CORPUS_FORMATS, KB_FORMATS, check_upload_size, ingest_corpus, ingest_kb
 from curation.workflows.session import schema_or_first, schemas, store_counts
@@ -82,7 +82,8 @@ with st.form("import_kb"):
     fmt = st.selectbox(
         "Format",
         KB_FORMATS,
-        help="civic: CIViC evidence TSV; uniprot: UniProtKB flat file; tsv: one column per entity type of a schema",
+        help="civic: CIViC evidence TSV; uniprot: UniProtKB flat file; tsv: one column per entity type of a schema; "
+        "civic-suggestions: the CIViC source-suggestion CSV this page exports",
     )
     schema = st.selectbox("Schema (for tsv)", [s.name for s in schemas(con)])
     upload = st.file_uploader("File", key="kb_file")
@@ -117,3 +118,12 @@ right.download_button(
     mime="text/plain",
     key="export_records",
 )
+mine = st.toggle("Only my decisions", key="export_mine", disabled=not st.session_state.get("curator"))
+suggestions = civic_suggestions(con, curator=st.session_state.get("curator") if mine else None)
+st.download_button(
+    "CIViC source suggestions (CSV)", suggestions.text, file_name="civic_source_suggestions.csv", mime="text/csv",
+    key="export_suggestions", disabled=not suggestions.rows,
+    help="PubMed id, gene, variant, disease, therapy and a comment per accepted abstract: the fields of CIViC's "
+    "'suggest a source' form. Import it back with the format civic-suggestions.",
+)
+st.caption(escape_text(f"CIViC source suggestions: {suggestions.summary()}"))

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from curation.cli.data import (
     cmd_add_schemas,
+    cmd_export,
     cmd_fetch_kb,
     cmd_fetch_pubmed,
     cmd_ingest_corpus,
@@ -215,6 +216,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--status", action="store_true", help="list recent jobs (and finish any whose worker ended)")
     p.add_argument("--cancel", action="store_true", help="cancel the running job")
     p.set_defaults(func=cmd_retrain)
+
+    p = sub.add_parser("export", parents=[common],
+                       help="write curators' work: decisions, the KB records they made, or CIViC source suggestions")
+    p.add_argument("what", choices=("decisions", "records", "civic-suggestions"))
+    p.add_argument("--format", default="tsv", help="tsv or jsonl (decisions, records); civic-suggestions is CSV")
+    p.add_argument("--schema", default="PO", help="records: the schema whose records to write")
+    p.add_argument("--curator", help="only this curator's decisions (default: everyone's)")
+    p.add_argument("--active-only", action="store_true", help="decisions: leave out superseded and undone ones")
+    p.add_argument("--out", type=Path, help="file to write (default: standard output; the summary goes to stderr)")
+    p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("backup", parents=[common], help="write a consistent backup of the store (the app does too)")
     p.add_argument("--dir", type=Path, help="this store's backup folder (default: CURATION_BACKUPS_DIR/<store name>)")

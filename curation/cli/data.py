@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from curation import store
@@ -186,4 +187,43 @@ def cmd_normalise(args: argparse.Namespace) -> int:
         return 1
     for c in candidates:
         print(f"{c.score:6.3f}  {c.kind:<9} {c.canonical:<30} (matched '{c.matched}' by {c.how}; {c.concept_id})")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """Write curators' work: decisions, the KB records they made, or CIViC source suggestions."""
+    from curation.errors import CurationError
+    from curation.files import write_atomic
+    from curation.schemas import resolve_schema
+    from curation.workflows import export
+
+    con = store.open_store(args.db, read_only=True)
+    try:
+        if args.what == "civic-suggestions":
+            made = export.civic_suggestions(con, curator=args.curator)
+        else:
+            if args.format not in export.FORMATS:
+                raise CurationError(f"--format must be one of {export.FORMATS} for {args.what}")
+            decisions = store.list_decisions(con, curator=args.curator, include_superseded=not args.active_only)
+            if args.what == "decisions":
+                text = export.decisions_export(decisions, args.format)
+                rows = len(decisions)
+                filters = (f"{'active' if args.active_only else 'every'} decision"
+                           + (f", curator {args.curator}" if args.curator else ", every curator"))
+            else:
+                schema = resolve_schema(args.schema, store.list_schemas(con))
+                records = [r for r in store.list_kb_records(con, schema.name) if r.source == "curator"
+                           and (not args.curator or r.attribute("curator") == args.curator)]
+                text = export.kb_records_export(records, schema, args.format)
+                rows, filters = len(records), f"schema {schema.name}, records made by curators' answers" + (
+                    f", curator {args.curator}" if args.curator else "")
+            made = export.Export(text, rows, filters)
+    finally:
+        con.close()
+    if args.out:
+        write_atomic(args.out, made.text)  # all or nothing
+        print(f"wrote {args.out}: {made.summary()}")
+    else:
+        print(made.text, end="")
+        print(made.summary(), file=sys.stderr)
     return 0

@@ -11,7 +11,9 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections import Counter
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 import duckdb
 
@@ -146,3 +148,63 @@ def export_new_records(con: duckdb.DuckDBPyConnection, schema: RelationSchema, f
     """The KB records curators created (answers chosen on the Curate page)."""
     records = [r for r in store.list_kb_records(con, schema.name) if r.source == "curator"]
     return kb_records_export(records, schema, fmt)
+
+
+# --- CIViC source suggestions --------------------------------------------------------------------
+
+#: The fields CIViC's "suggest a source" form asks for, as CSV columns.
+CIVIC_SUGGESTION_COLUMNS = ("pubmed_id", "gene", "variant", "disease", "therapy", "comment")
+SUGGESTED_GRADES = ("complete", "partial")
+
+
+@dataclass(frozen=True)
+class Export:
+    """An export's text, how many data rows it holds and the filters that chose them (said beside the file)."""
+
+    text: str
+    rows: int
+    filters: str
+
+    def summary(self) -> str:
+        return f"{self.rows} row{'s' if self.rows != 1 else ''} · {self.filters}"
+
+
+def civic_suggestions(con: duckdb.DuckDBPyConnection, curator: str | None = None,
+                      grades: Sequence[str] = SUGGESTED_GRADES) -> Export:
+    """CIViC source suggestions (CSV) from the active PO decisions that accepted an abstract.
+
+    One row per (PMID, gene, variant, therapy): the therapy is the decision's answer (else the typed
+    Treatment, else empty); the disease is the one the abstract mentions most (its stored annotations,
+    gold or predicted), empty when it names none; the comment says who judged it how and when, with the
+    curators' notes. Read back by ``ingest-kb civic-suggestions``.
+    """
+    decisions = [d for d in store.list_decisions(con, curator=curator, schema="PO") if d.grade in grades]
+    diseases = _main_diseases(con, sorted({d.pmid for d in decisions}))
+    merged: dict[tuple[str, str, str, str], list[str]] = {}
+    for d in decisions:
+        values = dict(d.query_entities)
+        therapy = d.answer or values.get("Treatment", "")
+        key = (d.pmid, values.get("Gene", ""), values.get("Variant", ""), therapy)
+        said = f"{d.grade} evidence per {d.curator} ({d.created_at[:10]})" + (f": {' '.join(d.note.split())}"
+                                                                              if d.note else "")
+        merged.setdefault(key, []).append(said)
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CIVIC_SUGGESTION_COLUMNS)
+    for (pmid, gene, variant, therapy), said in sorted(merged.items()):
+        writer.writerow([pmid, gene, variant, diseases.get(pmid, ""), therapy,
+                         "Suggested from the curation workbench: " + "; ".join(said)])
+    filters = (f"schema PO, active decisions graded {' or '.join(grades)}"
+               + (f", curator {curator}" if curator else ", every curator"))
+    return Export(out.getvalue(), len(merged), filters)
+
+
+def _main_diseases(con: duckdb.DuckDBPyConnection, pmids: Sequence[str]) -> dict[str, str]:
+    """PMID → the disease its annotations name most often (canonical name when linked)."""
+    found: dict[str, str] = {}
+    for pmid, rows in store.list_annotations(con, pmids).items():
+        counts = Counter(r.canonical or r.text for r in rows
+                         if r.entity_type.lower() in ("disease", "diseaseorphenotypicfeature"))
+        if counts:
+            found[pmid] = min(counts, key=lambda name: (-counts[name], name))
+    return found

@@ -29,7 +29,7 @@ from curation.records import Document, IngestReport, KBRecord
 from curation.schemas import resolve_schema
 from curation.workflows.entities import annotate_new
 
-KB_FORMATS = ("civic", "uniprot", "tsv")
+KB_FORMATS = ("civic", "uniprot", "tsv", "civic-suggestions")
 CORPUS_FORMATS = ("pubtator", "pubmed-xml", "jsonl")
 # Largest file the app imports, in MB: the same number as ``server.maxUploadSize`` in
 # .streamlit/config.toml, which Streamlit enforces in the browser and on the server (a test
@@ -54,6 +54,10 @@ def _read_kb(kind: str, path: Path, schema: str | None, problems: Problems, con:
         from curation.ingest.uniprot import read_uniprot
 
         return read_uniprot(path, problems)
+    if kind == "civic-suggestions":
+        from curation.ingest.civic_suggestions import read_civic_suggestions
+
+        return read_civic_suggestions(path, problems)
     if kind == "tsv":
         if not schema:
             raise InputError(str(path), None, None, "a generic TSV needs --schema NAME (PO, PTM or a TOML schema)")

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import html
+
 from streamlit.testing.v1 import AppTest
 
 from curation import store
@@ -90,4 +92,5 @@ def test_export_buttons_offer_decisions_and_new_records(monkeypatch, tmp_path, f
     at.switch_page("pages/knowledge_base.py").run()
     assert not at.exception
     labels = [b.proto.label for b in at.get("download_button")]
-    assert labels == ["Decisions", "New PO KB records"]
+    assert labels == ["Decisions", "New PO KB records", "CIViC source suggestions (CSV)"]
+    assert any("CIViC source suggestions: 1 row · schema PO" in html.unescape(c.value) for c in at.caption)
