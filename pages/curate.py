@@ -24,7 +24,7 @@ from curation.workflows.curate import (
 )
 from curation.workflows.entities import annotator_note
 from curation.workflows.highlight import escape_text
-from curation.workflows.provenance import provenance_json
+from curation.workflows.provenance import decision_history, decision_provenance
 from curation.workflows.serving import BM25_ONLY
 from curation.workflows.session import corpus_size, current_schema
 from pages import concept_chips as chips
@@ -158,7 +158,8 @@ def decide(pmid: str, grade: str, answer: str, note: str, confirm_kind: bool = F
         record_judgement(
             con, matcher(con).lexicon, curator, schema, values, pmid, grade,
             answer=answer or "", note=note or "", confirm_kind=confirm_kind,
-            provenance=provenance_json(row) if row is not None else "",
+            provenance=decision_provenance(row, row.rank, result.version, result.mode, result.concepts, rm3)
+            if row is not None else "",
         )
         st.toast(f"PMID {pmid}: {GRADE_LABELS[grade]}")
         # Logged with the server's time for it once the run that follows has drawn it (CURATION_TIMING_LOG).
@@ -193,6 +194,10 @@ def result_card(row, focused: bool) -> None:
             st.markdown(f"> {sentence_html}", unsafe_allow_html=True)
         with st.expander("Abstract"):
             st.markdown(row.abstract_html, unsafe_allow_html=True)
+        if row.decisions:
+            with st.expander(f"Decisions on this abstract ({len(row.decisions)})"):
+                for line in decision_history(row.decisions):
+                    st.text(line)  # curators' names and notes: plain text, never markdown
         answer_col, note_col = st.columns(2)
         typed = st.session_state.get(f"answer_{row.pmid}")
         # An answer typed earlier stays selectable (as in the relation's slots above).

@@ -14,6 +14,8 @@ import json
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from curation.grades import GRADE_LABELS
+from curation.records import is_adjudication
 from index.hits import ConceptMatch, StageScore
 
 DIGITS = 6  # scores are kept to this many decimals (enough to tell any two ranks apart, short to store)
@@ -49,3 +51,66 @@ def hit_provenance(hit: Provenanced) -> dict[str, Any]:
 def provenance_json(hit: Provenanced) -> str:
     """:func:`hit_provenance` as compact JSON with sorted keys: what is stored with a decision."""
     return json.dumps(hit_provenance(hit), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def decision_provenance(row: Provenanced, rank: int | None = None, version: str = "", mode: str = "",
+                        concepts: Sequence[Any] = (), rm3: bool = False) -> str:
+    """What is stored with a decision made on the Curate page: the hit's provenance plus where the curator
+    saw it (its rank), what ranked it (the model version and mode, RM3 on or off) and the query as typed and
+    as normalised (each slot's linked concepts). Curator and time are columns of the decision itself.
+
+    Args:
+        concepts: the search's :class:`curation.entities.query.QueryConcept` per slot.
+    """
+    data = hit_provenance(row)
+    data.update(
+        rank=rank,
+        version=version,
+        mode=mode,
+        rm3=bool(rm3),
+        query=[
+            {"slot": c.slot, "typed": c.typed, "status": c.status, "canonical": c.canonical,
+             "concept_ids": list(c.concept_ids), "how": c.how, "confidence": round(float(c.confidence), 3)}
+            for c in concepts
+        ],
+    )
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def describe(provenance: str) -> str:
+    """A line for a person: where the curator saw the abstract and what ranked it ("" without provenance)."""
+    if not provenance:
+        return ""
+    try:
+        data = json.loads(provenance)
+    except json.JSONDecodeError:
+        return ""
+    parts = []
+    if data.get("rank"):
+        parts.append(f"rank {data['rank']}")
+    if data.get("version"):
+        parts.append(f"model {data['version']}" + (f" ({data['mode']})" if data.get("mode") else ""))
+    if data.get("group"):
+        parts.append(f"mentions {data['group']}")
+    linked = [f"{q['typed']} → {q['canonical']}" for q in data.get("query", [])
+              if q.get("status") == "linked" and q.get("canonical") and q.get("canonical") != q.get("typed")]
+    if linked:
+        parts.append("linked " + ", ".join(linked))
+    return " · ".join(parts)
+
+
+def decision_history(decisions: Sequence[Any]) -> list[str]:
+    """One line per decision (oldest first): when, who, the grade, the answer, where it was seen and what
+    ranked it, and the note; for the Curate card's history (plain text)."""
+    lines = []
+    for d in sorted(decisions, key=lambda d: d.decision_id):
+        parts = [d.created_at[:16], d.curator, GRADE_LABELS.get(d.grade, d.grade)
+                 + (" (adjudicated)" if is_adjudication(d) else "")]
+        if d.answer:
+            parts.append(f"answer {d.answer}")
+        if seen := describe(d.provenance):
+            parts.append(seen)
+        if d.note and not is_adjudication(d):
+            parts.append(f"note: {' '.join(d.note.split())}")
+        lines.append(" · ".join(parts))
+    return lines

@@ -50,6 +50,13 @@ def test_type_search_decide_undo(loaded_db):
     assert provenance["group"] == "all"
     assert [c["slot"] for c in provenance["concepts"]] == ["Gene", "Variant"]
     assert [s["stage"] for s in provenance["stages"]][:2] == ["concepts", "lexical"]
+    # ... where the curator saw it, what ranked it, and the query as typed and as linked
+    assert provenance["rank"] == 1 and provenance["version"] == "bm25-only" and provenance["rm3"] is False
+    assert [(q["slot"], q["typed"], q["status"]) for q in provenance["query"]] == [
+        ("Gene", "BRAF", "linked"), ("Variant", "V600E", "linked")]
+    # ... shown in the card's history
+    history = [t.value for t in at.text if "ana · Complete evidence" in t.value]
+    assert history and "answer Vemurafenib · rank 1 · model bm25-only" in history[0]
     undo = next(b for b in at.button if b.label == "Undo my last decision")
     undo.click()
     at.run()

@@ -109,3 +109,28 @@ def test_migration_adds_provenance_to_an_old_store(tmp_path, monkeypatch):
     after = store.record_decision(con, "bo", PO, BRAF, "1", Grade.PARTIAL, provenance=provenance_json(HIT))
     assert store.list_decisions(con)[-1].provenance == after.provenance == provenance_json(HIT)
     con.close()
+
+
+def test_a_decision_keeps_where_it_was_seen_what_ranked_it_and_the_query_as_linked():
+    import dataclasses
+    from types import SimpleNamespace
+
+    from curation.records import Decision
+    from curation.workflows.provenance import decision_history, decision_provenance, describe
+
+    typed = SimpleNamespace(slot="Variant", typed="Val600Glu", status="linked", canonical="V600E",
+                            concept_ids=("p|SUB|V|600|E",), how="notation", confidence=1.0)
+    stored = decision_provenance(HIT, rank=3, version="po-edel-1", mode="hybrid", concepts=[typed], rm3=True)
+    data = json.loads(stored)
+    assert (data["rank"], data["version"], data["mode"], data["rm3"]) == (3, "po-edel-1", "hybrid", True)
+    assert data["query"] == [{"slot": "Variant", "typed": "Val600Glu", "status": "linked", "canonical": "V600E",
+                              "concept_ids": ["p|SUB|V|600|E"], "how": "notation", "confidence": 1.0}]
+    assert describe(stored).startswith("rank 3 · model po-edel-1 (hybrid)")
+    assert "linked Val600Glu → V600E" in describe(stored) and describe("") == "" and describe("not json") == ""
+    made = Decision(7, "ana", "PO", "q", (("Variant", "Val600Glu"),), "1", "complete", "Vemurafenib", "a, b",
+                    "2026-11-25 06:12:00", None, stored)
+    final = dataclasses.replace(made, decision_id=8, curator="cy", note="adjudication", provenance="", answer="")
+    assert decision_history([final, made]) == [
+        "2026-11-25 06:12 · ana · Complete evidence · answer Vemurafenib · " + describe(stored) + " · note: a, b",
+        "2026-11-25 06:12 · cy · Complete evidence (adjudicated)",
+    ]
