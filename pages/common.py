@@ -249,6 +249,16 @@ def _retriever(db_path: str, models_dir: str, key: serving.ServingKey):
         raise
 
 
+def retriever_of_version(con: duckdb.DuckDBPyConnection, version: str):
+    """The retriever a registered version serves with (loaded and cached as the served one is); what serves
+    instead when its index does not cover the current corpus (the caller compares ``.version``)."""
+    key = serving.key_once_active(con, version)
+    if key is None:
+        return None
+    settings = load_settings()
+    return _retriever(str(settings.db_path), str(settings.models_dir), key)
+
+
 @st.cache_data(show_spinner=False, ttl=300)
 def _load_problem(path: Path) -> str:
     return serving.load_problem(path)

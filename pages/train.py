@@ -12,9 +12,11 @@ from curation.grades import Grade
 from curation.workflows import recogniser_training as recognisers
 from curation.workflows import retrain
 from curation.workflows import versions as catalogue
+from curation.workflows.curate import curate_search
+from curation.workflows.highlight import escape_text
 from curation.workflows.session import schemas as store_schemas
 from curation.workflows.versions import METRICS
-from pages.common import connection, current_job
+from pages.common import connection, current_job, matcher, query_linker, retriever_of_version
 from pages.legacy_mode import leave_legacy_pages_mode
 
 leave_legacy_pages_mode()  # first, before anything is drawn (see pages/common.py)
@@ -250,3 +252,46 @@ if curves:
     st.plotly_chart(fig, key="loss_chart")
 else:
     st.caption("No training loss: zero-shot versions are not trained.")
+
+# --- what changed for one query ---------------------------------------------------------------
+st.subheader("What changed: one query, two versions")
+st.caption("The Curate page's top 20 for a partial relation under two versions, side by side: what a retrain did "
+           "to what curators see.")
+by_name = {v.version: v for v in versions}
+left, right = st.columns(2)
+first = left.selectbox("Before", names, key="compare_before",
+                       index=next((i for i, v in enumerate(versions) if v.active), 0))
+second = right.selectbox("After", names, key="compare_after", index=0)
+compare_schema = next((s for s in store_schemas(con) if s.name == by_name[first].schema), None)
+slots = st.columns(len(compare_schema.query_types)) if compare_schema else []
+typed = {t: column.text_input(t, key=f"compare_{t}") for column, t in zip(slots, compare_schema.query_types,
+                                                                            strict=True)} if compare_schema else {}
+if st.button("Compare", key="compare", disabled=not any(v.strip() for v in typed.values())):
+    tops, problems = {}, []
+    for name in (first, second):
+        engine = retriever_of_version(con, name)
+        if engine is None or engine.version != name:
+            problems.append(f"{name} does not serve this corpus (its index covers another set of abstracts); "
+                            f"rebuild it to compare.")
+            continue
+        try:
+            result = curate_search(con, engine, matcher(con), compare_schema, typed, mode="hybrid", k=20,
+                                   linker=query_linker(con))
+        except USER_ERRORS as exc:
+            problems.append(str(exc))
+            continue
+        tops[name] = [row.pmid for row in result.rows]
+    for problem in problems:
+        st.warning(escape_text(problem))
+    if len(tops) == 2:
+        shifts = catalogue.rank_shifts(tops[first], tops[second])
+        before, after = f"before: {first}", f"after: {second}"
+        fig = px.line(catalogue.shift_lines(shifts, before, after), x="version", y="rank", color="pmid",
+                      markers=True, hover_data=["change"], height=520,
+                      category_orders={"version": [before, after]})
+        fig.update_yaxes(autorange="reversed", title="rank (1 = top)")
+        fig.update_layout(showlegend=False)
+        st.plotly_chart(fig, key="shift_chart")
+        st.dataframe(catalogue.shift_table(shifts), hide_index=True, key="shift_table")
+        moved = sum(1 for s in shifts if s.describe() != "same")
+        st.caption(f"{moved} of {len(shifts)} abstracts changed place, entered or left the top 20.")

@@ -6,6 +6,7 @@ The registry and the activation rule live in :mod:`curation.versions`; this modu
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
@@ -110,3 +111,51 @@ def loss_curves(versions: Sequence[RegisteredVersion]) -> list[dict[str, object]
     """(version, step, loss) for every trained version: the loss chart's data."""
     return [{"version": v.version, "step": step, "loss": loss}
             for v in versions for step, loss in enumerate(v.loss_curve, start=1)]
+
+
+# --- what changed: one query, two versions ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Shift:
+    """One abstract in either version's top list: its rank in each (None: not in that top list)."""
+
+    pmid: str
+    before: int | None
+    after: int | None
+
+    @property
+    def moved(self) -> int | None:
+        """Places it moved up (negative: down); None when it is in only one of the lists."""
+        return None if self.before is None or self.after is None else self.before - self.after
+
+    def describe(self) -> str:
+        if self.before is None:
+            return "new"
+        if self.after is None:
+            return "dropped"
+        return "same" if self.moved == 0 else (f"up {self.moved}" if self.moved > 0 else f"down {-self.moved}")
+
+
+def rank_shifts(before: Sequence[str], after: Sequence[str]) -> list[Shift]:
+    """Each PMID of either ranking (best first) with its rank in both; ordered by the new ranking, then the
+    dropped ones by their old rank."""
+    old = {pmid: rank for rank, pmid in enumerate(before, start=1)}
+    new = {pmid: rank for rank, pmid in enumerate(after, start=1)}
+    shifts = [Shift(pmid, old.get(pmid), rank) for pmid, rank in new.items()]
+    shifts += [Shift(pmid, rank, None) for pmid, rank in old.items() if pmid not in new]
+    return shifts
+
+
+def shift_lines(shifts: Sequence[Shift], before: str, after: str) -> list[dict[str, object]]:
+    """The chart's points: per PMID its rank under ``before`` and under ``after`` (one point when in one list)."""
+    rows = []
+    for s in shifts:
+        for side, rank in ((before, s.before), (after, s.after)):
+            if rank is not None:
+                rows.append({"version": side, "rank": rank, "pmid": s.pmid, "change": s.describe()})
+    return rows
+
+
+def shift_table(shifts: Sequence[Shift]) -> list[dict[str, object]]:
+    return [{"PMID": s.pmid, "before": s.before, "after": s.after, "change": s.describe()} for s in shifts]

@@ -120,3 +120,29 @@ def test_activating_a_version_changes_the_served_order_in_a_real_browser(tmp_pat
         assert catalog.active_version(con, PO.name).version == "po-dense"
     finally:
         con.close()
+
+
+def test_what_changed_shows_each_versions_top_list_side_by_side(tmp_path, fixtures, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    from curation.config import PROJECT_ROOT
+
+    db, models, expected = _build_store(tmp_path, fixtures)
+    monkeypatch.setenv("CURATION_DB", str(db))
+    monkeypatch.setenv("CURATION_MODELS_DIR", str(models))
+    at = AppTest.from_file(str(PROJECT_ROOT / "app.py"), default_timeout=120)
+    at.run()
+    at.switch_page("pages/train.py").run()
+    assert at.selectbox(key="compare_before").value == "po-lexical"  # the active one, by default
+    at.selectbox(key="compare_after").set_value("po-dense")
+    at.text_input(key="compare_Gene").set_value(QUERY["Gene"]).run()
+    at.button(key="compare").click().run()
+    assert not at.exception and not at.warning
+    table = at.dataframe[-1].value  # the last table on the page: the shifts
+    before = {p: r for r, p in enumerate(expected["po-lexical"], start=1)}
+    after = {p: r for r, p in enumerate(expected["po-dense"], start=1)}
+    assert list(table["PMID"]) == expected["po-dense"]  # in the new order
+    assert list(table["before"]) == [before[p] for p in table["PMID"]]
+    assert list(table["after"]) == [after[p] for p in table["PMID"]]
+    assert set(table["change"]) != {"same"}  # the two versions order them differently
+    assert any("abstracts changed place" in c.value for c in at.caption)
