@@ -86,6 +86,8 @@ class Document:
         mentions: gold mentions, when the corpus has them.
         relations: gold document-level relations, when the corpus has them.
         journal, year: bibliographic fields when known.
+        authors: the first authors as PubMed lists them ("Smith J, Doe A, Lee K, et al."), "" when unknown.
+        pub_types: PubMed publication types ("Journal Article", "Clinical Trial, Phase II", ...), when known.
     """
 
     pmid: str
@@ -96,6 +98,8 @@ class Document:
     relations: tuple[Relation, ...] = ()
     journal: str = ""
     year: int | None = None
+    authors: str = ""
+    pub_types: tuple[str, ...] = ()
 
     @property
     def text(self) -> str:

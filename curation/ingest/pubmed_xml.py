@@ -239,6 +239,8 @@ def _document(article: _Article, problems: Problems) -> Document | None:
         source=SOURCE,
         journal=" ".join(journal.split()),
         year=_year(body),
+        authors=_authors(body),
+        pub_types=tuple(t for t in (flatten(n) for n in body.iterfind("PublicationTypeList/PublicationType")) if t),
     )
 
 
@@ -247,6 +249,21 @@ def flatten(node: Element | None) -> str:
     if node is None:
         return ""
     return " ".join("".join(node.itertext()).split())
+
+
+FIRST_AUTHORS = 3  # authors named before "et al."
+
+
+def _authors(article: Element) -> str:
+    """The first authors as PubMed lists them: "Smith J, Doe A, Lee K, et al." (a collective name as written)."""
+    names = []
+    for author in article.iterfind("AuthorList/Author"):
+        last, initials = flatten(author.find("LastName")), flatten(author.find("Initials"))
+        name = f"{last} {initials}".strip() if last else flatten(author.find("CollectiveName"))
+        if name:
+            names.append(name)
+    shown = ", ".join(names[:FIRST_AUTHORS])
+    return shown + (", et al." if len(names) > FIRST_AUTHORS else "")
 
 
 def _year(article: Element) -> int | None:

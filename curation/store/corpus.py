@@ -11,22 +11,24 @@ from curation.records import Document, Mention, Relation, Synonym
 from curation.store.base import SQL_COUNT, _scalar
 
 SQL_MERGE_DOCUMENTS = """
-INSERT INTO documents (pmid, title, abstract, journal, year, sources)
-SELECT pmid, title, abstract, journal, year, [source] FROM incoming
+INSERT INTO documents (pmid, title, abstract, journal, year, authors, pub_types, sources)
+SELECT pmid, title, abstract, journal, year, authors, pub_types, [source] FROM incoming
 ON CONFLICT (pmid) DO UPDATE SET
     title = CASE WHEN documents.title = '' THEN excluded.title ELSE documents.title END,
     abstract = CASE WHEN documents.abstract = '' THEN excluded.abstract ELSE documents.abstract END,
     journal = CASE WHEN documents.journal = '' THEN excluded.journal ELSE documents.journal END,
     year = coalesce(documents.year, excluded.year),
+    authors = CASE WHEN coalesce(documents.authors, '') = '' THEN excluded.authors ELSE documents.authors END,
+    pub_types = CASE WHEN len(coalesce(documents.pub_types, [])) = 0 THEN excluded.pub_types
+                ELSE documents.pub_types END,
     sources = list_distinct(list_concat(documents.sources, excluded.sources))
 """
 SQL_EXISTING_DOCS = "SELECT count(*) FROM documents WHERE pmid IN (SELECT pmid FROM incoming)"
 SQL_INSERT_MENTIONS = "INSERT OR IGNORE INTO mentions SELECT * FROM incoming_mentions"
 SQL_INSERT_RELATIONS = "INSERT OR IGNORE INTO relations SELECT * FROM incoming_relations"
-SQL_GET_DOCUMENTS = (
-    "SELECT pmid, title, abstract, journal, year, sources FROM documents WHERE pmid IN (SELECT unnest(?))"
-)
-SQL_ALL_DOCUMENTS = "SELECT pmid, title, abstract, journal, year, sources FROM documents ORDER BY pmid"
+SQL_DOCUMENT_COLUMNS = "pmid, title, abstract, journal, year, sources, coalesce(authors, ''), coalesce(pub_types, [])"
+SQL_GET_DOCUMENTS = f"SELECT {SQL_DOCUMENT_COLUMNS} FROM documents WHERE pmid IN (SELECT unnest(?))"
+SQL_ALL_DOCUMENTS = f"SELECT {SQL_DOCUMENT_COLUMNS} FROM documents ORDER BY pmid"
 SQL_MENTIONS_FOR = """
 SELECT pmid, start_offset, end_offset, text, mention_type, concept_id, source FROM mentions
 WHERE pmid IN (SELECT unnest(?)) ORDER BY pmid, start_offset, end_offset
@@ -73,6 +75,8 @@ def add_documents(con: duckdb.DuckDBPyConnection, documents: Sequence[Document])
             "abstract": [d.abstract for d in docs],
             "journal": [d.journal for d in docs],
             "year": pa.array([d.year for d in docs], pa.int32()),
+            "authors": [d.authors for d in docs],
+            "pub_types": pa.array([list(d.pub_types) for d in docs], pa.list_(pa.string())),
             "source": [d.source for d in docs],
         }
     )
@@ -114,7 +118,7 @@ def add_documents(con: duckdb.DuckDBPyConnection, documents: Sequence[Document])
 
 
 def _document(row: tuple, mentions: Iterable[Mention] = ()) -> Document:
-    pmid, title, abstract, journal, year, sources = row
+    pmid, title, abstract, journal, year, sources, authors, pub_types = row
     return Document(
         pmid=pmid,
         title=title,
@@ -123,6 +127,8 @@ def _document(row: tuple, mentions: Iterable[Mention] = ()) -> Document:
         mentions=tuple(mentions),
         journal=journal,
         year=year,
+        authors=authors,
+        pub_types=tuple(pub_types),
     )
 
 

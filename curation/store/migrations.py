@@ -205,4 +205,12 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         );
         """,
     ),
+    (
+        7,
+        "documents: first authors and PubMed publication types (from PubMed XML; empty for corpora without them)",
+        """
+        ALTER TABLE documents ADD COLUMN authors VARCHAR DEFAULT '';
+        ALTER TABLE documents ADD COLUMN pub_types VARCHAR[] DEFAULT [];
+        """,
+    ),
 )

@@ -224,3 +224,33 @@ def test_undefined_named_entity_is_reported(tmp_path: Path) -> None:
 def test_missing_file(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="file not found"):
         read(tmp_path / "absent.xml")
+
+
+def test_first_authors_and_publication_types_are_read_and_stored(tmp_path: Path) -> None:
+    from curation import store
+
+    authors = "".join(f"<Author><LastName>{last}</LastName><Initials>{ini}</Initials></Author>"
+                      for last, ini in (("Smith", "J"), ("Doe", "AB"), ("Lee", "K"), ("Park", "S")))
+    body = (
+        '<PubmedArticle><MedlineCitation><PMID Version="1">31</PMID><Article>'
+        "<Journal><JournalIssue><PubDate><Year>2019</Year></PubDate></JournalIssue><Title>J Clin Oncol</Title>"
+        "</Journal><ArticleTitle>BRAF V600E.</ArticleTitle><Abstract><AbstractText>Vemurafenib.</AbstractText>"
+        f"</Abstract><AuthorList>{authors}</AuthorList><PublicationTypeList>"
+        "<PublicationType>Clinical Trial, Phase II</PublicationType><PublicationType>Journal Article"
+        "</PublicationType></PublicationTypeList></Article></MedlineCitation></PubmedArticle>"
+        '<PubmedArticle><MedlineCitation><PMID Version="1">32</PMID><Article><ArticleTitle>T.</ArticleTitle>'
+        "<Abstract><AbstractText>A.</AbstractText></Abstract><AuthorList><Author><CollectiveName>TCGA Network"
+        "</CollectiveName></Author></AuthorList></Article></MedlineCitation></PubmedArticle>"
+    )
+    path = tmp_path / "a.xml"
+    path.write_text(PROLOG + f"<PubmedArticleSet>{body}</PubmedArticleSet>")
+    first, second = read_pubmed_xml(path, Problems(path))
+    assert first.authors == "Smith J, Doe AB, Lee K, et al." and second.authors == "TCGA Network"
+    assert first.pub_types == ("Clinical Trial, Phase II", "Journal Article") and second.pub_types == ()
+    con = store.open_store(tmp_path / "s.duckdb")
+    with store.transaction(con):
+        store.add_documents(con, [first, second])
+    stored = {d.pmid: d for d in store.get_documents(con, ["31", "32"])}
+    assert (stored["31"].year, stored["31"].journal, stored["31"].authors, stored["31"].pub_types) == (
+        2019, "J Clin Oncol", "Smith J, Doe AB, Lee K, et al.", ("Clinical Trial, Phase II", "Journal Article"))
+    con.close()
