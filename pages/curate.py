@@ -15,6 +15,7 @@ from curation.workflows.curate import (
     check_answer,
     curate_search,
     fill_worklist,
+    filter_rows,
     known_values,
     record_judgement,
     take_worklist_item,
@@ -28,6 +29,7 @@ from curation.workflows.provenance import decision_history, decision_provenance
 from curation.workflows.serving import BM25_ONLY
 from curation.workflows.session import corpus_size, current_schema
 from pages import concept_chips as chips
+from pages import result_filters as filters
 from pages.common import (
     GRADE_SHORTCUTS,
     connection,
@@ -185,6 +187,10 @@ def result_card(row, focused: bool) -> None:
             f"{row.title_html}",
             unsafe_allow_html=True,
         )
+        if row.meta:
+            st.caption(escape_text(row.meta))
+        if row.in_kb:
+            filters.kb_badge(row)
         st.caption(chips.mentions_caption(row, result.concepts))
         decided = "; ".join(f"{escape_text(d.curator)}: {GRADE_LABELS[d.grade]}"
                             + (" (adjudicated: the final grade)" if is_adjudication(d) else "")
@@ -232,9 +238,17 @@ if kind := st.session_state.pop("decision_kind", None):
     message, pending = kind
     st.warning(escape_text(message))
     st.button("Record anyway", key="record_anyway", disabled=not curator, on_click=decide, args=pending)
+view = filters.filter_panel(result, curator)
+kept = filter_rows(result.rows, view)
 # Rows in their groups' order (all the concepts, then some); the focus (j/k, grade keys 1-3) walks that order.
-groups = {group: [r for r in result.rows if (r.group or "all") == group] for group in chips.GROUP_TITLES}
+# Another sort shows one list in its order.
+if view.sort == "relevance":
+    groups = {group: [r for r in kept if (r.group or "all") == group] for group in chips.GROUP_TITLES}
+else:
+    groups = {"sorted": kept}
 rows = [row for group_rows in groups.values() for row in group_rows]
+if result.rows and not rows:
+    st.info(f"None of the {len(result.rows)} results passes the filters ({escape_text(view.describe())}).")
 focus = min(st.session_state.get("focus", 0), max(len(rows) - 1, 0))
 with st.container(horizontal=True):
     st.button("Undo my last decision", shortcut="u", disabled=not curator, on_click=undo)
@@ -244,7 +258,7 @@ with st.container(horizontal=True):
         focus = min(focus + 1, len(rows) - 1)
 st.session_state["focus"] = focus
 for group, group_rows in groups.items():
-    if rows and (group_rows or len(result.concepts) > 1):
+    if rows and group in chips.GROUP_TITLES and (group_rows or len(result.concepts) > 1):
         chips.group_header(result, group, len(group_rows))
     for row in group_rows:
         result_card(row, row is rows[focus])

@@ -78,7 +78,7 @@ from curation.store.jobs import (
     set_job_result,
     start_job,
 )
-from curation.store.kb import add_kb_records, list_entity_values, list_kb_records, record_id
+from curation.store.kb import add_kb_records, kb_records_citing, list_entity_values, list_kb_records, record_id
 from curation.store.migrations import MIGRATIONS
 from curation.store.models import (
     VersionRow,
@@ -117,6 +117,7 @@ __all__ = [
     "get_documents",
     "iter_documents",
     "list_entity_values",
+    "kb_records_citing",
     "list_kb_records",
     "list_mentions",
     "list_relations",

@@ -26,6 +26,10 @@ SQL_SELECT_KB = """
 SELECT schema_name, entities, pmid, source, source_id, attributes FROM kb_records
 WHERE (? IS NULL OR schema_name = ?) ORDER BY source, source_id
 """
+SQL_KB_CITING = """
+SELECT schema_name, entities, pmid, source, source_id, attributes FROM kb_records
+WHERE schema_name = ? AND pmid IN (SELECT unnest(?)) ORDER BY pmid, source, source_id
+"""
 SQL_KB_VALUES = """
 SELECT e.value, count(*) AS n FROM kb_entities e JOIN kb_records r USING (record_id)
 WHERE r.schema_name = ? AND e.entity_type = ? AND e.value <> ''
@@ -140,6 +144,16 @@ def list_kb_records(con: duckdb.DuckDBPyConnection, schema: str | None = None) -
                 attributes=tuple(json.loads(attributes).items()),
             )
         )
+    return out
+
+
+def kb_records_citing(con: duckdb.DuckDBPyConnection, schema: str, pmids: list[str]) -> dict[str, list[KBRecord]]:
+    """PMID → the schema's KB records that cite it (CIViC evidence, curators' answers, ...), for the given PMIDs."""
+    out: dict[str, list[KBRecord]] = {}
+    for schema_name, entities, pmid, source, source_id, attributes in con.execute(
+            SQL_KB_CITING, [schema, list(pmids)]).fetchall():
+        out.setdefault(pmid, []).append(KBRecord(schema_name, tuple(json.loads(entities).items()), pmid, source,
+                                                 source_id, tuple(json.loads(attributes).items())))
     return out
 
 

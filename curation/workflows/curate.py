@@ -31,7 +31,7 @@ from curation.entities.matching import Matcher
 from curation.entities.postings import StorePostings
 from curation.entities.query import QueryConcept, QueryError, QueryLinker
 from curation.errors import CurationError
-from curation.records import Decision, Document, Span
+from curation.records import Decision, Document, KBRecord, Span
 from curation.retrieval.relation_search import SearchOptions, search_relation
 from curation.schemas import RelationSchema
 from curation.workflows.entities import stored_annotations
@@ -58,6 +58,18 @@ class ResultRow:
     group: str = ""  # "all": mentions every query concept; "some"
     concepts: tuple[ConceptMatch, ...] = ()  # the query concepts it mentions, and how
     stages: tuple[StageScore, ...] = ()  # each stage's score and rank (the hit's provenance)
+    year: int | None = None
+    journal: str = ""
+    authors: str = ""
+    pub_types: tuple[str, ...] = ()
+    in_kb: tuple[KBRecord, ...] = ()  # the schema's KB records that cite this PMID
+
+    @property
+    def meta(self) -> str:
+        """ "2019 · J Clin Oncol · Smith J, Doe A, et al. · Clinical Trial" ("" when the source has none)."""
+        types = [t for t in self.pub_types if t != "Journal Article"]
+        parts = [str(self.year) if self.year else "", self.journal, self.authors, "; ".join(types)]
+        return " · ".join(p for p in parts if p)
 
 
 @dataclass(frozen=True)
@@ -172,6 +184,7 @@ def curate_search(
         computed = Annotator(matcher).annotate([d.text for d in missing])
         stored.update({d.pmid: found for d, found in zip(missing, computed, strict=True)})
     hidden = set(ENTITY_KINDS) - set(kinds) if kinds is not None else set()
+    citing = store.kb_records_citing(con, schema.name, pmids)
     decided: dict[str, list[Decision]] = {}
     for decision in store.decisions_for(con, schema, values):
         decided.setdefault(decision.pmid, []).append(decision)
@@ -207,6 +220,11 @@ def curate_search(
                 group=hit.group,
                 concepts=hit.concepts,
                 stages=hit.stages,
+                year=doc.year,
+                journal=doc.journal,
+                authors=doc.authors,
+                pub_types=doc.pub_types,
+                in_kb=tuple(citing.get(hit.pmid, ())),
             )
         )
     return CurateResult(result.query, tuple(rows), result.mode, result.version, result.problems, result.concepts,
@@ -376,3 +394,75 @@ def check_answer(
             problem += ". Did you mean " + ", ".join(f"'{s}'" for s in suggestions) + "?"
     return AnswerCheck(concept.typed, concept.status, concept.concept_ids, concept.canonical, concept.how,
                        suggestions, bool(spans), forms, problem)
+
+
+# --- filters and sort of the shown results --------------------------------------------------------
+
+SORTS = ("relevance", "newest", "new to the KB first")
+DECIDED = ("any", "undecided", "decided by me", "decided by anyone")
+IN_KB = ("any", "not in the KB", "in the KB")
+
+
+@dataclass(frozen=True)
+class RowFilter:
+    """What the curator narrows the results to, and their order.
+
+    Attributes:
+        groups: result groups kept ("all", "some"; empty: both).
+        years: (first, last) publication years kept, inclusive (None: any; a row without a year is kept
+            only when no range is set).
+        pub_types: publication types kept (a row with any of them; empty: any).
+        in_kb: one of :data:`IN_KB`. decided: one of :data:`DECIDED`, for ``curator``.
+        sort: one of :data:`SORTS`; "relevance" keeps the search's order, the others are stable on it.
+    """
+
+    groups: frozenset[str] = frozenset()
+    years: tuple[int, int] | None = None
+    pub_types: frozenset[str] = frozenset()
+    in_kb: str = "any"
+    decided: str = "any"
+    curator: str = ""
+    sort: str = "relevance"
+
+    def describe(self) -> str:
+        parts = []
+        if self.groups:
+            parts.append("mentions " + " or ".join(sorted(self.groups)))
+        if self.years:
+            parts.append(f"{self.years[0]}–{self.years[1]}")
+        if self.pub_types:
+            parts.append(", ".join(sorted(self.pub_types)))
+        if self.in_kb != "any":
+            parts.append(self.in_kb)
+        if self.decided != "any":
+            parts.append(self.decided)
+        return "; ".join(parts)
+
+
+def filter_rows(rows: Sequence[ResultRow], view: RowFilter) -> list[ResultRow]:
+    """The rows ``view`` keeps, in its order (ranks stay the search's: the curator sees where each was)."""
+    if view.in_kb not in IN_KB or view.decided not in DECIDED or view.sort not in SORTS:
+        raise CurationError(f"unknown filter or sort: {view.in_kb!r}, {view.decided!r}, {view.sort!r}")
+    me = " ".join(view.curator.split())
+
+    def keep(row: ResultRow) -> bool:
+        if view.groups and row.group not in view.groups:
+            return False
+        if view.years and (row.year is None or not view.years[0] <= row.year <= view.years[1]):
+            return False
+        if view.pub_types and not view.pub_types & set(row.pub_types):
+            return False
+        if view.in_kb != "any" and bool(row.in_kb) != (view.in_kb == "in the KB"):
+            return False
+        if view.decided == "undecided" and row.decisions:
+            return False
+        if view.decided == "decided by anyone" and not row.decisions:
+            return False
+        return not (view.decided == "decided by me" and not any(d.curator == me for d in row.decisions))
+
+    kept = [row for row in rows if keep(row)]
+    if view.sort == "newest":
+        kept.sort(key=lambda row: -(row.year or 0))
+    elif view.sort == "new to the KB first":
+        kept.sort(key=lambda row: bool(row.in_kb))
+    return kept

@@ -263,3 +263,31 @@ def test_entity_types_can_be_hidden_and_the_choice_is_remembered(loaded_db):
     assert at.session_state["highlight_kinds"] == ["gene", "variant", "chemical"]
     marked = " ".join(m.value for m in at.markdown if "<mark" in m.value)
     assert "Gene: BRAF" in marked and "chemical: " in marked
+
+
+def test_filters_sort_and_the_in_the_kb_badge(loaded_db):
+    from curation.records import KBRecord
+
+    con = store.open_store(loaded_db)
+    with store.transaction(con):  # CIViC evidence 777 cites the first BRAF abstract
+        store.add_kb_records(con, [KBRecord("PO", (("Gene", "BRAF"), ("Variant", "V600E"), ("Treatment", "Dabrafenib")),
+                                            "1000001", "civic", "EID777:Dabrafenib")], origin="test")
+    con.close()
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.session_state["curator"] = "ana"
+    at.selectbox(key="pick_Gene").set_value("BRAF")
+    at.run()
+    assert not at.exception
+    shown = lambda: [m.value for m in at.markdown if "pubmed.ncbi.nlm.nih.gov" in m.value]  # noqa: E731
+    assert any("PMID 1000001" in m for m in shown())
+    links = [m.value for m in at.markdown if "civicdb.org/evidence/777/summary" in m.value]
+    assert links and "CIViC EID777" in links[0] and "Dabrafenib" in html.unescape(links[0])
+    # the fixture corpus (PubTator) has no year, journal or authors: said once, not per card
+    assert sum("are not available for these abstracts" in c.value for c in at.caption) == 1
+    at.radio(key="filter_in_kb").set_value("not in the KB").run()
+    assert not at.exception and not any("PMID 1000001" in m for m in shown())
+    at.radio(key="filter_in_kb").set_value("in the KB").run()
+    assert [m for m in shown() if "PMID" in m] and all("PMID 1000001" in m for m in shown())
+    at.radio(key="filter_decided").set_value("decided by me").run()
+    assert not shown() and any("passes the filters" in i.value for i in at.info)

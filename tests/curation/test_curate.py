@@ -73,3 +73,37 @@ def test_a_document_without_a_title_says_so(con, fixtures):
     retriever, matcher = Retriever(lexical=LexicalIndex.build(docs)), Matcher(build_lexicon(con))
     (row,) = curate_search(con, retriever, matcher, PO, BRAF, mode="bm25", k=5).rows
     assert row.title_html == "<em>(no title in the source)</em>"
+
+
+def test_filters_and_sorts_keep_the_search_ranks():
+    from dataclasses import replace
+
+    from curation.errors import CurationError
+    from curation.records import Decision, KBRecord
+    from curation.workflows.curate import ResultRow, RowFilter, filter_rows
+
+    def row(rank, group="all", year=None, types=(), in_kb=False, by=()):
+        record = KBRecord("PO", (("Gene", "BRAF"),), str(rank), "civic", f"EID{rank}")
+        decisions = tuple(Decision(rank, who, "PO", "q", (), str(rank), "complete", "", "", "t", None) for who in by)
+        return ResultRow(rank, str(rank), "", "", (), 0.0, None, None, (), decisions, group, year=year,
+                         pub_types=tuple(types), in_kb=(record,) if in_kb else ())
+
+    rows = [row(1, year=2015, in_kb=True, by=("ana",)), row(2, "some", year=2021, types=("Clinical Trial",)),
+            row(3, year=2019, types=("Review",), by=("bo",)), row(4, "some")]
+    pmids = lambda view: [r.pmid for r in filter_rows(rows, view)]  # noqa: E731
+    assert pmids(RowFilter()) == ["1", "2", "3", "4"]
+    assert pmids(RowFilter(groups=frozenset({"some"}))) == ["2", "4"]
+    assert pmids(RowFilter(years=(2016, 2021))) == ["2", "3"]  # a row without a year is left out of a range
+    assert pmids(RowFilter(pub_types=frozenset({"Review", "Letter"}))) == ["3"]
+    assert pmids(RowFilter(in_kb="not in the KB")) == ["2", "3", "4"] and pmids(RowFilter(in_kb="in the KB")) == ["1"]
+    assert pmids(RowFilter(decided="undecided")) == ["2", "4"]
+    assert pmids(RowFilter(decided="decided by me", curator=" ana ")) == ["1"]
+    assert pmids(RowFilter(decided="decided by anyone")) == ["1", "3"]
+    assert pmids(RowFilter(sort="newest")) == ["2", "3", "1", "4"]  # no year last; ties keep the search's order
+    assert pmids(RowFilter(sort="new to the KB first")) == ["2", "3", "4", "1"]
+    assert [r.rank for r in filter_rows(rows, RowFilter(sort="newest"))] == [2, 3, 1, 4]  # ranks are the search's
+    assert RowFilter(years=(2016, 2021), in_kb="in the KB").describe() == "2016–2021; in the KB"
+    assert replace(rows[1], journal="J Clin Oncol", authors="Smith J, et al.").meta == (
+        "2021 · J Clin Oncol · Smith J, et al. · Clinical Trial")
+    with pytest.raises(CurationError, match="unknown filter"):
+        filter_rows(rows, RowFilter(sort="random"))
