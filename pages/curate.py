@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import streamlit as st
 
 from curation.errors import USER_ERRORS
 from curation.grades import GRADE_LABELS, GRADES
 from curation.records import is_adjudication
-from curation.workflows import timing
+from curation.workflows import timing, watch
 from curation.workflows.curate import (
     ENTITY_KINDS,
     ROLES,
@@ -88,6 +90,29 @@ with st.expander("Worklist", expanded=False):
             st.session_state[f"pick_{entity_type}"] = item["values"].get(entity_type) or None
         take_worklist_item(con, item["item_id"], curator)
         st.rerun()
+
+# --- saved queries ---------------------------------------------------------------------------
+saved = watch.watched(con, curator, schema.name)
+news = sum(1 for item in saved if item.new)
+with st.expander(f"Saved queries ({len(saved)}{f', {news} with new abstracts' if news else ''})", expanded=False):
+    if not curator:
+        st.caption("Enter your name in the sidebar to save queries and see what is new for them.")
+    elif not saved:
+        st.caption("Search a relation, then **Save this query**: it will say how many abstracts were added since "
+                   "you last opened it.")
+    for item in saved:
+        text, open_col, remove_col = st.columns([6, 1, 1], vertical_alignment="center")
+        text.text(item.label())  # typed values: plain text
+        if open_col.button("Open", key=f"open_saved_{item.saved.query_id}"):
+            opened, new = watch.open_watched(con, item, curator)
+            for entity_type in schema.query_types:
+                st.session_state[f"pick_{entity_type}"] = opened.get(entity_type) or None
+            st.session_state["filter_only"] = list(new)
+            st.session_state["filter_only_for"] = {t: opened.get(t) or "" for t in schema.query_types}
+            st.rerun()
+        if remove_col.button("Remove", key=f"remove_saved_{item.saved.query_id}"):
+            watch.remove_watched(con, item.saved.query_id, curator)
+            st.rerun()
 
 # --- the partial relation -------------------------------------------------------------------
 columns = st.columns(len(schema.query_types) + 1)
@@ -238,8 +263,25 @@ if kind := st.session_state.pop("decision_kind", None):
     message, pending = kind
     st.warning(escape_text(message))
     st.button("Record anyway", key="record_anyway", disabled=not curator, on_click=decide, args=pending)
+if curator and any(values.values()) and st.button("Save this query", key="save_query"):
+    try:
+        watch.save_search(con, curator, schema.name, values, result.concepts)
+        st.toast("Saved: it will say what is new since you last opened it")
+    except USER_ERRORS as exc:
+        st.error(escape_text(str(exc)))
 view = filters.filter_panel(result, curator)
+if st.session_state.get("filter_only_for") != values:  # another relation was typed: the saved query's view ends
+    st.session_state.pop("filter_only", None)
 kept = filter_rows(result.rows, view)
+if (only := st.session_state.get("filter_only")) is not None:
+    view = replace(view, only=frozenset(only) or frozenset({""}))
+    kept = filter_rows(result.rows, view)
+    left, right = st.columns([5, 1], vertical_alignment="center")
+    left.info(f"{len(only)} abstract{'s' if len(only) != 1 else ''} added since your last look at this saved query; "
+              f"{len(kept)} of them among these results.")
+    if right.button("Show all", key="clear_only"):
+        st.session_state.pop("filter_only", None)
+        st.rerun()
 # Rows in their groups' order (all the concepts, then some); the focus (j/k, grade keys 1-3) walks that order.
 # Another sort shows one list in its order.
 if view.sort == "relevance":

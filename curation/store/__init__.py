@@ -90,6 +90,14 @@ from curation.store.models import (
     set_active_version,
 )
 from curation.store.opening import open_store
+from curation.store.saved import (
+    SavedQuery,
+    delete_saved_query,
+    list_saved_queries,
+    mark_seen,
+    new_since_last_look,
+    save_query,
+)
 
 __all__ = [
     "MIGRATIONS",
@@ -118,6 +126,12 @@ __all__ = [
     "iter_documents",
     "list_entity_values",
     "kb_records_citing",
+    "SavedQuery",
+    "delete_saved_query",
+    "list_saved_queries",
+    "mark_seen",
+    "new_since_last_look",
+    "save_query",
     "list_kb_records",
     "list_mentions",
     "list_relations",

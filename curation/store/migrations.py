@@ -213,4 +213,21 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         ALTER TABLE documents ADD COLUMN pub_types VARCHAR[] DEFAULT [];
         """,
     ),
+    (
+        8,
+        "saved queries: a curator's partial relation, its linked concepts, and when the curator last looked",
+        """
+        CREATE SEQUENCE saved_query_ids START 1;
+        CREATE TABLE saved_queries (
+            query_id BIGINT PRIMARY KEY DEFAULT nextval('saved_query_ids'),
+            curator VARCHAR NOT NULL,
+            schema_name VARCHAR NOT NULL,
+            query_entities JSON NOT NULL,
+            concepts JSON NOT NULL,
+            created_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+            last_seen_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+            UNIQUE (curator, schema_name, query_entities)
+        );
+        """,
+    ),
 )

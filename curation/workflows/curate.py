@@ -423,9 +423,10 @@ class RowFilter:
     decided: str = "any"
     curator: str = ""
     sort: str = "relevance"
+    only: frozenset[str] = frozenset()  # keep only these PMIDs (the abstracts new since a saved query's last look)
 
     def describe(self) -> str:
-        parts = []
+        parts = [f"{len(self.only)} new since your last look"] if self.only else []
         if self.groups:
             parts.append("mentions " + " or ".join(sorted(self.groups)))
         if self.years:
@@ -446,6 +447,8 @@ def filter_rows(rows: Sequence[ResultRow], view: RowFilter) -> list[ResultRow]:
     me = " ".join(view.curator.split())
 
     def keep(row: ResultRow) -> bool:
+        if view.only and row.pmid not in view.only:
+            return False
         if view.groups and row.group not in view.groups:
             return False
         if view.years and (row.year is None or not view.years[0] <= row.year <= view.years[1]):

@@ -291,3 +291,44 @@ def test_filters_sort_and_the_in_the_kb_badge(loaded_db):
     assert [m for m in shown() if "PMID" in m] and all("PMID 1000001" in m for m in shown())
     at.radio(key="filter_decided").set_value("decided by me").run()
     assert not shown() and any("passes the filters" in i.value for i in at.info)
+
+
+def test_a_saved_query_says_what_is_new_and_opens_on_it(loaded_db):
+    import time
+
+    from curation.store import AnnotationRow
+
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["curator"] = "ana"
+    at.run()
+    at.selectbox(key="pick_Gene").set_value("BRAF")
+    at.selectbox(key="pick_Variant").set_value("V600E")
+    at.run()
+    at.button(key="save_query").click().run()
+    assert not at.exception
+    from pages.common import connection
+
+    (concepts,) = connection().execute("SELECT concepts FROM saved_queries").fetchone()
+    linked = json.loads(concepts)
+    assert linked["Gene"] and linked["Variant"]  # what the search linked each slot to
+    time.sleep(0.01)
+    con = connection()  # a new abstract arrives (as an ingest would add it, with its concept index)
+    con.execute("BEGIN TRANSACTION")
+    store.add_documents(con, [Document("1000077", "BRAF V600E again", "Dabrafenib in BRAF V600E melanoma.")])
+    store.replace_annotations(con, "t", {"1000077": 60}, [
+        AnnotationRow("1000077", 0, 4, "BRAF", "gene", linked["Gene"][0], "BRAF", 1.0, "dictionary", "t"),
+        AnnotationRow("1000077", 5, 10, "V600E", "variant", linked["Variant"][0], "V600E", 1.0, "dictionary", "t")])
+    con.execute("COMMIT")
+
+    fresh = AppTest.from_file(APP, default_timeout=120)  # the next visit
+    fresh.session_state["curator"] = "ana"
+    fresh.run()
+    assert any("1 with new abstracts" in e.label for e in fresh.expander)
+    assert any("Gene = BRAF · Variant = V600E — 1 new since your last look" in t.value for t in fresh.text)
+    fresh.button(key="open_saved_1").click().run()
+    assert not fresh.exception
+    assert any("1 abstract added since your last look" in i.value for i in fresh.info)
+    shown = [m.value for m in fresh.markdown if "pubmed.ncbi.nlm.nih.gov" in m.value]
+    assert shown and all("PMID 1000077" in m for m in shown)
+    (seen,) = connection().execute("SELECT last_seen_at > created_at FROM saved_queries").fetchone()
+    assert seen
