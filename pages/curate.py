@@ -189,6 +189,7 @@ def decide(pmid: str, grade: str, answer: str, note: str, confirm_kind: bool = F
             if row is not None else "",
         )
         st.toast(f"PMID {pmid}: {GRADE_LABELS[grade]}")
+        st.session_state["scroll_to_focus"] = True  # the graded (marked) card stays in view after the rerun
         # Logged with the server's time for it once the run that follows has drawn it (CURATION_TIMING_LOG).
         st.session_state["decision_timing"] = (curator, pmid, started, timing.clock())
     except AnswerKindError as exc:
@@ -202,10 +203,51 @@ def undo() -> None:
     st.toast(f"Undone: PMID {undone.pmid}, {GRADE_LABELS[undone.grade]}" if undone else "Nothing to undo")
 
 
+FOCUS_JS = """<script>
+(() => {
+  // The marked card of this run: wait until the rerun has drawn it (a stale one is the previous run's).
+  let tries = 0;
+  const scroll = () => {
+    const card = document.querySelector('.st-key-focused-card');
+    const box = card && card.closest('[data-testid="stElementContainer"], [data-testid="stVerticalBlock"]');
+    if (card && !(box && box.getAttribute('data-stale') === 'true')) {
+      card.scrollIntoView({block: 'center'});
+    } else if (++tries < 40) {
+      setTimeout(scroll, 75);
+    }
+  };
+  setTimeout(scroll, 50);
+  if (!window.curationHelpKey) {
+    window.curationHelpKey = true;
+    document.addEventListener('keydown', (event) => {
+      const typing = ['INPUT', 'TEXTAREA'].includes(event.target.tagName) || event.target.isContentEditable;
+      if (event.key !== '?' || typing) return;
+      const help = [...document.querySelectorAll('button')]
+        .find((b) => b.innerText.trim().startsWith('Keyboard shortcuts'));
+      if (help) help.click();
+    });
+  }
+})();
+</script>"""
+SHORTCUTS = (
+    ("1 · 2 · 3", "grade the marked abstract: Complete evidence · Partial evidence · Not relevant"),
+    ("j · k", "mark the next · previous abstract (the page scrolls to it)"),
+    ("u", "undo your last decision"),
+    ("n", "take the next open relation from the worklist"),
+    ("h or ?", "this list"),
+)
+
+
+@st.dialog("Keyboard shortcuts")
+def keyboard_help() -> None:
+    st.table({"keys": [k for k, _ in SHORTCUTS], "does": [d for _, d in SHORTCUTS]})
+    st.caption("Keys act when no text field has the cursor. A grade key grades the abstract marked ▶.")
+
+
 def result_card(row, focused: bool) -> None:
     """One abstract: title, what it mentions and its scores, best sentences, the answer and the grade buttons."""
     marker = "▶ " if focused else ""
-    with st.container(border=True):
+    with st.container(border=True, key="focused-card" if focused else None):  # the key: what FOCUS_JS scrolls to
         # title_html and best_html are escaped by curation.workflows.highlight; only its <mark> tags are markup.
         st.markdown(
             f"{marker}**{row.rank}.** [PMID {row.pmid}](https://pubmed.ncbi.nlm.nih.gov/{row.pmid}/) "
@@ -296,14 +338,24 @@ with st.container(horizontal=True):
     st.button("Undo my last decision", shortcut="u", disabled=not curator, on_click=undo)
     if st.button("Previous", shortcut="k"):
         focus = max(focus - 1, 0)
+        st.session_state["scroll_to_focus"] = True
     if st.button("Next", shortcut="j"):
         focus = min(focus + 1, len(rows) - 1)
+        st.session_state["scroll_to_focus"] = True
+    if st.button("Keyboard shortcuts", shortcut="h", key="shortcuts_help", type="tertiary"):
+        keyboard_help()
 st.session_state["focus"] = focus
 for group, group_rows in groups.items():
     if rows and group in chips.GROUP_TITLES and (group_rows or len(result.concepts) > 1):
         chips.group_header(result, group, len(group_rows))
     for row in group_rows:
         result_card(row, row is rows[focus])
+if rows and st.session_state.pop("scroll_to_focus", False):
+    # A constant script (no value of the page in it): the browser scrolls the marked card into view and,
+    # once per page, lets "?" open the shortcuts as "h" does.
+    # Drawn in a container whose key changes with the mark, so the browser runs the script again each move.
+    with st.container(key=f"scroll-{focus % 2}"):
+        st.html(FOCUS_JS, unsafe_allow_javascript=True)
 log_decision_time()  # the caption of a decision just made is drawn: its server time, when logged
 if len(result.rows) >= st.session_state.get("depth", 20) and st.button("More results"):
     st.session_state["depth"] = st.session_state.get("depth", 20) + 20

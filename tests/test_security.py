@@ -128,14 +128,29 @@ def _values(node: ast.expr) -> list[ast.expr]:
     return [node]
 
 
+def _constant_html_problems(path: Path) -> list[str]:
+    """``st.html`` may only render a module-level string constant (a fixed script or style: no value of the
+    page, no f-string); ``components.html`` is not used at all."""
+    text = path.read_text()
+    problems = [f"{path.name}: {f} renders HTML unchecked" for f in ("components.html(", "components.v1.html(")
+                if f in text]
+    tree = ast.parse(text, filename=str(path))
+    constants = {t.id for node in tree.body if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
+                 and isinstance(node.value.value, str) for t in node.targets if isinstance(t, ast.Name)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and ast.unparse(node.func) == "st.html":
+            arg = node.args[0] if node.args else None
+            if not (isinstance(arg, ast.Name) and arg.id in constants):
+                problems.append(f"{path.name}:{node.lineno}: st.html renders '{ast.unparse(arg) if arg else ''}', "
+                                "not a module-level string constant")
+    return problems
+
+
 def test_pages_put_only_escaped_values_into_raw_html():
     sources = sorted((ROOT / "pages").glob("*.py")) + [ROOT / "app.py"]
     seen, problems = 0, []
     for path in sources:
-        text = path.read_text()
-        for forbidden in ("st.html(", "components.html(", "components.v1.html("):
-            if forbidden in text:
-                problems.append(f"{path.name}: {forbidden} renders HTML unchecked")
+        problems += _constant_html_problems(path)
         for call in _raw_html_calls(path):
             seen += 1
             for value in _values(call.args[0]):
@@ -164,3 +179,11 @@ def test_nothing_loads_pickles():
         if pattern.search(path.read_text())
     ]
     assert found == []
+
+
+def test_st_html_check_catches_a_value_of_the_page(tmp_path):
+    page = tmp_path / "page.py"
+    page.write_text('import streamlit as st\nSCRIPT = "<script>1</script>"\nname = "x"\n'
+                    'st.html(SCRIPT, unsafe_allow_javascript=True)\nst.html(f"<b>{name}</b>")\n')
+    problems = _constant_html_problems(page)
+    assert len(problems) == 1 and "page.py:5" in problems[0]

@@ -63,6 +63,22 @@ def test_curate_braf_v600e_in_a_real_browser(tmp_path, data_dir):
         screenshot(page, shots / "curate_decided.png", full_page=True)
         expect(page.get_by_text("Mentions all query concepts (", exact=False)).to_be_visible()
 
+        # j moves the mark down the results and the page follows it; "?" lists the shortcuts.
+        page.get_by_role("heading", name="Curate").click()  # no text field has the cursor
+        steps = min(len(pmids) - 1, 6)
+        marked = page.locator(".st-key-focused-card")
+        for step in range(1, steps + 1):
+            page.keyboard.press("j")
+            expect(marked).to_contain_text(f"PMID {pmids[step]}", timeout=30_000)  # one key, one move
+            wait_for_page(page)
+        page.wait_for_timeout(1500)  # the smooth scroll
+        box = page.evaluate("() => { const r = document.querySelector('.st-key-focused-card')"
+                            ".getBoundingClientRect(); return [r.top, r.bottom, window.innerHeight]; }")
+        assert box[0] < box[2] and box[1] > 0, f"the marked card is not in view: {box}"
+        page.keyboard.press("?")
+        expect(page.get_by_role("dialog")).to_contain_text("mark the next · previous abstract")
+        page.keyboard.press("Escape")
+
         # A name written another way is linked to its concept and finds the abstracts that write the canonical one.
         page = context.new_page()
         open_app(page, url)
