@@ -6,7 +6,7 @@ import streamlit as st
 
 from curation.errors import USER_ERRORS
 from curation.grades import GRADE_LABELS, GRADES
-from curation.workflows.annotation_queue import adjudicate, annotation_view, record_label
+from curation.workflows.annotation_queue import ORDERS, adjudicate, annotation_view, record_label
 from curation.workflows.highlight import escape_text
 from curation.workflows.session import corpus_size, current_schema
 from pages.common import GRADE_SHORTCUTS, connection, matcher, retriever
@@ -47,7 +47,13 @@ def settle(disagreement, key: str) -> None:
 
 
 # Callbacks run before the script, so the view below already includes their effect.
-view = annotation_view(con, retriever(con, schema.name), matcher(con), schema, curator, skipped=skipped)
+order = st.radio(
+    "The model's pairs", ORDERS, horizontal=True, key="queue_order",
+    format_func={"uncertainty": "least sure first", "random": "random order (baseline)"}.get,
+    help="After the pairs other curators graded, the queue offers pairs the ranking found: those it is least sure "
+    "about (its stages disagree, or the score sits near the learned boundary), or a random sample of them.",
+)
+view = annotation_view(con, retriever(con, schema.name), matcher(con), schema, curator, skipped=skipped, order=order)
 if error := st.session_state.pop("annotate_error", None):
     st.error(escape_text(error))
 for note in view.notes:

@@ -28,6 +28,7 @@ the final grade of a disagreement under their own name with the note ``adjudicat
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -59,6 +60,7 @@ from index.hits import Hit
 from index.search import Mode
 
 DEFAULT_BOUNDARY = 0.5
+ORDERS = ("uncertainty", "random")  # how the model's pairs are queued: least sure first, or a random baseline
 
 
 class QueueSource(StrEnum):
@@ -209,8 +211,14 @@ def least_sure(
     depth: int = 20,
     limit: int = 20,
     mode: Mode | str | None = None,
+    order: str = "uncertainty",
+    seed: str = "",
 ) -> tuple[list[UncertainHit], list[str]]:
     """The ``limit`` retrieved pairs the ranking is least sure about (see the module docstring).
+
+    ``order`` "random" takes the pairs in a random order instead (the baseline an uncertainty order is
+    measured against), the same for the same ``seed`` (the annotator's name), so the queue does not
+    reshuffle between page runs.
 
     Args:
         retriever: an ``index.search.Retriever``.
@@ -267,7 +275,11 @@ def least_sure(
             )
             if key not in out or entry.uncertainty > out[key].uncertainty:
                 out[key] = entry
+    if order not in ORDERS:
+        raise CurationError(f"order must be one of {ORDERS}, got '{order}'")
     ranked = sorted(out.values(), key=lambda u: (-u.uncertainty, u.rank, u.item))
+    if order == "random":
+        ranked = sorted(ranked, key=lambda u: hashlib.sha256(f"{seed}\x00{u.item}".encode()).hexdigest())
     return ranked[:limit], notes
 
 
@@ -345,13 +357,17 @@ def annotation_view(
     max_relations: int = 30,
     uncertain_limit: int = 20,
     weights: KappaWeights | str = KappaWeights.LINEAR,
+    order: str = "uncertainty",
 ) -> AnnotationView:
-    """The Annotate page's one call: the annotator's next pair, progress, agreement, open disagreements."""
+    """The Annotate page's one call: the annotator's next pair, progress, agreement, open disagreements.
+
+    ``order``: the model's pairs least sure first ("uncertainty") or in a random order ("random")."""
     decisions = store.list_decisions(con, schema=schema.name, include_superseded=True)
     active = [d for d in decisions if d.superseded_by is None]
     mode = ranking_mode(retriever)
     relations = candidate_relations(con, schema, active, limit=max_relations)
-    uncertain, notes = least_sure(retriever, schema, relations, decisions, depth, uncertain_limit, mode)
+    uncertain, notes = least_sure(retriever, schema, relations, decisions, depth, uncertain_limit, mode,
+                                  order=order, seed=annotator)
     queue = build_queue(annotator, decisions, uncertain, skipped)
     matrix = label_matrix(decisions, annotators=[annotator])
     pool = set(matrix.items) | {u.item for u in uncertain}

@@ -7,6 +7,7 @@ import pytest
 from curation import store
 from curation.entities.dictionaries import build_lexicon
 from curation.entities.matching import Matcher
+from curation.errors import CurationError
 from curation.grades import Grade
 from curation.records import Document, ItemKey
 from curation.schemas import PO
@@ -251,3 +252,18 @@ def test_view_shows_the_next_pair_escaped_with_progress_and_agreement(setup):
     after = annotation_view(con, retriever, matcher, PO, "bo")
     assert after.next is None or after.next.entry.pmid != "2000003"
     assert after.remaining == view.remaining - 1
+
+
+def test_random_order_is_a_seeded_sample_not_the_least_sure_first():
+    hits = [hit(p, r, 10.0 - r, 10.0 - r, 0.1 * r) for r, p in enumerate("abcdefgh", start=1)]
+    fake = FakeHybrid(hits)
+    sure, _ = least_sure(fake, PO, [tuple(BRAF.items())], [], depth=8, limit=8)
+    ana, _ = least_sure(fake, PO, [tuple(BRAF.items())], [], depth=8, limit=8, order="random", seed="ana")
+    again, _ = least_sure(fake, PO, [tuple(BRAF.items())], [], depth=8, limit=8, order="random", seed="ana")
+    bo, _ = least_sure(fake, PO, [tuple(BRAF.items())], [], depth=8, limit=8, order="random", seed="bo")
+    pmids = lambda found: [u.item.pmid for u in found]  # noqa: E731
+    assert sorted(pmids(ana)) == sorted(pmids(sure))  # the same pairs ...
+    assert pmids(ana) == pmids(again)  # ... in an order that stays put for one annotator
+    assert pmids(ana) != pmids(sure) and pmids(ana) != pmids(bo)
+    with pytest.raises(CurationError, match="order must be one of"):
+        least_sure(fake, PO, [tuple(BRAF.items())], [], order="alphabetical")
