@@ -178,8 +178,9 @@ def start_matcher(open_cursor: Callable[[], duckdb.DuckDBPyConnection], cache_di
     """Build the matcher of :func:`build_matcher` in the background; it is usable before the abstracts are analysed.
 
     The dictionaries come first (a few seconds when ``cache_dir`` holds this store's name exclusions, ~25 s
-    otherwise); the corpus's abstracts are then analysed ahead in batches of :data:`WARM_BATCH`, so a search
-    made meanwhile waits for one batch, and analyses its own results itself.
+    otherwise); then scikit-learn is imported (the normaliser's fuzzy index) and the corpus's abstracts are
+    analysed ahead in batches of :data:`WARM_BATCH`, so a search made meanwhile waits for one batch, and
+    analyses its own results itself.
 
     Args:
         open_cursor: a new cursor on the store, called in the background thread (a cursor per thread).
@@ -192,6 +193,10 @@ def start_matcher(open_cursor: Callable[[], duckdb.DuckDBPyConnection], cache_di
         return Matcher(build_lexicon(con, cache_dir=cache_dir), cache_size=warm_documents)
 
     def warm(matcher: Matcher) -> None:
+        # The typed-name normaliser's fuzzy index needs scikit-learn, ~5 s to import on 2 busy cores (most of a
+        # first search after a restart, measured): imported here, the first search does not wait for it.
+        import sklearn.feature_extraction.text  # noqa: F401
+
         for start in range(0, len(texts), WARM_BATCH):
             if exiting():
                 return
