@@ -37,7 +37,7 @@ from curation.errors import CurationError
 from curation.files import fsync_path, write_atomic
 from curation.jobs.processes import pid_alive
 from curation.store import schema_version
-from curation.store.journal import Journal
+from curation.store.decisions import journal_of
 
 KEEP = 10  # backups kept per store: five hours of history at the default 30-minute interval
 MANIFEST = "manifest.json"
@@ -219,10 +219,9 @@ def _backup(con: duckdb.DuckDBPyConnection, backups_dir: Path, keep: int) -> Bac
 def _rotate_journal(con: duckdb.DuckDBPyConnection, kept: list[Backup]) -> None:
     """Start a new journal segment, and remove the segments that no kept backup needs to be brought
     up to date (each backup needs the records after its ``journal_seq``)."""
-    path = _store_path(con)
-    if path == ":memory:":
+    journal = journal_of(con)
+    if journal is None:
         return
-    journal = Journal.beside(path)
     with journal.lock:
         journal.rotate()
         needed = [b.manifest.get("journal_seq") for b in kept]

@@ -221,27 +221,15 @@ class _Writer:
         self.written = False
 
     def next_seq(self) -> int:
-        self.seq = max(self._applied, last_written(self.journal)) + 1
+        self.seq = max(self._applied, self.journal.last_seq) + 1
         return self.seq
 
     def write(self, op: str, data: Mapping[str, object]) -> None:
         """Append the record (flushed to disk) and mark it applied in this transaction."""
         seq = self.seq or self.next_seq()
         self.journal.append(Record(seq, self.store_id, op, now_text(), data))
-        _last_written[str(self.journal.folder)] = seq
         self.written = True
         self.con.execute(SQL_SET_APPLIED, [seq])
-
-
-_last_written: dict[str, int] = {}  # journal folder → the last seq this process appended (or found at open)
-
-
-def last_written(journal: Journal) -> int:
-    return _last_written.get(str(journal.folder), 0)
-
-
-def note_last_written(journal: Journal, seq: int) -> None:
-    _last_written[str(journal.folder)] = max(seq, _last_written.get(str(journal.folder), 0))
 
 
 def journal_of(con: duckdb.DuckDBPyConnection) -> Journal | None:
@@ -279,10 +267,9 @@ def journaled(con: duckdb.DuckDBPyConnection) -> Iterator[_Writer | None]:
 
 
 def _void(writer: _Writer) -> None:
-    seq = max(writer.seq or 0, last_written(writer.journal)) + 1
+    seq = max(writer.seq or 0, writer.journal.last_seq) + 1
     try:
         writer.journal.append(Record(seq, writer.store_id, "void", now_text(), {"voids": writer.seq}))
-        _last_written[str(writer.journal.folder)] = seq
     except OSError:
         pass  # the journal cannot be written either: the next open reports the record as replayed
 

@@ -44,6 +44,9 @@ OPS = ("decide", "undo", "void")
 #: and its store transaction must not interleave with another decision's.
 _locks: dict[str, threading.RLock] = {}
 _locks_guard = threading.Lock()
+#: The last ``seq`` this process appended to (or read in) each journal folder: a failed commit's record stays
+#: in the file while the store does not count it, so the next record must number from here too.
+_last_seq: dict[str, int] = {}
 
 
 class JournalMismatchError(StoreDamagedError):
@@ -148,6 +151,15 @@ class Journal:
     def lock(self) -> threading.RLock:
         return lock_for(self.folder)
 
+    @property
+    def last_seq(self) -> int:
+        """The last ``seq`` appended by this process, or seen by :meth:`note_seq` (0: none yet)."""
+        return _last_seq.get(str(self.folder.resolve()), 0)
+
+    def note_seq(self, seq: int) -> None:
+        key = str(self.folder.resolve())
+        _last_seq[key] = max(seq, _last_seq.get(key, 0))
+
     def segments(self) -> list[Path]:
         if not self.folder.is_dir():
             return []
@@ -180,6 +192,7 @@ class Journal:
             out.write(line)
             out.flush()
             os.fsync(out.fileno())
+        self.note_seq(record.seq)
 
     def scan(self) -> Scan:
         """Read every segment; damaged lines are listed, never raised."""

@@ -21,16 +21,20 @@ from pathlib import Path
 import duckdb
 
 from curation.store.base import transaction
-from curation.store.decisions import SQL_DECISION_SUPERSEDES, apply_decision, note_last_written, withdraw
+from curation.store.decisions import (
+    SQL_DECISION_SUPERSEDES,
+    SQL_JOURNAL_STATE,
+    SQL_SET_APPLIED,
+    apply_decision,
+    withdraw,
+)
 from curation.store.journal import Damage, Journal, JournalMismatchError, Scan
 
 log = logging.getLogger(__name__)
 
-SQL_STATE = "SELECT store_id, applied_seq FROM journal_state"
 SQL_HAS_STATE = (
     "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() AND table_name = 'journal_state'"
 )
-SQL_SET_APPLIED = "UPDATE journal_state SET applied_seq = ?"
 SQL_JOURNALED = "SELECT journal_seq, decision_id FROM decisions WHERE journal_seq IS NOT NULL"
 SQL_WITHDRAWN = "SELECT decision_id FROM decisions WHERE superseded_by = decision_id"
 SQL_ID_EXISTS = "SELECT count(*) FROM decisions WHERE decision_id = ?"
@@ -81,7 +85,7 @@ def reconcile(con: duckdb.DuckDBPyConnection, db_path: str | Path) -> Reconciled
     if not con.execute(SQL_HAS_STATE).fetchall()[0][0]:
         return done  # a schema from before the journal (migrations not run to 6): nothing to compare
     with journal.lock:
-        store_id, applied = con.execute(SQL_STATE).fetchall()[0]
+        store_id, applied = con.execute(SQL_JOURNAL_STATE).fetchall()[0]
         applied = int(applied)
         scan = journal.scan()
         foreign = sorted(scan.stores - {store_id})
@@ -92,7 +96,7 @@ def reconcile(con: duckdb.DuckDBPyConnection, db_path: str | Path) -> Reconciled
                 f"folder aside (rename it) and open again; if the store was replaced by mistake, put back the "
                 f"store this journal belongs to (python -m curation recover --db {db_path})."
             )
-        note_last_written(journal, scan.last_seq)
+        journal.note_seq(scan.last_seq)
         done.journal_records = len(scan.records)
         if scan.damage:
             stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
