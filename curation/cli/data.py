@@ -201,23 +201,13 @@ def cmd_export(args: argparse.Namespace) -> int:
     try:
         if args.what == "civic-suggestions":
             made = export.civic_suggestions(con, curator=args.curator)
+        elif args.format not in export.FORMATS:
+            raise CurationError(f"--format must be one of {export.FORMATS} for {args.what}")
+        elif args.what == "decisions":
+            made = export.decisions_file(con, args.format, curator=args.curator, active_only=args.active_only)
         else:
-            if args.format not in export.FORMATS:
-                raise CurationError(f"--format must be one of {export.FORMATS} for {args.what}")
-            decisions = store.list_decisions(con, curator=args.curator, include_superseded=not args.active_only)
-            if args.what == "decisions":
-                text = export.decisions_export(decisions, args.format)
-                rows = len(decisions)
-                filters = (f"{'active' if args.active_only else 'every'} decision"
-                           + (f", curator {args.curator}" if args.curator else ", every curator"))
-            else:
-                schema = resolve_schema(args.schema, store.list_schemas(con))
-                records = [r for r in store.list_kb_records(con, schema.name) if r.source == "curator"
-                           and (not args.curator or r.attribute("curator") == args.curator)]
-                text = export.kb_records_export(records, schema, args.format)
-                rows, filters = len(records), f"schema {schema.name}, records made by curators' answers" + (
-                    f", curator {args.curator}" if args.curator else "")
-            made = export.Export(text, rows, filters)
+            schema = resolve_schema(args.schema, store.list_schemas(con))
+            made = export.new_records_file(con, schema, args.format, curator=args.curator)
     finally:
         con.close()
     if args.out:

@@ -141,13 +141,30 @@ def kb_records_export(records: Sequence[KBRecord], schema: RelationSchema, fmt: 
 
 
 def export_decisions(con: duckdb.DuckDBPyConnection, fmt: str = "tsv", include_superseded: bool = True) -> str:
-    return decisions_export(store.list_decisions(con, include_superseded=include_superseded), fmt)
+    return decisions_file(con, fmt, active_only=not include_superseded).text
 
 
 def export_new_records(con: duckdb.DuckDBPyConnection, schema: RelationSchema, fmt: str = "tsv") -> str:
     """The KB records curators created (answers chosen on the Curate page)."""
-    records = [r for r in store.list_kb_records(con, schema.name) if r.source == "curator"]
-    return kb_records_export(records, schema, fmt)
+    return new_records_file(con, schema, fmt).text
+
+
+def decisions_file(con: duckdb.DuckDBPyConnection, fmt: str = "tsv", curator: str | None = None,
+                   active_only: bool = False) -> Export:
+    """Decisions (every one, or the active ones), of everyone or one curator, with their count and filters."""
+    decisions = store.list_decisions(con, curator=curator, include_superseded=not active_only)
+    filters = f"{'active' if active_only else 'every'} decision" + (f", curator {curator}" if curator
+                                                                     else ", every curator")
+    return Export(decisions_export(decisions, fmt), len(decisions), filters)
+
+
+def new_records_file(con: duckdb.DuckDBPyConnection, schema: RelationSchema, fmt: str = "tsv",
+                     curator: str | None = None) -> Export:
+    """The schema's KB records curators' answers made (of one curator, when given), with count and filters."""
+    records = [r for r in store.list_kb_records(con, schema.name) if r.source == "curator"
+               and (not curator or r.attribute("curator") == curator)]
+    filters = f"schema {schema.name}, records made by curators' answers" + (f", curator {curator}" if curator else "")
+    return Export(kb_records_export(records, schema, fmt), len(records), filters)
 
 
 # --- CIViC source suggestions --------------------------------------------------------------------
