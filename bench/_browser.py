@@ -32,7 +32,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from playwright.sync_api import BrowserContext, Page, expect, sync_playwright
+from playwright.sync_api import BrowserContext, Locator, Page, expect, sync_playwright
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from curation import store
@@ -283,12 +283,21 @@ def command_server(
 
 
 @contextmanager
-def chromium(user_data_dir: str | Path) -> Iterator[BrowserContext]:
-    """Headless system Chromium with a fresh profile in ``user_data_dir`` (1280×900 viewport)."""
+def chromium(user_data_dir: str | Path, niceness: int = 0) -> Iterator[BrowserContext]:
+    """Headless system Chromium with a fresh profile in ``user_data_dir`` (1280×900 viewport).
+
+    ``niceness`` > 0 runs the browser under ``nice``: a benchmark's browsers stand for curators' own
+    machines and then yield the CPU to the server they load.
+    """
+    executable = CHROMIUM
+    if niceness > 0:
+        executable = Path(user_data_dir).with_name(Path(user_data_dir).name + "-chromium.sh")
+        executable.write_text(f'#!/bin/sh\nexec nice -n {int(niceness)} {CHROMIUM} "$@"\n')
+        executable.chmod(0o755)
     with sync_playwright() as playwright:
         context = playwright.chromium.launch_persistent_context(
             str(user_data_dir),
-            executable_path=str(CHROMIUM),
+            executable_path=str(executable),
             headless=True,
             args=list(CHROMIUM_ARGS),
             viewport=VIEWPORT,
@@ -385,8 +394,9 @@ def search_slots(page: Page, values: Mapping[str, str], timeout_s: float = 120) 
     _wait(page, _RESULTS, query, timeout_s)
 
 
-def choose_option(page: Page, label: str, option: str, timeout_s: float = 60) -> None:
-    """Pick ``option`` (its text as shown, exactly) in the selectbox labelled ``label``.
+def choose_option(page: Page, label: str, option: str, timeout_s: float = 60, within: Locator | None = None) -> None:
+    """Pick ``option`` (its text as shown, exactly) in the selectbox labelled ``label`` (the one inside
+    ``within`` when given: a form, when two forms have a field of that label).
 
     A rerun that lands while the list is open (a slow machine, a fragment refreshing) closes it,
     so the list is opened again until the option shows or ``timeout_s`` passes; the error then
@@ -396,7 +406,7 @@ def choose_option(page: Page, label: str, option: str, timeout_s: float = 60) ->
     wanted = page.get_by_role("option", name=option, exact=True)
     while True:
         _wait(page, "idle()", None, max(deadline - time.monotonic(), 1))
-        page.get_by_role("combobox", name=label, exact=True).click()
+        (within or page).get_by_role("combobox", name=label, exact=True).click()
         try:
             wanted.wait_for(state="visible", timeout=5000)
             wanted.click(timeout=5000)

@@ -7,9 +7,12 @@ Usage::
 
 A real ``streamlit run app.py`` serves a store built from the real data (CIViC + BioRED +
 BC5CDR, as bench/app.py). Each session is its own headless Chromium (own Playwright, own
-thread, own Streamlit session over the server's websocket): it types its curator name and its
-partial relation, then clicks the grade buttons of its results in turn — "Complete evidence",
-then "Partial evidence", then "Not relevant" on each abstract, and round again. A click is
+thread, own Streamlit session over the server's websocket; run under ``nice`` — the browsers stand
+for curators' own machines, so they leave this machine's CPU to the server and the retraining
+worker): it types its curator name and its partial relation (a KB gene–variant pair for which the
+Curate page's own search finds at least 10 abstracts), then clicks the grade buttons of its results
+in turn — "Complete evidence", then "Partial evidence", then "Not relevant" on each abstract, and
+round again. A click is
 **acknowledged** when the abstract's card shows "<curator>: <grade>" (the app writes the
 decision in the button's callback, before the rerun that draws that caption); **latency** is
 click → caption, what a curator waits for. A click not confirmed within the timeout, or an
@@ -37,6 +40,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import sys
 import tempfile
 import threading
@@ -50,6 +54,10 @@ from bench._benchmark import goal  # noqa: E402
 from curation.grades import GRADE_LABELS, GRADES  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
+# The browsers stand for curators' own machines: under nice, they leave the CPU to the server they load
+# (which still shares it with the retraining worker, as in production).
+BROWSER_NICENESS = 10
+SHM = Path("/dev/shm")
 
 
 def load_store(db: Path, data_dir: Path, small: bool) -> dict:
@@ -69,30 +77,46 @@ def load_store(db: Path, data_dir: Path, small: bool) -> dict:
     return {"documents": counts["documents"], "kb_records": counts["kb_records"]}
 
 
-def relations(con, sessions: int, min_hits: int) -> tuple[list[dict[str, str]], object]:
-    """Gene–variant pairs of the KB whose BM25 query finds ``min_hits`` abstracts, one per session
-    (repeating when there are fewer), and the BM25 retriever."""
-    from curation import store
+def served_search(con):
+    """The PMIDs the Curate page's search (the served concept search, its default ranking) finds for a PO
+    gene–variant pair, as a function of the pair and k, over ``con``."""
+    from curation.cli.search import Searcher
+    from curation.retrieval.relation_search import SearchOptions, search_relation
     from curation.schemas import PO
-    from index.lexical import LexicalIndex
-    from index.search import Retriever
 
-    engine = Retriever(lexical=LexicalIndex.build(list(store.iter_documents(con))))
+    searcher = Searcher(con)
+    engine, _ = searcher.engine(PO)
+    mode = "hybrid" if engine.dense is not None else "bm25"
+
+    def found(values: dict[str, str], k: int = 20) -> list[str]:
+        result = search_relation(engine, searcher.linker, searcher.matcher, searcher.source, searcher.documents,
+                                 PO, values, SearchOptions(mode=mode, k=k))
+        return [hit.pmid for hit in result.hits]
+
+    return found
+
+
+def relations(con, sessions: int, min_hits: int) -> list[dict[str, str]]:
+    """Gene–variant pairs of the KB for which the Curate page's search finds ``min_hits`` abstracts, one per
+    session (repeating when there are fewer)."""
+    from curation import store
+
+    found = served_search(con)
     pairs: list[dict[str, str]] = []
     for record in store.list_kb_records(con, "PO"):
         values = {"Gene": record.get("Gene"), "Variant": record.get("Variant")}
         if values in pairs or not all(values.values()):
             continue
-        if len(engine.search(PO, values, mode="bm25", k=20).hits) >= min_hits:
+        if len(found(values)) >= min_hits:
             pairs.append(values)
         if len(pairs) >= sessions:
             break
     if not pairs:
         raise SystemExit("no KB relation finds abstracts")
-    return [pairs[i % len(pairs)] for i in range(sessions)], engine
+    return [pairs[i % len(pairs)] for i in range(sessions)]
 
 
-def start_job(db: Path, target: dict[str, str], engine) -> tuple[int, int]:
+def start_job(db: Path, target: dict[str, str]) -> tuple[int, int]:
     """Seed a few decisions (so there is something to train on) and start a long retraining job."""
     from curation import store
     from curation.config import load_settings
@@ -107,14 +131,14 @@ def start_job(db: Path, target: dict[str, str], engine) -> tuple[int, int]:
 
     con = store.open_store(db)
     try:
-        hits = engine.search(PO, target, mode="bm25", k=10).hits
+        pmids = served_search(con)(target, 10)
         # The target's abstracts judged under the target and under genes whose decisions are trained on (the
         # small store's KB may have none: the worker needs pairs to keep busy during the load).
         genes = [target["Gene"]] + [g for g in ("KRAS", "BRCA1", "ALK", "MET", "PIK3CA", "TP53") if trainable(g)][:2]
         for gene in genes:
             values = {**target, "Gene": gene}
-            for n, hit in enumerate(hits):
-                store.record_decision(con, "load-seed", PO, values, hit.pmid, GRADES[n % 3])
+            for n, pmid in enumerate(pmids):
+                store.record_decision(con, "load-seed", PO, values, pmid, GRADES[n % 3])
         request = retraining.RetrainRequest(  # no early stopping: the worker stays busy for the whole load
             "PO", epochs=1000, max_steps=1_000_000, batch_size=8, max_seq_length=128, patience=0
         )
@@ -156,7 +180,7 @@ def session(index: int, url: str, run_id: str, values: dict, decisions: int, pro
     curator = f"load-{run_id}-{index}"
     latencies, acknowledged, errors, messages = [], 0, 0, []
     try:
-        with chromium(profile) as context:
+        with chromium(profile, niceness=BROWSER_NICENESS) as context:
             page = context.new_page()
             open_app(page, url, timeout_s=600)
             set_curator(page, curator)
@@ -169,7 +193,8 @@ def session(index: int, url: str, run_id: str, values: dict, decisions: int, pro
                 pmid = pmids[n % len(pmids)]
                 grade = GRADES[(n // len(pmids)) % len(GRADES)]
                 label = GRADE_LABELS[grade]
-                button = page.locator(f".st-key-{grade}_{pmid} button")
+                # The button of this run (a card being redrawn may still show its previous one, stale).
+                button = page.locator(f'.st-key-{grade}_{pmid}:not([data-stale="true"]) button')
                 try:
                     button.wait_for(state="visible", timeout=timeout_s * 1000)
                     clock = time.perf_counter()
@@ -179,7 +204,7 @@ def session(index: int, url: str, run_id: str, values: dict, decisions: int, pro
                     acknowledged += 1
                 except Exception as exc:  # Playwright's timeout, or an exception the page shows (AppError)
                     errors += 1
-                    messages.append(f"{type(exc).__name__}: {exc}"[:300])
+                    messages.append(f"{type(exc).__name__}: {exc}"[:600])
     except Exception as exc:  # a session that breaks counts its remaining clicks as errors
         start.abort()
         errors = decisions - acknowledged
@@ -219,11 +244,14 @@ def run(work: Path, sessions: int, decisions: int, retrain: bool, small: bool, t
 
     db = work / "load.duckdb"
     con = store.open_store(db)
-    targets, engine = relations(con, sessions, min_hits=1 if small else 10)
+    targets = relations(con, sessions, min_hits=1 if small else 10)
     con.close()
     run_id = f"{sessions}s{int(time.time())}"
-    job_id, pid = start_job(db, targets[0], engine) if retrain else (None, None)
+    job_id, pid = start_job(db, targets[0]) if retrain else (None, None)
     results: dict[int, dict] = {}
+    # The browsers' profiles (cache, local storage: many small synced writes) in memory when the machine has a
+    # tmpfs: like their CPU, their disk stands for the curators' machines, not the server's.
+    profiles = Path(tempfile.mkdtemp(prefix="load-profiles-", dir=SHM)) if SHM.is_dir() else work
     timing_log = work / f"timing-{run_id}.jsonl"
     os.environ["CURATION_TIMING_LOG"] = str(timing_log)  # the server logs its own time per decision
     try:
@@ -231,7 +259,7 @@ def run(work: Path, sessions: int, decisions: int, retrain: bool, small: bool, t
             start = threading.Barrier(sessions + 1)
             threads = [
                 threading.Thread(target=session, args=(i, url, run_id, targets[i], decisions,
-                                                       work / f"profile-{run_id}-{i}", timeout_s, start, results))
+                                                       profiles / f"profile-{run_id}-{i}", timeout_s, start, results))
                 for i in range(sessions)
             ]
             for thread in threads:
@@ -248,6 +276,8 @@ def run(work: Path, sessions: int, decisions: int, retrain: bool, small: bool, t
             running_at_end = bool(pid and retraining.worker_alive(pid))
     finally:
         os.environ.pop("CURATION_TIMING_LOG", None)
+        if profiles != work:
+            shutil.rmtree(profiles, ignore_errors=True)
         job_state = stop_job(db, job_id) if job_id else ""
     con = store.open_store(db)
     curators = [r["curator"] for r in results.values()]

@@ -177,6 +177,7 @@ def preload_search(con: duckdb.DuckDBPyConnection | None) -> None:
     here): the first page after a (re)start is served without waiting for the dictionaries, and they are
     usually ready by the time a curator has typed a query.
     """
+    serving.watch_collector()  # long garbage-collector pauses are noticed and ended (see settle_heap)
     try:
         if con is not None and corpus_size(con) > 0:
             _matcher_build(str(load_settings().db_path), content_fingerprint(con))
@@ -184,18 +185,19 @@ def preload_search(con: duckdb.DuckDBPyConnection | None) -> None:
         print(f"background loading not started: {exc}", file=sys.stderr)
 
 
-def log_decision_time() -> None:
-    """At the end of the page that drew a decision's caption: log the server's time for it (``CURATION_TIMING_LOG``).
-
-    From the start of the button's callback to here: the write and the script run that shows it.
-    """
-    if pending := st.session_state.pop("decision_timing", None):
-        timing.log_decision(load_settings(), *pending)
+def log_decision_time(pmid: str) -> None:
+    """Where a decision's caption has been drawn (the end of its card): log the server's time for it
+    (``CURATION_TIMING_LOG``), from the start of the button's callback to here: the write and the run
+    (the card's fragment) that shows it."""
+    pending = st.session_state.get("decision_timing")
+    if pending and pending[1] == pmid:
+        timing.log_decision(load_settings(), *st.session_state.pop("decision_timing"))
 
 
 @st.cache_resource(show_spinner="Loading the entity recogniser…", max_entries=2)
 def _annotator(db_path: str, fingerprint: tuple[int, int, int], models: tuple[str, str]):
-    return entities.current_annotator(_connection(db_path).cursor(), load_settings(), _matcher(db_path, fingerprint))
+    return serving.settled(
+        entities.current_annotator(_connection(db_path).cursor(), load_settings(), _matcher(db_path, fingerprint)))
 
 
 def annotator(con: duckdb.DuckDBPyConnection):
@@ -209,7 +211,7 @@ def annotator(con: duckdb.DuckDBPyConnection):
 
 @st.cache_resource(show_spinner="Preparing name suggestions…", max_entries=2)
 def _normaliser(db_path: str, fingerprint: tuple[int, int, int]):
-    return serving.build_normaliser(_matcher(db_path, fingerprint))
+    return serving.settled(serving.build_normaliser(_matcher(db_path, fingerprint)))
 
 
 def normaliser(con: duckdb.DuckDBPyConnection):
@@ -220,10 +222,10 @@ def normaliser(con: duckdb.DuckDBPyConnection):
 
 @st.cache_resource(show_spinner="Preparing the query linker…", max_entries=2)
 def _query_linker(db_path: str, fingerprint: tuple[int, int, int], models: tuple[str, str]):
-    return curate.default_linker(
+    return serving.settled(curate.default_linker(
         _connection(db_path).cursor(), _matcher(db_path, fingerprint), _normaliser(db_path, fingerprint),
         _annotator(db_path, fingerprint, models).annotator.linker,
-    )
+    ))
 
 
 def query_linker(con: duckdb.DuckDBPyConnection):

@@ -14,6 +14,7 @@ from curation.workflows.curate import (
     ENTITY_KINDS,
     ROLES,
     AnswerKindError,
+    card_decisions,
     check_answer,
     curate_search,
     fill_worklist,
@@ -183,19 +184,21 @@ def decide(pmid: str, grade: str, answer: str, note: str, confirm_kind: bool = F
     row = next((r for r in result.rows if r.pmid == pmid), None)
     try:
         record_judgement(
-            con, matcher(con).lexicon, curator, schema, values, pmid, grade,
+            # The dictionaries only check an answer's kind: a grade alone does not ask for them.
+            con, matcher(con).lexicon if (answer or "").strip() and not confirm_kind else None, curator, schema,
+            values, pmid, grade,
             answer=answer or "", note=note or "", confirm_kind=confirm_kind,
             provenance=decision_provenance(row, row.rank, result.version, result.mode, result.concepts, rm3)
             if row is not None else "",
         )
         st.toast(f"PMID {pmid}: {GRADE_LABELS[grade]}")
-        st.session_state["scroll_to_focus"] = True  # the graded (marked) card stays in view after the rerun
-        # Logged with the server's time for it once the run that follows has drawn it (CURATION_TIMING_LOG).
+        st.session_state["decided_pmid"] = pmid  # its card (a fragment) reruns alone and reads its decisions
+        # Logged with the server's time for it once the card has drawn it (CURATION_TIMING_LOG).
         st.session_state["decision_timing"] = (curator, pmid, started, timing.clock())
     except AnswerKindError as exc:
-        st.session_state["decision_kind"] = (str(exc), (pmid, grade, answer, note, True))
+        st.session_state["decision_kind"] = (pmid, str(exc), (pmid, grade, answer, note, True))
     except USER_ERRORS as exc:
-        st.session_state["decision_error"] = str(exc)
+        st.session_state["decision_error"] = (pmid, str(exc))
 
 
 def undo() -> None:
@@ -244,8 +247,22 @@ def keyboard_help() -> None:
     st.caption("Keys act when no text field has the cursor. A grade key grades the abstract marked ▶.")
 
 
+def _pop_for(key: str, pmid: str):
+    """The session's pending message of ``key`` when it is about ``pmid`` (taken), else None."""
+    pending = st.session_state.get(key)
+    return st.session_state.pop(key) if pending and pending[0] == pmid else None
+
+
+@st.fragment
 def result_card(row, focused: bool) -> None:
-    """One abstract: title, what it mentions and its scores, best sentences, the answer and the grade buttons."""
+    """One abstract: title, what it mentions and its scores, best sentences, the answer and the grade buttons.
+
+    A fragment: a grade, an answer or a note reruns this card alone (its decisions read again), not the
+    search and the other cards. Filters and counts above catch up at the page's next run.
+    """
+    decisions = row.decisions
+    if st.session_state.get("decided_pmid") == row.pmid:
+        decisions = card_decisions(con, schema, values, row.pmid)
     marker = "▶ " if focused else ""
     with st.container(border=True, key="focused-card" if focused else None):  # the key: what FOCUS_JS scrolls to
         # title_html and best_html are escaped by curation.workflows.highlight; only its <mark> tags are markup.
@@ -261,15 +278,15 @@ def result_card(row, focused: bool) -> None:
         st.caption(chips.mentions_caption(row, result.concepts))
         decided = "; ".join(f"{escape_text(d.curator)}: {GRADE_LABELS[d.grade]}"
                             + (" (adjudicated: the final grade)" if is_adjudication(d) else "")
-                            for d in row.decisions)
+                            for d in decisions)
         st.caption(chips.scores_caption(row) + (f" · decided — {decided}" if decided else ""))
         for sentence_html in row.best_html:
             st.markdown(f"> {sentence_html}", unsafe_allow_html=True)
         with st.expander("Abstract"):
             st.markdown(row.abstract_html, unsafe_allow_html=True)
-        if row.decisions:
-            with st.expander(f"Decisions on this abstract ({len(row.decisions)})"):
-                for line in decision_history(row.decisions):
+        if decisions:
+            with st.expander(f"Decisions on this abstract ({len(decisions)})"):
+                for line in decision_history(decisions):
                     st.text(line)  # curators' names and notes: plain text, never markdown
         answer_col, note_col = st.columns(2)
         typed = st.session_state.get(f"answer_{row.pmid}")
@@ -296,15 +313,15 @@ def result_card(row, focused: bool) -> None:
                 on_click=decide,
                 args=(row.pmid, grade, answer, note),
             )
+        # Callbacks run before the card is drawn again: what a grade of this card refused is shown here.
+        if error := _pop_for("decision_error", row.pmid):
+            st.error(escape_text(error[1]))
+        if kind := _pop_for("decision_kind", row.pmid):
+            st.warning(escape_text(kind[1]))
+            st.button("Record anyway", key="record_anyway", disabled=not curator, on_click=decide, args=kind[2])
+    log_decision_time(row.pmid)  # the caption of a decision just made is drawn: its server time, when logged
 
 
-# Callbacks run before the script, so the results below already show their effect.
-if error := st.session_state.pop("decision_error", None):
-    st.error(escape_text(error))
-if kind := st.session_state.pop("decision_kind", None):
-    message, pending = kind
-    st.warning(escape_text(message))
-    st.button("Record anyway", key="record_anyway", disabled=not curator, on_click=decide, args=pending)
 if curator and any(values.values()) and st.button("Save this query", key="save_query"):
     try:
         watch.save_search(con, curator, schema.name, values, result.concepts)
@@ -356,7 +373,6 @@ if rows and st.session_state.pop("scroll_to_focus", False):
     # Drawn in a container whose key changes with the mark, so the browser runs the script again each move.
     with st.container(key=f"scroll-{focus % 2}"):
         st.html(FOCUS_JS, unsafe_allow_javascript=True)
-log_decision_time()  # the caption of a decision just made is drawn: its server time, when logged
 if len(result.rows) >= st.session_state.get("depth", 20) and st.button("More results"):
     st.session_state["depth"] = st.session_state.get("depth", 20) + 20
     st.rerun()

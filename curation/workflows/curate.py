@@ -268,7 +268,7 @@ def answer_kind_problem(lexicon: Lexicon, schema: RelationSchema, answer: str) -
 
 def record_judgement(
     con: duckdb.DuckDBPyConnection,
-    lexicon: Lexicon,
+    lexicon: Lexicon | None,
     curator: str,
     schema: RelationSchema,
     values: Mapping[str, str],
@@ -281,18 +281,31 @@ def record_judgement(
 ) -> Decision:
     """Record a curator's decision (:func:`curation.store.record_decision`), checking the answer's kind first.
 
-    ``provenance``: how the search found the document, stored with the decision
-    (:func:`curation.workflows.provenance.provenance_json` of its hit); "" when not known.
+    ``lexicon``: what the answer's kind is checked against; may be None only when no answer is given
+    (a grade alone need not wait for the dictionaries). ``provenance``: how the search found the document,
+    stored with the decision (:func:`curation.workflows.provenance.provenance_json` of its hit); "" when
+    not known.
 
     Raises:
         AnswerKindError: the answer is known only as another kind of entity and ``confirm_kind``
             is False; nothing is written.
         CurationError: whatever ``record_decision`` refuses (no curator, unknown document, ...).
     """
-    if not confirm_kind and (problem := answer_kind_problem(lexicon, schema, answer)):
-        raise AnswerKindError(problem)
+    if not confirm_kind and answer.strip():
+        if lexicon is None:
+            raise ValueError("record_judgement: an answer is checked against a lexicon; none was given")
+        if problem := answer_kind_problem(lexicon, schema, answer):
+            raise AnswerKindError(problem)
     return store.record_decision(con, curator, schema, values, pmid, grade, answer=answer, note=note,
                                  provenance=provenance)
+
+
+def card_decisions(
+    con: duckdb.DuckDBPyConnection, schema: RelationSchema, values: Mapping[str, str], pmid: str
+) -> tuple[Decision, ...]:
+    """The active decisions of every curator on one abstract for one partial relation (a result card's
+    caption and history, read again after a grade)."""
+    return tuple(d for d in store.decisions_for(con, schema, values) if d.pmid == pmid)
 
 
 KNOWN_VALUES_SHOWN = 2000  # typed-ahead choices per slot, most frequent first

@@ -7,8 +7,10 @@ the policy of which model version serves lives in :mod:`curation.versions.servin
 from __future__ import annotations
 
 import atexit
+import gc
 import sys
 import threading
+import time
 import weakref
 from collections.abc import Callable
 from pathlib import Path
@@ -126,6 +128,59 @@ def exiting() -> bool:
     return _EXITING.is_set()
 
 
+def settle_heap() -> None:
+    """Keep what was just built (dictionaries, indexes, models: millions of long-lived objects) out of the
+    garbage collector's full passes.
+
+    Each full pass walks every tracked object with the GIL held: with the dictionaries loaded that took
+    0.5–1 s, every few seconds while curators click (bench/load.py), and every session waited for it. Frozen
+    objects are skipped; a pass then walks the page runs' short-lived objects. Unfreezing first lets this
+    collection free what an earlier build left behind (a replaced matcher), so nothing stays frozen for good.
+    """
+    gc.unfreeze()
+    gc.collect()
+    gc.freeze()
+
+
+SLOW_PASS_S = 0.05  # a full collection longer than this: long-lived objects piled up since the last settle
+SETTLE_EVERY_S = 30.0  # at most one settle in this time
+_slow_pass = threading.Event()
+_pass_started = [0.0]
+
+
+def _time_full_passes(phase: str, info: dict) -> None:
+    if info.get("generation") != 2:
+        return
+    if phase == "start":
+        _pass_started[0] = time.perf_counter()
+    elif time.perf_counter() - _pass_started[0] > SLOW_PASS_S:
+        _slow_pass.set()
+
+
+def _settler() -> None:
+    while not exiting():
+        if _slow_pass.wait(timeout=1.0):
+            _slow_pass.clear()
+            settle_heap()
+            time.sleep(SETTLE_EVERY_S)
+
+
+def watch_collector() -> None:
+    """Settle the heap again (in a daemon thread, at most every :data:`SETTLE_EVERY_S`) whenever a full
+    collection took longer than :data:`SLOW_PASS_S`: what the builds did not cover (indexes a first search
+    builds, caches that grow) is frozen too. Idempotent."""
+    if _time_full_passes in gc.callbacks:
+        return
+    gc.callbacks.append(_time_full_passes)
+    threading.Thread(target=_settler, name="settle-heap", daemon=True).start()
+
+
+def settled(value: T) -> T:
+    """``value``, after :func:`settle_heap` (for a cached builder's return)."""
+    settle_heap()
+    return value
+
+
 class Background(Generic[T]):
     """A value built once in a daemon thread, so that a page can be drawn before it is ready.
 
@@ -147,6 +202,7 @@ class Background(Generic[T]):
     def _run(self, build: Callable[[], T], then: Callable[[T], None] | None) -> None:
         try:
             self._value = build()
+            settle_heap()
         except BaseException as exc:  # handed to whoever waits for the value
             self._error = exc
         finally:
@@ -154,6 +210,7 @@ class Background(Generic[T]):
         if then is not None and self._error is None and not exiting():
             try:
                 then(self._value)  # type: ignore[arg-type]
+                settle_heap()
             except Exception as exc:  # an optimisation that failed: the value is still good
                 print(f"{self._thread.name}: {type(exc).__name__}: {exc}", file=sys.stderr)
 

@@ -25,7 +25,7 @@ from curation.records import Document, Span
 from curation.retrieval.relation_search import SearchInputError
 from curation.schemas import PO, PTM
 from curation.workflows.annotation_queue import annotation_view
-from curation.workflows.curate import AnswerKindError, curate_search, record_judgement
+from curation.workflows.curate import AnswerKindError, card_decisions, curate_search, record_judgement
 from curation.workflows.highlight import escape_text, to_html
 from curation.workflows.ingestion import MAX_UPLOAD_MB, check_upload_size, ingest_corpus, ingest_kb
 from index.lexical import LexicalIndex
@@ -373,6 +373,27 @@ def test_answers_of_the_right_or_an_unknown_kind_pass_the_check(loaded, answer):
         loaded, build_lexicon(loaded), "ana", PO, BRAF, "1000001", Grade.COMPLETE, answer=answer
     )
     assert [d.answer for d in store.list_decisions(loaded)] == [decision.answer] == [answer]
+
+
+def test_a_grade_without_an_answer_needs_no_lexicon_but_an_answer_does(loaded):
+    # The Curate page grades without waiting for the dictionaries; an answer is always checked.
+    decision = record_judgement(loaded, None, "ana", PO, BRAF, "1000001", Grade.PARTIAL)
+    assert decision.grade == Grade.PARTIAL
+    before = snapshot(loaded)
+    with pytest.raises(ValueError, match="an answer is checked against a lexicon"):
+        record_judgement(loaded, None, "ana", PO, BRAF, "1000001", Grade.COMPLETE, answer="BRAF")
+    assert snapshot(loaded) == before
+
+
+def test_a_cards_decisions_are_those_of_its_abstract_and_relation(loaded):
+    record_judgement(loaded, None, "ana", PO, BRAF, "1000001", Grade.PARTIAL)
+    record_judgement(loaded, None, "bo", PO, BRAF, "1000001", Grade.COMPLETE)
+    record_judgement(loaded, None, "ana", PO, BRAF, "1000002", Grade.NOT_RELEVANT)
+    record_judgement(loaded, None, "ana", PO, {"Gene": "KRAS"}, "1000001", Grade.COMPLETE)
+    record_judgement(loaded, None, "ana", PO, BRAF, "1000001", Grade.COMPLETE)  # supersedes ana's first
+    shown = card_decisions(loaded, PO, BRAF, "1000001")
+    assert sorted((d.curator, d.grade) for d in shown) == [("ana", Grade.COMPLETE), ("bo", Grade.COMPLETE)]
+    assert card_decisions(loaded, PO, BRAF, "1000003") == ()
 
 
 def test_sql_metacharacters_in_every_text_field_are_stored_verbatim(loaded, tmp_path):

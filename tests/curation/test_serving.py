@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import threading
+import weakref
 
 import pytest
 
@@ -27,6 +29,47 @@ def test_a_background_value_is_waited_for_and_its_error_raised_where_it_is_used(
     with pytest.raises(ValueError, match="no dictionaries"):
         failed.result()
     assert failed.failed() and later == [42]  # nothing to improve when the build failed
+
+
+class _Node:
+    def __init__(self) -> None:
+        self.other = self  # a cycle: only the cyclic collector frees it
+
+
+def test_what_a_background_build_made_is_kept_out_of_full_collections_and_freed_once_replaced():
+    gc.unfreeze()
+    try:
+        built = serving.Background(lambda: [_Node() for _ in range(50_000)], "test")
+        nodes = built.result()
+        built._thread.join(10)
+        assert gc.get_freeze_count() >= len(nodes)  # a full pass no longer walks them
+        gone = weakref.ref(nodes[0])
+        del nodes, built
+        serving.settle_heap()  # the next build's settle frees the replaced value's cycles
+        assert gone() is None
+    finally:
+        gc.unfreeze()
+
+
+def test_a_slow_full_collection_gets_the_heap_settled_in_the_background(monkeypatch):
+    import time
+
+    monkeypatch.setattr(serving, "SLOW_PASS_S", 0.0)  # every full pass counts as slow
+    monkeypatch.setattr(serving, "SETTLE_EVERY_S", 0.1)
+    gc.unfreeze()
+    try:
+        serving.watch_collector()
+        serving.watch_collector()  # idempotent: one callback
+        assert gc.callbacks.count(serving._time_full_passes) == 1
+        grown = [_Node() for _ in range(50_000)]  # built outside any Background (as a first search's index)
+        gc.collect()  # a full pass
+        deadline = time.monotonic() + 10
+        while gc.get_freeze_count() < len(grown) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert gc.get_freeze_count() >= len(grown)
+    finally:
+        gc.callbacks.remove(serving._time_full_passes)  # the rest of the test run is not settled behind its back
+        gc.unfreeze()
 
 
 def test_the_background_matcher_finds_what_the_built_one_finds(con, fixtures, tmp_path):
