@@ -137,19 +137,24 @@ def settle_heap() -> None:
     objects are skipped; a pass then walks the page runs' short-lived objects. Unfreezing first lets this
     collection free what an earlier build left behind (a replaced matcher), so nothing stays frozen for good.
     """
-    gc.unfreeze()
-    gc.collect()
-    gc.freeze()
+    _settling.set()
+    try:
+        gc.unfreeze()
+        gc.collect()
+        gc.freeze()
+    finally:
+        _settling.clear()
 
 
 SLOW_PASS_S = 0.05  # a full collection longer than this: long-lived objects piled up since the last settle
 SETTLE_EVERY_S = 30.0  # at most one settle in this time
 _slow_pass = threading.Event()
+_settling = threading.Event()  # the settle's own full pass is slow by design: it does not ask for another
 _pass_started = [0.0]
 
 
 def _time_full_passes(phase: str, info: dict) -> None:
-    if info.get("generation") != 2:
+    if info.get("generation") != 2 or _settling.is_set():
         return
     if phase == "start":
         _pass_started[0] = time.perf_counter()
