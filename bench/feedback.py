@@ -3,6 +3,7 @@
 Usage::
 
     python bench/feedback.py [--queries 150] [--out bench/results/feedback.json]
+    python bench/feedback.py --queue-orders [--rounds 6] [--round 25] [--pool 60] [--max-steps N]
 
 Everything goes through the product's own path: a fresh store holds the corpus and the
 benchmark's **train-split** gene + disease records with a treatment as a GDT knowledge base (canonical
@@ -23,6 +24,11 @@ curation.jobs.worker`` → ``poll_job`` → activation, the new retriever loaded
    intervals and paired tests against ``before``. ``served_gain``: the per-query difference
    after_kb_and_decisions − before with its bootstrap interval. ``timings_s.click_to_serving``: from the
    Retrain call until the new version is active with its retriever loaded, for the job with KB and decisions.
+
+``--queue-orders`` runs instead the annotation queue's simulation (bench/_queue_orders.py: uncertainty vs
+random order, NDCG@10 after each round of decisions and its retraining job) from the same zero-shot store, and
+writes its ``queue_orders`` section and the ``uncertainty_share_of_random_decisions`` goal into ``--out``,
+keeping the sections of the last full run.
 
 The worker carves its own dev split (10% of the KB's genes) out of the KB for the activation check.
 The store holds the whole corpus, as the product does, so the worker may draw a test positive as a
@@ -182,6 +188,44 @@ def retrain(con, settings, request: retraining.RetrainRequest) -> tuple[store.Jo
     return job, time.time() - clicked, loaded.get("seconds", 0.0)
 
 
+def queue_orders(args, work: Path, settings, benchmark: Benchmark, concept: _concepts.ConceptBench, zero: Path,
+                 started: float) -> int:
+    """The annotation queue's two orders, each from the zero-shot store (bench/_queue_orders.py); their section
+    and goal are written into ``args.out`` beside what its last full run wrote."""
+    from dataclasses import replace
+
+    from bench import _queue_orders as orders
+
+    base_ndcg = orders.served_ndcg(zero, benchmark, concept, EVAL_K)
+    pool = orders.relation_pool(benchmark, CURATOR_KINDS, args.pool, args.seed)
+    request = {"schema": "GDT", "epochs": args.epochs, "batch_size": args.batch_size, "learning_rate": args.lr,
+               "max_seq_length": args.max_seq_length, "per_class": args.per_class, "max_steps": args.max_steps,
+               "seed": args.seed}
+    runs = {}
+    for order in ("uncertainty", "random"):
+        print(f"queue order {order}", flush=True)
+        order_settings = replace(settings, jobs_dir=work / f"jobs-{order}")
+        runs[order] = orders.simulate_order(order, work / "bench.duckdb", work, GDT, pool, benchmark, concept,
+                                            order_settings, request, args.rounds, args.round, EVAL_K, retrain)
+    entry, reached = orders.share_goal(runs, base_ndcg)
+    report = json.loads(args.out.read_text()) if args.out.exists() else {"goals": {}}
+    report.setdefault("goals", {})["uncertainty_share_of_random_decisions"] = entry
+    report["queue_orders"] = {
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "params": {**request, "rounds": args.rounds, "decisions_per_round": args.round, "pool": len(pool),
+                   "queue_depth": orders.QUEUE_DEPTH, "cuda": _cuda(), "cpu_count": os.cpu_count(),
+                   "evaluation": "served concept search of each built version, test split, canonical form, "
+                                 "NDCG@10 pooled over kinds"},
+        "before_ndcg@10": base_ndcg, **reached,
+        "curves": {order: run["curve"] for order, run in runs.items()},
+        "seconds": round(time.time() - started, 1),
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=2))
+    print(f"wrote the queue orders into {args.out}: {entry}")
+    return 0
+
+
 def _cuda() -> bool:
     import torch
 
@@ -204,6 +248,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work-dir", type=Path, help="keep the store, models and jobs here (default: a temp dir)")
     parser.add_argument("--systems", nargs="+", default=list(SYSTEMS[1:]), choices=SYSTEMS[1:],
                         help="which retraining jobs to run (each takes minutes on a CPU)")
+    parser.add_argument("--queue-orders", action="store_true",
+                        help="instead: simulate the annotation queue's uncertainty and random orders "
+                        "(bench/_queue_orders.py); their section and goal go into --out beside its other sections")
+    parser.add_argument("--rounds", type=int, default=6, help="--queue-orders: rounds of decisions + retraining")
+    parser.add_argument("--round", type=int, default=25, help="--queue-orders: decisions per round")
+    parser.add_argument("--pool", type=int, default=60, help="--queue-orders: train relations the queue draws from")
     args = parser.parse_args(argv)
     started = time.time()
     load_at_start = os.getloadavg()[0]  # timings are only comparable on a machine doing nothing else
@@ -236,6 +286,9 @@ def main(argv: list[str] | None = None) -> int:
     clock = time.time()
     concept = _concepts.build(benchmark, args.data_dir, time.perf_counter)
     timings["concept_bench"] = time.time() - clock
+    if args.queue_orders:
+        con.close()
+        return queue_orders(args, work, settings, benchmark, concept, zero.path, started)
     results = {"before": evaluate_version(zero.path, benchmark, concept)}
 
     clock = time.time()

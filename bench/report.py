@@ -681,6 +681,36 @@ def feedback_section(data: dict) -> list[str]:
         if "activated" in job:
             lines += [f"Gate, {name} ({'activated' if job['activated'] else 'not activated'}): "
                       f"{job.get('verdict') or job.get('message')}", ""]
+    return lines + queue_orders_lines(data.get("queue_orders"))
+
+
+def queue_orders_lines(q: dict | None) -> list[str]:
+    """The annotation queue's orders (``bench/feedback.py --queue-orders``): NDCG@10 after each round."""
+    if not q:
+        return []
+    p = q["params"]
+    lines = [
+        "### Which order should the annotation queue ask in? (`bench/feedback.py --queue-orders`)",
+        "",
+        f"Run {q['date']} ({'GPU' if p.get('cuda') else str(p.get('cpu_count')) + ' CPU cores, no GPU'}). "
+        f"From the zero-shot version (served NDCG@10 {_f(q['before_ndcg@10'], 4)}), a simulated annotator grades "
+        f"{p['decisions_per_round']} pairs per round with the gold labels, taken from the Annotate page's queue over "
+        f"{p['pool']} train relations (its top {p['queue_depth']} each) in each order; a real retraining job "
+        f"(KB + decisions, {p['epochs']} epoch(s), max steps {p['max_steps'] or 'none'}) follows each round and the "
+        f"version it built is evaluated: {p['evaluation']}.",
+        "",
+        "| decisions | " + " | ".join(f"{o} NDCG@10 | {o} relevant in round" for o in q["curves"]) + " |",
+        "| ---: | " + " | ".join("---: | ---:" for _ in q["curves"]) + " |",
+    ]
+    rounds = max(len(c) for c in q["curves"].values())
+    for i in range(rounds):
+        points = [c[i] if i < len(c) else None for c in q["curves"].values()]
+        decided = next(pt["decisions"] for pt in points if pt)
+        cells = " | ".join(f"{_f(pt['ndcg@10'], 4)} | {pt['relevant']}" if pt else "– | –" for pt in points)
+        lines.append(f"| {decided} | {cells} |")
+    reached = ", ".join(f"{o}: {n if n is not None else 'not reached'} decisions (best gain {_f(q['best_gain'][o], 4)})"
+                        for o, n in q["decisions_to_gain"].items())
+    lines += ["", f"Decisions to a +{q['gain_target']} NDCG@10 gain — {reached}.", ""]
     return lines
 
 

@@ -83,3 +83,31 @@ def test_leaks_and_goals_are_computed_from_the_split(bench):
     assert goals["gene_variant_test_queries"]["value"] == variants
     assert goals["gene_variant_test_queries"]["met"] is (variants >= 100)  # a tiny fixture: missed
     assert goal(0.2, 0, "<=")["met"] is False and goal(5, 4, ">=")["met"] is True
+
+
+# --- the annotation queue's orders (bench/_queue_orders.py) ----------------------------------------
+
+
+def _curve(*ndcgs):
+    return [{"decisions": 25 * (i + 1), "ndcg@10": n} for i, n in enumerate(ndcgs)]
+
+
+def test_the_queue_share_is_the_decisions_uncertainty_needs_over_those_random_needs():
+    from bench._queue_orders import decisions_to_reach, share_goal
+
+    runs = {"uncertainty": {"curve": _curve(0.52, 0.56, 0.57)}, "random": {"curve": _curve(0.50, 0.53, 0.54, 0.56)}}
+    assert decisions_to_reach(runs["uncertainty"]["curve"], 0.5) == 50  # +0.06 at the second round
+    assert decisions_to_reach(runs["random"]["curve"], 0.5) == 100
+    entry, reached = share_goal(runs, 0.5)
+    assert entry == {"value": 0.5, "target": 0.6, "op": "<=", "met": True}
+    assert reached["decisions_to_gain"] == {"uncertainty": 50, "random": 100}
+
+
+def test_the_queue_share_is_undefined_when_an_order_never_reaches_the_gain():
+    from bench._queue_orders import share_goal
+
+    runs = {"uncertainty": {"curve": _curve(0.51, 0.52)}, "random": {"curve": _curve(0.49, 0.50)}}
+    entry, reached = share_goal(runs, 0.5)
+    assert entry["value"] is None and entry["met"] is False
+    assert reached["decisions_to_gain"] == {"uncertainty": None, "random": None}
+    assert reached["best_gain"] == {"uncertainty": 0.02, "random": 0.0}
