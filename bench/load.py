@@ -56,7 +56,7 @@ from curation.grades import GRADE_LABELS, GRADES  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 # The browsers stand for curators' own machines: under nice, they leave the CPU to the server they load
 # (which still shares it with the retraining worker, as in production).
-BROWSER_NICENESS = 10
+BROWSER_NICENESS = 19
 SHM = Path("/dev/shm")
 
 

@@ -30,7 +30,7 @@ from curation.jobs.result import DecisionSummary, JobResult, TrainingSummary, Wo
 from curation.jobs.retraining import CANCEL, PROGRESS, REQUEST, RESULT, SNAPSHOT, VERSION, RetrainRequest
 from curation.versions.manifest import training_report
 
-WORKER_NICENESS = 10  # nice(1) step of the retraining worker: the app (nice 0) gets ~90% of a contended core
+WORKER_NICENESS = 19  # nice(1) step of the retraining worker: it trains on the CPU the app leaves idle
 MIN_FREE_BYTES = 300 * 2**20  # a MiniLM version takes ~100 MB (weights + indexes); staged then renamed
 FREE_BYTES_PER_DOCUMENT = 8 * 1024  # dense vectors, BM25 postings and the snapshot copy, generously
 
