@@ -1,0 +1,187 @@
+"""A curator's whole day in a real browser: ``streamlit run app.py`` on a store built from the real data
+(CIViC + BioRED + BC5CDR), headless Chromium.
+
+Ana types BRAF + V600E, grades three results by keyboard (each scrolled into view), undoes one, keeps
+only the abstracts still undecided, saves the query; new abstracts are imported on the
+Knowledge base page and the saved query says they are new and opens on them; she exports the CIViC
+source suggestions and imports that file back as KB records. The store is checked after each part.
+
+With ``CURATION_WRITE_SCREENSHOTS=1`` the pictures of the run replace the README's (docs/screenshots/day_*.png).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from bench._browser import (
+    CHROMIUM,
+    app_server,
+    build_store,
+    choose_option,
+    chromium,
+    grade_by_keyboard,
+    open_app,
+    open_page,
+    result_pmids,
+    screenshot,
+    search,
+    set_curator,
+    wait_for_decision,
+    wait_for_page,
+)
+from curation import store
+from curation.grades import Grade
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[2]
+SHOTS = ROOT / "docs" / "screenshots"
+CURATOR = "ana"
+# Abstracts written for this test (not from any corpus): they name the relation, so its search finds them.
+NEW_ABSTRACTS = [
+    {"pmid": "990000101", "title": "Dabrafenib in BRAF V600E mutant anaplastic thyroid cancer",
+     "abstract": "Patients whose tumours carried BRAF V600E received dabrafenib and trametinib. "
+                 "Responses were durable in BRAF V600E mutant disease."},
+    {"pmid": "990000102", "title": "Vemurafenib resistance in BRAF V600E melanoma",
+     "abstract": "BRAF V600E melanoma cells treated with vemurafenib acquired resistance through MAPK "
+                 "reactivation."},
+]
+
+
+def _marked_in_view(page: Page) -> bool:
+    """Whether the marked (▶) card overlaps the window."""
+    top, bottom, height = page.evaluate(
+        "() => { const r = document.querySelector('.st-key-focused-card').getBoundingClientRect();"
+        " return [r.top, r.bottom, window.innerHeight]; }")
+    return top < height and bottom > 0
+
+
+def _open_filters(page: Page) -> None:
+    page.get_by_text("Filter and sort", exact=True).click()
+    expect(page.get_by_text("In the KB", exact=True)).to_be_visible()
+
+
+def _card_caption(page: Page, pmid: str) -> str:
+    card = page.locator('[data-testid="stVerticalBlock"]', has=page.get_by_role("link", name=f"PMID {pmid}"))
+    return card.last.inner_text()
+
+
+def test_a_curators_day_in_a_real_browser(tmp_path, data_dir):
+    if not CHROMIUM.exists():
+        pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium; .ci/run does it)")
+    db = tmp_path / "store.duckdb"
+    build_store(db, data_dir)
+    models = tmp_path / "models"  # empty: the app ranks with BM25 alone
+    models.mkdir()
+    shots = tmp_path / "screenshots"
+    new_file = tmp_path / "new_abstracts.jsonl"
+    new_file.write_text("".join(json.dumps(a) + "\n" for a in NEW_ABSTRACTS))
+    downloaded = tmp_path / "civic_source_suggestions.csv"
+
+    with app_server(db, models, tmp_path / "server.log") as url, chromium(tmp_path / "profile") as context:
+        page = context.new_page()
+        open_app(page, url)
+        set_curator(page, CURATOR)
+        search(page, "BRAF", "V600E")
+        everything = result_pmids(page)
+        assert len(everything) >= 4, everything
+
+        # Three grades by keyboard, each on the result j moved the mark to (the page scrolls to it): 1, 2, 1.
+        pmids = everything[1:4]
+        page.get_by_role("heading", name="Curate").click()  # no text field has the cursor
+        grades = {pmids[0]: "1", pmids[1]: "2", pmids[2]: "1"}
+        for pmid, key in grades.items():
+            page.keyboard.press("j")
+            expect(page.locator(".st-key-focused-card")).to_contain_text(f"PMID {pmid}", timeout=30_000)
+            wait_for_page(page)
+            page.wait_for_timeout(800)  # the smooth scroll
+            assert _marked_in_view(page), f"the marked card of PMID {pmid} is not in view"
+            grade_by_keyboard(page, pmid, CURATOR, key)
+            assert _marked_in_view(page), f"PMID {pmid} left the view when it was graded"
+        screenshot(page, shots / "day_graded.png")
+
+        # Undo the last one (u): its card no longer carries Ana's grade.
+        page.keyboard.press("u")
+        expect(page.get_by_text(f"Undone: PMID {pmids[2]}", exact=False)).to_be_visible(timeout=30_000)
+        wait_for_page(page)
+        assert f"{CURATOR}: Complete evidence" not in _card_caption(page, pmids[2])
+        wait_for_decision(page, pmids[0], f"{CURATOR}: Complete evidence")
+
+        # What is left to judge: the filter keeps the undecided abstracts (the undone one among them).
+        _open_filters(page)
+        page.get_by_role("radiogroup", name="Decided").get_by_text("undecided", exact=True).click()
+        expect(page.get_by_role("link", name=f"PMID {pmids[0]}", exact=True)).to_have_count(0, timeout=60_000)
+        wait_for_page(page)
+        assert result_pmids(page) == [p for p in everything if p not in pmids[:2]]
+        screenshot(page, shots / "day_filtered.png")
+
+        # Save the query.
+        page.get_by_role("button", name="Save this query").click()
+        expect(page.get_by_text("Saved: it will say what is new", exact=False)).to_be_visible(timeout=30_000)
+        wait_for_page(page)
+
+        # New abstracts arrive (imported on the Knowledge base page) ...
+        open_page(page, "Knowledge base")
+        form = page.get_by_test_id("stForm").filter(has=page.get_by_text("Import abstracts", exact=True))
+        choose_option(page, "Format", "jsonl", within=form)
+        form.locator('input[type="file"]').set_input_files(str(new_file))
+        form.get_by_role("button", name="Import abstracts").click()
+        expect(page.get_by_text("2 added", exact=False)).to_be_visible(timeout=300_000)
+        wait_for_page(page, 300)
+
+        # ... and the saved query says so and opens on them.
+        open_page(page, "Curate")
+        saved = page.get_by_text("Saved queries (1, 1 with new abstracts)", exact=True)
+        expect(saved).to_be_visible(timeout=120_000)
+        saved.click()
+        expect(page.get_by_text("Gene = BRAF · Variant = V600E — 2 new since your last look")).to_be_visible()
+        page.locator('[class*="st-key-open_saved_"] button').click()
+        expect(page.get_by_text("2 abstracts added since your last look at this saved query", exact=False)) \
+            .to_be_visible(timeout=300_000)
+        wait_for_page(page, 300)
+        assert sorted(result_pmids(page)) == sorted(a["pmid"] for a in NEW_ABSTRACTS)
+        screenshot(page, shots / "day_saved_query.png", height=1900)  # the note and the new abstracts
+
+        # Export the source suggestions CIViC's form asks for, and import them back as KB records.
+        open_page(page, "Knowledge base")
+        expect(page.get_by_text("CIViC source suggestions: 2 rows", exact=False)).to_be_visible(timeout=60_000)
+        with page.expect_download() as download:
+            page.get_by_role("button", name="CIViC source suggestions (CSV)").click()
+        download.value.save_as(downloaded)
+        screenshot(page, shots / "day_export.png")
+        form = page.get_by_test_id("stForm").filter(has=page.get_by_text("Import a knowledge base", exact=True))
+        choose_option(page, "Format", "civic-suggestions", within=form)
+        form.locator('input[type="file"]').set_input_files(str(downloaded))
+        form.get_by_role("button", name="Import knowledge base").click()
+        expect(page.get_by_text("2 added", exact=False)).to_be_visible(timeout=120_000)
+        wait_for_page(page)
+
+    with open(downloaded, newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert sorted(r["pubmed_id"] for r in rows) == sorted(pmids[:2])
+    assert {(r["gene"], r["variant"]) for r in rows} == {("BRAF", "V600E")}
+    # The server is gone, so the store can be opened here (DuckDB: one process per file).
+    con = store.open_store(db, read_only=True)
+    try:
+        decisions = store.list_decisions(con, include_superseded=True)
+        active = {(d.pmid, d.grade) for d in decisions if d.superseded_by is None}
+        assert {(pmids[0], Grade.COMPLETE), (pmids[1], Grade.PARTIAL)} <= active
+        assert pmids[2] not in {p for p, _ in active}  # undone
+        assert all(d.curator == CURATOR for d in decisions)
+        assert {d.pmid for d in store.get_documents(con, [a["pmid"] for a in NEW_ABSTRACTS])} == \
+            {a["pmid"] for a in NEW_ABSTRACTS}
+        reimported = [r for r in store.list_kb_records(con, "PO") if r.pmid in set(pmids[:2])
+                      and r.source != "civic"]
+        assert sorted(r.pmid for r in reimported) == sorted(pmids[:2])
+    finally:
+        con.close()
+    if os.environ.get("CURATION_WRITE_SCREENSHOTS"):  # set to refresh the README's pictures; CI leaves them alone
+        for shot in shots.glob("day_*.png"):
+            shutil.copyfile(shot, SHOTS / shot.name)
