@@ -18,7 +18,6 @@ from curation.workflows.curate import (
     check_answer,
     curate_search,
     fill_worklist,
-    filter_rows,
     known_values,
     record_judgement,
     take_worklist_item,
@@ -29,6 +28,7 @@ from curation.workflows.curate import (
 from curation.workflows.entities import annotator_note
 from curation.workflows.highlight import escape_text
 from curation.workflows.provenance import decision_history, decision_provenance
+from curation.workflows.result_filter import filter_rows
 from curation.workflows.serving import BM25_ONLY
 from curation.workflows.session import corpus_size, current_schema
 from pages import concept_chips as chips

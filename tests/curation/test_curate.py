@@ -80,7 +80,8 @@ def test_filters_and_sorts_keep_the_search_ranks():
 
     from curation.errors import CurationError
     from curation.records import Decision, KBRecord
-    from curation.workflows.curate import ResultRow, RowFilter, filter_rows
+    from curation.workflows.curate import ResultRow
+    from curation.workflows.result_filter import RowFilter, filter_rows
 
     def row(rank, group="all", year=None, types=(), in_kb=False, by=()):
         record = KBRecord("PO", (("Gene", "BRAF"),), str(rank), "civic", f"EID{rank}")
