@@ -97,13 +97,13 @@ def simulate_order(order: str, base_store: Path, work: Path, schema: RelationSch
                                   seed=ANNOTATOR)
             fresh = [u for u in asked if u.item not in graded][:per_round]
             for u in fresh:
-                grade = Grade.COMPLETE if u.pmid in relevant[u.values] else Grade.NOT_RELEVANT
-                graded.add(item_key(store.record_decision(con, ANNOTATOR, schema, dict(u.values), u.pmid, grade)))
+                grade = Grade.COMPLETE if u.item.pmid in relevant[u.values] else Grade.NOT_RELEVANT
+                graded.add(item_key(store.record_decision(con, ANNOTATOR, schema, dict(u.values), u.item.pmid, grade)))
             job, _, _ = retrain(con, settings, retraining.RetrainRequest(**request))
             result = job_result(job)
             ndcg = served_ndcg(Path(result.path), benchmark, concept, k)
             curve.append({"round": round_no, "decisions": len(graded),
-                          "relevant": sum(1 for u in fresh if u.pmid in relevant[u.values]),
+                          "relevant": sum(1 for u in fresh if u.item.pmid in relevant[u.values]),
                           "version": result.version, "activated": bool(result.activated), "ndcg@10": ndcg,
                           "seconds": round(time.time() - clock, 1)})
             print(f"  {order} round {round_no}: {len(graded)} decisions, NDCG@10 {ndcg}", flush=True)
