@@ -172,6 +172,7 @@ try:
 except USER_ERRORS as exc:
     st.error(escape_text(str(exc)))  # messages quote typed values: shown as plain text
     st.stop()
+st.session_state["decided_pmids"] = set()  # this full run's rows hold every decision made so far
 chips.slot_chips(dict(zip(schema.query_types, columns, strict=False)), result.concepts)
 st.text(f"Query: {result.query}")  # typed text: shown as plain text, never as markdown
 chips.notes(result)
@@ -192,7 +193,8 @@ def decide(pmid: str, grade: str, answer: str, note: str, confirm_kind: bool = F
             if row is not None else "",
         )
         st.toast(f"PMID {pmid}: {GRADE_LABELS[grade]}")
-        st.session_state["decided_pmid"] = pmid  # its card (a fragment) reruns alone and reads its decisions
+        # Its card (a fragment) reruns alone and reads its decisions again until the page's next full run.
+        st.session_state.setdefault("decided_pmids", set()).add(pmid)
         # Logged with the server's time for it once the card has drawn it (CURATION_TIMING_LOG).
         st.session_state["decision_timing"] = (curator, pmid, started, timing.clock())
     except AnswerKindError as exc:
@@ -261,7 +263,7 @@ def result_card(row, focused: bool) -> None:
     search and the other cards. Filters and counts above catch up at the page's next run.
     """
     decisions = row.decisions
-    if st.session_state.get("decided_pmid") == row.pmid:
+    if row.pmid in st.session_state.get("decided_pmids", ()):  # graded since the search that made ``row``
         decisions = card_decisions(con, schema, values, row.pmid)
     marker = "▶ " if focused else ""
     with st.container(border=True, key="focused-card" if focused else None):  # the key: what FOCUS_JS scrolls to

@@ -114,12 +114,27 @@ def test_a_curators_day_in_a_real_browser(tmp_path, data_dir):
         assert f"{CURATOR}: Complete evidence" not in _card_caption(page, pmids[2])
         wait_for_decision(page, pmids[0], f"{CURATOR}: Complete evidence")
 
-        # What is left to judge: the filter keeps the undecided abstracts (the undone one among them).
+        # Two grades by mouse, each rerunning its own card alone; a note on the first then reruns that card,
+        # which still shows its grade (it was graded after the search that drew it).
+        first = everything[0]
+        for pmid in (first, pmids[2]):
+            page.locator(f'.st-key-not_relevant_{pmid}:not([data-stale="true"]) button').click()
+            wait_for_decision(page, pmid, f"{CURATOR}: Not relevant")
+        card = page.locator('[data-testid="stVerticalBlock"]', has=page.get_by_role("link", name=f"PMID {first}"))
+        note = card.last.get_by_label("Note", exact=True)
+        note.fill("no treatment named")
+        note.press("Enter")
+        page.wait_for_timeout(1000)
+        wait_for_page(page)
+        wait_for_decision(page, first, f"decided — {CURATOR}: Not relevant")
+        page.get_by_role("heading", name="Curate").click()  # the keys act again (no text field has the cursor)
+
+        # What is left to judge: the filter keeps the undecided abstracts.
         _open_filters(page)
         page.get_by_role("radiogroup", name="Decided").get_by_text("undecided", exact=True).click()
         expect(page.get_by_role("link", name=f"PMID {pmids[0]}", exact=True)).to_have_count(0, timeout=60_000)
         wait_for_page(page)
-        assert result_pmids(page) == [p for p in everything if p not in pmids[:2]]
+        assert result_pmids(page) == [p for p in everything if p not in (*pmids, first)]
         screenshot(page, shots / "day_filtered.png")
 
         # Save the query.
@@ -172,8 +187,8 @@ def test_a_curators_day_in_a_real_browser(tmp_path, data_dir):
     try:
         decisions = store.list_decisions(con, include_superseded=True)
         active = {(d.pmid, d.grade) for d in decisions if d.superseded_by is None}
-        assert {(pmids[0], Grade.COMPLETE), (pmids[1], Grade.PARTIAL)} <= active
-        assert pmids[2] not in {p for p, _ in active}  # undone
+        assert {(pmids[0], Grade.COMPLETE), (pmids[1], Grade.PARTIAL), (first, Grade.NOT_RELEVANT),
+                (pmids[2], Grade.NOT_RELEVANT)} == active  # pmids[2]'s first grade was undone, then it was rejected
         assert all(d.curator == CURATOR for d in decisions)
         assert {d.pmid for d in store.get_documents(con, [a["pmid"] for a in NEW_ABSTRACTS])} == \
             {a["pmid"] for a in NEW_ABSTRACTS}
