@@ -708,9 +708,12 @@ def queue_orders_lines(q: dict | None) -> list[str]:
         decided = next(pt["decisions"] for pt in points if pt)
         cells = " | ".join(f"{_f(pt['ndcg@10'], 4)} | {pt['relevant']}" if pt else "– | –" for pt in points)
         lines.append(f"| {decided} | {cells} |")
-    reached = ", ".join(f"{o}: {n if n is not None else 'not reached'} decisions (best gain {_f(q['best_gain'][o], 4)})"
-                        for o, n in q["decisions_to_gain"].items())
-    lines += ["", f"Decisions to a +{q['gain_target']} NDCG@10 gain — {reached}.", ""]
+    reached = ", ".join(f"{o}: {f'{n} decisions' if n is not None else 'not reached'} (best gain "
+                        f"{_f(q['best_gain'][o], 4)})" for o, n in q["decisions_to_gain"].items())
+    points = [pt for c in q["curves"].values() for pt in c]
+    activated = sum(1 for pt in points if pt.get("activated"))
+    lines += ["", f"Decisions to a +{q['gain_target']} NDCG@10 gain — {reached}. The gate activated {activated} of "
+              f"the {len(points)} versions built.", ""]
     return lines
 
 
