@@ -196,8 +196,7 @@ def log_decision_time(pmid: str) -> None:
 
 @st.cache_resource(show_spinner="Loading the entity recogniser…", max_entries=2)
 def _annotator(db_path: str, fingerprint: tuple[int, int, int], models: tuple[str, str]):
-    return serving.settled(
-        entities.current_annotator(_connection(db_path).cursor(), load_settings(), _matcher(db_path, fingerprint)))
+    return entities.current_annotator(_connection(db_path).cursor(), load_settings(), _matcher(db_path, fingerprint))
 
 
 def annotator(con: duckdb.DuckDBPyConnection):
@@ -211,7 +210,7 @@ def annotator(con: duckdb.DuckDBPyConnection):
 
 @st.cache_resource(show_spinner="Preparing name suggestions…", max_entries=2)
 def _normaliser(db_path: str, fingerprint: tuple[int, int, int]):
-    return serving.settled(serving.build_normaliser(_matcher(db_path, fingerprint)))
+    return serving.build_normaliser(_matcher(db_path, fingerprint))
 
 
 def normaliser(con: duckdb.DuckDBPyConnection):
@@ -222,10 +221,10 @@ def normaliser(con: duckdb.DuckDBPyConnection):
 
 @st.cache_resource(show_spinner="Preparing the query linker…", max_entries=2)
 def _query_linker(db_path: str, fingerprint: tuple[int, int, int], models: tuple[str, str]):
-    return serving.settled(curate.default_linker(
+    return curate.default_linker(
         _connection(db_path).cursor(), _matcher(db_path, fingerprint), _normaliser(db_path, fingerprint),
         _annotator(db_path, fingerprint, models).annotator.linker,
-    ))
+    )
 
 
 def query_linker(con: duckdb.DuckDBPyConnection):

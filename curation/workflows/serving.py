@@ -180,12 +180,6 @@ def watch_collector() -> None:
     threading.Thread(target=_settler, name="settle-heap", daemon=True).start()
 
 
-def settled(value: T) -> T:
-    """``value``, after :func:`settle_heap` (for a cached builder's return)."""
-    settle_heap()
-    return value
-
-
 class Background(Generic[T]):
     """A value built once in a daemon thread, so that a page can be drawn before it is ready.
 
