@@ -119,6 +119,15 @@ def build_store(db_path: str | Path, data_dir: str | Path) -> dict:
         con.close()
 
 
+def real_data_app(folder: str | Path, data_dir: str | Path) -> tuple[Path, Path]:
+    """The store a real-browser test serves (:func:`build_store` in ``folder``) and an empty models folder (the
+    app ranks with BM25 alone); returns both paths."""
+    db, models = Path(folder) / "store.duckdb", Path(folder) / "models"
+    build_store(db, data_dir)
+    models.mkdir(exist_ok=True)
+    return db, models
+
+
 def free_port() -> int:
     """A TCP port nobody listens on right now (the server may still lose a race for it)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:

@@ -11,12 +11,12 @@ from playwright.sync_api import Page, expect
 from bench._browser import (
     CHROMIUM,
     app_server,
-    build_store,
     chromium,
     commit_slot,
     decide,
     open_app,
     query_text,
+    real_data_app,
     result_pmids,
     screenshot,
     search,
@@ -45,10 +45,7 @@ def _search_linked(page: Page, values: dict[str, str], linked: dict[str, str], t
 def test_curate_braf_v600e_in_a_real_browser(tmp_path, data_dir):
     if not CHROMIUM.exists():
         pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium; .ci/run does it)")
-    db = tmp_path / "store.duckdb"
-    build_store(db, data_dir)
-    models = tmp_path / "models"  # empty: the app ranks with BM25 alone
-    models.mkdir()
+    db, models = real_data_app(tmp_path, data_dir)
     shots = tmp_path / "screenshots"
 
     with app_server(db, models, tmp_path / "server.log") as url, chromium(tmp_path / "profile") as context:

@@ -23,12 +23,12 @@ from playwright.sync_api import Page, expect
 from bench._browser import (
     CHROMIUM,
     app_server,
-    build_store,
     choose_option,
     chromium,
     grade_by_keyboard,
     open_app,
     open_page,
+    real_data_app,
     result_pmids,
     screenshot,
     search,
@@ -76,10 +76,7 @@ def _card_caption(page: Page, pmid: str) -> str:
 def test_a_curators_day_in_a_real_browser(tmp_path, data_dir):
     if not CHROMIUM.exists():
         pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium; .ci/run does it)")
-    db = tmp_path / "store.duckdb"
-    build_store(db, data_dir)
-    models = tmp_path / "models"  # empty: the app ranks with BM25 alone
-    models.mkdir()
+    db, models = real_data_app(tmp_path, data_dir)
     shots = tmp_path / "screenshots"
     new_file = tmp_path / "new_abstracts.jsonl"
     new_file.write_text("".join(json.dumps(a) + "\n" for a in NEW_ABSTRACTS))
