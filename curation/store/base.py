@@ -24,6 +24,7 @@ SQL_CURRENT_VERSION = "SELECT coalesce(max(version), 0) FROM schema_version"
 SQL_RECORD_VERSION = "INSERT INTO schema_version (version, description) VALUES (?, ?)"
 
 SQL_RECORD_INGEST = "INSERT INTO ingests (kind, path, added, unchanged, skipped) VALUES (?, ?, ?, ?, ?)"
+SQL_INGEST_TIMES = "SELECT path, epoch(max(ingested_at)) FROM ingests WHERE kind = ? GROUP BY path"
 SQL_UPSERT_SCHEMA = "INSERT OR REPLACE INTO relation_schemas (name, definition, builtin) VALUES (?, ?, ?)"
 SQL_LIST_SCHEMAS = "SELECT definition, builtin FROM relation_schemas ORDER BY builtin DESC, name"
 
@@ -146,6 +147,11 @@ def record_ingest(
     con: duckdb.DuckDBPyConnection, kind: str, path: str, added: int, unchanged: int, skipped: int
 ) -> None:
     con.execute(SQL_RECORD_INGEST, [kind, path, added, unchanged, skipped])
+
+
+def ingest_times(con: duckdb.DuckDBPyConnection, kind: str) -> dict[str, float]:
+    """When each path of ``kind`` was last logged as ingested whole (seconds since the epoch), by path."""
+    return {path: float(when) for path, when in con.execute(SQL_INGEST_TIMES, [kind]).fetchall()}
 
 
 SQL_CONTENT_COUNTS = (
