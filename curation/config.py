@@ -10,6 +10,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from curation.errors import CurationError
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 ENV_PREFIX = "CURATION_"
 
@@ -41,6 +43,13 @@ class Settings:
             (``CURATION_BACKUP_INTERVAL_MIN``; 0 turns automatic backups off).
         timing_log: when set (``CURATION_TIMING_LOG``), the app appends one JSON line per recorded
             decision to this file: the server's own time for it (bench/load.py reads it); unset: nothing written.
+        index_backend: where new model versions keep their dense vectors (``CURATION_INDEX_BACKEND``): ``faiss``
+            (files in the version folder; the default) or ``milvus``.
+        index_kind: the dense index new versions build (``CURATION_INDEX_KIND``): ``auto`` (chosen from the
+            corpus size and this machine's memory, :func:`index.dense.choose_config`), ``flat``, ``hnsw``, ``ivfpq``.
+        milvus_uri: the Milvus server (``CURATION_MILVUS_URI``, e.g. ``http://milvus:19530``); empty: Milvus
+            Lite, an embedded file inside each version's folder.
+        milvus_token: the server's token (``CURATION_MILVUS_TOKEN``, ``user:password`` or an API key).
     """
 
     db_path: Path = field(default_factory=_db_path)
@@ -61,6 +70,21 @@ class Settings:
     timing_log: Path | None = field(
         default_factory=lambda: Path(_env("TIMING_LOG", "")) if _env("TIMING_LOG", "") else None
     )
+    index_backend: str = field(default_factory=lambda: _env("INDEX_BACKEND", "faiss"))
+    index_kind: str = field(default_factory=lambda: _env("INDEX_KIND", "auto"))
+    milvus_uri: str = field(default_factory=lambda: _env("MILVUS_URI", ""))
+    milvus_token: str = field(default_factory=lambda: _env("MILVUS_TOKEN", ""))
+
+    def __post_init__(self) -> None:
+        if self.index_backend not in INDEX_BACKENDS:
+            raise CurationError(f"CURATION_INDEX_BACKEND is '{self.index_backend}'; "
+                                f"use one of {', '.join(INDEX_BACKENDS)}")
+        if self.index_kind not in INDEX_KINDS:
+            raise CurationError(f"CURATION_INDEX_KIND is '{self.index_kind}'; use one of {', '.join(INDEX_KINDS)}")
+
+
+INDEX_BACKENDS = ("faiss", "milvus")
+INDEX_KINDS = ("auto", "flat", "hnsw", "ivfpq")
 
 
 def load_settings() -> Settings:

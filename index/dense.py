@@ -60,6 +60,8 @@ class DenseConfig:
 class DenseIndex:
     """FAISS index plus the document ids of its rows."""
 
+    backend = "faiss"
+
     def __init__(self, index: faiss.Index, ids: list[str], config: DenseConfig, model: str) -> None:
         self.index = index
         self.ids = ids
@@ -74,6 +76,8 @@ class DenseIndex:
         if len(ids) != vectors.shape[0]:
             raise DenseIndexError(f"{len(ids)} ids for {vectors.shape[0]} vectors")
         index = _new_index(vectors, config)
+        if gpu_count() and config.kind == "flat":
+            index = _on_gpus(index)  # exact search reads every vector: the GPU's bandwidth is what it needs
         index.add(vectors)
         return cls(index, list(ids), config, model)
 
@@ -123,6 +127,10 @@ class DenseIndex:
         self.config = replace(self.config, **params)
         _set_search_params(self.index, self.config)
 
+    def known(self, ids: Sequence[str]) -> set[str]:
+        """Which of ``ids`` are indexed."""
+        return {i for i in ids if i in self._row_of}
+
     def vectors(self, ids: Sequence[str]) -> np.ndarray:
         """Stored vectors of some documents (exact for flat; reconstructed approximations otherwise)."""
         return (
@@ -135,6 +143,7 @@ class DenseIndex:
             "model": self.model,
             "dimension": self.dimension,
             "documents": len(self),
+            "backend": self.backend,
             "index": asdict(self.config),
             "metric": "inner_product_on_unit_vectors",
             "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -147,7 +156,7 @@ class DenseIndex:
         folder.mkdir(parents=True, exist_ok=True)
         _atomic_write(folder / IDS_FILE, json.dumps(self.ids))
         tmp = folder / (INDEX_FILE + ".tmp")
-        faiss.write_index(self.index, str(tmp))
+        faiss.write_index(_on_cpu(self.index), str(tmp))
         tmp.replace(folder / INDEX_FILE)
         _atomic_write(folder / MANIFEST_FILE, json.dumps(self.manifest(), indent=2))
         return folder
@@ -176,6 +185,9 @@ class DenseIndex:
             raise DenseIndexError(
                 f"dense index in {folder} is corrupted ({type(exc).__name__}: {exc}); rebuild it"
             ) from None
+        if manifest.get("backend", "faiss") != "faiss":
+            raise DenseIndexError(f"dense index in {folder} is a {manifest.get('backend')} index; "
+                                  "open it with index.loading.load_dense")
         if manifest.get("format_version") != FORMAT_VERSION:
             raise DenseIndexError(
                 f"dense index in {folder} has format {manifest.get('format_version')}, "
@@ -188,6 +200,8 @@ class DenseIndex:
             )
         config = DenseConfig(**manifest.get("index", {}))
         _set_search_params(index, config)
+        if gpu_count() and config.kind == "flat":
+            index = _on_gpus(index)
         return cls(index, ids, config, str(manifest.get("model", "")))
 
 
@@ -196,6 +210,36 @@ def _as_matrix(vectors: np.ndarray) -> np.ndarray:
     if vectors.ndim == 1:
         vectors = vectors[None, :]
     return np.ascontiguousarray(vectors)
+
+
+def gpu_count() -> int:
+    """GPUs FAISS can use: 0 with the CPU build (faiss-cpu), else ``faiss.get_num_gpus()``."""
+    counter = getattr(faiss, "get_num_gpus", None)
+    return int(counter()) if counter is not None else 0
+
+
+def _on_gpus(index: faiss.Index) -> faiss.Index:
+    """A copy of ``index`` spread over every GPU (FAISS GPU build only)."""
+    return faiss.index_cpu_to_all_gpus(index)
+
+
+def _on_cpu(index: faiss.Index) -> faiss.Index:
+    """``index`` itself, or its CPU copy when it lives on GPUs (what is saved to disk)."""
+    to_cpu = getattr(faiss, "index_gpu_to_cpu", None)
+    if to_cpu is None or not type(index).__name__.startswith("Gpu"):
+        return index
+    return to_cpu(index)
+
+
+def _train(index: faiss.Index, vectors: np.ndarray) -> None:
+    """Train an IVF index; its k-means runs on the GPUs when the FAISS build has them (FAISS's
+    ``clustering_index``: the assignment step, the costly part, on a GPU flat index)."""
+    ivf = faiss.try_extract_index_ivf(index)
+    if gpu_count() and ivf is not None:
+        ivf.clustering_index = _on_gpus(faiss.IndexFlatIP(vectors.shape[1]))
+    index.train(vectors)
+    if ivf is not None:
+        ivf.clustering_index = None
 
 
 def _new_index(vectors: np.ndarray, config: DenseConfig) -> faiss.Index:
@@ -221,7 +265,7 @@ def _new_index(vectors: np.ndarray, config: DenseConfig) -> faiss.Index:
             )
         elif config.refine:
             raise DenseIndexError(f"unknown refine '{config.refine}'; use flat, sq8 or nothing")
-        index.train(vectors)
+        _train(index, vectors)
         _set_search_params(index, config)
         return index
     raise DenseIndexError(f"unknown dense index kind '{config.kind}'; use flat, hnsw or ivfpq")
@@ -247,3 +291,79 @@ def _atomic_write(path: Path, text: str) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(text)
     tmp.replace(path)
+
+
+# The rule that picks an index kind (measured by bench/scale.py on 1M MiniLM-like vectors, one CPU thread):
+# exact flat search costs ~52 ms per query per million vectors, so it stays within the 10 ms goal up to
+# ~200k; HNSW (M 32, efSearch 128) gave recall@50 0.96 at p95 0.8 ms but keeps every vector plus its graph
+# in memory; IVF-PQ with an 8-bit re-ranking store gave 0.98 at p95 1 ms in a tenth of the memory.
+FLAT_MAX_DOCUMENTS = 200_000
+MEMORY_SHARE = 0.5  # of the machine's memory the dense index may take (the app, BM25 and the store need the rest)
+PQ_SUBQUANTISERS = (48, 32, 24, 16, 12, 8, 6, 4)
+
+
+def index_bytes(kind: str, documents: int, dimension: int, config: DenseConfig = DenseConfig()) -> int:
+    """Resident bytes of a dense index of ``kind`` (vectors, graph or codes, the ids), from its layout."""
+    ids = 8 + 60  # an int64 row, and the Python id map's share measured by bench/scale.py
+    if kind == "flat":
+        per = 4 * dimension
+    elif kind == "hnsw":
+        per = 4 * dimension + 2 * config.hnsw_m * 4 + 16  # level-0 links of 2M neighbours + upper levels
+    elif kind == "ivfpq":
+        per = config.pq_m * config.pq_bits // 8 + 8 + (dimension if config.refine == "sq8" else
+                                                           4 * dimension if config.refine == "flat" else 0)
+    else:
+        raise DenseIndexError(f"unknown dense index kind '{kind}'; use flat, hnsw or ivfpq")
+    return documents * (per + ids)
+
+
+def machine_memory() -> int:
+    """This machine's physical memory in bytes (0 when the system does not say)."""
+    import os
+
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):
+        return 0
+
+
+def choose_config(documents: int, dimension: int, memory: int | None = None,
+                  kind: str = "auto") -> tuple[DenseConfig, str]:
+    """The index to build for ``documents`` vectors of ``dimension`` on a machine with ``memory`` bytes, and why.
+
+    ``kind`` other than "auto" is taken as asked (its parameters sized for the corpus). The rule for "auto":
+    flat (exact) up to :data:`FLAT_MAX_DOCUMENTS`; then HNSW while vectors and graph fit in
+    :data:`MEMORY_SHARE` of memory; then IVF-PQ with an 8-bit re-ranking store (√n-sized cells).
+
+    Raises:
+        DenseIndexError: an unknown kind, or not even IVF-PQ fits in memory (use a Milvus server).
+    """
+    memory = machine_memory() if memory is None else memory
+    budget = int(memory * MEMORY_SHARE) if memory else 0
+    pq_m = next((m for m in PQ_SUBQUANTISERS if dimension % m == 0 and m <= max(4, dimension // 8)), 0)
+    nlist = 1 << max(4, round(np.log2(max(16.0, 4 * np.sqrt(max(documents, 1))))))
+    ivfpq = DenseConfig(kind="ivfpq", nlist=nlist, pq_m=pq_m or 4, refine="sq8", k_factor=8, nprobe=16)
+    hnsw = DenseConfig(kind="hnsw")
+    if kind == "flat":
+        return DenseConfig(kind="flat"), "flat, as asked"
+    if kind == "hnsw":
+        return hnsw, "hnsw, as asked"
+    if kind == "ivfpq":
+        return ivfpq, f"ivfpq, as asked ({nlist} cells, {ivfpq.pq_m} sub-quantisers, 8-bit re-ranking)"
+    if kind != "auto":
+        raise DenseIndexError(f"unknown dense index kind '{kind}'; use auto, flat, hnsw or ivfpq")
+    gib = 1024**3
+    if documents <= FLAT_MAX_DOCUMENTS:
+        return DenseConfig(kind="flat"), (f"flat: {documents:,} documents ≤ {FLAT_MAX_DOCUMENTS:,}, where exact "
+                                          "search stays within ~10 ms a query")
+    need = index_bytes("hnsw", documents, dimension, hnsw)
+    if not budget or need <= budget:
+        return hnsw, (f"hnsw: {documents:,} documents; vectors and graph take {need / gib:.1f} GiB"
+                      + (f", within half of this machine's {memory / gib:.0f} GiB" if budget else ""))
+    need_pq = index_bytes("ivfpq", documents, dimension, ivfpq)
+    if need_pq > budget:
+        raise DenseIndexError(
+            f"{documents:,} documents need {need_pq / gib:.1f} GiB even as IVF-PQ, more than half of this machine's "
+            f"{memory / gib:.0f} GiB; use a Milvus server (CURATION_INDEX_BACKEND=milvus, CURATION_MILVUS_URI)")
+    return ivfpq, (f"ivfpq: HNSW would take {need / gib:.1f} GiB, over half of this machine's {memory / gib:.0f} GiB; "
+                   f"IVF-PQ with 8-bit re-ranking takes {need_pq / gib:.1f} GiB")

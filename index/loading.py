@@ -12,8 +12,26 @@ from index.lexical import LexicalIndex
 from index.search import FusionConfig, Retriever
 
 
-def open_retriever(path: str | Path, fusion: FusionConfig | None = None, device: str = "") -> Retriever:
+def load_dense(folder: str | Path, milvus_uri: str = "", milvus_token: str = ""):
+    """A version's dense index, on the backend its ``dense/manifest.json`` names (FAISS or Milvus).
+
+    Raises:
+        RetrievalError: missing, corrupted, or (Milvus) the engine is unreachable or lacks the collection.
+    """
+    from index.milvus import BACKEND, MilvusIndex, read_manifest
+
+    folder = Path(folder)
+    if (folder / "manifest.json").is_file() and read_manifest(folder).get("backend") == BACKEND:
+        return MilvusIndex.load(folder, uri=milvus_uri, token=milvus_token)
+    return DenseIndex.load(folder)
+
+
+def open_retriever(path: str | Path, fusion: FusionConfig | None = None, device: str = "", milvus_uri: str = "",
+                   milvus_token: str = "") -> Retriever:
     """Load ``path/model``, ``path/dense`` and ``path/lexical``.
+
+    ``milvus_uri`` / ``milvus_token``: the Milvus server of a version built on one, when it is not the one
+    its manifest records (see :meth:`index.milvus.MilvusIndex.load`).
 
     The hybrid fusion is ``fusion`` when given, else the one the version's manifest records
     (chosen on dev when it was built), else the default.
@@ -24,7 +42,7 @@ def open_retriever(path: str | Path, fusion: FusionConfig | None = None, device:
     path = Path(path)
     if not (path / "model").is_dir():
         raise RetrievalError(f"model version {path.name} has no model/ folder")
-    dense = DenseIndex.load(path / "dense")
+    dense = load_dense(path / "dense", milvus_uri, milvus_token)
     lexical = LexicalIndex.load(path / "lexical")
     try:
         model = load_encoder(EncoderConfig(model=str((path / "model").resolve()), device=device))

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -20,6 +21,9 @@ from index.encoder import encode_queries
 from index.errors import RetrievalError
 from index.hits import Hit, RunDict, SearchResult, ranked
 from index.lexical import LexicalIndex
+
+if TYPE_CHECKING:
+    from index.milvus import MilvusIndex
 
 MAX_QUERY_CHARS = 2000
 
@@ -76,7 +80,7 @@ class Retriever:
     """The indexes and encoder one search needs; the app swaps a whole Retriever at once."""
 
     lexical: LexicalIndex | None = None
-    dense: DenseIndex | None = None
+    dense: DenseIndex | MilvusIndex | None = None  # the same interface on either backend
     encoder: object | None = None
     fusion: FusionConfig = field(default_factory=FusionConfig)
     version: str = "zero-shot"
@@ -87,6 +91,12 @@ class Retriever:
     # how many of the concept search's best hits it re-orders.
     reranker: object | None = None
     rerank_k: int = 0
+
+    def close(self) -> None:
+        """Let go of an engine-backed dense index (a Milvus connection; a FAISS index needs nothing)."""
+        close = getattr(self.dense, "close", None)
+        if close is not None:
+            close()
 
     def _check(self, mode: Mode) -> None:
         if mode in (Mode.BM25, Mode.HYBRID) and self.lexical is None:
@@ -113,7 +123,9 @@ class Retriever:
         vectors = encode_queries(self.encoder, [queries[q] for q in qids])
         out = {}
         for q, vector in zip(qids, vectors, strict=True):
-            ids = [d for d in candidates.get(q, []) if d in self.dense._row_of]
+            wanted = candidates.get(q, [])
+            known = self.dense.known(wanted)
+            ids = [d for d in wanted if d in known]
             doc_vectors = self.dense.vectors(ids)  # (n_candidates, dim)
             out[q] = dict(zip(ids, (doc_vectors @ vector).astype(float).tolist(), strict=True)) if ids else {}
         return out

@@ -51,6 +51,15 @@ APP_PAGES = {
 }
 
 
+def _index_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--index-kind", choices=("auto", "flat", "hnsw", "ivfpq"), default="",
+                   help="the dense index (default CURATION_INDEX_KIND, else auto: flat up to 200k abstracts, then "
+                        "HNSW while it fits in half the memory, then IVF-PQ with 8-bit re-ranking)")
+    p.add_argument("--backend", choices=("faiss", "milvus"), default="",
+                   help="where the vectors live (default CURATION_INDEX_BACKEND, else faiss; milvus: "
+                        "CURATION_MILVUS_URI, or a Milvus Lite file in the version folder)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     settings = load_settings()
     parser = argparse.ArgumentParser(prog="python -m curation", description=__doc__.splitlines()[0])
@@ -171,6 +180,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--device", default="", help="cuda or cpu (default: CUDA when present)")
     p.add_argument("--seed", type=int, default=13)
     p.add_argument("--progress-file", type=Path, help="JSON progress (step, total, loss, eta) for other programs")
+    _index_options(p)
     p.set_defaults(func=cmd_train)
 
     p = sub.add_parser("train-recogniser",
@@ -212,6 +222,7 @@ def build_parser() -> argparse.ArgumentParser:
     only = p.add_mutually_exclusive_group()
     only.add_argument("--kb-only", action="store_true", help="train on the KB alone")
     only.add_argument("--decisions-only", action="store_true", help="train on the decisions alone")
+    _index_options(p)
     p.add_argument("--no-wait", action="store_true", help="start the job and return")
     p.add_argument("--status", action="store_true", help="list recent jobs (and finish any whose worker ended)")
     p.add_argument("--cancel", action="store_true", help="cancel the running job")

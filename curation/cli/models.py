@@ -16,7 +16,7 @@ from curation.errors import CurationError
 def cmd_train(args: argparse.Namespace) -> int:
     import tempfile
 
-    from curation.learning.build import BuildRequest
+    from curation.learning.build import BuildRequest, IndexChoice
     from curation.learning.chain import build_from_snapshot
     from curation.learning.sampling import Ablation, SamplingConfig
     from curation.learning.snapshot import export_snapshot, load_snapshot
@@ -36,10 +36,13 @@ def cmd_train(args: argparse.Namespace) -> int:
                                  max_seq_length=args.max_seq_length, max_steps=args.max_steps, device=args.device,
                                  seed=args.seed),
         sampling=SamplingConfig(per_class=args.per_class, ablation=Ablation(args.ablation), seed=args.seed),
+        index=IndexChoice.from_settings(load_settings(), kind=args.index_kind, backend=args.backend),
     )
     built = build_from_snapshot(snapshot, request, args.out.parent, seed=args.seed, progress_file=args.progress_file)
     version = built.version
     print(f"published {version.path} in {version.manifest.total_seconds} s on {version.manifest.device}")
+    dense = version.manifest.dense
+    print(f"  dense index: {dense.get('kind')} on {dense.get('backend')} ({dense.get('chosen')})")
     for name, value in version.metrics.items():
         print(f"  dev {name}: {value:.4f}")
     return 0
@@ -120,7 +123,7 @@ def cmd_retrain(args: argparse.Namespace) -> int:
         max_seq_length=args.max_seq_length, max_steps=args.max_steps, device=args.device,
         tolerance=args.tolerance, seed=args.seed,
         feedback=FeedbackConfig(conflicts=args.conflicts, repeat=args.decision_repeat),
-        cross_encoder=args.cross_encoder,
+        cross_encoder=args.cross_encoder, index_kind=args.index_kind, index_backend=args.backend,
     )
     job = retraining.start_retrain(con, request, settings)
     print(f"job {job.job_id} started: worker pid {job.pid}, folder {job.job_dir}")

@@ -86,6 +86,8 @@ class RetrainRequest:
         cross_encoder_max_pairs: cap on its training pairs (0: every pair EDEL trains on).
         patience: with more than one epoch and a dev split, stop after this many epochs without a dev gain
             (the best epoch is kept; 0: train every epoch).
+        index_kind, index_backend: the new version's dense index ("" = the worker's ``CURATION_INDEX_KIND`` /
+            ``CURATION_INDEX_BACKEND``; :class:`curation.learning.build.IndexChoice`).
     """
 
     schema: str
@@ -109,8 +111,14 @@ class RetrainRequest:
     cross_encoder: str = "auto"
     cross_encoder_max_pairs: int = 0
     patience: int = 2
+    index_kind: str = ""
+    index_backend: str = ""
 
     def __post_init__(self) -> None:
+        if self.index_kind not in ("", "auto", "flat", "hnsw", "ivfpq"):
+            raise CurationError(f"index_kind must be auto, flat, hnsw or ivfpq, got '{self.index_kind}'")
+        if self.index_backend not in ("", "faiss", "milvus"):
+            raise CurationError(f"index_backend must be faiss or milvus, got '{self.index_backend}'")
         if self.cross_encoder not in ("auto", "on", "off"):
             raise CurationError(f"cross_encoder must be 'auto', 'on' or 'off', got '{self.cross_encoder}'")
         if self.patience < 0:

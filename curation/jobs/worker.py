@@ -98,7 +98,8 @@ def run(job_dir: Path) -> JobResult:
 def _train(job_dir: Path, request: RetrainRequest, progress: Path, cancel: Path) -> JobResult:
     import torch
 
-    from curation.learning.build import BuildRequest
+    from curation.config import load_settings
+    from curation.learning.build import BuildRequest, IndexChoice
     from curation.learning.chain import build_from_snapshot
     from curation.learning.cross_encoder import CrossEncoderConfig
     from curation.learning.sampling import SamplingConfig
@@ -124,6 +125,7 @@ def _train(job_dir: Path, request: RetrainRequest, progress: Path, cancel: Path)
                                  patience=request.patience),
         sampling=SamplingConfig(per_class=request.per_class, seed=request.seed),
         feedback=request.feedback,
+        index=IndexChoice.from_settings(load_settings(), kind=request.index_kind, backend=request.index_backend),
         cross_encoder=(CrossEncoderConfig(device=request.device, max_pairs=request.cross_encoder_max_pairs,
                                           epochs=2 if cuda else 1, seed=request.seed)
                        if request.cross_encoder == "on" or (request.cross_encoder == "auto" and cuda) else None),

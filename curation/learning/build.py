@@ -18,6 +18,7 @@ import numpy as np
 
 from curation.entities.concepts import ConceptIndex
 from curation.entities.matching import Matcher
+from curation.errors import USER_ERRORS, CurationError
 from curation.learning import rerank_stage
 from curation.learning.cross_encoder import CrossEncoderConfig
 from curation.learning.evaluation import MatcherAnswerKey, evaluate
@@ -38,8 +39,15 @@ from curation.records import Decision, Document, KBRecord
 from curation.schemas import RelationSchema
 from curation.versions import registry
 from curation.versions.manifest import Fusion, Manifest, Served, pair_counts, training_report
-from index.dense import DenseConfig, DenseIndex
-from index.encoder import EncoderConfig, document_text, encode_documents, load_encoder, separator_of
+from index.dense import DenseConfig, DenseIndex, choose_config
+from index.encoder import (
+    EncoderConfig,
+    document_text,
+    embedding_dimension,
+    encode_documents,
+    load_encoder,
+    separator_of,
+)
 from index.lexical import LexicalIndex
 from index.search import FusionConfig, FusionMethod, Mode, Retriever
 
@@ -110,11 +118,12 @@ def kb_split(
 def retriever_for(model, documents: Sequence[Document], dense_config: DenseConfig = DenseConfig(),
                   fusion: FusionConfig = FusionConfig(), batch_size: int = 32, version: str = "",
                   lexical: LexicalIndex | None = None, progress_file: Path | None = None,
-                  cancel_file: Path | None = None) -> tuple[Retriever, dict[str, float]]:
+                  cancel_file: Path | None = None, build_dense=None) -> tuple[Retriever, dict[str, float]]:
     """Encode the corpus with ``model`` and build both indexes; returns the retriever and timings.
 
     With ``progress_file``, encoding reports documents done and an ETA (state ``indexing``);
-    with ``cancel_file``, it stops between chunks when that file appears.
+    with ``cancel_file``, it stops between chunks when that file appears. ``build_dense``: makes the dense
+    index from ``(vectors, ids, model, config)`` (default: FAISS, :meth:`index.dense.DenseIndex.build`).
     """
     timings = {}
     started = time.time()
@@ -132,7 +141,7 @@ def retriever_for(model, documents: Sequence[Document], dense_config: DenseConfi
         vectors = np.concatenate(chunks) if chunks else encode_documents(model, [], batch_size=batch_size)
     timings["encode_corpus_s"] = time.time() - started
     started = time.time()
-    dense = DenseIndex.build(vectors, [d.pmid for d in documents], model=version or "model", config=dense_config)
+    dense = (build_dense or DenseIndex.build)(vectors, [d.pmid for d in documents], version or "model", dense_config)
     timings["dense_build_s"] = time.time() - started
     if lexical is None:
         started = time.time()
@@ -150,6 +159,52 @@ def evaluate_retriever(retriever: Retriever, eval_set: EvalSet, mode: Mode | str
 
 
 @dataclass(frozen=True)
+class IndexChoice:
+    """Which dense index a build makes and where it keeps it.
+
+    Attributes:
+        kind: auto (:func:`index.dense.choose_config`: from the corpus size and this machine's memory), flat,
+            hnsw or ivfpq.
+        backend: faiss (files in the version folder) or milvus (a collection; ``milvus_uri`` "" = a Milvus
+            Lite file in the version folder, else the server, e.g. ``http://milvus:19530``).
+        milvus_token: the server's token (never written to the manifest).
+    """
+
+    kind: str = "auto"
+    backend: str = "faiss"
+    milvus_uri: str = ""
+    milvus_token: str = field(default="", repr=False)
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("auto", "flat", "hnsw", "ivfpq"):
+            raise CurationError(f"index kind '{self.kind}' is not one of auto, flat, hnsw, ivfpq")
+        if self.backend not in ("faiss", "milvus"):
+            raise CurationError(f"index backend '{self.backend}' is not one of faiss, milvus")
+
+    @classmethod
+    def from_settings(cls, settings, kind: str = "", backend: str = "") -> IndexChoice:
+        """The choice of the ``CURATION_INDEX_*`` / ``CURATION_MILVUS_*`` settings, ``kind`` / ``backend`` winning."""
+        return cls(kind=kind or settings.index_kind, backend=backend or settings.index_backend,
+                   milvus_uri=settings.milvus_uri, milvus_token=settings.milvus_token)
+
+    def dense_builder(self, version: str, staged: Path, documents: Sequence[Document]):
+        """``(vectors, ids, model, config) -> dense index`` for this backend."""
+        if self.backend == "faiss":
+            return DenseIndex.build
+        from index.milvus import LITE_FILE, MilvusIndex, collection_name
+
+        uri = self.milvus_uri or str(staged / "dense" / LITE_FILE)
+        texts = {d.pmid: f"{d.title}\n{d.abstract}" for d in documents}
+
+        def build(vectors, ids, model, config):
+            return MilvusIndex.build(vectors, ids, model, config, uri=uri, collection=collection_name(version),
+                                     texts=[texts[i] for i in ids], token=self.milvus_token,
+                                     replace_existing=True)
+
+        return build
+
+
+@dataclass(frozen=True)
 class BuildRequest:
     """What to build.
 
@@ -162,6 +217,8 @@ class BuildRequest:
         choose_fusion: pick the hybrid fusion on the dev split (else keep ``fusion``).
         cross_encoder: also train a cross-encoder re-ranker on the same pairs (None: none); it is served only
             when it helps on dev within the latency budget (:mod:`curation.learning.rerank_stage`).
+        dense: the dense index's parameters (None: chosen by ``index``).
+        index: which index kind and backend (:class:`IndexChoice`).
         dev_pool_depth: with a dev split and more than one epoch, each epoch is evaluated on dev (the
             best epoch kept, early stopping after ``train_config.patience`` epochs): dense scores over a
             fixed pool of BM25's top ``dev_pool_depth`` per dev query plus its relevant documents
@@ -175,7 +232,8 @@ class BuildRequest:
     train: bool = True
     train_config: TrainConfig = field(default_factory=TrainConfig)
     sampling: SamplingConfig = field(default_factory=SamplingConfig)
-    dense: DenseConfig = field(default_factory=DenseConfig)
+    dense: DenseConfig | None = None
+    index: IndexChoice = field(default_factory=lambda: IndexChoice())
     fusion: FusionConfig = field(default_factory=FusionConfig)
     feedback: FeedbackConfig = field(default_factory=FeedbackConfig)
     choose_fusion: bool = True
@@ -293,8 +351,28 @@ def _build(request: BuildRequest, documents: Mapping[str, Document], models_dir:
     check_cancel(cancel_file, "cancelled after training, before indexing")
     write_progress(progress_file, state="indexing", step=0, total=len(corpus), loss=None, eta_s=None, epoch=None)
     model.save(str(staged / "model"))
-    retriever, timings = retriever_for(model, corpus, request.dense, request.fusion, version=version,
-                                       lexical=lexical, progress_file=progress_file, cancel_file=cancel_file)
+    dense_config, why = (request.dense, "as asked") if request.dense is not None else \
+        choose_config(len(corpus), embedding_dimension(model), kind=request.index.kind)
+    retriever, timings = retriever_for(model, corpus, dense_config, request.fusion, version=version,
+                                       lexical=lexical, progress_file=progress_file, cancel_file=cancel_file,
+                                       build_dense=request.index.dense_builder(version, staged, corpus))
+    try:
+        return _evaluate_and_publish(request, documents, models_dir, version, staged, training, dev, snapshot_digest,
+                                     progress_file, cancel_file, served, retriever, timings, dense_config, why,
+                                     model, result, corpus, started)
+    except BaseException:
+        if getattr(retriever.dense, "backend", "faiss") == "milvus" and request.index.milvus_uri:
+            try:  # a server keeps collections after the staged folder is removed: drop the unfinished one
+                retriever.dense.drop()
+            except USER_ERRORS:
+                pass
+        _release(retriever.dense)
+        raise
+
+
+def _evaluate_and_publish(request, documents, models_dir, version, staged, training, dev, snapshot_digest,
+                          progress_file, cancel_file, served, retriever, timings, dense_config, why, model, result,
+                          corpus, started) -> registry.ModelVersion:
     retriever.dense.save(staged / "dense")
     retriever.lexical.save(staged / "lexical")
     metrics: dict[str, dict[str, float]] = {}
@@ -328,7 +406,8 @@ def _build(request: BuildRequest, documents: Mapping[str, Document], models_dir:
                                             "seconds": round(cross_result.seconds, 1), "device": cross_result.device,
                                             "examples": cross_result.examples}} if cross_result else {})},
         sampling={**asdict(request.sampling), "ablation": str(request.sampling.ablation)},
-        dense=asdict(request.dense),
+        dense={**asdict(dense_config), "backend": request.index.backend, "chosen": why,
+               **({"milvus_uri": request.index.milvus_uri or "lite"} if request.index.backend == "milvus" else {})},
         fusion=Fusion.of(retriever.fusion),
         fusion_chosen_on_dev=fusion_name,
         fusion_dev_scores=fusion_scores,
@@ -350,4 +429,13 @@ def _build(request: BuildRequest, documents: Mapping[str, Document], models_dir:
         documents=len(corpus),
         python=platform.python_version(),
     )
+    _release(retriever.dense)
     return registry.publish(models_dir, version, manifest)
+
+
+def _release(dense) -> None:
+    """Close an engine-backed dense index before its folder is published (a Milvus Lite file is then free for
+    the app to open)."""
+    close = getattr(dense, "close", None)
+    if close is not None:
+        close()

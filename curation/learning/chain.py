@@ -217,10 +217,14 @@ def _gate(version: registry.ModelVersion, dev: EvalSet, source: str, search: Cal
           baseline: Baseline | None, old_scores: Mapping[str, float] | None, seed: int,
           log: Callable[[str], None]) -> GateEvidence | None:
     """Evaluate the published version as it will be served, and record the gate's evidence in its manifest."""
-    from index.loading import open_retriever
+    from curation.versions.serving import open_version as open_retriever
 
     try:
-        new_scores = gate.served_scores(open_retriever(version.path), search(), dev)
+        engine = open_retriever(version.path)
+        try:
+            new_scores = gate.served_scores(engine, search(), dev)
+        finally:
+            engine.close()  # a Milvus Lite file is then free for the app to open
     except USER_ERRORS as exc:
         log(f"the new version could not be evaluated as served: {exc}")
         return None
@@ -240,15 +244,18 @@ def evaluate_baseline_scores(path: Path, dev: EvalSet, documents: int, search: C
                              log: Callable[[str], None] = print) -> tuple[Baseline | None, dict[str, float] | None]:
     """The dev metrics of the version in ``path`` and, with ``search``, its per-query served scores
     (None, None when it does not load or indexes another corpus)."""
-    from index.loading import open_retriever
+    from curation.versions.serving import open_version as open_retriever
 
     try:
         current = open_retriever(path)
-        if len(current.dense) != documents:
-            return None, None
-        metrics = DevMetrics(dense=evaluate_retriever(current, dev, Mode.DENSE),
-                             hybrid=evaluate_retriever(current, dev, Mode.HYBRID))
-        scores = gate.served_scores(current, search(), dev) if search is not None else None
+        try:
+            if len(current.dense) != documents:
+                return None, None
+            metrics = DevMetrics(dense=evaluate_retriever(current, dev, Mode.DENSE),
+                                 hybrid=evaluate_retriever(current, dev, Mode.HYBRID))
+            scores = gate.served_scores(current, search(), dev) if search is not None else None
+        finally:
+            current.close()
         return Baseline(Path(path).name, metrics), scores
     except USER_ERRORS as exc:  # an unusable active version: the app decides without a baseline
         log(f"the active version could not be evaluated: {exc}")

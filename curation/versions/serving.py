@@ -42,6 +42,40 @@ class ServingKey:
     schema: str = ""
 
 
+def open_version(path: Path) -> Retriever:
+    """Load a version folder as a Retriever, on its backend (a Milvus-built version: ``CURATION_MILVUS_URI``).
+
+    Raises:
+        RetrievalError: a part is missing or corrupted, or its Milvus engine is unreachable.
+    """
+    from curation.config import load_settings
+    from index.loading import open_retriever
+
+    settings = load_settings()
+    return open_retriever(path, milvus_uri=settings.milvus_uri, milvus_token=settings.milvus_token)
+
+
+def engine_problem(path: Path) -> str:
+    """Why the engine behind a version's vectors cannot serve it ("" when it can, or the vectors are files).
+
+    Only a Milvus-backed version is opened here (a connection and its collection, not the model): FAISS
+    files are checked by :func:`curation.versions.catalog.check_version`.
+    """
+    from curation.config import load_settings
+    from index.loading import load_dense
+    from index.milvus import BACKEND, read_manifest
+
+    dense = Path(path) / "dense"
+    try:
+        if read_manifest(dense).get("backend") != BACKEND:
+            return ""
+        settings = load_settings()
+        load_dense(dense, settings.milvus_uri, settings.milvus_token).close()
+    except USER_ERRORS as exc:
+        return str(exc)
+    return ""
+
+
 def serving_key(con: duckdb.DuckDBPyConnection, schema: str = "") -> ServingKey:
     """The key of what serves ``schema`` now (without ``schema``: any schema's active versions)."""
     if schema:
@@ -71,7 +105,7 @@ def open_served(con: duckdb.DuckDBPyConnection, models_dir: Path, key: ServingKe
         open_version: loads a version folder (default :func:`index.loading.open_retriever`).
     """
     if open_version is None:
-        from index.loading import open_retriever as open_version
+        open_version = globals()["open_version"]
     for version in catalog.list_model_versions(con):
         if version.version in key.active and version.manifest.documents == key.documents \
                 and not catalog.check_version(version):
@@ -109,10 +143,8 @@ def planned_version(con: duckdb.DuckDBPyConnection, models_dir: Path, key: Servi
 
 def load_problem(path: Path) -> str:
     """Why the version folder at ``path`` does not load ("it loads now" when it does)."""
-    from index.loading import open_retriever
-
     try:
-        open_retriever(path)
+        open_version(path).close()
     except USER_ERRORS as exc:
         return str(exc)
     return "it loads now; reload the page"

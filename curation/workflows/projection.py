@@ -322,10 +322,12 @@ def project_version(
     Raises:
         CurationError: the version's folder is missing, incomplete or corrupted.
     """
-    from index.dense import DenseIndex
+    from curation.config import load_settings
     from index.encoder import EncoderConfig, load_encoder
+    from index.loading import load_dense
 
-    dense = DenseIndex.load(version.path / "dense")
+    settings = load_settings()
+    dense = load_dense(version.path / "dense", settings.milvus_uri, settings.milvus_token)
     try:
         encoder = load_encoder(EncoderConfig(model=str((version.path / "model").resolve()), device=device))
     except Exception as exc:  # weights that do not load are a corrupted version, not a crash

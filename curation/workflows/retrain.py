@@ -38,6 +38,8 @@ class RetrainForm:
     max_seq_length: int = 0
     tolerance: float = 0.01
     conflicts: str = "exclude"
+    index_kind: str = ""  # "" = the CURATION_INDEX_KIND setting
+    index_backend: str = ""  # "" = the CURATION_INDEX_BACKEND setting
 
 
 def start(con: duckdb.DuckDBPyConnection, form: RetrainForm, settings: Settings) -> Job:
@@ -50,7 +52,8 @@ def start(con: duckdb.DuckDBPyConnection, form: RetrainForm, settings: Settings)
         schema=form.schema, base_model=form.base_model, use_kb=form.use_kb, use_decisions=form.use_decisions,
         epochs=form.epochs, max_steps=form.max_steps, batch_size=form.batch_size,
         max_seq_length=form.max_seq_length, tolerance=form.tolerance,
-        feedback=FeedbackConfig(conflicts=form.conflicts),
+        feedback=FeedbackConfig(conflicts=form.conflicts), index_kind=form.index_kind,
+        index_backend=form.index_backend,
     )
     return retraining.start_retrain(con, request, settings)
 

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import duckdb
 
-from curation.versions import catalog
+from curation.errors import CurationError
+from curation.versions import catalog, serving
 from curation.versions.catalog import RegisteredVersion
 
 # What the Train & evaluate and Explore pages say when no version is published yet.
@@ -48,9 +49,17 @@ def registered(con: duckdb.DuckDBPyConnection, version: str) -> RegisteredVersio
 def activate(con: duckdb.DuckDBPyConnection, version: str) -> RegisteredVersion:
     """Make ``version`` its schema's active version (one transaction; the app swaps it in on the next search).
 
+    A version whose vectors live in Milvus is opened first: when its engine is down or its collection is gone,
+    nothing changes and the error says why (the active version keeps serving).
+
     Raises:
-        CurationError: it is not registered, or its folder is incomplete or unreadable.
+        CurationError: it is not registered, its folder is incomplete or unreadable, or its engine cannot serve it.
     """
+    found = catalog.get_version(con, version)
+    if found is not None:
+        problem = serving.engine_problem(found.path)
+        if problem:
+            raise CurationError(f"cannot activate {version}: {problem}; the active version keeps serving")
     return catalog.activate_version(con, version)
 
 

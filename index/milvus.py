@@ -1,0 +1,495 @@
+"""Dense index on Milvus (through ``pymilvus``): the same interface as :class:`index.dense.DenseIndex`.
+
+One collection per model version holds each document's id (``pmid``, the primary key), its vector and,
+when asked, its text with Milvus's built-in BM25 function (a sparse field filled by the engine).
+The same code runs against
+
+* **Milvus Lite**, an embedded file (``milvus.db`` inside the version's ``dense/`` folder by default):
+  tests, CI and one-person use. Milvus Lite serves one process per file (it takes a file lock), so the
+  retraining worker writes the file of the version it builds and the app reads the versions it serves;
+  a second process opening a served file gets :class:`MilvusUnavailable`.
+* **a Milvus standalone or cluster** (``http://host:19530``, optionally a token): every version is a
+  collection on the server, named ``<prefix>_<version>``.
+
+The version folder keeps ``dense/manifest.json`` with ``"backend": "milvus"``, the collection, the URI
+it was built against (a URI given when loading wins: the app's ``CURATION_MILVUS_URI``), the index
+parameters and the count, so a version is still one folder to register, activate and delete; the vectors
+live in the engine. Serving swaps a whole Retriever, so activating a version swaps collections atomically.
+
+Index kinds map to Milvus's: flat → ``FLAT``, hnsw → ``HNSW`` (M, efConstruction; ef at search),
+ivfpq → ``IVF_PQ`` (nlist, m, nbits; nprobe at search; with refine, Milvus's own re-ranking of
+``k_factor`` × k candidates with FP32 or SQ8 codes). Milvus Lite 3.2 accepts all of these and the BM25
+function (measured in bench/scale.py; docs/SCALING.md).
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import re
+from collections.abc import Sequence
+from dataclasses import asdict, replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+
+from index.dense import FORMAT_VERSION, MANIFEST_FILE, DenseConfig, DenseIndexError
+from index.hits import Ranking
+
+BACKEND = "milvus"
+LITE_FILE = "milvus.db"
+DEFAULT_PREFIX = "curation"
+INSERT_BATCH = 2000
+MAX_TEXT_CHARS = 60000  # the text field's limit is 65,535 bytes; abstracts are far shorter
+_NAME = re.compile(r"[^A-Za-z0-9_]")
+
+
+class MilvusUnavailable(DenseIndexError):
+    """The engine cannot be reached, or refuses the collection (down, locked, missing)."""
+
+
+def collection_name(version: str, prefix: str = DEFAULT_PREFIX) -> str:
+    """A valid Milvus collection name for a model version (letters, digits, underscores; 255 at most)."""
+    name = f"{prefix}_{_NAME.sub('_', version)}"
+    return name[:255]
+
+
+def is_lite(uri: str) -> bool:
+    """A Milvus Lite file (a local path ending in .db), as pymilvus decides."""
+    return not uri.startswith(("http://", "https://", "tcp://", "unix:")) and uri.endswith(".db")
+
+
+def connect(uri: str, token: str = "", timeout: float = 10.0):
+    """A ``MilvusClient`` for ``uri`` (a ``.db`` file: Milvus Lite; ``http://host:19530``: a server).
+
+    Raises:
+        MilvusUnavailable: pymilvus is not installed, the server does not answer, or the Lite file is
+            held by another process.
+    """
+    try:
+        from pymilvus import MilvusClient
+    except ImportError:
+        raise MilvusUnavailable(
+            "the Milvus backend needs pymilvus (and milvus-lite for a local file): pip install pymilvus milvus-lite"
+        ) from None
+    if is_lite(uri):
+        Path(uri).parent.mkdir(parents=True, exist_ok=True)
+    try:
+        client = MilvusClient(uri=uri, token=token, timeout=timeout)
+        if is_lite(uri):
+            _LITE_USERS[_key(uri)] = _LITE_USERS.get(_key(uri), 0) + 1
+        return client
+    except Exception as exc:  # noqa: BLE001 - pymilvus raises several types for "cannot connect"
+        detail = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+        if is_lite(uri):
+            raise MilvusUnavailable(
+                f"Milvus Lite file {uri} cannot be opened ({detail}); a Lite file serves one process at a time: "
+                "stop the other process that has it open (the app, a search, a job), or use a Milvus server "
+                "(CURATION_MILVUS_URI=http://host:19530)"
+            ) from None
+        raise MilvusUnavailable(f"the Milvus server at {uri} does not answer ({detail}); start it or fix "
+                                "CURATION_MILVUS_URI") from None
+
+
+# Milvus Lite runs one embedded server per file in a process and keeps it (and the file's lock) until the
+# process exits, whatever the clients do; these counts let the last user of a file stop its server, so a
+# worker that built a version leaves the file free for the app.
+_LITE_USERS: dict[str, int] = {}
+
+
+def _key(uri: str) -> str:
+    return str(Path(uri).resolve())
+
+
+def _serving_here(uri: str) -> bool:
+    """This process already runs the Lite server of ``uri`` (a second client shares it: no copy needed)."""
+    return _LITE_USERS.get(_key(uri), 0) > 0
+
+
+def disconnect(client, uri: str) -> None:
+    """Close a client; the last one of a Lite file stops its embedded server and frees the file."""
+    client.close()
+    if not is_lite(uri):
+        return
+    left = _LITE_USERS.get(_key(uri), 0) - 1
+    if left > 0:
+        _LITE_USERS[_key(uri)] = left
+        return
+    _LITE_USERS.pop(_key(uri), None)
+    try:
+        from milvus_lite.server_manager import server_manager_instance
+    except ImportError:
+        return
+    server_manager_instance.release_server(uri)
+
+
+def _index_params(config: DenseConfig) -> tuple[str, dict, dict]:
+    """(Milvus index type, build params, search params) for a :class:`DenseConfig`."""
+    if config.kind == "flat":
+        return "FLAT", {}, {}
+    if config.kind == "hnsw":
+        return "HNSW", {"M": config.hnsw_m, "efConstruction": config.ef_construction}, {"ef": config.ef_search}
+    if config.kind == "ivfpq":
+        build = {"nlist": config.nlist, "m": config.pq_m, "nbits": config.pq_bits}
+        search: dict = {"nprobe": config.nprobe}
+        if config.refine:
+            if config.refine not in ("flat", "sq8"):
+                raise DenseIndexError(f"unknown refine '{config.refine}'; use flat, sq8 or nothing")
+            build |= {"refine": True, "refine_type": "FP32" if config.refine == "flat" else "SQ8"}
+            search["refine_k"] = float(config.k_factor)
+        return "IVF_PQ", build, search
+    raise DenseIndexError(f"unknown dense index kind '{config.kind}'; use flat, hnsw or ivfpq")
+
+
+class MilvusIndex:
+    """A model version's collection: ids, vectors and (optionally) texts with the engine's BM25."""
+
+    backend = BACKEND
+
+    def __init__(self, client, collection: str, uri: str, config: DenseConfig, model: str, dimension: int,
+                 full_text: bool) -> None:
+        self.client = client
+        self.collection = collection
+        self.uri = uri
+        self.config = config
+        self.model = model
+        self._dimension = dimension
+        self.full_text = full_text
+        self._search_params = _index_params(config)[2]
+        self._ids: list[str] | None = None
+        self._count: int | None = None
+
+    # -- building ---------------------------------------------------------------------------------
+    @classmethod
+    def create(cls, uri: str, collection: str, dimension: int, model: str, config: DenseConfig = DenseConfig(),
+               full_text: bool = True, token: str = "", replace_existing: bool = False) -> MilvusIndex:
+        """Create an empty collection with its indexes (``replace_existing``: drop one of that name first).
+
+        Raises:
+            MilvusUnavailable: the engine is down, or the collection exists and ``replace_existing`` is False.
+        """
+        from pymilvus import DataType, Function, FunctionType
+
+        index_type, build_params, _ = _index_params(config)
+        client = connect(uri, token)
+        try:
+            if client.has_collection(collection):
+                if not replace_existing:
+                    raise MilvusUnavailable(f"Milvus collection {collection} already exists at {uri}; "
+                                            "a version's collection is written once")
+                client.drop_collection(collection)
+            schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
+            schema.add_field("pmid", DataType.VARCHAR, is_primary=True, max_length=64)
+            schema.add_field("vector", DataType.FLOAT_VECTOR, dim=dimension)
+            params = client.prepare_index_params()
+            params.add_index(field_name="vector", index_type=index_type, metric_type="IP", params=build_params)
+            if full_text:
+                schema.add_field("text", DataType.VARCHAR, max_length=65535, enable_analyzer=True)
+                schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
+                schema.add_function(Function(name="bm25", function_type=FunctionType.BM25,
+                                             input_field_names=["text"], output_field_names=["sparse"]))
+                params.add_index(field_name="sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
+            client.create_collection(collection, schema=schema, index_params=params)
+        except MilvusUnavailable:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the engine's refusal, named
+            raise MilvusUnavailable(f"Milvus at {uri} refused to create collection {collection}: {exc}") from None
+        return cls(client, collection, uri, config, model, dimension, full_text)
+
+    @classmethod
+    def build(cls, vectors: np.ndarray, ids: Sequence[str], model: str, config: DenseConfig = DenseConfig(), *,
+              uri: str, collection: str, texts: Sequence[str] | None = None, token: str = "",
+              replace_existing: bool = False) -> MilvusIndex:
+        """Create the collection and insert every document (the engine builds its index)."""
+        vectors = _as_matrix(vectors)
+        if len(ids) != vectors.shape[0]:
+            raise DenseIndexError(f"{len(ids)} ids for {vectors.shape[0]} vectors")
+        index = cls.create(uri, collection, vectors.shape[1], model, config, full_text=texts is not None,
+                           token=token, replace_existing=replace_existing)
+        index.insert(vectors, ids, texts)
+        index.client.load_collection(collection)
+        return index
+
+    def insert(self, vectors: np.ndarray, ids: Sequence[str], texts: Sequence[str] | None = None) -> int:
+        """Upsert documents in batches (an id written again replaces its row: a resumed load adds no duplicate)."""
+        vectors = _as_matrix(vectors)
+        if vectors.shape[0] and vectors.shape[1] != self._dimension:
+            raise DenseIndexError(f"vectors have dimension {vectors.shape[1]}, the collection {self._dimension}")
+        if self.full_text and texts is None:
+            raise DenseIndexError(f"collection {self.collection} keeps texts for BM25; pass the documents' texts")
+        for begin in range(0, len(ids), INSERT_BATCH):
+            rows = []
+            for i in range(begin, min(begin + INSERT_BATCH, len(ids))):
+                row = {"pmid": str(ids[i]), "vector": vectors[i].tolist()}
+                if self.full_text:
+                    row["text"] = str(texts[i])[:MAX_TEXT_CHARS]
+                rows.append(row)
+            try:
+                self.client.upsert(self.collection, rows)
+            except Exception as exc:  # noqa: BLE001
+                raise MilvusUnavailable(f"Milvus at {self.uri} refused rows {begin}–{begin + len(rows)} of "
+                                        f"collection {self.collection}: {exc}") from None
+        self._ids = None
+        self._count = None
+        return len(ids)
+
+    def add(self, vectors: np.ndarray, ids: Sequence[str], texts: Sequence[str] | None = None) -> int:
+        """Add new documents; ids already in the collection are skipped. Returns how many were added."""
+        known = self.known(ids)
+        keep = [i for i, doc_id in enumerate(ids) if doc_id not in known]
+        if not keep:
+            return 0
+        vectors = _as_matrix(vectors)
+        return self.insert(vectors[keep], [ids[i] for i in keep],
+                           [texts[i] for i in keep] if texts is not None else None)
+
+    # -- reading ----------------------------------------------------------------------------------
+    def _call(self, what: str, function, *args, **kwargs):
+        try:
+            return function(*args, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - an engine that went away mid-session
+            raise MilvusUnavailable(f"Milvus at {self.uri} failed to {what} in collection {self.collection} "
+                                    f"({type(exc).__name__}: {exc})") from None
+
+    def __len__(self) -> int:
+        if self._count is None:
+            rows = self._call("count rows", self.client.query, self.collection, filter="", output_fields=["count(*)"])
+            self._count = int(rows[0]["count(*)"]) if rows else 0
+        return self._count
+
+    @property
+    def dimension(self) -> int:
+        return self._dimension
+
+    @property
+    def ids(self) -> list[str]:
+        """Every document id in the collection (read once, then kept; for maps and checks, not for PubMed)."""
+        if self._ids is None:
+            ids: list[str] = []
+            iterator = self._call("list ids", self.client.query_iterator, self.collection, batch_size=5000,
+                                  filter="", output_fields=["pmid"])
+            while batch := iterator.next():
+                ids.extend(row["pmid"] for row in batch)
+            iterator.close()
+            self._ids = ids
+        return self._ids
+
+    def search(self, queries: np.ndarray, k: int) -> list[Ranking]:
+        """Top-k (doc id, inner product = cosine on unit vectors) per query row."""
+        queries = _as_matrix(queries)
+        if queries.shape[1] != self.dimension:
+            raise DenseIndexError(
+                f"query vectors have dimension {queries.shape[1]} but the collection {self.collection} holds "
+                f"{self.dimension} (model {self.model}); rebuild the index or load the matching model"
+            )
+        if k <= 0 or not queries.shape[0]:
+            return [[] for _ in range(queries.shape[0])]
+        answers = self._call("search", self.client.search, self.collection, data=queries.tolist(),
+                             anns_field="vector", limit=min(k, 16384), output_fields=["pmid"],
+                             search_params={"metric_type": "IP", "params": self._search_params})
+        return [[(hit["entity"]["pmid"], float(hit["distance"])) for hit in answer] for answer in answers]
+
+    def search_text(self, texts: Sequence[str], k: int) -> list[Ranking]:
+        """Top-k by the engine's BM25 over the stored texts, per query text (higher = better).
+
+        Raises:
+            DenseIndexError: the collection was built without texts.
+        """
+        if not self.full_text:
+            raise DenseIndexError(f"collection {self.collection} was built without texts; it has no BM25")
+        if k <= 0 or not texts:
+            return [[] for _ in texts]
+        answers = self._call("search text", self.client.search, self.collection, data=list(texts),
+                             anns_field="sparse", limit=min(k, 16384), output_fields=["pmid"],
+                             search_params={"metric_type": "BM25"})
+        # Milvus Lite reports BM25 as a negated distance (best first, most negative); servers report the score.
+        return [[(hit["entity"]["pmid"], abs(float(hit["distance"]))) for hit in answer] for answer in answers]
+
+    def known(self, ids: Sequence[str]) -> set[str]:
+        """Which of ``ids`` are in the collection."""
+        if not ids:
+            return set()
+        found: set[str] = set()
+        unique = list(dict.fromkeys(str(i) for i in ids))
+        for begin in range(0, len(unique), 1000):
+            rows = self._call("look up ids", self.client.get, self.collection, ids=unique[begin: begin + 1000],
+                              output_fields=["pmid"])
+            found.update(row["pmid"] for row in rows)
+        return found
+
+    def vectors(self, ids: Sequence[str]) -> np.ndarray:
+        """Stored vectors of some documents, in the order asked.
+
+        Raises:
+            DenseIndexError: an id is not in the collection.
+        """
+        if not ids:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        rows = self._call("read vectors", self.client.get, self.collection, ids=list(dict.fromkeys(ids)),
+                          output_fields=["vector"])
+        by_id = {row["pmid"]: row["vector"] for row in rows}
+        missing = [i for i in ids if i not in by_id]
+        if missing:
+            raise DenseIndexError(f"{len(missing)} documents are not in collection {self.collection} "
+                                  f"(first: {missing[0]})")
+        return np.asarray([by_id[i] for i in ids], dtype=np.float32)
+
+    def set_search(self, **params: int) -> None:
+        """Change search-time parameters (ef_search, nprobe, k_factor) without rebuilding."""
+        unknown = set(params) - {"ef_search", "nprobe", "k_factor"}
+        if unknown:
+            raise DenseIndexError(f"not search-time parameters: {sorted(unknown)}")
+        self.config = replace(self.config, **params)
+        self._search_params = _index_params(self.config)[2]
+
+    # -- the version folder -----------------------------------------------------------------------
+    def manifest(self) -> dict[str, object]:
+        import pymilvus
+
+        return {
+            "format_version": FORMAT_VERSION,
+            "backend": BACKEND,
+            "collection": self.collection,
+            "uri": self.uri,
+            "full_text": self.full_text,
+            "model": self.model,
+            "dimension": self.dimension,
+            "documents": len(self),
+            "index": asdict(self.config),
+            "metric": "inner_product_on_unit_vectors",
+            "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "versions": {"pymilvus": pymilvus.__version__, "numpy": np.__version__,
+                         "python": platform.python_version()},
+        }
+
+    def save(self, folder: str | Path) -> Path:
+        """Write ``manifest.json`` (the vectors are in the engine) and flush the collection."""
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        self._call("flush", self.client.flush, self.collection)
+        manifest = self.manifest()
+        if is_lite(self.uri) and Path(self.uri).parent.resolve() == folder.resolve():
+            manifest["uri"] = Path(self.uri).name  # inside the folder: it moves with it (staged → published)
+        tmp = folder / (MANIFEST_FILE + ".tmp")
+        tmp.write_text(json.dumps(manifest, indent=2))
+        tmp.replace(folder / MANIFEST_FILE)
+        return folder
+
+    @classmethod
+    def load(cls, folder: str | Path, uri: str = "", token: str = "") -> MilvusIndex:
+        """Open the collection a version folder's ``dense/manifest.json`` names.
+
+        ``uri``: the server to use for a server-built version ("" = the one it was built against: a server
+        that moved is named here). A Lite-built version always reads the file in its own folder (copied
+        first when another process has it open).
+
+        Raises:
+            MilvusUnavailable: the engine is down or the collection is missing.
+            DenseIndexError: the manifest is unreadable, or the collection disagrees with it.
+        """
+        folder = Path(folder)
+        manifest = read_manifest(folder)
+        if manifest.get("backend") != BACKEND:
+            raise DenseIndexError(f"dense index in {folder} is not a Milvus index")
+        recorded = str(manifest.get("uri") or LITE_FILE)
+        if is_lite(recorded):  # a Lite version reads its own file, wherever the folder now is
+            uri = recorded if Path(recorded).is_absolute() else str(folder / recorded)
+        else:
+            uri = uri if uri and not is_lite(uri) else recorded
+        collection = str(manifest.get("collection") or "")
+        if is_lite(uri) and not _serving_here(uri) and _locked(Path(uri)):
+            uri = _reading_copy(Path(uri))
+        client = connect(uri, token)
+        try:
+            present = client.has_collection(collection)
+        except Exception as exc:  # noqa: BLE001
+            raise MilvusUnavailable(f"Milvus at {uri} does not answer ({exc})") from None
+        if not present:
+            raise MilvusUnavailable(f"Milvus at {uri} has no collection {collection} (model version folder "
+                                    f"{folder.parent.name}); rebuild the version or point CURATION_MILVUS_URI at the "
+                                    "engine it was built on")
+        try:
+            client.load_collection(collection)
+        except Exception as exc:  # noqa: BLE001
+            raise MilvusUnavailable(f"Milvus at {uri} cannot load collection {collection} ({exc})") from None
+        config = DenseConfig(**manifest.get("index", {}))
+        index = cls(client, collection, uri, config, str(manifest.get("model", "")), int(manifest["dimension"]),
+                    bool(manifest.get("full_text")))
+        if len(index) != int(manifest.get("documents", -1)):
+            raise DenseIndexError(f"Milvus collection {collection} holds {len(index)} documents, the version's "
+                                  f"manifest {manifest.get('documents')}; rebuild the version")
+        return index
+
+    def drop(self) -> None:
+        """Delete the collection (a version being removed)."""
+        self._call("drop the collection", self.client.drop_collection, self.collection)
+
+    def close(self) -> None:
+        """Let go of the engine (for a Lite file, its server stops when no other index here uses it)."""
+        if self.client is not None:
+            disconnect(self.client, self.uri)
+            self.client = None
+
+
+def _locked(folder: Path) -> bool:
+    """A Milvus Lite folder another process has open (it holds an exclusive lock on its LOCK file)."""
+    import fcntl
+
+    lock = folder / "LOCK"
+    if not lock.exists():
+        return False
+    with open(lock, "rb") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return True
+        fcntl.flock(handle, fcntl.LOCK_UN)
+    return False
+
+
+_COPIES: list[Path] = []
+
+
+def _reading_copy(folder: Path) -> str:
+    """A private copy of a Lite folder another process serves from, to read it here.
+
+    A version's collection is written once by the job that builds it and only read afterwards, so a copy
+    is the same data; it is removed when this process exits. Lite is for corpora that copy in seconds;
+    a Milvus server has no such step.
+    """
+    import atexit
+    import shutil
+    import tempfile
+
+    target = Path(tempfile.mkdtemp(prefix="milvus-lite-copy-")) / folder.name
+    shutil.copytree(folder, target, ignore=shutil.ignore_patterns("LOCK"))
+    if not _COPIES:
+        atexit.register(lambda: [shutil.rmtree(c.parent, ignore_errors=True) for c in _COPIES])
+    _COPIES.append(target)
+    return str(target)
+
+
+def read_manifest(folder: Path) -> dict:
+    """A dense folder's manifest (either backend).
+
+    Raises:
+        DenseIndexError: missing or unreadable.
+    """
+    path = Path(folder) / MANIFEST_FILE
+    if not path.is_file():
+        raise DenseIndexError(f"dense index in {folder} is incomplete: {MANIFEST_FILE} is missing")
+    try:
+        manifest = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise DenseIndexError(f"dense index in {folder} is corrupted ({exc}); rebuild it") from None
+    if not isinstance(manifest, dict) or manifest.get("format_version") != FORMAT_VERSION:
+        raise DenseIndexError(f"dense index in {folder} has an unknown format; rebuild it")
+    return manifest
+
+
+def _as_matrix(vectors: np.ndarray) -> np.ndarray:
+    vectors = np.asarray(vectors, dtype=np.float32)
+    if vectors.ndim == 1:
+        vectors = vectors[None, :]
+    return np.ascontiguousarray(vectors)

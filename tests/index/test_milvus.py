@@ -1,0 +1,103 @@
+"""The Milvus backend (index.milvus) on Milvus Lite: the same answers as FAISS, a clear error when it cannot serve."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from index.dense import DenseConfig, DenseIndex, DenseIndexError
+from index.loading import load_dense
+from index.milvus import MilvusIndex, MilvusUnavailable, collection_name, connect
+
+pytest.importorskip("milvus_lite")
+
+RNG = np.random.default_rng(7)
+VECTORS = RNG.normal(size=(300, 16)).astype(np.float32)
+VECTORS /= np.linalg.norm(VECTORS, axis=1, keepdims=True)
+IDS = [str(10_000_000 + i) for i in range(len(VECTORS))]
+TEXTS = [f"gene G{i % 17} variant V{i}E in tumour type T{i % 5}" for i in range(len(VECTORS))]
+
+
+def _milvus(tmp_path, config=DenseConfig("flat"), texts=TEXTS, name="v1") -> MilvusIndex:
+    return MilvusIndex.build(VECTORS, IDS, "m", config, uri=str(tmp_path / "dense" / "milvus.db"),
+                             collection=collection_name(name), texts=texts)
+
+
+def test_flat_collection_returns_faiss_flat_answers(tmp_path):
+    milvus = _milvus(tmp_path)
+    faiss = DenseIndex.build(VECTORS, IDS, "m", DenseConfig("flat"))
+    queries = VECTORS[:20] + 0.05 * RNG.normal(size=(20, 16)).astype(np.float32)
+    for ours, theirs in zip(milvus.search(queries, 10), faiss.search(queries, 10), strict=True):
+        assert [d for d, _ in ours] == [d for d, _ in theirs]
+        assert np.allclose([s for _, s in ours], [s for _, s in theirs], atol=1e-4)
+    assert len(milvus) == len(IDS) and milvus.dimension == 16
+    assert sorted(milvus.ids) == sorted(IDS)
+
+
+@pytest.mark.parametrize("config", [DenseConfig("hnsw", hnsw_m=8, ef_construction=40, ef_search=64),
+                                    DenseConfig("ivfpq", nlist=8, pq_m=4, nprobe=8, refine="flat")])
+def test_approximate_kinds_find_each_vector_itself(tmp_path, config):
+    milvus = _milvus(tmp_path, config, texts=None)
+    hits = milvus.search(VECTORS[:30], 1)
+    assert sum(h[0][0] == doc for h, doc in zip(hits, IDS[:30], strict=True)) >= 28
+
+
+def test_vectors_known_and_add(tmp_path):
+    milvus = _milvus(tmp_path)
+    assert np.allclose(milvus.vectors([IDS[5], IDS[2]]), VECTORS[[5, 2]], atol=1e-6)
+    assert milvus.known([IDS[0], "nope"]) == {IDS[0]}
+    with pytest.raises(DenseIndexError, match="not in collection"):
+        milvus.vectors(["nope"])
+    new = RNG.normal(size=(2, 16)).astype(np.float32)
+    assert milvus.add(new, [IDS[0], "20000000"], ["old", "new text"]) == 1  # the known id is skipped
+    assert len(milvus) == len(IDS) + 1
+
+
+def test_engine_bm25_ranks_the_document_that_says_the_words(tmp_path):
+    milvus = _milvus(tmp_path)
+    top = milvus.search_text(["variant V42E"], 3)[0]
+    assert top[0][0] == IDS[42] and top[0][1] > 0
+    no_text = _milvus(tmp_path / "other", texts=None)
+    with pytest.raises(DenseIndexError, match="without texts"):
+        no_text.search_text(["x"], 3)
+
+
+def test_saved_folder_loads_back_through_the_backend_switch(tmp_path):
+    milvus = _milvus(tmp_path)
+    milvus.save(tmp_path / "dense")
+    milvus.close()
+    manifest = json.loads((tmp_path / "dense" / "manifest.json").read_text())
+    assert manifest["backend"] == "milvus" and manifest["documents"] == len(IDS)
+    loaded = load_dense(tmp_path / "dense")
+    assert isinstance(loaded, MilvusIndex)
+    assert loaded.search(VECTORS[:1], 1)[0][0][0] == IDS[0]
+    # A FAISS folder still loads as FAISS through the same switch.
+    DenseIndex.build(VECTORS, IDS, "m").save(tmp_path / "faiss")
+    assert isinstance(load_dense(tmp_path / "faiss"), DenseIndex)
+
+
+def test_missing_collection_and_unreachable_server_are_named(tmp_path):
+    milvus = _milvus(tmp_path)
+    milvus.save(tmp_path / "dense")
+    milvus.drop()
+    milvus.close()
+    with pytest.raises(MilvusUnavailable, match="has no collection curation_v1"):
+        MilvusIndex.load(tmp_path / "dense")
+    with pytest.raises(MilvusUnavailable, match="does not answer"):
+        connect("http://127.0.0.1:9", timeout=2)
+
+
+def test_a_lite_file_another_process_holds_is_read_from_a_copy(tmp_path):
+    milvus = _milvus(tmp_path)
+    milvus.save(tmp_path / "dense")
+    # This process keeps the file open; a second process reads the version anyway.
+    code = ("import sys; from index.loading import load_dense; d = load_dense(sys.argv[1]); "
+            "print(len(d), d.uri != sys.argv[1] + '/milvus.db')")
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "dense")], capture_output=True, text=True,
+                         timeout=120, cwd=str(__import__("pathlib").Path(__file__).resolve().parents[2]))
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == [str(len(IDS)), "True"]
