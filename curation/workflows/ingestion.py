@@ -1,8 +1,17 @@
-"""Running a loader into the store: parse everything first, then write in one transaction.
+"""Running a loader into the store.
 
-Strict mode stops at the first bad row before anything is written. Lenient mode skips bad
-rows and says which and why. Either way a file is committed whole or not at all, and
-ingesting the same file again changes nothing.
+A knowledge-base file is parsed whole, then written in one transaction. A corpus file is
+written :data:`BATCH_DOCUMENTS` documents at a time as its loader yields them: PubMed XML and
+JSONL stream, so memory holds one batch (plus the PMIDs seen), never the file; the PubTator
+loader gathers its file first (annotations are merged per PMID).
+
+Strict mode (the default) stops at the first bad row and writes nothing of the file: all its
+batches go into one transaction, rolled back on the error. Lenient mode skips bad rows and says
+which and why, and commits each batch on its own: a run killed mid-file keeps the batches
+written, and ingesting the file again merges by PMID, so nothing is duplicated. Either way the
+file is logged in ``ingests`` (its resolved path) only once it has been read to the end:
+:func:`ingest_corpus_files` skips a file logged after its last modification, and re-reads one
+that was not finished.
 
 A corpus ingested with an ``annotator`` then has its new (stale) documents annotated into the
 concept index (:func:`curation.workflows.entities.annotate_new`), in transactions of their own
@@ -11,7 +20,9 @@ after the documents': a failure there leaves the documents ingested and the repo
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 from typing import TypeVar
 
@@ -35,6 +46,15 @@ CORPUS_FORMATS = ("pubtator", "pubmed-xml", "jsonl")
 # .streamlit/config.toml, which Streamlit enforces in the browser and on the server (a test
 # keeps the two equal). The CLI has no limit: it reads files in place.
 MAX_UPLOAD_MB = 200
+# Documents written per transaction while a corpus file streams in: what memory holds at once and, in
+# lenient mode, the most a killed run has to read again. 2,000 abstracts are a few MB of Python objects.
+BATCH_DOCUMENTS = 2_000
+# The files a folder given to ingest_corpus_files stands for, by format (case-insensitive name endings).
+CORPUS_SUFFIXES = {
+    "pubtator": (".pubtator", ".pubtator.txt", ".pubtator.gz", ".txt", ".txt.gz"),
+    "pubmed-xml": (".xml", ".xml.gz"),
+    "jsonl": (".jsonl", ".jsonl.gz"),
+}
 
 Progress = Callable[[int], None]
 T = TypeVar("T")
@@ -141,26 +161,46 @@ def ingest_corpus(
     progress: Progress | None = None,
     annotator: Annotator | Callable[[], Annotator] | None = None,
 ) -> IngestReport:
-    """Ingest a corpus file (pubtator, pubmed-xml, jsonl); documents merge by PMID.
+    """Ingest a corpus file (pubtator, pubmed-xml, jsonl), streaming it in batches; documents merge by PMID.
 
     Args:
-        annotator: annotates the file's new documents once they are written, or a function that
+        lenient: skip bad rows, and commit every :data:`BATCH_DOCUMENTS` documents (a killed run
+            keeps what was committed). Strict: the whole file in one transaction, nothing written
+            on a bad row.
+        progress: called with the number of documents read so far, every 200.
+        annotator: annotates the file's new documents once they are all written, or a function that
             returns it, called only then (so a matcher built from the store sees the new names).
             None: documents are left unannotated (``python -m curation reannotate`` fills them in).
+
+    Raises:
+        InputError: a bad row in strict mode, or a file that cannot be read at all (either mode; in
+            lenient mode the batches before the error stay written, and the file is not logged as
+            ingested, so the next run reads it again).
     """
     path = Path(path)
     _check_path(path)
     problems = Problems(path, lenient)
-    documents: list[Document] = list(_counted(_read_corpus(kind, path, problems), progress))
-    with store.transaction(con):
-        added, unchanged = store.add_documents(con, documents)
-        store.record_ingest(con, f"corpus:{kind}", str(path), added, unchanged, len(problems.skipped))
-    details = [("gold mentions read", sum(len(d.mentions) for d in documents))]
+    documents = _counted(_read_corpus(kind, path, problems), progress)
+    written = _Written(keep_pmids=annotator is not None)
+    if lenient:
+        for batch in _batches(documents, BATCH_DOCUMENTS):
+            with store.transaction(con):
+                written.add(con, batch)
+        with store.transaction(con):
+            store.record_ingest(con, f"corpus:{kind}", str(path.resolve()), written.added, written.unchanged,
+                                len(problems.skipped))
+    else:
+        with store.transaction(con):
+            for batch in _batches(documents, BATCH_DOCUMENTS):
+                written.add(con, batch)
+            store.record_ingest(con, f"corpus:{kind}", str(path.resolve()), written.added, written.unchanged,
+                                len(problems.skipped))
+    details = [("gold mentions read", written.mentions)]
     notes: tuple[str, ...] = ()
-    if annotator is not None and documents:
+    if annotator is not None and written.pmids:
         try:
             chosen = annotator if isinstance(annotator, Annotator) else annotator()
-            annotated = annotate_new(con, chosen, [d.pmid for d in documents])
+            annotated = annotate_new(con, chosen, written.pmids)
         except Exception as exc:  # noqa: BLE001 - the documents are in; say why they are not annotated
             notes = (f"the documents are ingested but not annotated ({exc}); run `python -m curation reannotate`",)
         else:
@@ -169,9 +209,121 @@ def ingest_corpus(
     return IngestReport(
         path=str(path),
         kind=kind,
-        added=added,
-        unchanged=unchanged,
+        added=written.added,
+        unchanged=written.unchanged,
         skipped=tuple(problems.skipped),
         details=tuple(details),
         notes=notes,
     )
+
+
+def _batches(items: Iterable[T], size: int) -> Iterator[list[T]]:
+    iterator = iter(items)
+    while batch := list(islice(iterator, size)):
+        yield batch
+
+
+class _Written:
+    """Running counts of a streamed ingest (and its PMIDs, when they are to be annotated)."""
+
+    def __init__(self, keep_pmids: bool) -> None:
+        self.added = self.unchanged = self.mentions = 0
+        self.pmids: list[str] = []
+        self._keep_pmids = keep_pmids
+
+    def add(self, con: duckdb.DuckDBPyConnection, batch: Sequence[Document]) -> None:
+        added, unchanged = store.add_documents(con, batch)
+        self.added += added
+        self.unchanged += unchanged
+        self.mentions += sum(len(d.mentions) for d in batch)
+        if self._keep_pmids:
+            self.pmids.extend(d.pmid for d in batch)
+
+
+@dataclass(frozen=True)
+class CorpusRun:
+    """What :func:`ingest_corpus_files` did: a report per file read, and the files it skipped as done."""
+
+    reports: tuple[IngestReport, ...]
+    done: tuple[Path, ...]  # logged as ingested whole after their last modification: not read again
+
+    @property
+    def added(self) -> int:
+        return sum(r.added for r in self.reports)
+
+    def summary(self) -> str:
+        return (f"{len(self.reports) + len(self.done)} files: {len(self.reports)} read, {len(self.done)} skipped as "
+                f"already ingested whole and unchanged since; {self.added} added, "
+                f"{sum(r.unchanged for r in self.reports)} already present, "
+                f"{sum(len(r.skipped) for r in self.reports)} rows skipped")
+
+
+def corpus_files(kind: str, paths: Sequence[str | Path]) -> list[Path]:
+    """The files ``paths`` stand for: each file as given, each folder's files of the format (sorted by name).
+
+    Raises:
+        InputError: a path that does not exist, a folder with no file of the format, an unknown format.
+    """
+    if kind not in CORPUS_SUFFIXES:
+        raise InputError(str(paths[0]) if paths else "", None, None,
+                         f"unknown corpus format '{kind}'; use one of {CORPUS_FORMATS}")
+    files: list[Path] = []
+    for given in map(Path, paths):
+        if not given.exists():
+            raise InputError(str(given), None, None, "file not found")
+        if not given.is_dir():
+            files.append(given)
+            continue
+        found = sorted(p for p in given.iterdir() if p.is_file() and not p.name.startswith(".")
+                       and p.name.lower().endswith(CORPUS_SUFFIXES[kind]))
+        if not found:
+            raise InputError(str(given), None, None, f"the folder holds no {kind} file (names ending in "
+                             f"{', '.join(CORPUS_SUFFIXES[kind])}); give the files themselves or another folder")
+        files.extend(found)
+    return list(dict.fromkeys(files))
+
+
+def ingest_corpus_files(
+    con: duckdb.DuckDBPyConnection,
+    kind: str,
+    paths: Sequence[str | Path],
+    lenient: bool = False,
+    again: bool = False,
+    progress: Progress | None = None,
+    on_file: Callable[[Path, int, int, bool], None] | None = None,
+    on_report: Callable[[IngestReport], None] | None = None,
+    annotator: Annotator | Callable[[], Annotator] | None = None,
+) -> CorpusRun:
+    """Ingest corpus files and folders (a PubMed baseline folder, say) file by file, resumably.
+
+    A file logged as ingested whole (``ingests``, by resolved path) at a time later than its
+    modification time is skipped, unless ``again``: a re-run of a killed run goes on with the file
+    it stopped in, which is read again from its start and merged by PMID (no duplicates). A file
+    replaced or edited since its ingest has a newer modification time and is read again.
+
+    Args:
+        progress: documents read so far in the current file (see :func:`ingest_corpus`).
+        on_file: called before each file with (path, position from 1, number of files, skipped as done).
+        on_report: called with each file's report once the file is in.
+        annotator: passed to :func:`ingest_corpus` for each file read.
+
+    Raises:
+        InputError: as :func:`corpus_files`, and as :func:`ingest_corpus` for the file that failed
+            (the files before it stay ingested and logged).
+    """
+    files = corpus_files(kind, paths)
+    logged = store.ingest_times(con, f"corpus:{kind}")
+    reports: list[IngestReport] = []
+    done: list[Path] = []
+    for position, path in enumerate(files, start=1):
+        when = logged.get(str(path.resolve()))
+        skip = not again and when is not None and path.stat().st_mtime < when
+        if on_file is not None:
+            on_file(path, position, len(files), skip)
+        if skip:
+            done.append(path)
+            continue
+        reports.append(ingest_corpus(con, kind, path, lenient=lenient, progress=progress, annotator=annotator))
+        if on_report is not None:
+            on_report(reports[-1])
+    return CorpusRun(tuple(reports), tuple(done))
