@@ -63,9 +63,11 @@ def engine_problem(path: Path) -> str:
     """
     from curation.config import load_settings
     from index.loading import load_dense
-    from index.milvus import BACKEND, read_manifest
+    from index.milvus import BACKEND, MANIFEST_FILE, read_manifest
 
     dense = Path(path) / "dense"
+    if not (dense / MANIFEST_FILE).is_file():  # FAISS parts, or none: the registry's check says what is wrong
+        return ""
     try:
         if read_manifest(dense).get("backend") != BACKEND:
             return ""

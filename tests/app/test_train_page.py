@@ -126,6 +126,8 @@ def test_retrain_button_starts_a_job_shows_progress_and_cancels(loaded_db, monke
     at = _train_page()
     assert not at.exception
     at.number_input(key="rt_max_steps").set_value(7)
+    at.selectbox(key="rt_index_kind").set_value("hnsw")
+    at.selectbox(key="rt_index_backend").set_value("milvus")
     at.button[0].click()  # the form's Retrain button
     at.run()
     assert not at.exception
@@ -133,6 +135,7 @@ def test_retrain_button_starts_a_job_shows_progress_and_cancels(loaded_db, monke
     job = store.list_jobs(con)[0]
     try:
         assert job.state == "running" and job.params["max_steps"] == 7 and job.params["use_decisions"]
+        assert (job.params["index_kind"], job.params["index_backend"]) == ("hnsw", "milvus")
         Path(job.job_dir, "progress.json").write_text(
             json.dumps({"state": "running", "step": 30, "total": 120, "loss": 0.4321, "eta_s": 95, "epoch": 1})
         )
