@@ -2,7 +2,9 @@
 
 Usage::
 
-    python bench/_ingest_scale.py [--records 30000] [--encode-docs 500] [--out bench/results/ingest_scale.json]
+    python bench/scale.py --sections ingest [--ingest-records 30000] [--encode-docs 500]
+
+(the ``ingest`` section of ``bench/results/scale.json``)
 
 Ingestion. A gzip PubMed XML file in the baseline's format (``<PubmedArticleSet>`` of
 ``<PubmedArticle>``: MedlineCitation with journal, title, abstract, publication type; PubmedData
@@ -30,7 +32,6 @@ too, and every CUDA device as one worker each when there are several.
 
 from __future__ import annotations
 
-import argparse
 import gzip
 import json
 import os
@@ -47,7 +48,6 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 FIRST_PMID = 90_000_001  # far above PubMed's ids, so the built records never pass for real ones
-DEFAULT_OUT = ROOT / "bench" / "results" / "ingest_scale.json"
 
 
 # --- the PubMed-format file ------------------------------------------------------------------
@@ -287,32 +287,3 @@ def measure_ingest_and_encoding(data_dir: Path, work: Path, records: int, encode
         "ingestion": ingestion,
         "encoding": encoding,
     }
-
-
-def main(argv: list[str] | None = None) -> int:
-    from curation.config import load_settings
-
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", type=Path, default=load_settings().data_dir)
-    parser.add_argument("--records", type=int, default=30_000, help="records in the built baseline file")
-    parser.add_argument("--encode-docs", type=int, default=500, help="real abstracts encoded per path")
-    parser.add_argument("--work", type=Path, default=None, help="scratch folder (default: a temporary one)")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
-    args = parser.parse_args(argv)
-    import shutil
-    import tempfile
-
-    work = args.work or Path(tempfile.mkdtemp(prefix="ingest_scale_"))
-    try:
-        result = measure_ingest_and_encoding(args.data_dir, work, args.records, args.encode_docs)
-    finally:
-        if args.work is None:
-            shutil.rmtree(work, ignore_errors=True)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    print(json.dumps(result, indent=2))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -441,7 +441,54 @@ def scale_section(data: dict) -> list[str]:
             + ", ".join(f"`{m}`" for m in goal.get("met_by", []))
             + ".",
         ]
-    return lines + [""]
+    return lines + [""] + scale_real_sections(data) + goals_line(data)
+
+
+def scale_real_sections(data: dict) -> list[str]:
+    """scale.py's real-corpus sections (Milvus, the product's query path, ingestion and encoding), when run."""
+    lines: list[str] = []
+    if "milvus" in data:
+        m = data["milvus"]
+        lines += [
+            f"Milvus Lite against FAISS flat ({m['date'][:10]}; {m['documents']:,} real abstracts, {m['queries']} dev "
+            "queries, same MiniLM vectors; top-10):",
+            "",
+            "| system | top-10 overlap with FAISS flat | p50 ms | p95 ms | build s |",
+            "| --- | ---: | ---: | ---: | ---: |",
+        ]
+        for name, sys_ in m["systems"].items():
+            lat = sys_["latency_ms"]
+            lines.append(f"| `{name}` | {_f(sys_['top10_overlap_with_faiss_flat'], 4)} | {_f(lat['p50'], 2)} | "
+                         f"{_f(lat['p95'], 2)} | {_f(sys_.get('build_s'), 1)} |")
+        if "engine_bm25" in m:
+            e = m["engine_bm25"]
+            lines += ["", f"Milvus's own BM25 function against bm25s on the same query texts: top-10 overlap "
+                          f"{_f(e['top10_overlap_with_bm25s'], 3)}, p95 {_f(e['latency_ms']['p95'], 2)} ms."]
+        lines.append("")
+    if "product" in data:
+        p = data["product"]
+        lat = p["latency_ms"]
+        lines += [
+            f"The product's query path ({p['date'][:10]}) at {p['documents']:,} abstracts (the real corpus "
+            f"replicated): p50 {_f(lat['p50'], 0)} ms, p95 {_f(lat['p95'], 0)} ms over {p['queries']} queries; "
+            f"peak memory {p['peak_rss_mb']:,.0f} MB. Path: {p['path']}.",
+            "",
+        ]
+    if "ingest" in data:
+        i = data["ingest"]
+        phases = i["ingestion"]["phases"]
+        runs = i["encoding"]["runs"]
+        resumed = i["ingestion"]["kill_and_resume"]["no_loss_no_duplicate"]
+        lines += [
+            f"Ingestion ({i['date'][:10]}) of a {i['ingestion']['file']['records']:,}-record PubMed XML file: "
+            + ", ".join(f"{name} {ph['records_per_s']:,.0f} records/s" for name, ph in phases.items()
+                        if "records_per_s" in ph)
+            + f"; killed and resumed without loss or duplicates: {resumed}."
+            + " Encoding (MiniLM, abstracts/s): "
+            + ", ".join(f"{name} {r['abstracts_per_s']}" for name, r in runs.items()) + ".",
+            "",
+        ]
+    return lines
 
 
 EDEL_ORDER = [

@@ -109,6 +109,22 @@ def _row_of(lexical: LexicalIndex) -> dict[str, int]:
     return cached
 
 
+def _best_rows(scores: np.ndarray, n: int) -> np.ndarray:
+    """The rows of the ``n`` best positive scores (all rows tied with the n-th too), best first, ties by row.
+
+    A partial selection (``argpartition``) first, so a query over millions of documents sorts only what it uses.
+    """
+    positive = np.flatnonzero(scores > 0)
+    if n <= 0 or not len(positive):
+        return positive[:0]
+    values = scores[positive]
+    if n < len(positive):
+        threshold = values[np.argpartition(-values, n - 1)[n - 1]]
+        keep = values >= threshold
+        positive, values = positive[keep], values[keep]
+    return positive[np.lexsort((positive, -values))]
+
+
 def _minmax(values: Mapping[str, float]) -> dict[str, float]:
     if not values:
         return {}
@@ -168,8 +184,7 @@ def concept_search(
             for pmid, spans in concept.postings.items() if spans
         }
         if verify is not None and weights:
-            positive = np.flatnonzero(scores > 0)
-            best = positive[np.argsort(-scores[positive], kind="stable")]
+            best = _best_rows(scores, config.depth + len(found))
             unlisted = [ids[row] for row in best if ids[row] not in found][: config.depth]
             if unlisted:
                 for pmid, forms in verify(position, unlisted).items():

@@ -161,7 +161,8 @@ class LexicalIndex:
                     "take the weights from this index's term_weights"
                 )
             start, end = int(indptr[term]), int(indptr[term + 1])
-            np.add.at(scores, np.asarray(indices[start:end]), np.float32(weight) * np.asarray(data[start:end]))
+            # a column lists each document once, so a fancy-indexed += is exact (and far faster than np.add.at)
+            scores[np.asarray(indices[start:end])] += np.float32(weight) * np.asarray(data[start:end])
             if absent is not None:
                 constant += float(weight) * float(absent[term])
         if constant:

@@ -1,0 +1,209 @@
+"""bench/scale.py's real-corpus sections: Milvus Lite against FAISS, and the product's query path at 1M documents.
+
+``milvus``: the 3,476 real abstracts of ../shared/data (BioRED + BC5CDR + HoC, benchmark v2's corpus) encoded
+once with the offline MiniLM; FAISS flat (exact) against Milvus Lite collections (FLAT and HNSW) built by
+``index.milvus.MilvusIndex`` with the same vectors; queries are the dev split's PO values rendered with the PO
+template and encoded by the same model. Top-10 overlap with FAISS flat, p50/p95 per single query (wall clock,
+through each index's ``search``), build and load times. Also the engine's own BM25 (Milvus's BM25 function)
+against the app's bm25s index on the same query texts (top-10 overlap: how alike two BM25 implementations are).
+
+``product``: the served search (``search_relation``: link the typed values → concept postings + expanded BM25 +
+mention check → dense share over the candidates → fusion → highlights of the shown hits) at ``documents``
+abstracts. The corpus is the real one replicated with new PMIDs (each copy keeps its abstract, its
+annotations and a slightly perturbed vector), so postings lists, BM25 postings and candidate sets grow as a
+real corpus of that size would for the same concepts; the text is not new, so ranking quality is not measured
+here, only time and memory.
+"""
+
+from __future__ import annotations
+
+import resource
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+from curation.entities.postings import MemoryPostings
+from curation.records import Document
+from curation.retrieval.relation_search import SearchOptions, search_relation
+from curation.schemas import PO
+from index.dense import DenseConfig, DenseIndex
+from index.encoder import encode_documents, encode_queries, load_encoder
+from index.lexical import LexicalIndex
+from index.search import Retriever
+
+K = 10
+
+
+def _percentiles(seconds: Sequence[float]) -> dict[str, float]:
+    ms = np.asarray(seconds) * 1000
+    return {"p50": round(float(np.percentile(ms, 50)), 2), "p95": round(float(np.percentile(ms, 95)), 2),
+            "mean": round(float(ms.mean()), 2), "n": len(ms)}
+
+
+def _rss_mb() -> float:
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
+def _timed(search, queries) -> tuple[list[list[str]], list[float]]:
+    for q in queries[:5]:
+        search(q)
+    found, seconds = [], []
+    for q in queries:
+        t = time.perf_counter()
+        hits = search(q)
+        seconds.append(time.perf_counter() - t)
+        found.append([d for d, _ in hits])
+    return found, seconds
+
+
+def _overlap(a: list[list[str]], b: list[list[str]], k: int = K) -> float:
+    shared = [len(set(x[:k]) & set(y[:k])) / max(1, min(k, len(y[:k]))) for x, y in zip(a, b, strict=True) if y]
+    return round(float(np.mean(shared)), 4) if shared else 0.0
+
+
+CACHE = Path.home() / ".cache" / "curation-bench"
+
+
+def _cached_vectors(model, documents: list[Document]) -> np.ndarray:
+    """The corpus vectors, encoded once per corpus and model (kept outside the repository, keyed by both)."""
+    import hashlib
+
+    key = hashlib.sha256("\n".join(f"{d.pmid}\t{d.title}\t{d.abstract}" for d in documents).encode())
+    key.update(str(getattr(model, "model_card_data", "")).encode() + str(model.max_seq_length).encode())
+    path = CACHE / f"vectors-{key.hexdigest()[:16]}.npy"
+    if path.exists():
+        return np.load(path)
+    vectors = encode_documents(model, documents, batch_size=32)
+    CACHE.mkdir(parents=True, exist_ok=True)
+    np.save(path, vectors)
+    return vectors
+
+
+class RealCorpus:
+    """The benchmark's corpus, its dev PO values, the offline model and the corpus vectors (encoded once)."""
+
+    def __init__(self, data_dir: Path, queries: int) -> None:
+        from bench._benchmark import load_benchmark
+        from bench._concepts import build as build_concepts
+        from bench._concepts import po_values
+
+        started = time.perf_counter()
+        self.benchmark = load_benchmark(data_dir)
+        self.values = po_values(self.benchmark, "dev", queries)
+        self.texts = [PO.render_query(v) for v in self.values]
+        self.model = load_encoder()
+        t = time.perf_counter()
+        self.vectors = _cached_vectors(self.model, list(self.benchmark.corpus))
+        self.encode_s = time.perf_counter() - t
+        self.query_vectors = encode_queries(self.model, self.texts)
+        self.concepts = build_concepts(self.benchmark, data_dir, time.perf_counter)
+        self.ids = [d.pmid for d in self.benchmark.corpus]
+        self.seconds = round(time.perf_counter() - started, 1)
+        print(f"real corpus: {len(self.ids)} abstracts encoded in {self.encode_s:.0f} s, {len(self.texts)} queries",
+              file=sys.stderr)
+
+
+def bench_milvus(corpus: RealCorpus, folder: Path) -> dict:
+    """Milvus Lite (FLAT, HNSW) against FAISS flat on the real corpus, same vectors and queries."""
+    from index.milvus import MilvusIndex, collection_name
+
+    out: dict = {"documents": len(corpus.ids), "queries": len(corpus.texts), "k": K, "systems": {}}
+    flat = DenseIndex.build(corpus.vectors, corpus.ids, "minilm", DenseConfig("flat"))
+    truth, seconds = _timed(lambda v: flat.search(v, K)[0], list(corpus.query_vectors))
+    out["systems"]["faiss_flat"] = {"latency_ms": _percentiles(seconds), "top10_overlap_with_faiss_flat": 1.0}
+    texts = [f"{d.title}\n{d.abstract}" for d in corpus.benchmark.corpus]
+    for name, config in (("milvus_lite_flat", DenseConfig("flat")), ("milvus_lite_hnsw", DenseConfig("hnsw"))):
+        t = time.perf_counter()
+        built = MilvusIndex.build(corpus.vectors, corpus.ids, "minilm", config, uri=str(folder / name / "milvus.db"),
+                                  collection=collection_name(name), texts=texts)
+        built.save(folder / name)
+        build_s = time.perf_counter() - t
+        built.close()
+        t = time.perf_counter()
+        index = MilvusIndex.load(folder / name)
+        load_s = time.perf_counter() - t
+        found, seconds = _timed(lambda v, index=index: index.search(v, K)[0], list(corpus.query_vectors))
+        out["systems"][name] = {"latency_ms": _percentiles(seconds), "top10_overlap_with_faiss_flat":
+                                _overlap(found, truth), "build_s": round(build_s, 1), "load_s": round(load_s, 2)}
+        if name == "milvus_lite_flat":
+            lexical = LexicalIndex.build(list(corpus.benchmark.corpus))
+            ours, _ = _timed(lambda q, lexical=lexical: lexical.search([q], K)[0], corpus.texts)
+            engine, seconds = _timed(lambda q, index=index: index.search_text([q], K)[0], corpus.texts)
+            out["engine_bm25"] = {"top10_overlap_with_bm25s": _overlap(engine, ours), "latency_ms":
+                                  _percentiles(seconds)}
+        index.close()
+        print(f"  {name}: overlap {out['systems'][name]['top10_overlap_with_faiss_flat']}", file=sys.stderr)
+    out["milvus_lite_is_used_for_top10_overlap"] = "milvus_lite_flat"
+    return out
+
+
+def _replicated(corpus: RealCorpus, documents: int, seed: int = 0) -> tuple[list[Document], np.ndarray]:
+    """``documents`` abstracts: the real corpus repeated with new PMIDs, each copy's vector slightly perturbed."""
+    rng = np.random.default_rng(seed)
+    base = list(corpus.benchmark.corpus)
+    copies = -(-documents // len(base))
+    docs = [d if i < len(base) else replace(d, pmid=f"{90_000_000 + i}", mentions=(), relations=())
+            for i, d in zip(range(documents), (d for _ in range(copies) for d in base), strict=False)]
+    vectors = np.vstack([corpus.vectors] * copies)[:documents]
+    vectors += rng.normal(scale=0.02, size=vectors.shape).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    return docs, vectors
+
+
+def bench_product(corpus: RealCorpus, documents: int) -> dict:
+    """The served search plus the shown hits' highlights, per query, at ``documents`` abstracts."""
+    from curation.entities.annotation import Annotator
+    from curation.workflows.curate import kinded_spans
+    from curation.workflows.highlight import best_sentences, shift, to_html
+
+    t = time.perf_counter()
+    docs, vectors = _replicated(corpus, documents)
+    by_pmid = {d.pmid: d for d in docs}
+    found = Annotator(corpus.concepts.matcher).annotate([d.text for d in corpus.benchmark.corpus])
+    annotations = {d.pmid: found[i % len(found)] for i, d in enumerate(docs)}
+    source = MemoryPostings(annotations)
+    replicate_s = time.perf_counter() - t
+    rss_before = _rss_mb()
+    t = time.perf_counter()
+    lexical = LexicalIndex.build(docs)
+    lexical_s = time.perf_counter() - t
+    t = time.perf_counter()
+    dense = DenseIndex.build(vectors, [d.pmid for d in docs], "minilm", DenseConfig("flat"))
+    dense_s = time.perf_counter() - t
+    del vectors
+    engine = Retriever(lexical=lexical, dense=dense, encoder=corpus.model, version="scale")
+    matcher = corpus.concepts.matcher
+
+    def one(values) -> int:
+        result = search_relation(engine, corpus.concepts.linker, matcher, source,
+                                 lambda pmids: {p: by_pmid[p] for p in pmids if p in by_pmid}, PO, values,
+                                 SearchOptions())
+        marked = {c.slot: (c.canonical if c.linked and c.how != "codon" else c.typed) for c in result.concepts}
+        for hit in result.hits:  # what the Curate page draws for each shown abstract
+            doc = by_pmid[hit.pmid]
+            spans = [s for _, s in kinded_spans(matcher, PO, marked, doc, annotations.get(hit.pmid, ()))]
+            offset = len(doc.title) + 1 if doc.title else 0
+            in_abstract = shift(spans, offset, len(doc.abstract))
+            to_html(doc.abstract, in_abstract)
+            best_sentences(doc.abstract, in_abstract, result.query, ("query",), "answer")
+        return len(result.hits)
+
+    for values in corpus.values[:5]:
+        one(values)
+    seconds, shown = [], []
+    for values in corpus.values:
+        t = time.perf_counter()
+        shown.append(one(values))
+        seconds.append(time.perf_counter() - t)
+    return {"documents": len(docs), "queries": len(corpus.values), "latency_ms": _percentiles(seconds),
+            "queries_with_results": int(sum(1 for s in shown if s)),
+            "build_s": {"replicate_and_postings": round(replicate_s, 1), "bm25": round(lexical_s, 1),
+                        "dense_flat": round(dense_s, 1)},
+            "peak_rss_mb": _rss_mb(), "rss_before_indexes_mb": rss_before,
+            "path": "search_relation (QueryLinker → concept postings + expanded BM25 (bm25s) + mention check → "
+                    "dense share over the candidates → fusion), then each shown hit's spans, HTML and best "
+                    "sentences as the Curate page makes them; one query per call, wall clock, after 5 warm-up queries"}
