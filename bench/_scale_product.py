@@ -21,7 +21,7 @@ import resource
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import numpy as np
@@ -207,3 +207,54 @@ def bench_product(corpus: RealCorpus, documents: int) -> dict:
             "path": "search_relation (QueryLinker → concept postings + expanded BM25 (bm25s) + mention check → "
                     "dense share over the candidates → fusion), then each shown hit's spans, HTML and best "
                     "sentences as the Curate page makes them; one query per call, wall clock, after 5 warm-up queries"}
+
+
+def _engine_rss_mb() -> float:
+    """Resident memory of this process's children (Milvus Lite runs its engine as a child process)."""
+    import psutil
+
+    total = 0
+    for child in psutil.Process().children(recursive=True):
+        try:
+            total += child.memory_info().rss
+        except psutil.Error:
+            continue
+    return round(total / 2**20, 1)
+
+
+def bench_milvus_synthetic(vectors: int, queries: int, folder: Path) -> dict:
+    """Milvus Lite at ``vectors`` synthetic vectors (bench/scale.py's mixture), per index kind.
+
+    Build (insert + index + load) time, the Lite file's size and the engine process's resident memory, single-query
+    p50 / p95 through ``MilvusIndex.search`` and recall@50 against exact search (numpy) on held-out queries.
+    """
+    from bench.scale import Mixture, folder_mb, synthetic_vectors
+    from index.milvus import MilvusIndex, collection_name
+
+    k = 50
+    data = synthetic_vectors(vectors + queries, Mixture())
+    base, held_out = data[:vectors], data[vectors:]
+    ids = [str(i) for i in range(vectors)]
+    truth = [[ids[j] for j in np.argsort(-(base @ q))[:k]] for q in held_out]
+    out: dict = {"vectors": vectors, "queries": queries, "k": k, "dimension": int(base.shape[1]), "systems": {}}
+    configs = {"flat": DenseConfig("flat"), "hnsw": DenseConfig("hnsw"),
+               "ivfpq_sq8_refine": DenseConfig("ivfpq", nlist=max(64, int(4 * vectors**0.5)), refine="sq8",
+                                               k_factor=8)}
+    for name, config in configs.items():
+        path = folder / f"milvus-synthetic-{name}"
+        rss_before = _engine_rss_mb()
+        t = time.perf_counter()
+        index = MilvusIndex.build(base, ids, "synthetic", config, uri=str(path / "milvus.db"),
+                                  collection=collection_name(name))
+        build_s = time.perf_counter() - t
+        found, seconds = _timed(lambda v, index=index: index.search(v, k)[0], list(held_out))
+        recall = float(np.mean([len(set(f) & set(t)) / k for f, t in zip(found, truth, strict=True)]))
+        engine_mb = _engine_rss_mb()
+        index.close()
+        out["systems"][f"milvus_lite_{name}"] = {
+            "params": asdict(config), "build_s": round(build_s, 1),
+            "file_mb": round(folder_mb(path), 1), "engine_rss_mb": engine_mb, "engine_rss_before_mb": rss_before,
+            "recall@50": round(recall, 4), "latency_ms": _percentiles(seconds),
+        }
+        print(f"  milvus lite {name} at {vectors:,}: recall@50 {recall:.4f}, build {build_s:.0f} s", file=sys.stderr)
+    return out

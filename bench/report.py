@@ -465,6 +465,20 @@ def scale_real_sections(data: dict) -> list[str]:
             lines += ["", f"Milvus's own BM25 function against bm25s on the same query texts: top-10 overlap "
                           f"{_f(e['top10_overlap_with_bm25s'], 3)}, p95 {_f(e['latency_ms']['p95'], 2)} ms."]
         lines.append("")
+    if "milvus_synthetic" in data:
+        m = data["milvus_synthetic"]
+        lines += [
+            f"Milvus Lite per index kind ({m['date'][:10]}; {m['vectors']:,} synthetic {m['dimension']}-d vectors, "
+            f"{m['queries']} held-out queries, recall@{m['k']} against exact search):",
+            "",
+            "| system | recall@50 | p50 ms | p95 ms | build s | file MB | engine RSS MB |",
+            "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+        ]
+        for name, sys_ in m["systems"].items():
+            lat = sys_["latency_ms"]
+            lines.append(f"| `{name}` | {_f(sys_['recall@50'], 4)} | {_f(lat['p50'], 2)} | {_f(lat['p95'], 2)} | "
+                         f"{_f(sys_['build_s'], 1)} | {_f(sys_['file_mb'], 1)} | {_f(sys_['engine_rss_mb'], 0)} |")
+        lines.append("")
     if "product" in data:
         p = data["product"]
         lat = p["latency_ms"]

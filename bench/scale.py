@@ -461,16 +461,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results" / "scale.json")
     parser.add_argument("--sections", default="synthetic",
                         help="comma-separated: synthetic (1M vectors, 100k BM25 documents), milvus (Milvus Lite vs "
-                             "FAISS on the real corpus), product (the served search at --product-documents), ingest "
+                             "FAISS on the real corpus), milvus_synthetic (Milvus Lite per index kind at "
+                             "--milvus-vectors synthetic vectors), product (the served search at --product-documents), "
+                             "ingest "
                              "(PubMed XML ingestion and encoding throughput); sections not run keep their last "
                              "figures in --out, each with its own date")
     parser.add_argument("--product-documents", type=int, default=1_000_000)
     parser.add_argument("--real-queries", type=int, default=200, help="dev PO queries for milvus and product")
+    parser.add_argument("--milvus-vectors", type=int, default=200_000)
     parser.add_argument("--ingest-records", type=int, default=30_000)
     parser.add_argument("--encode-docs", type=int, default=500)
     args = parser.parse_args(argv)
     sections = {s.strip() for s in args.sections.split(",") if s.strip()}
-    unknown = sections - {"synthetic", "milvus", "product", "ingest"}
+    unknown = sections - {"synthetic", *REAL_SECTIONS}
     if unknown:
         parser.error(f"unknown sections: {', '.join(sorted(unknown))}")
     if "synthetic" not in sections:
@@ -518,7 +521,7 @@ def main(argv: list[str] | None = None) -> int:
     return run_real_sections(args, sections - {"synthetic"}) if sections - {"synthetic"} else 0
 
 
-REAL_SECTIONS = ("milvus", "product", "ingest")
+REAL_SECTIONS = ("milvus", "milvus_synthetic", "product", "ingest")
 
 
 def scale_goals(report: dict) -> dict:
@@ -560,6 +563,12 @@ def run_real_sections(args, sections: set[str]) -> int:
         if "milvus" in sections:
             report["milvus"] = {"date": datetime.now(UTC).isoformat(timespec="seconds"), **machine,
                                 **bench_milvus(corpus, Path(tmp))}
+            write_report(args.out, report)
+        if "milvus_synthetic" in sections:
+            from bench._scale_product import bench_milvus_synthetic
+
+            report["milvus_synthetic"] = {"date": datetime.now(UTC).isoformat(timespec="seconds"), **machine,
+                                          **bench_milvus_synthetic(args.milvus_vectors, 200, Path(tmp))}
             write_report(args.out, report)
         if "product" in sections:
             report["product"] = {"date": datetime.now(UTC).isoformat(timespec="seconds"), **machine,
