@@ -444,65 +444,91 @@ def scale_section(data: dict) -> list[str]:
     return lines + [""] + scale_real_sections(data) + goals_line(data)
 
 
+def milvus_lines(data: dict) -> list[str]:
+    """Milvus Lite against FAISS flat on the real corpus (scale.json's ``milvus``)."""
+    m = data.get("milvus")
+    if not m:
+        return []
+    lines = [
+        f"Milvus Lite against FAISS flat ({m['date'][:10]}; {m['documents']:,} real abstracts, {m['queries']} dev "
+        "queries, same MiniLM vectors; top-10):",
+        "",
+        "| system | top-10 overlap with FAISS flat | p50 ms | p95 ms | build s |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
+    for name, sys_ in m["systems"].items():
+        lat = sys_["latency_ms"]
+        lines.append(f"| `{name}` | {_f(sys_['top10_overlap_with_faiss_flat'], 4)} | {_f(lat['p50'], 2)} | "
+                     f"{_f(lat['p95'], 2)} | {_f(sys_.get('build_s'), 1)} |")
+    if "engine_bm25" in m:
+        e = m["engine_bm25"]
+        lines += ["", f"Milvus's own BM25 function against bm25s on the same query texts: top-10 overlap "
+                      f"{_f(e['top10_overlap_with_bm25s'], 3)}, p95 {_f(e['latency_ms']['p95'], 2)} ms."]
+    return lines + [""]
+
+
+def milvus_synthetic_lines(data: dict) -> list[str]:
+    """Milvus Lite per index kind on synthetic vectors (scale.json's ``milvus_synthetic``)."""
+    m = data.get("milvus_synthetic")
+    if not m:
+        return []
+    lines = [
+        f"Milvus Lite per index kind ({m['date'][:10]}; {m['vectors']:,} synthetic {m['dimension']}-d vectors, "
+        f"{m['queries']} held-out queries, recall@{m['k']} against exact search):",
+        "",
+        "| system | recall@50 | p50 ms | p95 ms | build s | file MB | engine RSS MB (empty collection) |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for name, sys_ in m["systems"].items():
+        lat = sys_["latency_ms"]
+        lines.append(f"| `{name}` | {_f(sys_['recall@50'], 4)} | {_f(lat['p50'], 2)} | {_f(lat['p95'], 2)} | "
+                     f"{_f(sys_['build_s'], 1)} | {_f(sys_['file_mb'], 1)} | {_f(sys_['engine_rss_mb'], 0)} "
+                     f"({_f(sys_.get('engine_rss_empty_mb'), 0)}) |")
+    return lines + [""]
+
+
+def product_lines(data: dict) -> list[str]:
+    """The product's query path per corpus size (scale.json's ``product_runs``, else ``product``)."""
+    runs = data.get("product_runs") or ({str(data["product"]["documents"]): data["product"]} if "product" in data
+                                        else {})
+    if not runs:
+        return []
+    lines = ["| abstracts | p50 ms | p95 ms | mean ms | queries | peak RSS MB | BM25 build s | date |",
+             "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+    for n in sorted(runs, key=int):
+        r = runs[n]
+        lat = r["latency_ms"]
+        lines.append(f"| {int(n):,} | {_f(lat['p50'], 0)} | {_f(lat['p95'], 0)} | {_f(lat['mean'], 0)} | "
+                     f"{r['queries']} | {r['peak_rss_mb']:,.0f} | {_f(r['build_s']['bm25'], 0)} | {r['date'][:10]} |")
+    return lines + ["", f"Path: {runs[max(runs, key=int)]['path']}.", ""]
+
+
+def ingest_lines(data: dict) -> list[str]:
+    """PubMed XML ingestion and encoding throughput (scale.json's ``ingest``)."""
+    i = data.get("ingest")
+    if not i:
+        return []
+    phases = i["ingestion"]["phases"]
+    runs = i["encoding"]["runs"]
+    resumed = i["ingestion"]["kill_and_resume"]["no_loss_no_duplicate"]
+    return [
+        f"Ingestion ({i['date'][:10]}) of a {i['ingestion']['file']['records']:,}-record PubMed XML file: "
+        + ", ".join(f"{name} {ph['records_per_s']:,.0f} records/s" for name, ph in phases.items()
+                    if "records_per_s" in ph)
+        + f"; killed and resumed without loss or duplicates: {resumed}."
+        + " Encoding (MiniLM, abstracts/s): "
+        + ", ".join(f"{name} {r['abstracts_per_s']}" for name, r in runs.items()) + ".",
+        "",
+    ]
+
+
 def scale_real_sections(data: dict) -> list[str]:
     """scale.py's real-corpus sections (Milvus, the product's query path, ingestion and encoding), when run."""
-    lines: list[str] = []
-    if "milvus" in data:
-        m = data["milvus"]
-        lines += [
-            f"Milvus Lite against FAISS flat ({m['date'][:10]}; {m['documents']:,} real abstracts, {m['queries']} dev "
-            "queries, same MiniLM vectors; top-10):",
-            "",
-            "| system | top-10 overlap with FAISS flat | p50 ms | p95 ms | build s |",
-            "| --- | ---: | ---: | ---: | ---: |",
-        ]
-        for name, sys_ in m["systems"].items():
-            lat = sys_["latency_ms"]
-            lines.append(f"| `{name}` | {_f(sys_['top10_overlap_with_faiss_flat'], 4)} | {_f(lat['p50'], 2)} | "
-                         f"{_f(lat['p95'], 2)} | {_f(sys_.get('build_s'), 1)} |")
-        if "engine_bm25" in m:
-            e = m["engine_bm25"]
-            lines += ["", f"Milvus's own BM25 function against bm25s on the same query texts: top-10 overlap "
-                          f"{_f(e['top10_overlap_with_bm25s'], 3)}, p95 {_f(e['latency_ms']['p95'], 2)} ms."]
-        lines.append("")
-    if "milvus_synthetic" in data:
-        m = data["milvus_synthetic"]
-        lines += [
-            f"Milvus Lite per index kind ({m['date'][:10]}; {m['vectors']:,} synthetic {m['dimension']}-d vectors, "
-            f"{m['queries']} held-out queries, recall@{m['k']} against exact search):",
-            "",
-            "| system | recall@50 | p50 ms | p95 ms | build s | file MB | engine RSS MB |",
-            "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
-        ]
-        for name, sys_ in m["systems"].items():
-            lat = sys_["latency_ms"]
-            lines.append(f"| `{name}` | {_f(sys_['recall@50'], 4)} | {_f(lat['p50'], 2)} | {_f(lat['p95'], 2)} | "
-                         f"{_f(sys_['build_s'], 1)} | {_f(sys_['file_mb'], 1)} | {_f(sys_['engine_rss_mb'], 0)} |")
-        lines.append("")
-    if "product" in data:
-        p = data["product"]
-        lat = p["latency_ms"]
-        lines += [
-            f"The product's query path ({p['date'][:10]}) at {p['documents']:,} abstracts (the real corpus "
-            f"replicated): p50 {_f(lat['p50'], 0)} ms, p95 {_f(lat['p95'], 0)} ms over {p['queries']} queries; "
-            f"peak memory {p['peak_rss_mb']:,.0f} MB. Path: {p['path']}.",
-            "",
-        ]
-    if "ingest" in data:
-        i = data["ingest"]
-        phases = i["ingestion"]["phases"]
-        runs = i["encoding"]["runs"]
-        resumed = i["ingestion"]["kill_and_resume"]["no_loss_no_duplicate"]
-        lines += [
-            f"Ingestion ({i['date'][:10]}) of a {i['ingestion']['file']['records']:,}-record PubMed XML file: "
-            + ", ".join(f"{name} {ph['records_per_s']:,.0f} records/s" for name, ph in phases.items()
-                        if "records_per_s" in ph)
-            + f"; killed and resumed without loss or duplicates: {resumed}."
-            + " Encoding (MiniLM, abstracts/s): "
-            + ", ".join(f"{name} {r['abstracts_per_s']}" for name, r in runs.items()) + ".",
-            "",
-        ]
-    return lines
+    product = product_lines(data)
+    if product:
+        product = ["The product's query path (the real corpus replicated with new PMIDs; single queries):", "",
+                   *product]
+    return milvus_lines(data) + milvus_synthetic_lines(data) + product + ingest_lines(data)
 
 
 EDEL_ORDER = [
@@ -828,7 +854,7 @@ def render(results: Path) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-PLACEHOLDER = re.compile(r"\{\{([a-z_]+)(?::([A-Za-z0-9_.]+))?(?:\|([a-z0-9]+))?\}\}")
+PLACEHOLDER = re.compile(r"\{\{([a-z_0-9]+)(?::([A-Za-z0-9_.@-]+))?(?:\|([a-z0-9]+))?\}\}")
 
 
 def _lookup(data: dict, path: str, where: str):
@@ -847,7 +873,7 @@ def _format(value, fmt: str | None) -> str:
         return str(value)[:10]
     if fmt == "int":
         return f"{int(value):,}"
-    if fmt in ("f0", "f1", "f2"):
+    if fmt in ("f0", "f1", "f2", "f3"):
         return f"{float(value):,.{fmt[1]}f}"
     if fmt == "mb":
         return f"{value / 2**20:.1f}"
@@ -857,6 +883,58 @@ def _format(value, fmt: str | None) -> str:
         digits = int(fmt[-1])
         return f"{min(value):.{digits}f}–{max(value):.{digits}f}"
     raise SystemExit(f"unknown format '{fmt}'")
+
+
+SIZING_LABELS = {
+    "faiss_flat": "FAISS flat (exact)", "faiss_hnsw": "FAISS HNSW M32, ef 128",
+    "faiss_ivfpq_sq8_refine": "FAISS IVF-PQ m48 + SQ8 refine ×8", "milvus_lite_flat": "Milvus FLAT",
+    "milvus_lite_hnsw": "Milvus HNSW M32, ef 128", "milvus_lite_ivfpq_sq8_refine": "Milvus IVF_PQ + SQ8 refine ×8",
+    "bm25s": "BM25 (bm25s, memory-mapped)",
+}
+
+
+def per_million_table(data: dict) -> str:
+    """Measured memory, disk, build time and latency per million abstracts, per backend and index kind."""
+    rows = ["| backend and kind | RAM MB / M | disk MB / M | build s / M (1 core) | recall@50 | p95 ms | measured at |",
+            "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for name, f in data.get("per_million", {}).items():
+        fixed = f" (+{f['engine_fixed_mb']:,.0f} fixed)" if f.get("engine_fixed_mb") else ""
+        rows.append(f"| {SIZING_LABELS.get(name, name)} | {_f(f.get('ram_mb'), 0)}{fixed} | {_f(f['disk_mb'], 0)} | "
+                    f"{_f(f['build_s'], 0)} | {_f(f.get('recall@50'), 4)} | "
+                    f"{_f(f.get('p95_ms_at_measured_size'), 2)} | {f['measured_at']:,} |")
+    return "\n".join(rows)
+
+
+def sizing_table(data: dict) -> str:
+    """All of PubMed, from the per-million figures (every cell an estimate)."""
+    sizing = data.get("sizing_36m", {})
+    rows = [f"| {sizing.get('documents', 0) / 1e6:.0f}M abstracts, {sizing.get('dimension')}-d | RAM GB | disk GB | "
+            f"build hours (1 core) | machines of {sizing.get('machine_gib')} GiB (half for the index) |",
+            "| --- | ---: | ---: | ---: | ---: |"]
+    for name, r in sizing.get("rows", {}).items():
+        rows.append(f"| {SIZING_LABELS.get(name, name)} | {_f(r.get('ram_gb'), 1)} | {_f(r['disk_gb'], 1)} | "
+                    f"{_f(r['build_hours_one_core'], 1)} | {r.get('machines_of_128_gib', '–')} |")
+    return "\n".join(rows)
+
+
+def dense_table(data: dict) -> str:
+    """The synthetic section's dense systems: recall@50, latency, build time and index size."""
+    rows = ["| setting | recall@50 | p50 ms | p95 ms | build s | index file MB |",
+            "| --- | ---: | ---: | ---: | ---: | ---: |"]
+    memory, timings = data.get("memory_mb", {}), data.get("timings_s", {})
+    for name, s in data.get("systems", {}).items():
+        lat = data["latency_ms"].get(name, {})
+        index = s.get("index", "")
+        rows.append(f"| `{name}` | {_f(s.get('recall@50'), 4)} | {_f(lat.get('p50'), 2)} | {_f(lat.get('p95'), 2)} | "
+                    f"{_f(timings.get(index + '_build'), 1)} | {_f(memory.get(index, {}).get('index_file'), 1)} |")
+    return "\n".join(rows)
+
+
+TABLES = {"per_million_table": per_million_table, "sizing_table": sizing_table, "dense_table": dense_table,
+          "milvus_table": lambda d: "\n".join(milvus_lines(d)).strip(),
+          "milvus_synthetic_table": lambda d: "\n".join(milvus_synthetic_lines(d)).strip(),
+          "product_table": lambda d: "\n".join(product_lines(d)).strip(),
+          "ingest_line": lambda d: "\n".join(ingest_lines(d)).strip()}
 
 
 def load_table(data: dict) -> str:
@@ -881,13 +959,20 @@ def load_table(data: dict) -> str:
 
 def render_reliability(results: Path, template: Path) -> str:
     """The reliability document: the template's prose with its placeholders filled from the JSONs."""
-    sources = {name: _load(results, name) for name in ("load", "backup", "app")}
+    return render_template(results, template, ("load", "backup", "app"))
+
+
+def render_template(results: Path, template: Path, names: tuple[str, ...]) -> str:
+    """A document template's prose with its ``{{name:path|format}}`` placeholders filled from the JSONs ``names``."""
+    sources = {name: _load(results, name) for name in names}
     text = template.read_text()
 
     def fill(match: re.Match) -> str:
         name, path, fmt = match.groups()
         if name == "load_table":
             return load_table(sources["load"]) if sources["load"] else "(bench/load.py has not been run.)"
+        if name in TABLES:  # {{sizing_table:scale}}: a table drawn from that JSON
+            return TABLES[name](sources.get(path) or {})
         if name == "goals":  # {{goals:backup}}: that JSON's goals as one sentence
             return "\n".join(goals_line(sources.get(path) or {})).strip() or "(no goals in this run.)"
         data = sources.get(name)
@@ -903,11 +988,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--results", type=Path, default=ROOT / "bench" / "results")
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "BENCHMARKS.md")
     parser.add_argument("--reliability-out", type=Path, default=ROOT / "docs" / "RELIABILITY.md")
+    parser.add_argument("--scaling-out", type=Path, default=ROOT / "docs" / "SCALING.md")
     args = parser.parse_args(argv)
     args.out.write_text(render(args.results))
     print(f"wrote {args.out}")
     args.reliability_out.write_text(render_reliability(args.results, ROOT / "bench" / "reliability.md.in"))
     print(f"wrote {args.reliability_out}")
+    args.scaling_out.write_text(render_template(args.results, ROOT / "bench" / "scaling.md.in", ("scale",)))
+    print(f"wrote {args.scaling_out}")
     return 0
 
 

@@ -40,3 +40,31 @@ def test_scale_bench_tiny_run(tmp_path):
     assert systems["bm25"]["queries_with_hits"] == 1.0
     assert systems["bm25"]["mmap_same_hits"] is True
     assert set(report["goal"]["met_by"]) <= set(systems)
+    # the per-million and 36M figures are computed from the run's own measurements
+    flat = report["per_million"]["faiss_flat"]
+    assert flat["measured_at"] == 3000 and flat["ram_mb"] > 0 and flat["recall@50"] == 1.0
+    rows = report["sizing_36m"]["rows"]
+    assert rows["faiss_flat"]["ram_gb"] == pytest.approx(flat["ram_mb"] * 36 / 1024, rel=0.01)
+    assert rows["faiss_ivfpq_sq8_refine"]["ram_gb"] < rows["faiss_flat"]["ram_gb"]
+
+
+def test_sizing_scales_measured_figures_and_extrapolates_the_product_path():
+    sys.path.insert(0, str(SCRIPT.parents[1]))
+    from bench.scale import scale_goals, sizing
+
+    report = {
+        "milvus_synthetic": {"vectors": 200_000, "systems": {"milvus_lite_hnsw": {
+            "engine_rss_mb": 700.0, "engine_rss_empty_mb": 300.0, "file_mb": 400.0, "build_s": 100.0,
+            "latency_ms": {"p95": 3.0}, "recall@50": 0.97}}},
+        "product_runs": {"200000": {"latency_ms": {"p95": 100.0}}, "1000000": {"latency_ms": {"p95": 180.0}}},
+        "product": {"documents": 1_000_000, "latency_ms": {"p95": 180.0}},
+    }
+    out = sizing(report, documents=36_000_000)
+    hnsw = out["rows"]["milvus_lite_hnsw"]
+    # (700 - 300) MB per 200k = 2,000 MB per million, × 36, + the engine's fixed 300 MB once
+    assert hnsw["ram_gb"] == pytest.approx((2000 * 36 + 300) / 1024, abs=0.1)
+    assert hnsw["disk_gb"] == pytest.approx(2000 * 36 / 1024, abs=0.1) and hnsw["machines_of_128_gib"] == 2
+    # p95 = 80 + 100 ms per million: a straight line through the two sizes
+    assert out["product_p95_ms_per_million"] == 100.0 and out["product_p95_ms_est"] == 3680
+    goals = scale_goals(report)
+    assert goals["product_path_1m_p95_ms"]["met"] and "ann_10m_recall50" not in goals  # no 10M run, no 10M goal
