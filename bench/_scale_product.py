@@ -17,6 +17,7 @@ here, only time and memory.
 
 from __future__ import annotations
 
+import gc
 import resource
 import sys
 import time
@@ -210,11 +211,13 @@ def bench_product(corpus: RealCorpus, documents: int) -> dict:
 
 
 def _engine_rss_mb() -> float:
-    """Resident memory of this process's children (Milvus Lite runs its engine as a child process)."""
+    """Resident memory of this process and its children, now (Milvus Lite 3 serves from a thread of this process;
+    older versions ran a child process): the engine's share is the change across a build."""
     import psutil
 
-    total = 0
-    for child in psutil.Process().children(recursive=True):
+    me = psutil.Process()
+    total = me.memory_info().rss
+    for child in me.children(recursive=True):
         try:
             total += child.memory_info().rss
         except psutil.Error:
@@ -225,7 +228,8 @@ def _engine_rss_mb() -> float:
 def bench_milvus_synthetic(vectors: int, queries: int, folder: Path) -> dict:
     """Milvus Lite at ``vectors`` synthetic vectors (bench/scale.py's mixture), per index kind.
 
-    Build (insert + index + load) time, the Lite file's size and the engine process's resident memory, single-query
+    Build (insert + index + load) time, the Lite file's size, the resident memory the collection adds (this
+    process and its children after the searches, against the same with the collection still empty), single-query
     p50 / p95 through ``MilvusIndex.search`` and recall@50 against exact search (numpy) on held-out queries.
     """
     from bench.scale import Mixture, folder_mb, synthetic_vectors
@@ -237,25 +241,30 @@ def bench_milvus_synthetic(vectors: int, queries: int, folder: Path) -> dict:
     ids = [str(i) for i in range(vectors)]
     truth = [[ids[j] for j in np.argsort(-(base @ q))[:k]] for q in held_out]
     out: dict = {"vectors": vectors, "queries": queries, "k": k, "dimension": int(base.shape[1]), "systems": {}}
-    configs = {"flat": DenseConfig("flat"), "hnsw": DenseConfig("hnsw"),
-               "ivfpq_sq8_refine": DenseConfig("ivfpq", nlist=max(64, int(4 * vectors**0.5)), refine="sq8",
-                                               k_factor=8)}
+    from index.dense import choose_config
+
+    # the parameters the product builds for this many documents (ivfpq is IVF_SQ8 on Milvus: index/milvus.py)
+    configs = {name: choose_config(vectors, base.shape[1], kind=kind)[0]
+               for name, kind in (("flat", "flat"), ("hnsw", "hnsw"), ("ivf_sq8", "ivfpq"))}
     for name, config in configs.items():
         path = folder / f"milvus-synthetic-{name}"
         t = time.perf_counter()
         index = MilvusIndex.create(str(path / "milvus.db"), collection_name(name), base.shape[1], "synthetic", config,
                                    full_text=False)
+        gc.collect()
         rss_empty = _engine_rss_mb()  # the engine with an empty collection: its fixed share
         index.insert(base, ids)
         index.client.load_collection(index.collection)
         build_s = time.perf_counter() - t
         found, seconds = _timed(lambda v, index=index: index.search(v, k)[0], list(held_out))
         recall = float(np.mean([len(set(f) & set(t)) / k for f, t in zip(found, truth, strict=True)]))
+        gc.collect()
         engine_mb = _engine_rss_mb()
         index.close()
         out["systems"][f"milvus_lite_{name}"] = {
             "params": asdict(config), "build_s": round(build_s, 1),
-            "file_mb": round(folder_mb(path), 1), "engine_rss_mb": engine_mb, "engine_rss_empty_mb": rss_empty,
+            "file_mb": round(folder_mb(path), 1), "collection_rss_mb": round(engine_mb - rss_empty, 1),
+            "process_rss_mb": {"empty_collection": rss_empty, "after_searches": engine_mb},
             "recall@50": round(recall, 4), "latency_ms": _percentiles(seconds),
         }
         print(f"  milvus lite {name} at {vectors:,}: recall@50 {recall:.4f}, build {build_s:.0f} s", file=sys.stderr)

@@ -476,14 +476,13 @@ def milvus_synthetic_lines(data: dict) -> list[str]:
         f"Milvus Lite per index kind ({m['date'][:10]}; {m['vectors']:,} synthetic {m['dimension']}-d vectors, "
         f"{m['queries']} held-out queries, recall@{m['k']} against exact search):",
         "",
-        "| system | recall@50 | p50 ms | p95 ms | build s | file MB | engine RSS MB (empty collection) |",
+        "| system | recall@50 | p50 ms | p95 ms | build s | file MB | memory the collection adds, MB |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for name, sys_ in m["systems"].items():
         lat = sys_["latency_ms"]
         lines.append(f"| `{name}` | {_f(sys_['recall@50'], 4)} | {_f(lat['p50'], 2)} | {_f(lat['p95'], 2)} | "
-                     f"{_f(sys_['build_s'], 1)} | {_f(sys_['file_mb'], 1)} | {_f(sys_['engine_rss_mb'], 0)} "
-                     f"({_f(sys_.get('engine_rss_empty_mb'), 0)}) |")
+                     f"{_f(sys_['build_s'], 1)} | {_f(sys_['file_mb'], 1)} | {_f(sys_['collection_rss_mb'], 0)} |")
     return lines + [""]
 
 
@@ -888,7 +887,7 @@ def _format(value, fmt: str | None) -> str:
 SIZING_LABELS = {
     "faiss_flat": "FAISS flat (exact)", "faiss_hnsw": "FAISS HNSW M32, ef 128",
     "faiss_ivfpq_sq8_refine": "FAISS IVF-PQ m48 + SQ8 refine ×8", "milvus_lite_flat": "Milvus FLAT",
-    "milvus_lite_hnsw": "Milvus HNSW M32, ef 128", "milvus_lite_ivfpq_sq8_refine": "Milvus IVF_PQ + SQ8 refine ×8",
+    "milvus_lite_hnsw": "Milvus HNSW M32, ef 128", "milvus_lite_ivf_sq8": "Milvus IVF_SQ8",
     "bm25s": "BM25 (bm25s, memory-mapped)",
 }
 
@@ -898,8 +897,7 @@ def per_million_table(data: dict) -> str:
     rows = ["| backend and kind | RAM MB / M | disk MB / M | build s / M (1 core) | recall@50 | p95 ms | measured at |",
             "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for name, f in data.get("per_million", {}).items():
-        fixed = f" (+{f['engine_fixed_mb']:,.0f} fixed)" if f.get("engine_fixed_mb") else ""
-        rows.append(f"| {SIZING_LABELS.get(name, name)} | {_f(f.get('ram_mb'), 0)}{fixed} | {_f(f['disk_mb'], 0)} | "
+        rows.append(f"| {SIZING_LABELS.get(name, name)} | {_f(f.get('ram_mb'), 0)} | {_f(f['disk_mb'], 0)} | "
                     f"{_f(f['build_s'], 0)} | {_f(f.get('recall@50'), 4)} | "
                     f"{_f(f.get('p95_ms_at_measured_size'), 2)} | {f['measured_at']:,} |")
     return "\n".join(rows)

@@ -554,7 +554,7 @@ def per_million(report: dict) -> dict:
     """Measured figures scaled to one million abstracts, per backend and index kind (linear scaling: see SCALING.md).
 
     FAISS kinds come from the synthetic section (1M vectors: no scaling), Milvus Lite from ``milvus_synthetic``
-    (its engine's fixed share, measured with an empty collection, is not scaled), BM25 from the 100k documents.
+    (the memory its collection adds to the process), BM25 from the 100k documents.
     """
     out: dict = {}
     if "memory_mb" in report and report.get("counts", {}).get("vectors"):
@@ -583,8 +583,7 @@ def per_million(report: dict) -> dict:
         scale = 1e6 / m["vectors"]
         for name, sys_ in m["systems"].items():
             out[name] = {
-                "ram_mb": round((sys_["engine_rss_mb"] - sys_["engine_rss_empty_mb"]) * scale, 1),
-                "engine_fixed_mb": sys_["engine_rss_empty_mb"], "disk_mb": round(sys_["file_mb"] * scale, 1),
+                "ram_mb": round(sys_["collection_rss_mb"] * scale, 1), "disk_mb": round(sys_["file_mb"] * scale, 1),
                 "build_s": round(sys_["build_s"] * scale, 1), "p95_ms_at_measured_size": sys_["latency_ms"]["p95"],
                 "recall@50": sys_["recall@50"], "measured_at": m["vectors"], "system": name,
             }
@@ -605,7 +604,7 @@ def sizing(report: dict, documents: int = PUBMED) -> dict:
         row = {"disk_gb": round(f["disk_mb"] * millions / 1024, 1), "build_hours_one_core":
                round(f["build_s"] * millions / 3600, 1)}
         if "ram_mb" in f:
-            ram_gb = f["ram_mb"] * millions / 1024 + f.get("engine_fixed_mb", 0.0) / 1024
+            ram_gb = f["ram_mb"] * millions / 1024
             row.update(ram_gb=round(ram_gb, 1), machines_of_128_gib=max(1, int(-(-ram_gb // (MACHINE_GIB / 2)))))
         if name == "faiss_flat":  # exact search reads every vector: linear in the corpus
             row["p95_ms_est"] = round(f["p95_ms_at_measured_size"] * documents / f["measured_at"], 1)

@@ -54,15 +54,15 @@ def test_sizing_scales_measured_figures_and_extrapolates_the_product_path():
 
     report = {
         "milvus_synthetic": {"vectors": 200_000, "systems": {"milvus_lite_hnsw": {
-            "engine_rss_mb": 700.0, "engine_rss_empty_mb": 300.0, "file_mb": 400.0, "build_s": 100.0,
+            "collection_rss_mb": 400.0, "file_mb": 400.0, "build_s": 100.0,
             "latency_ms": {"p95": 3.0}, "recall@50": 0.97}}},
         "product_runs": {"200000": {"latency_ms": {"p95": 100.0}}, "1000000": {"latency_ms": {"p95": 180.0}}},
         "product": {"documents": 1_000_000, "latency_ms": {"p95": 180.0}},
     }
     out = sizing(report, documents=36_000_000)
     hnsw = out["rows"]["milvus_lite_hnsw"]
-    # (700 - 300) MB per 200k = 2,000 MB per million, × 36, + the engine's fixed 300 MB once
-    assert hnsw["ram_gb"] == pytest.approx((2000 * 36 + 300) / 1024, abs=0.1)
+    # 400 MB per 200k = 2,000 MB per million, × 36
+    assert hnsw["ram_gb"] == pytest.approx(2000 * 36 / 1024, abs=0.1)
     assert hnsw["disk_gb"] == pytest.approx(2000 * 36 / 1024, abs=0.1) and hnsw["machines_of_128_gib"] == 2
     # p95 = 80 + 100 ms per million: a straight line through the two sizes
     assert out["product_p95_ms_per_million"] == 100.0 and out["product_p95_ms_est"] == 3680
