@@ -476,13 +476,13 @@ def milvus_synthetic_lines(data: dict) -> list[str]:
         f"Milvus Lite per index kind ({m['date'][:10]}; {m['vectors']:,} synthetic {m['dimension']}-d vectors, "
         f"{m['queries']} held-out queries, recall@{m['k']} against exact search):",
         "",
-        "| system | recall@50 | p50 ms | p95 ms | build s | file MB | memory the collection adds, MB |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| system | recall@50 | p50 ms | p95 ms | build s | file MB |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
     ]
     for name, sys_ in m["systems"].items():
         lat = sys_["latency_ms"]
         lines.append(f"| `{name}` | {_f(sys_['recall@50'], 4)} | {_f(lat['p50'], 2)} | {_f(lat['p95'], 2)} | "
-                     f"{_f(sys_['build_s'], 1)} | {_f(sys_['file_mb'], 1)} | {_f(sys_['collection_rss_mb'], 0)} |")
+                     f"{_f(sys_['build_s'], 1)} | {_f(sys_['file_mb'], 1)} |")
     return lines + [""]
 
 
