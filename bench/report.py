@@ -872,7 +872,7 @@ def _format(value, fmt: str | None) -> str:
         return str(value)[:10]
     if fmt == "int":
         return f"{int(value):,}"
-    if fmt in ("f0", "f1", "f2", "f3"):
+    if fmt in ("f0", "f1", "f2", "f3", "f4"):
         return f"{float(value):,.{fmt[1]}f}"
     if fmt == "mb":
         return f"{value / 2**20:.1f}"
