@@ -213,8 +213,8 @@ class MilvusIndex:
     def seal(self) -> None:
         """Flush what was inserted into sealed, indexed segments and load them for search.
 
-        Rows still in growing segments are searched by brute force without the index: at 50,000 vectors Milvus
-        Lite took ~3 s a query before sealing and ~50 ms after (bench/scale.py's milvus_synthetic section).
+        Rows still in growing segments are searched without the index, about 30× slower at 50,000 vectors in Milvus
+        Lite (bench/scale.py's milvus_synthetic section: ``sealing``; docs/SCALING.md).
         """
         self._call("flush", self.client.flush, self.collection)
         self._call("release", self.client.release_collection, self.collection)
