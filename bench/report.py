@@ -821,6 +821,32 @@ def cross_encoder_section(data: dict) -> list[str]:
     ]
 
 
+def suggest_section(data: dict) -> list[str]:
+    """bench/suggest.py: the relation scorer against co-occurrence (document-level pairs, Dev splits)."""
+    r = data["relation_extraction"]
+    t = r["training"]
+    lines = [
+        "## Suggesting the missing slot: the relation scorer (`bench/suggest.py`)",
+        "",
+        f"Run {data['date'][:10]}: document-level relation extraction over co-mentioned concept pairs, "
+        f"{data['params']['mentions']} mentions. Trained on BioRED Train + BC5CDR Train ({t['documents']:,} "
+        f"documents, {t['pairs']:,} pairs, {t['positives']:,} related; every Dev and Test PMID of both corpora held "
+        f"out, {t['train_pmids_also_held_out']} Train PMIDs among them), threshold chosen out of fold on Train; "
+        "scored on Dev. A gold relation with a concept that is never mentioned counts as a miss for every system.",
+        "",
+        "| Dev split | gold | system | precision | recall | F1 |",
+        "| --- | ---: | --- | ---: | ---: | ---: |",
+    ]
+    labels = {"cooccurrence": "co-occurrence (every co-mentioned pair)", "same_sentence": "same sentence",
+              "scorer_logreg": "scorer: logistic regression (kept)", "scorer_boosted": "scorer: gradient boosting"}
+    names = {"biored": "BioRED, any relation", "bc5cdr": "BC5CDR, chemical-induced disease"}
+    for corpus, d in r["dev"].items():
+        for name, sc in d["systems"].items():
+            lines.append(f"| {names.get(corpus, corpus)} | {d['gold_relations']:,} | {labels.get(name, name)} | "
+                         f"{_f(sc['precision'])} | {_f(sc['recall'])} | {_f(sc['f1'])} |")
+    return lines + [""] + goals_line(data)
+
+
 SECTIONS = (
     ("retrieval", retrieval_section),
     ("cross_encoder_dev", cross_encoder_section),
@@ -829,6 +855,7 @@ SECTIONS = (
     ("entities", entities_section),
     ("matching", matching_section),
     ("scale", scale_section),
+    ("suggest", suggest_section),
     ("app", app_section),
     ("first_run", first_run_section),
     ("reproduce", reproduce_section),
