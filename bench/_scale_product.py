@@ -21,12 +21,12 @@ import gc
 import resource
 import sys
 import time
-from collections.abc import Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
 
 import numpy as np
 
+from bench.scale import percentiles, single_queries
 from curation.entities.postings import MemoryPostings
 from curation.records import Document
 from curation.retrieval.relation_search import SearchOptions, search_relation
@@ -39,26 +39,13 @@ from index.search import Retriever
 K = 10
 
 
-def _percentiles(seconds: Sequence[float]) -> dict[str, float]:
-    ms = np.asarray(seconds) * 1000
-    return {"p50": round(float(np.percentile(ms, 50)), 2), "p95": round(float(np.percentile(ms, 95)), 2),
-            "mean": round(float(ms.mean()), 2), "n": len(ms)}
-
-
 def _rss_mb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
 def _timed(search, queries) -> tuple[list[list[str]], list[float]]:
-    for q in queries[:5]:
-        search(q)
-    found, seconds = [], []
-    for q in queries:
-        t = time.perf_counter()
-        hits = search(q)
-        seconds.append(time.perf_counter() - t)
-        found.append([d for d, _ in hits])
-    return found, seconds
+    """bench/scale.py's single-query timing, after 5 warm-up calls."""
+    return single_queries(search, queries, warmup=5)
 
 
 def _overlap(a: list[list[str]], b: list[list[str]], k: int = K) -> float:
@@ -115,7 +102,7 @@ def bench_milvus(corpus: RealCorpus, folder: Path) -> dict:
     out: dict = {"documents": len(corpus.ids), "queries": len(corpus.texts), "k": K, "systems": {}}
     flat = DenseIndex.build(corpus.vectors, corpus.ids, "minilm", DenseConfig("flat"))
     truth, seconds = _timed(lambda v: flat.search(v, K)[0], list(corpus.query_vectors))
-    out["systems"]["faiss_flat"] = {"latency_ms": _percentiles(seconds), "top10_overlap_with_faiss_flat": 1.0}
+    out["systems"]["faiss_flat"] = {"latency_ms": percentiles(seconds), "top10_overlap_with_faiss_flat": 1.0}
     texts = [f"{d.title}\n{d.abstract}" for d in corpus.benchmark.corpus]
     for name, config in (("milvus_lite_flat", DenseConfig("flat")), ("milvus_lite_hnsw", DenseConfig("hnsw"))):
         t = time.perf_counter()
@@ -128,14 +115,14 @@ def bench_milvus(corpus: RealCorpus, folder: Path) -> dict:
         index = MilvusIndex.load(folder / name)
         load_s = time.perf_counter() - t
         found, seconds = _timed(lambda v, index=index: index.search(v, K)[0], list(corpus.query_vectors))
-        out["systems"][name] = {"latency_ms": _percentiles(seconds), "top10_overlap_with_faiss_flat":
+        out["systems"][name] = {"latency_ms": percentiles(seconds), "top10_overlap_with_faiss_flat":
                                 _overlap(found, truth), "build_s": round(build_s, 1), "load_s": round(load_s, 2)}
         if name == "milvus_lite_flat":
             lexical = LexicalIndex.build(list(corpus.benchmark.corpus))
             ours, _ = _timed(lambda q, lexical=lexical: lexical.search([q], K)[0], corpus.texts)
             engine, seconds = _timed(lambda q, index=index: index.search_text([q], K)[0], corpus.texts)
             out["engine_bm25"] = {"top10_overlap_with_bm25s": _overlap(engine, ours), "latency_ms":
-                                  _percentiles(seconds)}
+                                  percentiles(seconds)}
         index.close()
         print(f"  {name}: overlap {out['systems'][name]['top10_overlap_with_faiss_flat']}", file=sys.stderr)
     out["milvus_lite_is_used_for_top10_overlap"] = "milvus_lite_flat"
@@ -200,7 +187,7 @@ def bench_product(corpus: RealCorpus, documents: int) -> dict:
         t = time.perf_counter()
         shown.append(one(values))
         seconds.append(time.perf_counter() - t)
-    return {"documents": len(docs), "queries": len(corpus.values), "latency_ms": _percentiles(seconds),
+    return {"documents": len(docs), "queries": len(corpus.values), "latency_ms": percentiles(seconds),
             "queries_with_results": int(sum(1 for s in shown if s)),
             "build_s": {"replicate_and_postings": round(replicate_s, 1), "bm25": round(lexical_s, 1),
                         "dense_flat": round(dense_s, 1)},
@@ -267,7 +254,7 @@ def bench_milvus_synthetic(vectors: int, queries: int, folder: Path) -> dict:
             # Lite serves from this process and memory freed by an earlier kind is not given back to the system, so
             # the difference of these two is not the collection's memory: kept as observed, not used for sizing
             "process_rss_mb": {"empty_collection": rss_empty, "after_searches": engine_mb},
-            "recall@50": round(recall, 4), "latency_ms": _percentiles(seconds),
+            "recall@50": round(recall, 4), "latency_ms": percentiles(seconds),
         }
         print(f"  milvus lite {name} at {vectors:,}: recall@50 {recall:.4f}, build {build_s:.0f} s", file=sys.stderr)
     out["sealing"] = _sealing(base[:SEALING_VECTORS], ids[:SEALING_VECTORS], held_out[:20], folder / "sealing")
@@ -290,5 +277,5 @@ def _sealing(base: np.ndarray, ids: list[str], queries: np.ndarray, folder: Path
     index.seal()
     _, sealed = _timed(lambda v: index.search(v, 50)[0], list(queries))
     index.close()
-    return {"vectors": len(ids), "kind": "hnsw", "growing_ms": _percentiles(growing),
-            "sealed_ms": _percentiles(sealed)}
+    return {"vectors": len(ids), "kind": "hnsw", "growing_ms": percentiles(growing),
+            "sealed_ms": percentiles(sealed)}

@@ -444,6 +444,18 @@ def scale_section(data: dict) -> list[str]:
     return lines + [""] + scale_real_sections(data) + goals_line(data)
 
 
+def _systems_table(systems: dict, quality: tuple[str, str, int], extra: tuple = ()) -> list[str]:
+    """A table of ``systems``: a quality column (header, key, digits), p50 / p95 latency, build seconds, ``extra``."""
+    columns = [quality[0], "p50 ms", "p95 ms", "build s", *(e[0] for e in extra)]
+    rows = ["| system | " + " | ".join(columns) + " |", "| --- |" + " ---: |" * len(columns)]
+    for name, system in systems.items():
+        lat = system["latency_ms"]
+        cells = [_f(system.get(quality[1]), quality[2]), _f(lat["p50"], 2), _f(lat["p95"], 2),
+                 _f(system.get("build_s"), 1), *(_f(system.get(key), digits) for _, key, digits in extra)]
+        rows.append(f"| `{name}` | " + " | ".join(cells) + " |")
+    return rows
+
+
 def milvus_lines(data: dict) -> list[str]:
     """Milvus Lite against FAISS flat on the real corpus (scale.json's ``milvus``)."""
     m = data.get("milvus")
@@ -453,13 +465,8 @@ def milvus_lines(data: dict) -> list[str]:
         f"Milvus Lite against FAISS flat ({m['date'][:10]}; {m['documents']:,} real abstracts, {m['queries']} dev "
         "queries, same MiniLM vectors; top-10):",
         "",
-        "| system | top-10 overlap with FAISS flat | p50 ms | p95 ms | build s |",
-        "| --- | ---: | ---: | ---: | ---: |",
+        *_systems_table(m["systems"], ("top-10 overlap with FAISS flat", "top10_overlap_with_faiss_flat", 4)),
     ]
-    for name, sys_ in m["systems"].items():
-        lat = sys_["latency_ms"]
-        lines.append(f"| `{name}` | {_f(sys_['top10_overlap_with_faiss_flat'], 4)} | {_f(lat['p50'], 2)} | "
-                     f"{_f(lat['p95'], 2)} | {_f(sys_.get('build_s'), 1)} |")
     if "engine_bm25" in m:
         e = m["engine_bm25"]
         lines += ["", f"Milvus's own BM25 function against bm25s on the same query texts: top-10 overlap "
@@ -476,13 +483,8 @@ def milvus_synthetic_lines(data: dict) -> list[str]:
         f"Milvus Lite per index kind ({m['date'][:10]}; {m['vectors']:,} synthetic {m['dimension']}-d vectors, "
         f"{m['queries']} held-out queries, recall@{m['k']} against exact search):",
         "",
-        "| system | recall@50 | p50 ms | p95 ms | build s | file MB |",
-        "| --- | ---: | ---: | ---: | ---: | ---: |",
+        *_systems_table(m["systems"], ("recall@50", "recall@50", 4), extra=(("file MB", "file_mb", 1),)),
     ]
-    for name, sys_ in m["systems"].items():
-        lat = sys_["latency_ms"]
-        lines.append(f"| `{name}` | {_f(sys_['recall@50'], 4)} | {_f(lat['p50'], 2)} | {_f(lat['p95'], 2)} | "
-                     f"{_f(sys_['build_s'], 1)} | {_f(sys_['file_mb'], 1)} |")
     return lines + [""]
 
 
