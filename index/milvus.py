@@ -37,6 +37,15 @@ import numpy as np
 
 from index.dense import FORMAT_VERSION, MANIFEST_FILE, DenseConfig, DenseIndexError
 from index.hits import Ranking
+from index.milvus_engine import (  # noqa: F401 - MilvusUnavailable and connect are also this module's interface
+    MilvusUnavailable,
+    connect,
+    disconnect,
+    is_lite,
+    locked_by_another,
+    reading_copy,
+    serving_here,
+)
 
 BACKEND = "milvus"
 LITE_FILE = "milvus.db"
@@ -46,83 +55,10 @@ MAX_TEXT_CHARS = 60000  # the text field's limit is 65,535 bytes; abstracts are 
 _NAME = re.compile(r"[^A-Za-z0-9_]")
 
 
-class MilvusUnavailable(DenseIndexError):
-    """The engine cannot be reached, or refuses the collection (down, locked, missing)."""
-
-
 def collection_name(version: str, prefix: str = DEFAULT_PREFIX) -> str:
     """A valid Milvus collection name for a model version (letters, digits, underscores; 255 at most)."""
     name = f"{prefix}_{_NAME.sub('_', version)}"
     return name[:255]
-
-
-def is_lite(uri: str) -> bool:
-    """A Milvus Lite file (a local path ending in .db), as pymilvus decides."""
-    return not uri.startswith(("http://", "https://", "tcp://", "unix:")) and uri.endswith(".db")
-
-
-def connect(uri: str, token: str = "", timeout: float = 10.0):
-    """A ``MilvusClient`` for ``uri`` (a ``.db`` file: Milvus Lite; ``http://host:19530``: a server).
-
-    Raises:
-        MilvusUnavailable: pymilvus is not installed, the server does not answer, or the Lite file is
-            held by another process.
-    """
-    try:
-        from pymilvus import MilvusClient
-    except ImportError:
-        raise MilvusUnavailable(
-            "the Milvus backend needs pymilvus (and milvus-lite for a local file): pip install pymilvus milvus-lite"
-        ) from None
-    if is_lite(uri):
-        Path(uri).parent.mkdir(parents=True, exist_ok=True)
-    try:
-        client = MilvusClient(uri=uri, token=token, timeout=timeout)
-        if is_lite(uri):
-            _LITE_USERS[_key(uri)] = _LITE_USERS.get(_key(uri), 0) + 1
-        return client
-    except Exception as exc:  # noqa: BLE001 - pymilvus raises several types for "cannot connect"
-        detail = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
-        if is_lite(uri):
-            raise MilvusUnavailable(
-                f"Milvus Lite file {uri} cannot be opened ({detail}); a Lite file serves one process at a time: "
-                "stop the other process that has it open (the app, a search, a job), or use a Milvus server "
-                "(CURATION_MILVUS_URI=http://host:19530)"
-            ) from None
-        raise MilvusUnavailable(f"the Milvus server at {uri} does not answer ({detail}); start it or fix "
-                                "CURATION_MILVUS_URI") from None
-
-
-# Milvus Lite runs one embedded server per file in a process and keeps it (and the file's lock) until the
-# process exits, whatever the clients do; these counts let the last user of a file stop its server, so a
-# worker that built a version leaves the file free for the app.
-_LITE_USERS: dict[str, int] = {}
-
-
-def _key(uri: str) -> str:
-    return str(Path(uri).resolve())
-
-
-def _serving_here(uri: str) -> bool:
-    """This process already runs the Lite server of ``uri`` (a second client shares it: no copy needed)."""
-    return _LITE_USERS.get(_key(uri), 0) > 0
-
-
-def disconnect(client, uri: str) -> None:
-    """Close a client; the last one of a Lite file stops its embedded server and frees the file."""
-    client.close()
-    if not is_lite(uri):
-        return
-    left = _LITE_USERS.get(_key(uri), 0) - 1
-    if left > 0:
-        _LITE_USERS[_key(uri)] = left
-        return
-    _LITE_USERS.pop(_key(uri), None)
-    try:
-        from milvus_lite.server_manager import server_manager_instance
-    except ImportError:
-        return
-    server_manager_instance.release_server(uri)
 
 
 def _index_params(config: DenseConfig) -> tuple[str, dict, dict]:
@@ -410,8 +346,8 @@ class MilvusIndex:
         else:
             uri = uri if uri and not is_lite(uri) else recorded
         collection = str(manifest.get("collection") or "")
-        if is_lite(uri) and not _serving_here(uri) and _locked(Path(uri)):
-            uri = _reading_copy(Path(uri))
+        if is_lite(uri) and not serving_here(uri) and locked_by_another(Path(uri)):
+            uri = reading_copy(Path(uri))
         client = connect(uri, token)
         try:
             present = client.has_collection(collection)
@@ -442,44 +378,6 @@ class MilvusIndex:
         if self.client is not None:
             disconnect(self.client, self.uri)
             self.client = None
-
-
-def _locked(folder: Path) -> bool:
-    """A Milvus Lite folder another process has open (it holds an exclusive lock on its LOCK file)."""
-    import fcntl
-
-    lock = folder / "LOCK"
-    if not lock.exists():
-        return False
-    with open(lock, "rb") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            return True
-        fcntl.flock(handle, fcntl.LOCK_UN)
-    return False
-
-
-_COPIES: list[Path] = []
-
-
-def _reading_copy(folder: Path) -> str:
-    """A private copy of a Lite folder another process serves from, to read it here.
-
-    A version's collection is written once by the job that builds it and only read afterwards, so a copy
-    is the same data; it is removed when this process exits. Lite is for corpora that copy in seconds;
-    a Milvus server has no such step.
-    """
-    import atexit
-    import shutil
-    import tempfile
-
-    target = Path(tempfile.mkdtemp(prefix="milvus-lite-copy-")) / folder.name
-    shutil.copytree(folder, target, ignore=shutil.ignore_patterns("LOCK"))
-    if not _COPIES:
-        atexit.register(lambda: [shutil.rmtree(c.parent, ignore_errors=True) for c in _COPIES])
-    _COPIES.append(target)
-    return str(target)
 
 
 def read_manifest(folder: Path) -> dict:
