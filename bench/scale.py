@@ -520,7 +520,7 @@ def main(argv: list[str] | None = None) -> int:
     met = [name for name, s in report["systems"].items() if s.get("meets_goal")]
     report["goal"] = {"recall@50": GOAL_RECALL, "p95_ms": GOAL_P95_MS, "met_by": met}
     previous = json.loads(args.out.read_text()) if args.out.exists() else {}
-    report.update({k: previous[k] for k in REAL_SECTIONS if k in previous})
+    report.update({k: previous[k] for k in (*REAL_SECTIONS, "product_runs") if k in previous})  # kept, not re-run
     write_report(args.out, report)
     print(f"wrote {args.out}; goal met by: {', '.join(met) or 'none'}")
     return run_real_sections(args, sections - {"synthetic"}) if sections - {"synthetic"} else 0
