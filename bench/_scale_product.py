@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.scale import percentiles, single_queries
+from bench._synthetic import percentiles, single_queries
 from curation.entities.postings import MemoryPostings
 from curation.records import Document
 from curation.retrieval.relation_search import SearchOptions, search_relation
@@ -219,7 +219,7 @@ def bench_milvus_synthetic(vectors: int, queries: int, folder: Path) -> dict:
     below), single-query
     p50 / p95 through ``MilvusIndex.search`` and recall@50 against exact search (numpy) on held-out queries.
     """
-    from bench.scale import Mixture, folder_mb, synthetic_vectors
+    from bench._synthetic import Mixture, folder_mb, synthetic_vectors
     from index.milvus import MilvusIndex, collection_name
 
     k = 50
