@@ -6,7 +6,7 @@ from __future__ import annotations
 import plotly.express as px
 import streamlit as st
 
-from curation.config import INDEX_BACKENDS, INDEX_KINDS, load_settings
+from curation.config import load_settings
 from curation.errors import USER_ERRORS
 from curation.grades import Grade
 from curation.workflows import recogniser_training as recognisers
@@ -22,8 +22,6 @@ from pages.legacy_mode import leave_legacy_pages_mode
 leave_legacy_pages_mode()  # first, before anything is drawn (see pages/common.py)
 
 POLL_SECONDS = 2.0
-INDEX_KIND_LABELS = {"auto": "chosen from corpus size and memory", "flat": "flat (exact)", "hnsw": "HNSW",
-                     "ivfpq": "IVF-PQ + refine"}
 
 st.title("Train & evaluate")
 con = connection()
@@ -122,20 +120,15 @@ if not retrain.is_running(con):
             "Curators disagree, no adjudication", ["exclude", "latest"], key="rt_conflicts",
             format_func={"exclude": "leave the item out", "latest": "take the latest decision"}.get,
         )
+        kinds, backends = retrain.index_choices(settings)
         middle.selectbox(
-            "Dense index", INDEX_KINDS, key="rt_index_kind",
-            index=INDEX_KINDS.index(settings.index_kind) if settings.index_kind in INDEX_KINDS else 0,
-            format_func=INDEX_KIND_LABELS.get,
+            "Dense index", kinds, key="rt_index_kind", format_func=retrain.INDEX_KIND_LABELS.get,
             help="auto: exact (flat) up to 200k abstracts, HNSW while it fits in half the memory, else IVF-PQ "
                  "with a re-ranking refine (index.dense.choose_config); the choice and its reason go in the "
                  "version's manifest",
         )
-        middle.selectbox(
-            "Vectors kept in", INDEX_BACKENDS, key="rt_index_backend",
-            index=INDEX_BACKENDS.index(settings.index_backend) if settings.index_backend in INDEX_BACKENDS else 0,
-            format_func={"faiss": "FAISS files in the version folder", "milvus": "Milvus (CURATION_MILVUS_URI, "
-                         "else a Milvus Lite file in the version folder)"}.get,
-        )
+        middle.selectbox("Vectors kept in", backends, key="rt_index_backend",
+                         format_func=retrain.INDEX_BACKEND_LABELS.get)
         st.form_submit_button("Retrain", type="primary", on_click=start_job)
 if error := st.session_state.pop("rt_error", None):
     st.error(error)

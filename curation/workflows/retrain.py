@@ -13,7 +13,7 @@ from pathlib import Path
 import duckdb
 
 from curation import store
-from curation.config import Settings
+from curation.config import INDEX_BACKENDS, INDEX_KINDS, Settings
 from curation.errors import CurationError
 from curation.grades import Grade
 from curation.jobs import retraining
@@ -22,6 +22,20 @@ from curation.learning.feedback import FeedbackConfig
 
 Job = store.Job
 Progress = retraining.Progress
+
+
+# The retrain form's dense-index choices: (value, label) in the order shown; the setting's value first.
+INDEX_KIND_LABELS = {"auto": "chosen from corpus size and memory", "flat": "flat (exact)", "hnsw": "HNSW",
+                     "ivfpq": "IVF-PQ + refine (IVF_SQ8 on Milvus)"}
+INDEX_BACKEND_LABELS = {"faiss": "FAISS files in the version folder",
+                        "milvus": "Milvus (CURATION_MILVUS_URI, else a Milvus Lite file in the version folder)"}
+
+
+def index_choices(settings: Settings) -> tuple[list[str], list[str]]:
+    """The index kinds and backends the form offers, each list starting with what the settings choose."""
+    kinds = [settings.index_kind, *(k for k in INDEX_KINDS if k != settings.index_kind)]
+    backends = [settings.index_backend, *(b for b in INDEX_BACKENDS if b != settings.index_backend)]
+    return kinds, backends
 
 
 @dataclass(frozen=True)
