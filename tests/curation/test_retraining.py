@@ -411,3 +411,16 @@ def test_a_missing_corpus_file_fails_the_job_naming_it(tiny, damage):
     assert "documents.jsonl" in result.message and damage in result.message
     job = retraining.poll_job(tiny, store.list_jobs(tiny)[0])
     assert job.state == "failed" and "keeps serving" in job.message
+
+
+def test_the_retrain_form_offers_every_index_kind_and_backend_the_settings_choice_first():
+    from dataclasses import replace
+
+    from curation.config import INDEX_BACKENDS, INDEX_KINDS, load_settings
+    from curation.workflows import retrain
+
+    kinds, backends = retrain.index_choices(replace(load_settings(), index_kind="hnsw", index_backend="milvus"))
+    assert kinds[0] == "hnsw" and sorted(kinds) == sorted(INDEX_KINDS)
+    assert backends[0] == "milvus" and sorted(backends) == sorted(INDEX_BACKENDS)
+    assert set(retrain.INDEX_KIND_LABELS) == set(INDEX_KINDS)
+    assert set(retrain.INDEX_BACKEND_LABELS) == set(INDEX_BACKENDS)
