@@ -394,10 +394,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="comma-separated: synthetic (1M vectors, 100k BM25 documents), milvus (Milvus Lite vs "
                              "FAISS on the real corpus), milvus_synthetic (Milvus Lite per index kind at "
                              "--milvus-vectors synthetic vectors), product (the served search at --product-documents), "
-                             "ingest "
-                             "(PubMed XML ingestion and encoding throughput); derive alone recomputes the figures "
-                             "derived from the others; sections not run keep their last "
-                             "figures in --out, each with its own date")
+                             "ingest (PubMed XML ingestion and encoding throughput); derive alone recomputes the "
+                             "figures derived from the others; sections not run keep their last figures in --out, "
+                             "each with its own date")
     parser.add_argument("--product-documents", type=lambda v: sorted(int(x) for x in v.split(",")),
                         default=[1_000_000], help="comma-separated corpus sizes for the product section")
     parser.add_argument("--real-queries", type=int, default=200, help="dev PO queries for milvus and product")
@@ -544,7 +543,8 @@ def sizing(report: dict, documents: int = PUBMED) -> dict:
         if name == "faiss_flat":  # exact search reads every vector: linear in the corpus
             row["p95_ms_est"] = round(f["p95_ms_at_measured_size"] * documents / f["measured_at"], 1)
         rows[name] = row
-    out: dict = {"documents": documents, "dimension": 384, "machine_gib": MACHINE_GIB, "rows": rows}
+    out: dict = {"documents": documents, "dimension": report.get("counts", {}).get("dimension", 384),
+                 "machine_gib": MACHINE_GIB, "rows": rows}
     runs = report.get("product_runs", {})
     if len(runs) >= 2:  # the served path's p95 against corpus size: a straight line through the measured sizes
         sizes = np.array([float(n) for n in runs])

@@ -34,6 +34,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench._benchmark import goal  # noqa: E402
 from curation.config import load_settings  # noqa: E402
 from curation.ingest.problems import Problems  # noqa: E402
 from curation.ingest.pubtator import read_pubtator  # noqa: E402
@@ -55,11 +56,6 @@ def _pmids(path: Path) -> set[str]:
     """The PMIDs of a file, read from its title lines only (the Test splits' texts are never parsed here)."""
     with open(path, encoding="utf-8") as handle:
         return {line.split("|", 1)[0] for line in handle if "|t|" in line[:20]}
-
-
-def goal(value: float, target: float, op: str) -> dict:
-    met = value >= target if op == ">=" else value <= target if op == "<=" else value > target
-    return {"value": value, "target": target, "op": op, "met": bool(met)}
 
 
 def relation_extraction(data_dir: Path) -> dict:
