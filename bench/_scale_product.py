@@ -40,6 +40,7 @@ K = 10
 
 
 def _rss_mb() -> float:
+    """This process's peak resident memory so far, MB."""
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
@@ -197,7 +198,7 @@ def bench_product(corpus: RealCorpus, documents: int) -> dict:
                     "sentences as the Curate page makes them; one query per call, wall clock, after 5 warm-up queries"}
 
 
-def _engine_rss_mb() -> float:
+def _process_rss_mb() -> float:
     """Resident memory of this process and its children, now (Milvus Lite 3 serves from a thread of this process;
     older versions ran a child process): the engine's share is the change across a build."""
     import psutil
@@ -239,14 +240,14 @@ def bench_milvus_synthetic(vectors: int, queries: int, folder: Path) -> dict:
         index = MilvusIndex.create(str(path / "milvus.db"), collection_name(name), base.shape[1], "synthetic", config,
                                    full_text=False)
         gc.collect()
-        rss_empty = _engine_rss_mb()  # the engine with an empty collection: its fixed share
+        rss_empty = _process_rss_mb()  # with the collection still empty (observed only: see the docstring)
         index.insert(base, ids)
         index.client.load_collection(index.collection)
         build_s = time.perf_counter() - t
         found, seconds = _timed(lambda v, index=index: index.search(v, k)[0], list(held_out))
         recall = float(np.mean([len(set(f) & set(t)) / k for f, t in zip(found, truth, strict=True)]))
         gc.collect()
-        engine_mb = _engine_rss_mb()
+        engine_mb = _process_rss_mb()
         index.close()
         out["systems"][f"milvus_lite_{name}"] = {
             "params": asdict(config), "build_s": round(build_s, 1),
