@@ -168,10 +168,11 @@ def pair_features(document: Document, pair: Pair, mentions: Sequence[Mention] | 
     between = text[min(x.end, y.end):max(x.start, y.start)].lower() if x is not None else ""
     others = sum(1 for c, ms in by_concept.items() if c not in (pair.concept_a, pair.concept_b)
                  and {sentence_of(m.start) for m in ms} & both)
+    title_a, title_b = float(any(m.start < title_end for m in ma)), float(any(m.start < title_end for m in mb))
     values = [
         float(len(both) > 0), len(both) / max(1, len(sa | sb)), np.log1p(min(distances)), min(sentence_gaps),
-        np.log1p(len(ma)), np.log1p(len(mb)), float(any(m.start < title_end for m in ma)),
-        float(any(m.start < title_end for m in mb)), min((m.start for m in ma), default=len(text)) / max(1, len(text)),
+        np.log1p(len(ma)), np.log1p(len(mb)), title_a, title_b,
+        min((m.start for m in ma), default=len(text)) / max(1, len(text)),
         min((m.start for m in mb), default=len(text)) / max(1, len(text)), len(both), np.log1p(others),
     ]
     # how central each concept is among the document's concepts of its type (the topic chemical and disease)
@@ -185,7 +186,7 @@ def pair_features(document: Document, pair: Pair, mentions: Sequence[Mention] | 
         return float(above == 0), float(np.log1p(above)), float(np.log1p(len(mine) - 1))
 
     ra, rb = rank(pair.concept_a, pair.type_a), rank(pair.concept_b, pair.type_b)
-    values += [ra[0], rb[0], ra[1], rb[1], ra[2], rb[2], values[6] * values[7]]
+    values += [ra[0], rb[0], ra[1], rb[1], ra[2], rb[2], title_a * title_b]
     values += [float(sum(any(w in s for w in words) for s in shared)) for words in TRIGGERS.values()]
     values += [float(any(w in between for w in words)) for words in TRIGGERS.values()]
     a, b = sorted((_type(pair.type_a), _type(pair.type_b)), key=TYPE_NAMES.index)
