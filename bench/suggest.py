@@ -52,31 +52,11 @@ def _read(path: Path) -> list:
     return list(read_pubtator(path, Problems(path, lenient=True)))
 
 
-def _pmids(path: Path) -> set[str]:
-    """The PMIDs of a file, read from its title lines only (the Test splits' texts are never parsed here)."""
-    with open(path, encoding="utf-8") as handle:
-        return {line.split("|", 1)[0] for line in handle if "|t|" in line[:20]}
-
-
 def relation_extraction(data_dir: Path) -> dict:
     """Train on both Train splits (Dev and Test PMIDs held out), score both Dev splits."""
-    held_out = set()
-    for corpus in FILES.values():
-        held_out |= _pmids(data_dir / corpus["dev"]) | _pmids(data_dir / corpus["test"])
-    train = {name: _read(data_dir / corpus["train"]) for name, corpus in FILES.items()}
-    overlap = sorted({d.pmid for docs in train.values() for d in docs} & held_out)
-    # a PMID in one corpus's Train and the other's Dev or Test is held out; one in both Trains is trained once
-    seen: set[str] = set()
-    for name in train:
-        train[name] = [d for d in train[name] if d.pmid not in held_out and not (d.pmid in seen or seen.add(d.pmid))]
-    train_docs = [d for docs in train.values() for d in docs]
     started = time.perf_counter()
-    pairs = []
-    by_pmid = {}
-    for corpus, docs in train.items():
-        got, used = rel.training_pairs(docs, held_out, types=CID if corpus == "bc5cdr" else None)
-        pairs += got
-        by_pmid.update({d.pmid: d for d in used})
+    training = rel.corpus_training_set(data_dir)
+    pairs, by_pmid, held_out = training.pairs, training.documents, training.held_out
     features = rel.feature_matrix(by_pmid, pairs)
     labels = np.array([p.label for p in pairs])
     scorer = rel.RelationScorer.fit(features, labels)
@@ -90,13 +70,14 @@ def relation_extraction(data_dir: Path) -> dict:
     boosted.fit(features, labels)
 
     out: dict = {"training": {"documents": len(by_pmid), "pairs": len(pairs), "positives": int(labels.sum()),
-                              "held_out_pmids": len(held_out), "train_pmids_also_held_out": len(overlap),
+                              "held_out_pmids": len(held_out),
+                              "train_pmids_also_held_out": training.train_pmids_held_out,
                               "seconds": round(train_s, 1), "threshold_logreg": round(scorer.threshold, 4),
                               "threshold_boosted": round(boosted_threshold, 4)},
                  "dev": {}}
     for corpus, types in (("biored", None), ("bc5cdr", CID)):
         docs = [d for d in _read(data_dir / FILES[corpus]["dev"]) if d.relations]
-        assert not {d.pmid for d in docs} & {d.pmid for d in train_docs}
+        assert not {d.pmid for d in docs} & set(by_pmid)
         dev_pairs = [p for d in docs for p in rel.candidate_pairs(d, types=types)]
         x = rel.feature_matrix({d.pmid: d for d in docs}, dev_pairs)
         y = [p.label for p in dev_pairs]

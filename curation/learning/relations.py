@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -72,6 +74,11 @@ def sentences(text: str) -> list[tuple[int, int]]:
         start = match.end()
     spans.append((start, len(text)))
     return [(s, e) for s, e in spans if e > s]
+
+
+@lru_cache(maxsize=256)
+def _sentences(text: str) -> tuple[tuple[int, int], ...]:
+    return tuple(sentences(text))
 
 
 def _by_concept(mentions: Iterable[Mention]) -> dict[str, list[Mention]]:
@@ -129,9 +136,14 @@ def training_pairs(documents: Iterable[Document], held_out: set[str],
 TYPE_NAMES = ("Gene", "Chemical", "Disease", "Variant", "Species", "CellLine", "Other")
 
 
+# PubTator's type names (the corpora's) and the store's entity kinds, to the scorer's types
+_TYPE_OF = {"GeneOrGeneProduct": "Gene", "ChemicalEntity": "Chemical", "DiseaseOrPhenotypicFeature": "Disease",
+            "SequenceVariant": "Variant", "OrganismTaxon": "Species", "gene": "Gene", "chemical": "Chemical",
+            "disease": "Disease", "variant": "Variant", "species": "Species", "cellline": "CellLine"}
+
+
 def _type(name: str) -> str:
-    name = {"GeneOrGeneProduct": "Gene", "ChemicalEntity": "Chemical", "DiseaseOrPhenotypicFeature": "Disease",
-            "SequenceVariant": "Variant", "OrganismTaxon": "Species"}.get(name, name)
+    name = _TYPE_OF.get(name, name)
     return name if name in TYPE_NAMES else "Other"
 
 
@@ -144,20 +156,40 @@ FEATURES = (
 )
 
 
+@dataclass(frozen=True)
+class _View:
+    """What every pair of one document shares: its text, sentences, each concept's sentences and mention counts."""
+
+    text: str
+    spans: tuple[tuple[int, int], ...]
+    sentences_of: dict[str, frozenset[int]]
+    counts: dict[str, dict[str, int]]  # scorer type → concept → mentions
+
+
+def _view(document: Document, by_concept: Mapping[str, list[Mention]]) -> _View:
+    text = document.text
+    spans = _sentences(text)
+    starts = [s for s, _ in spans]
+    sentences_of = {c: frozenset(bisect_right(starts, m.start) - 1 for m in ms) for c, ms in by_concept.items()}
+    counts: dict[str, dict[str, int]] = defaultdict(dict)
+    for cid, ms in by_concept.items():
+        counts[_type(ms[0].type)][cid] = len(ms)
+    return _View(text, spans, sentences_of, counts)
+
+
 def pair_features(document: Document, pair: Pair, mentions: Sequence[Mention] | None = None,
-                  by_concept: Mapping[str, list[Mention]] | None = None) -> np.ndarray:
-    """The feature vector of ``pair`` in ``document`` (``FEATURES`` order; float32)."""
-    text = f"{document.title} {document.abstract}" if document.title else document.abstract
+                  by_concept: Mapping[str, list[Mention]] | None = None, view: _View | None = None) -> np.ndarray:
+    """The feature vector of ``pair`` in ``document`` (``FEATURES`` order; float32).
+
+    ``by_concept`` and ``view``: the document's mentions grouped by concept and its shared view, when the
+    caller scores many pairs of one document (computed here otherwise).
+    """
     by_concept = by_concept or _by_concept(document.mentions if mentions is None else mentions)
-    spans = sentences(text)
-    starts = np.array([s for s, _ in spans])
-
-    def sentence_of(offset: int) -> int:
-        return int(np.searchsorted(starts, offset, side="right") - 1)
-
+    view = view or _view(document, by_concept)
+    text, spans = view.text, view.spans
     ma, mb = by_concept.get(pair.concept_a, []), by_concept.get(pair.concept_b, [])
-    sa = {sentence_of(m.start) for m in ma}
-    sb = {sentence_of(m.start) for m in mb}
+    sa = view.sentences_of.get(pair.concept_a, frozenset())
+    sb = view.sentences_of.get(pair.concept_b, frozenset())
     both = sa & sb
     title_end = len(document.title)
     distances = [abs(x.start - y.start) for x in ma for y in mb] or [len(text)]
@@ -166,8 +198,7 @@ def pair_features(document: Document, pair: Pair, mentions: Sequence[Mention] | 
     # the text between the closest pair of mentions, and the sentences holding both
     x, y = min(((x, y) for x in ma for y in mb), key=lambda p: abs(p[0].start - p[1].start), default=(None, None))
     between = text[min(x.end, y.end):max(x.start, y.start)].lower() if x is not None else ""
-    others = sum(1 for c, ms in by_concept.items() if c not in (pair.concept_a, pair.concept_b)
-                 and {sentence_of(m.start) for m in ms} & both)
+    others = sum(1 for c, ss in view.sentences_of.items() if c not in (pair.concept_a, pair.concept_b) and ss & both)
     title_a, title_b = float(any(m.start < title_end for m in ma)), float(any(m.start < title_end for m in mb))
     values = [
         float(len(both) > 0), len(both) / max(1, len(sa | sb)), np.log1p(min(distances)), min(sentence_gaps),
@@ -175,13 +206,10 @@ def pair_features(document: Document, pair: Pair, mentions: Sequence[Mention] | 
         min((m.start for m in ma), default=len(text)) / max(1, len(text)),
         min((m.start for m in mb), default=len(text)) / max(1, len(text)), len(both), np.log1p(others),
     ]
-    # how central each concept is among the document's concepts of its type (the topic chemical and disease)
-    counts: dict[str, dict[str, int]] = defaultdict(dict)
-    for cid, ms in by_concept.items():
-        counts[_type(ms[0].type)][cid] = len(ms)
 
+    # how central each concept is among the document's concepts of its type (the topic chemical and disease)
     def rank(cid: str, kind: str) -> tuple[float, float, float]:
-        mine = counts[_type(kind)]
+        mine = view.counts.get(_type(kind), {})
         above = sum(1 for n in mine.values() if n > mine.get(cid, 0))
         return float(above == 0), float(np.log1p(above)), float(np.log1p(len(mine) - 1))
 
@@ -196,13 +224,15 @@ def pair_features(document: Document, pair: Pair, mentions: Sequence[Mention] | 
 
 def feature_matrix(documents: Mapping[str, Document], pairs: Sequence[Pair]) -> np.ndarray:
     """(len(pairs), len(FEATURES)) features, each document's mentions grouped once."""
-    cache: dict[str, dict[str, list[Mention]]] = {}
+    cache: dict[str, tuple[dict[str, list[Mention]], _View]] = {}
     rows = []
     for pair in pairs:
         document = documents[pair.pmid]
         if pair.pmid not in cache:
-            cache[pair.pmid] = _by_concept(document.mentions)
-        rows.append(pair_features(document, pair, by_concept=cache[pair.pmid]))
+            grouped = _by_concept(document.mentions)
+            cache[pair.pmid] = grouped, _view(document, grouped)
+        grouped, view = cache[pair.pmid]
+        rows.append(pair_features(document, pair, by_concept=grouped, view=view))
     return np.vstack(rows) if rows else np.zeros((0, len(FEATURES)), dtype=np.float32)
 
 
@@ -305,3 +335,200 @@ def uncovered(documents: Iterable[Document], pairs: Sequence[Pair],
             if (document.pmid, a, b) not in covered:
                 missing += 1
     return missing
+
+
+# --- scoring a stored document ------------------------------------------------------------------------
+
+# Kinds never paired: an organism ("patients", "mice") is no slot of a relation a KB curates.
+UNPAIRED_KINDS = frozenset({"species", "OrganismTaxon"})
+
+
+@dataclass(frozen=True)
+class ScoredPair:
+    """A co-mentioned pair of one document as stored: the probability that the document relates them, and
+    the sentence that relates them best (offsets into ``Document.text``).
+
+    ``score`` is None when no relation scorer was given (the pair is then only a co-mention).
+    """
+
+    pmid: str
+    concept_a: str
+    kind_a: str
+    name_a: str
+    concept_b: str
+    kind_b: str
+    name_b: str
+    score: float | None
+    same_sentence: bool
+    evidence_start: int
+    evidence_end: int
+
+
+def evidence_span(text: str, mentions_a: Sequence[Mention], mentions_b: Sequence[Mention]) -> tuple[int, int, bool]:
+    """(start, end, same sentence) of the text that relates two concepts best: the sentence holding both with
+    the most trigger words (the earliest on a tie); without one, the sentences from the closest pair of
+    mentions' first to its second."""
+    spans = _sentences(text)
+    starts = np.array([s for s, _ in spans])
+
+    def sentence_of(offset: int) -> int:
+        return max(0, int(np.searchsorted(starts, offset, side="right") - 1))
+
+    both = sorted({sentence_of(m.start) for m in mentions_a} & {sentence_of(m.start) for m in mentions_b})
+    if both:
+        def triggers(i: int) -> int:
+            sentence = text[spans[i][0]:spans[i][1]].lower()
+            return sum(any(w in sentence for w in words) for words in TRIGGERS.values())
+
+        best = max(both, key=lambda i: (triggers(i), -i))
+        return spans[best][0], spans[best][1], True
+    x, y = min(((x, y) for x in mentions_a for y in mentions_b), key=lambda p: abs(p[0].start - p[1].start))
+    first, last = sorted((sentence_of(x.start), sentence_of(y.start)))
+    return spans[first][0], spans[last][1], False
+
+
+def score_document(document: Document, mentions: Sequence[Mention], scorer: RelationScorer | None,
+                   names: Mapping[str, str] | None = None) -> list[ScoredPair]:
+    """Every pair of distinct concepts co-mentioned in ``document`` (``mentions``: its stored annotations, any
+    source; unlinked ones ignored), scored by ``scorer`` (None: unscored), each with its evidence sentence.
+
+    ``names``: concept id → the name to show (the concept id itself when absent). Kinds in
+    :data:`UNPAIRED_KINDS` still count as context in the features but are never a pair's side.
+    """
+    unique = list({(m.start, m.end, m.type, m.concept_id): m for m in mentions if concept_ids(m)}.values())
+    if not unique:
+        return []
+    scoped = Document(document.pmid, document.title, document.abstract, mentions=tuple(unique))
+    by_concept = _by_concept(unique)
+    pairs = [p for p in candidate_pairs(scoped) if p.type_a not in UNPAIRED_KINDS and p.type_b not in UNPAIRED_KINDS]
+    if not pairs:
+        return []
+    probabilities: Sequence[float | None]
+    if scorer is not None:
+        view = _view(scoped, by_concept)
+        features = np.vstack([pair_features(scoped, p, by_concept=by_concept, view=view) for p in pairs])
+        probabilities = scorer.probabilities(features).tolist()
+    else:
+        probabilities = [None] * len(pairs)
+    names = names or {}
+    text = document.text
+    out = []
+    for pair, probability in zip(pairs, probabilities, strict=True):
+        start, end, same = evidence_span(text, by_concept[pair.concept_a], by_concept[pair.concept_b])
+        out.append(ScoredPair(document.pmid, pair.concept_a, pair.type_a, names.get(pair.concept_a, pair.concept_a),
+                              pair.concept_b, pair.type_b, names.get(pair.concept_b, pair.concept_b),
+                              None if probability is None else round(float(probability), 6), same, start, end))
+    return out
+
+
+# --- training from the corpora (and curators' decisions) ----------------------------------------------
+
+#: (corpus, Train file, Dev file, Test file, the type pairs its relations cover (its PubTator type names):
+#: None = every pair)
+CORPORA = (
+    ("biored", "biored/Train.PubTator", "biored/Dev.PubTator", "biored/Test.PubTator", None),
+    ("bc5cdr", "bc5cdr/CDR_TrainingSet.PubTator.txt", "bc5cdr/CDR_DevelopmentSet.PubTator.txt",
+     "bc5cdr/CDR_TestSet.PubTator.txt", frozenset({frozenset(("Chemical", "Disease"))})),
+)
+
+
+@dataclass(frozen=True)
+class TrainingSet:
+    """The labelled pairs a scorer is trained on, their documents, and what was held out."""
+
+    pairs: list[Pair]
+    documents: dict[str, Document]
+    held_out: frozenset[str]
+    train_pmids_held_out: int  # Train documents dropped because another corpus holds them as Dev or Test
+    per_corpus: dict[str, int]  # corpus → documents used
+
+
+def split_pmids(path: Path) -> set[str]:
+    """The PMIDs of a PubTator file, from its title lines only (a Test split's text is never parsed)."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return {line.split("|", 1)[0] for line in handle if "|t|" in line[:20]}
+    except OSError as exc:
+        raise RelationError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+
+
+def corpus_training_set(data_dir: Path) -> TrainingSet:
+    """Labelled pairs of BioRED Train (every relation type) and BC5CDR Train (chemical-induced disease only),
+    with every Dev and Test PMID of both corpora held out (the BC5CDR training file holds its Dev documents,
+    and BioRED Train holds BC5CDR Dev/Test documents); a document in both Trains is used once.
+
+    Raises:
+        RelationError: a corpus file is missing or unreadable (named).
+    """
+    from curation.ingest.problems import Problems
+    from curation.ingest.pubtator import read_pubtator
+
+    data_dir = Path(data_dir)
+    for _, *files, _ in CORPORA:
+        for name in files:
+            if not (data_dir / name).is_file():
+                raise RelationError(f"{data_dir / name}: missing; the relation scorer trains on BioRED and BC5CDR "
+                                    "(point CURATION_DATA_DIR at a folder that holds them)")
+    held_out: set[str] = set()
+    for _, _, dev, test, _ in CORPORA:
+        held_out |= split_pmids(data_dir / dev) | split_pmids(data_dir / test)
+    pairs: list[Pair] = []
+    documents: dict[str, Document] = {}
+    dropped: set[str] = set()
+    per_corpus = {}
+    for corpus, train, _, _, types in CORPORA:
+        path = data_dir / train
+        docs = []
+        for d in read_pubtator(path, Problems(path, lenient=True)):
+            if d.pmid in held_out:
+                dropped.add(d.pmid)
+            elif d.pmid not in documents and d.pmid not in {x.pmid for x in docs}:
+                docs.append(d)
+        got, used = training_pairs(docs, held_out, types=set(types) if types else None)
+        pairs += got
+        documents.update({d.pmid: d for d in used})
+        per_corpus[corpus] = len(used)
+    return TrainingSet(pairs, documents, frozenset(held_out), len(dropped), per_corpus)
+
+
+def decision_pairs(decisions: Iterable[tuple[str, Sequence[str], str, int]], documents: Mapping[str, Document],
+                   mentions: Mapping[str, Sequence[Mention]], answer_kind: str,
+                   held_out: Iterable[str] = ()) -> tuple[list[Pair], dict[str, Document]]:
+    """Curators' decisions as labelled pairs.
+
+    Args:
+        decisions: (pmid, query concept ids, answer concept id or "", label) per decision: an accepted decision
+            with its answer linked gives label 1 for (each query concept, answer); a rejection gives label 0 for
+            each query concept with every concept of ``answer_kind`` the document mentions (answer "").
+        documents, mentions: the documents and their stored mentions (kinds as the store writes them).
+        held_out: PMIDs never trained on (Dev/Test documents of the benchmark); their decisions are skipped.
+
+    A pair whose concepts the document does not both mention is skipped (the scorer has no features for it).
+    """
+    held = set(held_out)
+    out: list[Pair] = []
+    used: dict[str, Document] = {}
+    for pmid, query, answer, label in decisions:
+        if pmid in held or pmid not in documents:
+            continue
+        doc_mentions = [m for m in mentions.get(pmid, ()) if concept_ids(m)]
+        by_concept = _by_concept(doc_mentions)
+        kinds = {c: ms[0].type for c, ms in by_concept.items()}
+        answers = [answer] if answer else [c for c, k in kinds.items() if k == answer_kind]
+        found = [tuple(sorted((q, a))) for q in query for a in answers if q != a and q in kinds and a in kinds]
+        out += [Pair(pmid, x, kinds[x], y, kinds[y], int(label)) for x, y in dict.fromkeys(found)]
+        if found:
+            d = documents[pmid]
+            used[pmid] = Document(d.pmid, d.title, d.abstract, mentions=tuple(doc_mentions))
+    return out, used
+
+
+def train_scorer(training: TrainingSet, extra: Sequence[Pair] = (),
+                 extra_documents: Mapping[str, Document] | None = None, c: float = 1.0) -> RelationScorer:
+    """A scorer fitted on ``training``'s pairs plus ``extra`` (curators' decisions, with their documents: a
+    document of both keeps the corpus's gold mentions for the corpus's pairs and the stored ones for the
+    decisions' — the decisions' pairs are computed first)."""
+    extra_features = feature_matrix(dict(extra_documents or {}), extra)
+    features = np.vstack([feature_matrix(training.documents, training.pairs), extra_features])
+    labels = np.array([p.label for p in training.pairs] + [p.label for p in extra])
+    return RelationScorer.fit(features, labels, c=c)

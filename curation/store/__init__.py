@@ -9,7 +9,8 @@ not using the file). A second opener gets :class:`StoreLockedError` with the hol
 Submodules by concept: ``base`` (connection, migrations, transactions, schemas, counts),
 ``kb`` (knowledge-base records), ``corpus`` (documents, annotations, synonyms),
 ``annotations`` (the concept index: each document's annotations, which annotator made them, the
-entity models), ``decisions`` (curators' decisions and the worklist), ``jobs`` (background retraining) and
+entity models), ``relations`` (each annotated document's co-mentioned concept pairs, their relation
+scores), ``decisions`` (curators' decisions and the worklist), ``jobs`` (background retraining) and
 ``models`` (model versions, the active one per schema; typed by ``curation.versions.catalog``).
 Import the package: ``store.open_store``.
 """
@@ -91,6 +92,15 @@ from curation.store.models import (
     set_active_version,
 )
 from curation.store.opening import open_store
+from curation.store.relations import (
+    UNSCORED,
+    PairRow,
+    clear_relation_pairs,
+    list_relation_pairs,
+    list_relation_scorers,
+    list_unscored_documents,
+    replace_relation_pairs,
+)
 from curation.store.saved import (
     SavedQuery,
     delete_saved_query,
@@ -116,6 +126,13 @@ __all__ = [
     "list_entity_models",
     "list_stale_documents",
     "replace_annotations",
+    "UNSCORED",
+    "PairRow",
+    "clear_relation_pairs",
+    "list_relation_pairs",
+    "list_relation_scorers",
+    "list_unscored_documents",
+    "replace_relation_pairs",
     "set_active_entity_model",
     "add_documents",
     "add_kb_records",

@@ -48,6 +48,8 @@ class EntityModelRow:
 
 
 SQL_DELETE_ANNOTATIONS = "DELETE FROM annotations WHERE pmid IN (SELECT pmid FROM incoming_records)"
+SQL_DELETE_PAIRS = "DELETE FROM relation_pairs WHERE pmid IN (SELECT pmid FROM incoming_records)"
+SQL_DELETE_SCORED = "DELETE FROM relation_scored WHERE pmid IN (SELECT pmid FROM incoming_records)"
 SQL_INSERT_ANNOTATIONS = """
 INSERT INTO annotations (pmid, start_offset, end_offset, text, entity_type, concept_id, canonical, confidence,
                          source, annotator)
@@ -154,6 +156,8 @@ def replace_annotations(
     con.register("incoming_annotations", incoming)
     try:
         con.execute(SQL_DELETE_ANNOTATIONS)
+        con.execute(SQL_DELETE_PAIRS)  # their relation pairs were of the old annotations
+        con.execute(SQL_DELETE_SCORED)
         con.execute(SQL_INSERT_ANNOTATIONS)
         con.execute(SQL_UPSERT_RECORDS)
     finally:

@@ -230,4 +230,31 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         );
         """,
     ),
+    (
+        9,
+        "relation pairs: every co-mentioned concept pair of an annotated document, the relation scorer's "
+        "probability that the document relates them and the sentence that does; which scorer scored each document",
+        """
+        CREATE TABLE relation_pairs (
+            pmid VARCHAR NOT NULL,
+            concept_a VARCHAR NOT NULL,
+            kind_a VARCHAR NOT NULL,
+            name_a VARCHAR NOT NULL,
+            concept_b VARCHAR NOT NULL,
+            kind_b VARCHAR NOT NULL,
+            name_b VARCHAR NOT NULL,
+            score DOUBLE,
+            same_sentence BOOLEAN NOT NULL,
+            evidence_start INTEGER NOT NULL,
+            evidence_end INTEGER NOT NULL,
+            PRIMARY KEY (pmid, concept_a, kind_a, concept_b, kind_b)
+        );
+        CREATE TABLE relation_scored (
+            pmid VARCHAR PRIMARY KEY,
+            scorer VARCHAR NOT NULL,
+            pairs INTEGER NOT NULL,
+            scored_at TIMESTAMPTZ NOT NULL DEFAULT now()
+        );
+        """,
+    ),
 )
