@@ -95,11 +95,14 @@ from curation.store.opening import open_store
 from curation.store.relations import (
     UNSCORED,
     PairRow,
+    clear_active_relation_scorer,
     clear_relation_pairs,
+    get_active_relation_scorer,
     list_relation_pairs,
     list_relation_scorers,
     list_unscored_documents,
     replace_relation_pairs,
+    set_active_relation_scorer,
 )
 from curation.store.saved import (
     SavedQuery,
@@ -129,6 +132,9 @@ __all__ = [
     "UNSCORED",
     "PairRow",
     "clear_relation_pairs",
+    "clear_active_relation_scorer",
+    "get_active_relation_scorer",
+    "set_active_relation_scorer",
     "list_relation_pairs",
     "list_relation_scorers",
     "list_unscored_documents",

@@ -233,7 +233,8 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (
         9,
         "relation pairs: every co-mentioned concept pair of an annotated document, the relation scorer's "
-        "probability that the document relates them and the sentence that does; which scorer scored each document",
+        "probability that the document relates them and the sentence that does; which scorer scored each document; the "
+        "relation scorers the store has seen and the active one",
         """
         CREATE TABLE relation_pairs (
             pmid VARCHAR NOT NULL,
@@ -254,6 +255,12 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
             scorer VARCHAR NOT NULL,
             pairs INTEGER NOT NULL,
             scored_at TIMESTAMPTZ NOT NULL DEFAULT now()
+        );
+        CREATE TABLE relation_scorers (
+            path VARCHAR PRIMARY KEY,
+            name VARCHAR NOT NULL,
+            active BOOLEAN NOT NULL DEFAULT false,
+            registered_at TIMESTAMPTZ NOT NULL DEFAULT now()
         );
         """,
     ),

@@ -3,9 +3,9 @@
 ``relation_pairs`` holds, per annotated document, every pair of distinct concepts it mentions (one row a
 pair, the two sides in a fixed order), the probability that the document relates them (NULL when no relation
 scorer was active) and the offsets of the sentence that relates them best. ``relation_scored`` records which
-scorer scored each document, so a new scorer re-scores only what it has not scored. Rows are written when a
-document is annotated (the same transaction as its annotations) and dropped whenever its annotations are
-replaced without them.
+scorer scored each document, so a new scorer re-scores only what it has not scored; ``relation_scorers``
+lists the scorer folders the store has seen, one active. Pairs are written when a document is annotated (the
+same transaction as its annotations) and dropped whenever its annotations are replaced without them.
 """
 
 from __future__ import annotations
@@ -135,3 +135,29 @@ def list_unscored_documents(con: duckdb.DuckDBPyConnection, scorer: str) -> list
 def list_relation_scorers(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
     """Scorer → how many documents its pairs stand for, most first."""
     return dict(con.execute(SQL_SCORERS).fetchall())
+
+
+# --- the scorers ------------------------------------------------------------------------------------------------
+
+SQL_REGISTER_SCORER = """
+INSERT INTO relation_scorers (path, name) VALUES (?, ?) ON CONFLICT (path) DO UPDATE SET name = excluded.name
+"""
+SQL_ACTIVATE_SCORER = "UPDATE relation_scorers SET active = (path = ?) WHERE active <> (path = ?)"
+SQL_ACTIVE_SCORER = "SELECT path, name FROM relation_scorers WHERE active"
+SQL_DEACTIVATE_SCORERS = "UPDATE relation_scorers SET active = false WHERE active"
+
+
+def set_active_relation_scorer(con: duckdb.DuckDBPyConnection, path: str, name: str) -> None:
+    """Record the scorer folder at ``path`` and make it the only active one. Call inside a transaction."""
+    con.execute(SQL_REGISTER_SCORER, [path, name])
+    con.execute(SQL_ACTIVATE_SCORER, [path, path])
+
+
+def clear_active_relation_scorer(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute(SQL_DEACTIVATE_SCORERS)
+
+
+def get_active_relation_scorer(con: duckdb.DuckDBPyConnection) -> tuple[str, str] | None:
+    """(path, name) of the active relation scorer, or None."""
+    rows = con.execute(SQL_ACTIVE_SCORER).fetchall()
+    return (rows[0][0], rows[0][1]) if rows else None

@@ -31,6 +31,7 @@ from curation.entities.gold import gold_rows
 from curation.entities.lexicon import Lexicon
 from curation.entities.matching import Matcher
 from curation.errors import CurationError
+from curation.workflows.relation_scoring import ActiveScorer, active_scorer, pair_rows
 
 MODEL_KINDS = ("recogniser", "linker")
 NO_RECOGNISER = (
@@ -218,15 +219,18 @@ def _rows(pmid: str, found: Sequence[Annotation], version: str) -> list[store.An
 
 def annotate_documents(
     con: duckdb.DuckDBPyConnection, annotator: Annotator, pmids: Sequence[str], progress: Progress | None = None,
-    batch: int = BATCH,
+    batch: int = BATCH, relations: ActiveScorer | None = None,
 ) -> AnnotationReport:
     """Annotate the given documents and store their annotations, one transaction per batch.
 
-    A batch that fails (the annotator raises, the write fails) is rolled back and named in the
-    report; the other batches are kept. Decisions, KB records and gold mentions are never touched.
+    Each document's co-mentioned concept pairs are scored by the relation scorer (``relations``; None: the
+    store's active one) and stored in the same transaction. A batch that fails (the annotator raises, the
+    write fails) is rolled back and named in the report; the other batches are kept. Decisions, KB records
+    and gold mentions are never touched.
     """
     started = time.time()
     version = annotator.version
+    relations = relations or active_scorer(con)
     pmids = list(dict.fromkeys(pmids))
     annotated = mentions = 0
     failed: list[str] = []
@@ -236,10 +240,13 @@ def annotate_documents(
         try:
             documents = store.get_documents(con, chunk, with_mentions=True)
             found = annotator.annotate([d.text for d in documents])
-            rows = [row for d, spans in zip(documents, found, strict=True)
-                    for row in gold_rows(d, annotator.matcher.lexicon) + _rows(d.pmid, spans, version)]
+            per_doc = {d.pmid: gold_rows(d, annotator.matcher.lexicon) + _rows(d.pmid, spans, version)
+                       for d, spans in zip(documents, found, strict=True)}
+            rows = [row for d in documents for row in per_doc[d.pmid]]
+            pairs = [p for d in documents for p in pair_rows(d, per_doc[d.pmid], relations)]
             with store.transaction(con):
                 mentions += store.replace_annotations(con, version, {d.pmid: len(d.text) for d in documents}, rows)
+                store.replace_relation_pairs(con, relations.version, [d.pmid for d in documents], pairs)
             annotated += len(documents)
         except Exception as exc:  # noqa: BLE001 - any failure of one batch is reported; the others go on
             failed.extend(chunk)

@@ -45,6 +45,7 @@ from curation.jobs.recogniser import (
 from curation.jobs.result import JobResult, JobResultError, job_result, result_json
 from curation.learning.recogniser_data import check_data_dir
 from curation.workflows.entities import EntityModelError, activate_entity_model, annotator_note
+from curation.workflows.relation_scoring import active_scorer, score_documents
 
 __all__ = [
     "RecogniserOverview", "TrainedRecogniser", "apply_recogniser_jobs", "load_annotations", "recogniser_overview",
@@ -183,6 +184,7 @@ def load_annotations(con: duckdb.DuckDBPyConnection, path: Path) -> tuple[int, i
     version, documents = read_annotations(path)
     loaded = skipped = 0
     batch: list = []
+    kept: list[str] = []
 
     def flush() -> None:
         nonlocal loaded, skipped
@@ -192,6 +194,7 @@ def load_annotations(con: duckdb.DuckDBPyConnection, path: Path) -> tuple[int, i
         skipped += len(batch) - len(keep)
         rows = [row for d in keep for row in d.rows]
         store.replace_annotations(con, version, {d.pmid: d.chars for d in keep}, rows)
+        kept.extend(d.pmid for d in keep)
         loaded += len(keep)
         batch.clear()
 
@@ -202,6 +205,7 @@ def load_annotations(con: duckdb.DuckDBPyConnection, path: Path) -> tuple[int, i
                 flush()
         if batch:
             flush()
+    score_documents(con, active_scorer(con), kept)  # their relation pairs, from the new annotations
     return loaded, skipped
 
 

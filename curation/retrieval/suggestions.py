@@ -1,0 +1,138 @@
+"""Suggestions for the missing slot: candidate concepts aggregated over ranked documents.
+
+The input is, for each document of a served ranking and each candidate concept of the missing slot's kind that
+it mentions, the probability that the document relates the candidate to each query slot (the stored relation
+scores; 1.0 for a plain co-mention when no scorer was active). :func:`aggregate` turns that into one ranked list:
+
+* a document's probability for a candidate combines its per-slot probabilities (``combine``): ``min`` asks the
+  document to relate the candidate to every query slot (Gene + Variant → a treatment related to both), ``max``
+  to any, ``mean`` in between; a slot the document does not mention counts 0;
+* a candidate's score sums, over documents, that probability weighted by the document's rank (``weight``:
+  ``flat`` 1, ``log`` 1/log2(rank + 1), ``reciprocal`` 1/rank) — or, with ``rule="noisy_or"``,
+  1 − Π(1 − w·p), or with ``rule="max"`` the best single document.
+
+The defaults are the rule chosen on dev by bench/suggest.py (see docs/BENCHMARKS.md). A document *supports* a
+candidate when its probability reaches ``threshold`` (the scorer's decision threshold); the supporting
+documents, best first, are what a curator reads.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+COMBINES = ("min", "mean", "max")
+RULES = ("sum", "noisy_or", "max")
+WEIGHTS = ("flat", "log", "reciprocal")
+
+
+@dataclass(frozen=True)
+class PairEvidence:
+    """What one document says about one candidate and one query slot.
+
+    Attributes:
+        pmid, rank: the document and its rank in the served order (1 = first).
+        slot: the query slot.
+        candidate: the candidate concept id; ``name``: how to show it.
+        probability: that the document relates the candidate to the slot's concept.
+        evidence: (start, end) of the sentence relating them, in ``Document.text``.
+        same_sentence: whether one sentence mentions both.
+    """
+
+    pmid: str
+    rank: int
+    slot: str
+    candidate: str
+    name: str
+    probability: float
+    evidence: tuple[int, int] = (0, 0)
+    same_sentence: bool = False
+
+
+@dataclass(frozen=True)
+class Support:
+    """One document's support for a candidate: its combined probability and its best evidence sentence."""
+
+    pmid: str
+    rank: int
+    probability: float
+    evidence: tuple[int, int]
+    same_sentence: bool
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A candidate answer over the documents: its score and every document that mentions it with a query slot,
+    best first; ``supporting``: how many reach the threshold."""
+
+    concept_id: str
+    name: str
+    score: float
+    documents: tuple[Support, ...]
+    supporting: int
+
+
+def rank_weight(rank: int, weight: str) -> float:
+    if weight == "flat":
+        return 1.0
+    if weight == "log":
+        return 1.0 / math.log2(rank + 1)
+    if weight == "reciprocal":
+        return 1.0 / rank
+    raise ValueError(f"weight must be one of {WEIGHTS}, not {weight!r}")
+
+
+def aggregate(evidence: Iterable[PairEvidence], slots: Iterable[str], combine: str = "max", rule: str = "sum",
+              weight: str = "log", threshold: float = 0.5) -> list[Candidate]:
+    """Candidates ranked by score (ties: more supporting documents, then name); see the module docstring.
+
+    Args:
+        evidence: per (document, candidate, slot), the relation probability; several rows of one
+            (document, candidate, slot) keep the highest.
+        slots: the query slots that were typed (a slot without evidence in a document counts 0 there).
+    """
+    if combine not in COMBINES:
+        raise ValueError(f"combine must be one of {COMBINES}, not {combine!r}")
+    if rule not in RULES:
+        raise ValueError(f"rule must be one of {RULES}, not {rule!r}")
+    slots = tuple(dict.fromkeys(slots))
+    best: dict[tuple[str, str], dict[str, PairEvidence]] = defaultdict(dict)
+    names: dict[str, str] = {}
+    for e in evidence:
+        per_slot = best[(e.candidate, e.pmid)]
+        if e.slot not in per_slot or e.probability > per_slot[e.slot].probability:
+            per_slot[e.slot] = e
+        names.setdefault(e.candidate, e.name)
+    documents: dict[str, list[Support]] = defaultdict(list)
+    for (candidate, pmid), per_slot in best.items():
+        values = [per_slot[s].probability if s in per_slot else 0.0 for s in slots] or [0.0]
+        if combine == "min":
+            p = min(values)
+        elif combine == "max":
+            p = max(values)
+        else:
+            p = sum(values) / len(values)
+        top = max(per_slot.values(), key=lambda e: (e.probability, e.same_sentence))
+        documents[candidate].append(Support(pmid, top.rank, p, top.evidence, top.same_sentence))
+    out = []
+    for candidate, supports in documents.items():
+        weighted = [rank_weight(s.rank, weight) * s.probability for s in supports]
+        if rule == "sum":
+            score = sum(weighted)
+        elif rule == "max":
+            score = max(weighted)
+        else:
+            score = 1.0 - math.prod(1.0 - min(1.0, w) for w in weighted)
+        ordered = tuple(sorted(supports, key=lambda s: (-s.probability, s.rank)))
+        out.append(Candidate(candidate, names[candidate], round(score, 6), ordered,
+                             sum(1 for s in supports if s.probability >= threshold)))
+    out.sort(key=lambda c: (-c.score, -c.supporting, c.name.casefold(), c.concept_id))
+    return out
+
+
+def frequency_prior(counts: Mapping[str, int]) -> list[str]:
+    """Candidates by how many documents of the whole corpus mention them, most first (the baseline that knows
+    nothing of the query)."""
+    return [c for c, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
