@@ -35,6 +35,7 @@ from curation.cli.models import (
     cmd_train_recogniser,
 )
 from curation.cli.search import DEFAULT_TOP, MAX_TOP, cmd_search
+from curation.cli.suggest import cmd_rescore, cmd_suggest, cmd_train_relations
 from curation.config import load_settings
 from curation.errors import USER_ERRORS, StoreLockedError
 from curation.workflows.ingestion import BATCH_DOCUMENTS, CORPUS_FORMATS, KB_FORMATS
@@ -45,8 +46,9 @@ __all__ = ["APP_PAGES", "BENCHMARKS", "build_parser", "main"]
 APP_PAGES = {
     **dict.fromkeys(("ingest-kb", "ingest-corpus", "add-schemas", "quickstart", "stats", "fetch-pubmed", "fetch-kb",
                      "ingest-dict"), "Knowledge base"),
-    **dict.fromkeys(("search", "normalise"), "Curate"),
-    **dict.fromkeys(("activate-recogniser", "activate-linker", "train", "train-recogniser", "retrain"),
+    **dict.fromkeys(("search", "normalise", "suggest"), "Curate"),
+    **dict.fromkeys(("activate-recogniser", "activate-linker", "train", "train-recogniser", "retrain",
+                     "train-relations", "rescore"),
                     "Train & evaluate"),
 }
 
@@ -119,6 +121,45 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="JSON instead of a table")
     p.add_argument("--out", type=Path, help="write the output here, whole or not at all (default: standard output)")
     p.set_defaults(func=cmd_search)
+
+    p = sub.add_parser("suggest", parents=[common],
+                       help="suggest the missing slot of a partial relation: candidates the top abstracts relate "
+                            "to it, marked new to the KB",
+                       description="What the Curate page's 'Suggested <slot>' panel shows: candidates for the missing "
+                                   "slot, ranked from the relation scores of the served top N abstracts, each with "
+                                   "its supporting papers and sentences and whether the KB holds it. Exit status: "
+                                   "0; 1 when the one relation asked has no suggestion; 2 for bad input. The store "
+                                   "is opened read-only.")
+    p.add_argument("--schema", help="the relation's schema (PO, PTM, ...); in a --queries file, the default")
+    p.add_argument("--entity", action="append", metavar="SLOT=NAME",
+                   help="a typed slot, e.g. --entity Gene=BRAF --entity Variant=V600E (repeat per slot)")
+    p.add_argument("--queries", type=Path, metavar="FILE.jsonl",
+                   help='partial relations, one JSON object a line: {"schema": "PO", "entities": {"Gene": "BRAF"}, '
+                        '"top": 50, "id": "q1"} ("top": documents read); prints one JSON line per relation')
+    p.add_argument("--top-docs", type=int, default=50, help="documents of the served ranking read (1 to 500)")
+    p.add_argument("--mode", choices=("hybrid", "bm25"), default="hybrid",
+                   help="the served search's mode (hybrid: the active version's dense model re-scores)")
+    p.add_argument("--apply", action="append", metavar="SLOT=ID", help="apply a suggested concept to a slot")
+    p.add_argument("--new-only", action="store_true", help="only the suggestions the KB lacks")
+    p.add_argument("--json", action="store_true", help="JSON instead of a table")
+    p.add_argument("--export", type=Path, metavar="FILE.csv|FILE.jsonl",
+                   help="also write the review list: one row per supporting paper (CSV) or suggestion (JSONL)")
+    p.add_argument("--out", type=Path, help="write the output here, whole or not at all (default: standard output)")
+    p.set_defaults(func=cmd_suggest)
+
+    p = sub.add_parser("train-relations", parents=[common],
+                       help="train the relation scorer on BioRED + BC5CDR Train and curators' decisions, activate "
+                            "it, re-score the documents")
+    p.add_argument("--data-dir", type=Path, default=None, help="the corpora (default CURATION_DATA_DIR)")
+    p.add_argument("--name", default=None, help="the scorer's name (default relations-<date>)")
+    p.add_argument("--no-decisions", action="store_true", help="train on the corpora alone")
+    p.add_argument("--no-activate", action="store_true", help="only write the folder")
+    p.set_defaults(func=cmd_train_relations)
+
+    p = sub.add_parser("rescore", parents=[common],
+                       help="store relation scores for the documents the active scorer has not scored")
+    p.add_argument("--scorer", type=Path, default=None, help="a folder train-relations wrote: activate it first")
+    p.set_defaults(func=cmd_rescore)
 
     p = sub.add_parser("fetch-pubmed", parents=[common], help="fetch abstracts from PubMed (needs internet)")
     which = p.add_mutually_exclusive_group(required=True)

@@ -80,7 +80,14 @@ from curation.store.jobs import (
     set_job_result,
     start_job,
 )
-from curation.store.kb import add_kb_records, kb_records_citing, list_entity_values, list_kb_records, record_id
+from curation.store.kb import (
+    add_kb_records,
+    kb_records_citing,
+    list_entity_values,
+    list_kb_answers,
+    list_kb_records,
+    record_id,
+)
 from curation.store.migrations import MIGRATIONS
 from curation.store.models import (
     VersionRow,
@@ -157,6 +164,7 @@ __all__ = [
     "new_since_last_look",
     "save_query",
     "list_kb_records",
+    "list_kb_answers",
     "list_mentions",
     "list_relations",
     "list_schemas",

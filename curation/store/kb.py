@@ -160,3 +160,18 @@ def kb_records_citing(con: duckdb.DuckDBPyConnection, schema: str, pmids: list[s
 def list_entity_values(con: duckdb.DuckDBPyConnection, schema: str, entity_type: str) -> list[tuple[str, int]]:
     """Distinct values of one entity slot in the KB, most frequent first (for suggestions)."""
     return [(v, n) for v, n in con.execute(SQL_KB_VALUES, [schema, entity_type]).fetchall()]
+
+
+def list_kb_answers(con: duckdb.DuckDBPyConnection, schema: str, answer_slot: str,
+                    slot_names: dict[str, list[str]]) -> list[tuple[str, str | None]]:
+    """(answer value, PMID) of the schema's KB records whose every given slot holds one of its names (compared
+    case-insensitively), in one query; records without an answer are left out."""
+    clause = ("record_id IN (SELECT record_id FROM kb_entities WHERE entity_type = ? "
+              "AND lower(value) IN (SELECT unnest(?)))")
+    sql = ("SELECT e.value, r.pmid FROM kb_records r JOIN kb_entities e USING (record_id) "
+           "WHERE r.schema_name = ? AND e.entity_type = ? AND e.value <> ''")
+    params: list[object] = [schema, answer_slot]
+    for slot, names in slot_names.items():
+        sql += " AND r." + clause
+        params += [slot, sorted({n.casefold() for n in names})]
+    return [(value, pmid) for value, pmid in con.execute(sql + " ORDER BY r.pmid, e.value", params).fetchall()]

@@ -1,0 +1,174 @@
+"""``python -m curation suggest`` / ``train-relations`` / ``rescore``: suggestions for the missing slot from a
+script, and the relation scorer behind them.
+
+``suggest`` prints what the Curate page's "Suggested <slot>" panel shows (the same
+:func:`curation.workflows.suggest.suggest` over the same served search): one relation from ``--entity`` flags,
+or a JSON lines file of them (``--queries``, the ``search`` command's format). ``--new-only`` keeps the
+suggestions the KB lacks; ``--export FILE.csv|FILE.jsonl`` writes the review list (one row per supporting paper).
+Every input is checked before anything is loaded; the store is opened read-only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import duckdb
+
+from curation import store
+from curation.cli.common import _open
+from curation.cli.search import Searcher, SearchRequest, _Where, check_applied, parse_pairs, read_queries, resolve
+from curation.config import load_settings
+from curation.errors import USER_ERRORS, CurationError
+from curation.files import write_atomic
+
+RELATION_PAIRS_MIGRATION = 9  # the store's schema version that added relation pairs
+
+
+def _read_only(db: Path):
+    if str(db) != ":memory:" and not db.exists():
+        raise CurationError(f"{db}: no store here; ingest a knowledge base and a corpus first, or pass --db")
+    con = store.open_store(db, read_only=True)
+    try:
+        version = store.schema_version(con)
+    except duckdb.Error:
+        version = -1
+    if version < 0:
+        con.close()
+        raise CurationError(f"{db} is not a curation store (no schema version); check --db")
+    if version < RELATION_PAIRS_MIGRATION:
+        con.close()
+        raise CurationError(f"{db} predates relation scores; run `python -m curation rescore --db {db}` once (it "
+                            "upgrades the store and scores its documents), then ask for suggestions")
+    return con
+
+
+def cmd_suggest(args: argparse.Namespace) -> int:
+    """Suggestions for one partial relation (``--entity``) or a file of them (``--queries``)."""
+    from curation.workflows.suggest import result_record, review_file, suggest
+
+    if bool(args.entity) == bool(args.queries):
+        raise CurationError("give the relation with --entity SLOT=NAME (repeatable) or a file with --queries FILE")
+    if not 1 <= args.top_docs <= 500:
+        raise CurationError(f"--top-docs {args.top_docs}: read 1 to 500 documents")
+    export_format = None
+    if args.export is not None:
+        export_format = {".csv": "csv", ".jsonl": "jsonl"}.get(args.export.suffix.lower())
+        if export_format is None:
+            raise CurationError(f"--export {args.export}: name a .csv or .jsonl file")
+    if args.queries:
+        requests = read_queries(args.queries, args.schema, args.top_docs)
+        places = [_Where(args.queries, r.line) for r in requests]
+    else:
+        if not args.schema:
+            raise CurationError("--schema: give the relation's schema, e.g. --schema PO")
+        requests = [SearchRequest(args.schema, parse_pairs(args.entity, "--entity"), args.top_docs,
+                                  parse_pairs(args.apply or [], "--apply"))]
+        places = [_Where()]
+    con = _read_only(Path(args.db))
+    try:
+        schemas = {s.name: s for s in store.list_schemas(con)}
+        resolved = [resolve(r, schemas, w) for r, w in zip(requests, places, strict=True)]
+        searcher = Searcher(con)
+        for (schema, request), where in zip(resolved, places, strict=True):
+            check_applied(request, schema, searcher.matcher.lexicon, where)
+        results = []
+        for (schema, request), where in zip(resolved, places, strict=True):
+            engine, problem = searcher.engine(schema)
+            try:
+                result = suggest(con, engine, searcher.linker, searcher.matcher, schema, request.values,
+                                 top_docs=request.top, mode=args.mode, applied=request.applied)
+            except USER_ERRORS as exc:
+                raise where.error(None, str(exc)) from None
+            if problem:
+                result = type(result)(**{**result.__dict__, "notes": (*result.notes, problem)})
+            results.append((request, result))
+    finally:
+        con.close()
+    records = []
+    for request, result in results:
+        record = result_record(result, args.new_only)
+        if request.line is not None:
+            record = {"line": request.line, **record}
+        if request.id is not None:
+            record = {"id": request.id, **record}
+        records.append(record)
+    if export_format is not None:
+        write_atomic(args.export, review_file([r for _, r in results], export_format, new_only=args.new_only))
+        rows = sum(len(s["papers"]) for r in records for s in r["suggestions"])
+        print(f"wrote {rows} supporting papers of {sum(len(r['suggestions']) for r in records)} suggestions to "
+              f"{args.export}", file=sys.stderr)
+    if args.queries:
+        text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+    elif args.json:
+        text = json.dumps(records[0], ensure_ascii=False, indent=2) + "\n"
+    else:
+        text = render_table(records[0])
+    if args.out is None:
+        sys.stdout.write(text)
+    else:
+        write_atomic(args.out, text)
+    return 0 if args.queries or records[0]["suggestions"] else 1
+
+
+def render_table(record: dict) -> str:
+    """One relation's suggestions as text: a line per suggestion, its best supporting sentence under it."""
+    query = ", ".join(f"{k}={v}" for k, v in record["entities"].items())
+    lines = [f"{record['schema']}: {query} → {record['slot']}?   ({record['documents']} of the top "
+             f"{record['top_docs']} abstracts read; relation scorer: {record['scorer']})"]
+    lines += [f"note: {n}" for n in record["notes"]]
+    if not record["suggestions"]:
+        lines.append(record["message"] or "no suggestion")
+        return "\n".join(lines) + "\n"
+    lines.append("")
+    for s in record["suggestions"]:
+        kb = ("in the KB (" + ", ".join(s["kb_pmids"][:5]) + (" …" if len(s["kb_pmids"]) > 5 else "") + ")"
+              if s["in_kb"] else "NEW to the KB")
+        pmids = ", ".join(p["pmid"] for p in s["papers"][:6]) + (" …" if len(s["papers"]) > 6 else "")
+        lines.append(f"{s['rank']:>3}. {s['name']}  score {s['score']:.3f}  {s['supporting']} supporting of "
+                     f"{s['co_mentions']} co-mentioning  {kb}  PMIDs {pmids}")
+        best = s["papers"][0]
+        sentence = " ".join(best["sentence"].split())
+        lines.append(f"       {best['pmid']} (p {best['probability']:.2f}): {sentence[:220]}")
+    if record["weak"]:
+        lines.append(f"\n{record['weak']} more {record['slot'].lower()} names are co-mentioned without a stated "
+                     "relation")
+    return "\n".join(lines) + "\n"
+
+
+def cmd_train_relations(args: argparse.Namespace) -> int:
+    """Train a relation scorer (corpora + the store's decisions), activate it and re-score the documents."""
+    from curation.workflows.relation_scoring import activate_scorer, rescore, train_relation_scorer
+
+    settings = load_settings()
+    con = _open(args)
+    try:
+        folder, manifest = train_relation_scorer(con, settings, args.data_dir, args.name,
+                                                 decisions=not args.no_decisions)
+        print(f"trained {manifest['name']} in {manifest['seconds']} s on {manifest['corpus_pairs']:,} corpus pairs "
+              f"({manifest['corpus_positives']:,} related) and {manifest['decision_pairs']} pairs from curator "
+              f"decisions; threshold {manifest['threshold']:.3f}; wrote {folder}")
+        if args.no_activate:
+            return 0
+        active = activate_scorer(con, folder)
+        print(f"activated {active.version}; " + rescore(con, active).summary())
+    finally:
+        con.close()
+    return 0
+
+
+def cmd_rescore(args: argparse.Namespace) -> int:
+    """Score the documents the active relation scorer has not scored (or activate a scorer folder first)."""
+    from curation.workflows.relation_scoring import activate_scorer, active_scorer, rescore
+
+    con = _open(args)
+    try:
+        active = activate_scorer(con, args.scorer) if args.scorer else active_scorer(con)
+        if active.message:
+            print(f"note: {active.message}")
+        print(rescore(con, active).summary())
+    finally:
+        con.close()
+    return 0

@@ -1,0 +1,348 @@
+"""Suggest the missing slot: which concepts the literature relates to a partial relation, and whether the KB
+has them.
+
+:func:`suggest` runs the served search (:func:`curation.retrieval.relation_search.search_relation`, the Curate
+page's ranking) for the top ``top_docs`` documents, reads their stored relation pairs (scored when each document
+was annotated: :mod:`curation.workflows.relation_scoring`; nothing is scored here), keeps the pairs joining a
+query slot's concepts to a concept of the missing slot's kind, and ranks those candidates with
+:func:`curation.retrieval.suggestions.aggregate` (the rule chosen on dev, :data:`RULE`). Each suggestion
+carries its supporting documents (those whose probability reaches the scorer's threshold), each with the sentence
+that relates them (escaped, the two concepts marked), and whether the KB already holds the completed relation,
+with the KB's PMIDs for it.
+
+For two or more query slots a document supports a candidate only when it relates it to every typed slot
+(``combine="min"``: Gene + Variant → a treatment related to both), not when it merely mentions it.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import time
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import duckdb
+
+from curation import store
+from curation.entities.lexicon import Lexicon
+from curation.entities.matching import Matcher
+from curation.entities.postings import StorePostings, variant_texts
+from curation.entities.query import QueryConcept, QueryLinker
+from curation.records import Span
+from curation.retrieval.relation_search import SearchOptions, search_relation
+from curation.retrieval.suggestions import PairEvidence, aggregate
+from curation.schemas import RelationSchema
+from curation.workflows.highlight import to_html
+from curation.workflows.relation_scoring import ActiveScorer, active_scorer
+
+#: documents of the served ranking the suggestions are drawn from (chosen on dev by bench/suggest.py)
+DEFAULT_TOP_DOCS = 50
+#: how a candidate's per-document probabilities become its score (chosen on dev by bench/suggest.py)
+RULE = {"rule": "sum", "weight": "log"}
+MAX_TOP_DOCS = 500
+SHOWN = 30  # suggestions kept (each with every supporting document)
+_PARTS = re.compile(r"\s*(?:,|\+|;|/|\band\b|\bplus\b)\s*", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class SupportingPaper:
+    """A document that relates a suggestion to the query: its served rank, the probability, the sentence."""
+
+    pmid: str
+    rank: int
+    probability: float
+    title: str
+    sentence_html: str  # escaped; the query's and the suggestion's mentions marked
+    same_sentence: bool
+    sentence: str = ""  # the same sentence as plain text (exports)
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """One candidate for the missing slot."""
+
+    rank: int
+    concept_id: str
+    name: str
+    kind: str
+    score: float
+    papers: tuple[SupportingPaper, ...]  # the supporting documents, best first
+    co_mentions: int  # documents of the top N that mention it with the query, supporting or not
+    in_kb: bool = False
+    kb_pmids: tuple[str, ...] = ()
+    concept_ids: tuple[str, ...] = ()  # every concept id it was found as (one name in two vocabularies)
+
+    @property
+    def supporting(self) -> int:
+        return len(self.papers)
+
+
+@dataclass(frozen=True)
+class SuggestionResult:
+    """Suggestions for one partial relation, and what they were drawn from."""
+
+    schema: str
+    slot: str  # the missing slot ("Treatment")
+    values: dict[str, str]
+    concepts: tuple[QueryConcept, ...]
+    suggestions: tuple[Suggestion, ...]
+    documents: int  # documents of the served ranking read
+    top_docs: int
+    scorer: str
+    weak: int = 0  # candidates co-mentioned with the query but related by no document
+    message: str = ""  # why there is no suggestion ("" when there are)
+    notes: tuple[str, ...] = field(default_factory=tuple)
+    seconds: float = 0.0
+
+    @property
+    def new_to_kb(self) -> tuple[Suggestion, ...]:
+        return tuple(s for s in self.suggestions if not s.in_kb)
+
+
+def slot_concept_ids(source: StorePostings, concept: QueryConcept) -> dict[str, set[str]]:
+    """PMID → the concept ids of the stored mentions that are this slot's concept (what the concept search
+    found it as: a linked concept's ids, a variant's notations, an unlinked name's exact mentions)."""
+    if concept.linked and concept.kind == "variant":
+        rows = source.postings("variant", (), variant_texts(source, concept.concept_ids))
+    elif concept.linked:
+        rows = source.postings(concept.kind, concept.concept_ids)
+    else:
+        rows = source.postings(concept.kind, (), (concept.typed,))
+    out: dict[str, set[str]] = defaultdict(set)
+    for row in rows:
+        for cid in re.split(r"[,;]", row.concept_id or ""):
+            if cid.strip() and cid.strip() != "-":
+                out[row.pmid].add(cid.strip())
+    return out
+
+
+def gather_evidence(con: duckdb.DuckDBPyConnection, ranks: Mapping[str, int], slots: Mapping[str, dict[str, set[str]]],
+                    slot_kinds: Mapping[str, str], answer_kind: str) -> list[PairEvidence]:
+    """Every stored pair of the ranked documents joining a slot's concepts to a concept of ``answer_kind``."""
+    out = []
+    pmids = list(ranks)
+    for slot, per_doc in slots.items():
+        ids = sorted({c for pmid in pmids for c in per_doc.get(pmid, ())})
+        if not ids:
+            continue
+        kind = slot_kinds[slot]
+        for row in store.list_relation_pairs(con, pmids, kind, ids, answer_kind):
+            mine = per_doc.get(row.pmid, set())
+            sides = []
+            if row.kind_a == kind and row.concept_a in mine and row.kind_b == answer_kind:
+                sides.append((row.concept_b, row.name_b))
+            if row.kind_b == kind and row.concept_b in mine and row.kind_a == answer_kind:
+                sides.append((row.concept_a, row.name_a))
+            for candidate, name in sides:
+                if candidate in mine:
+                    continue
+                p = 1.0 if row.score is None else float(row.score)
+                out.append(PairEvidence(row.pmid, ranks[row.pmid], slot, candidate, name, p,
+                                        (row.evidence_start, row.evidence_end), bool(row.same_sentence)))
+    return out
+
+
+def kb_holdings(con: duckdb.DuckDBPyConnection, schema: RelationSchema, concepts: Sequence[QueryConcept],
+                lexicon: Lexicon) -> dict[str, list[str | None]]:
+    """Casefolded answer name → the PMIDs of the KB records that complete this partial relation with it.
+
+    A KB record completes it when each typed slot holds one of the slot's names (typed, canonical, or any
+    form the search looks for); a combination answer ("Dabrafenib, Trametinib") counts for each of its parts.
+    """
+    names = {c.slot: [c.typed, c.canonical, *c.forms, *(
+        n for cid in c.concept_ids for n in lexicon.names(c.kind, cid))] for c in concepts}
+    out: dict[str, list[str | None]] = defaultdict(list)
+    for value, pmid in store.list_kb_answers(con, schema.name, schema.answer, names):
+        for part in {p.casefold() for p in [value, *_PARTS.split(value)] if p.strip()}:
+            if pmid not in out[part]:
+                out[part].append(pmid)
+    return out
+
+
+def merge_names(evidence: Sequence[PairEvidence], lexicon: Lexicon, kind: str
+                ) -> tuple[list[PairEvidence], dict[str, tuple[str, ...]]]:
+    """The evidence with each candidate keyed by its display name (casefolded), so that one substance linked to
+    two vocabularies (a MeSH id from a corpus, a DrugBank id from the dictionary) is one suggestion; and
+    concept id → its keys."""
+    merged: dict[str, tuple[str, ...]] = {}
+    out = []
+    for e in evidence:
+        name = lexicon.canonical(kind, e.candidate) or e.name
+        key = name.casefold()
+        merged.setdefault(e.candidate, (key,))
+        out.append(PairEvidence(e.pmid, e.rank, e.slot, key, name, e.probability, e.evidence, e.same_sentence))
+    return out, merged
+
+
+def _in_kb(holdings: Mapping[str, list[str | None]], lexicon: Lexicon, kind: str, concept_id: str, name: str
+           ) -> tuple[bool, tuple[str, ...]]:
+    names = {name.casefold(), concept_id.casefold(), *(n.casefold() for n in lexicon.names(kind, concept_id))}
+    canonical = lexicon.canonical(kind, concept_id)
+    if canonical:
+        names.add(canonical.casefold())
+    found = [pmid for n in names for pmid in holdings.get(n, ())]
+    return bool(found), tuple(sorted({p for p in found if p}))
+
+
+def _sentence_html(text: str, start: int, end: int, marks: Sequence[tuple[int, int, str, str]]) -> str:
+    spans = [Span(s - start, e - start, text[s:e], role, label, "") for s, e, role, label in marks
+             if start <= s < e <= end]
+    return to_html(text[start:end], spans)
+
+
+def suggest(con: duckdb.DuckDBPyConnection, retriever, linker: QueryLinker, matcher: Matcher, schema: RelationSchema,
+            values: Mapping[str, str], top_docs: int = DEFAULT_TOP_DOCS, mode: str = "hybrid",
+            applied: Mapping[str, str] | None = None, active: ActiveScorer | None = None, limit: int = SHOWN,
+            ) -> SuggestionResult:
+    """Suggestions for the missing slot of a partial relation (see the module docstring).
+
+    Raises:
+        SearchInputError: a typed slot that cannot be searched (named), as the search raises it.
+    """
+    started = time.perf_counter()
+    active = active or active_scorer(con)
+    source = StorePostings(con)
+    answer_kind = schema.kind(schema.answer)
+
+    def fetch(pmids):
+        return {d.pmid: d for d in store.get_documents(con, list(pmids))}
+
+    top_docs = max(1, min(int(top_docs), MAX_TOP_DOCS))
+    result = search_relation(retriever, linker, matcher, source, fetch, schema, values,
+                             SearchOptions(mode=mode, k=top_docs, applied=dict(applied or {})))
+    typed = {c.slot: c for c in result.concepts}
+    ranks = {h.pmid: h.rank for h in result.hits}
+    notes = list(result.problems) + ([active.message] if active.message else [])
+    stale = len(store.list_unscored_documents(con, active.version)) if active.scorer is not None else 0
+    if stale:
+        notes.append(f"{stale:,} documents still carry another scorer's relation scores; `python -m curation "
+                     "rescore` brings them up to date")
+    base = dict(schema=schema.name, slot=schema.answer, values=dict(values), concepts=result.concepts,
+                documents=len(ranks), top_docs=top_docs, scorer=active.version)
+    if answer_kind == "generic":
+        return SuggestionResult(**base, suggestions=(), notes=tuple(notes), message=(
+            f"the {schema.answer} of a {schema.name} relation is not an entity kind the recogniser finds, so it "
+            "cannot be suggested"), seconds=time.perf_counter() - started)
+    if not ranks:
+        return SuggestionResult(**base, suggestions=(), notes=tuple(notes), message=(
+            "no abstract mentions the query's concepts, so there is nothing to suggest"),
+            seconds=time.perf_counter() - started)
+    slots = {slot: slot_concept_ids(source, c) for slot, c in typed.items()}
+    lexicon = matcher.lexicon
+    evidence, merged = merge_names(gather_evidence(con, ranks, slots, {s: c.kind for s, c in typed.items()},
+                                                   answer_kind), lexicon, answer_kind)
+    combine = "min" if len(typed) > 1 else "max"
+    ranked = aggregate(evidence, typed, combine=combine, threshold=active.threshold, **RULE)
+    supported = [c for c in ranked if c.supporting]
+    if not supported:
+        what = ("mentions any" if not ranked else "relates any") + f" {answer_kind} to " + " and ".join(
+            f"{c.slot} {c.canonical or c.typed}" for c in result.concepts)
+        return SuggestionResult(**base, suggestions=(), weak=len(ranked), notes=tuple(notes), message=(
+            f"none of the top {len(ranks)} abstracts {what}" + (
+                f" ({len(ranked)} {answer_kind} names are only mentioned nearby)" if ranked else "")),
+            seconds=time.perf_counter() - started)
+    supported = supported[:limit]
+    holdings = kb_holdings(con, schema, result.concepts, lexicon)
+    shown_pmids = sorted({s.pmid for c in supported for s in c.documents if s.probability >= active.threshold})
+    documents = fetch(shown_pmids)
+    marks: dict[str, list[tuple[int, int, str, str]]] = defaultdict(list)
+    query_ids = {pmid: set().union(*(slots[s].get(pmid, set()) for s in slots)) for pmid in shown_pmids}
+    for pmid, rows in store.list_annotations(con, shown_pmids).items():
+        for r in rows:
+            ids = set(re.split(r"[,;]", r.concept_id or ""))
+            if ids & query_ids.get(pmid, set()):
+                marks[pmid].append((r.start, r.end, "query", f"{r.entity_type}: {r.canonical or r.text}"))
+            elif r.entity_type == answer_kind:
+                keys = sorted({key for cid in ids for key in merged.get(cid, ())})
+                marks[pmid].append((r.start, r.end, f"answer:{'|'.join(keys)}",
+                                    f"{r.entity_type}: {r.canonical or r.text}"))
+    out = []
+    for rank, candidate in enumerate(supported, start=1):
+        papers = []
+        for s in candidate.documents:
+            doc = documents.get(s.pmid)
+            if s.probability < active.threshold or doc is None:
+                continue
+            own = [(a, b, "query" if role == "query" else "answer", label) for a, b, role, label in marks[s.pmid]
+                   if role == "query" or candidate.concept_id in role.split(":", 1)[1].split("|")]
+            papers.append(SupportingPaper(s.pmid, s.rank, round(s.probability, 4), doc.title,
+                                          _sentence_html(doc.text, *s.evidence, own), s.same_sentence,
+                                          doc.text[s.evidence[0]:s.evidence[1]]))
+        ids = tuple(cid for cid, keys in merged.items() if candidate.concept_id in keys)
+        found = [_in_kb(holdings, lexicon, answer_kind, cid, candidate.name) for cid in ids]
+        in_kb = any(f for f, _ in found)
+        kb_pmids = tuple(sorted({p for _, pmids in found for p in pmids}))
+        out.append(Suggestion(rank, ids[0], candidate.name, answer_kind, candidate.score, tuple(papers),
+                              len(candidate.documents), in_kb, kb_pmids, ids))
+    return SuggestionResult(**base, suggestions=tuple(out), weak=len(ranked) - len([c for c in ranked if c.supporting]),
+                            notes=tuple(notes), seconds=time.perf_counter() - started)
+
+
+# --- as data: the CLI's JSON and the review list ---------------------------------------------------------------
+
+REVIEW_COLUMNS = ("schema", "query", "slot", "suggestion", "concept_ids", "score", "suggestion_rank", "supporting",
+                  "in_kb", "kb_pmids", "pmid", "search_rank", "probability", "sentence")
+
+
+def result_record(result: SuggestionResult, new_only: bool = False) -> dict[str, object]:
+    """One partial relation's suggestions as JSON-ready data (``new_only``: those the KB lacks)."""
+    return {
+        "schema": result.schema, "entities": dict(result.values), "slot": result.slot,
+        "concepts": [{"slot": c.slot, "typed": c.typed, "status": c.status, "canonical": c.canonical,
+                      "ids": list(c.concept_ids)} for c in result.concepts],
+        "documents": result.documents, "top_docs": result.top_docs, "scorer": result.scorer,
+        "suggestions": [{
+            "rank": s.rank, "name": s.name, "concept_ids": list(s.concept_ids), "kind": s.kind,
+            "score": round(s.score, 4), "supporting": s.supporting, "co_mentions": s.co_mentions, "in_kb": s.in_kb,
+            "kb_pmids": list(s.kb_pmids),
+            "papers": [{"pmid": p.pmid, "search_rank": p.rank, "probability": p.probability, "title": p.title,
+                        "sentence": p.sentence, "same_sentence": p.same_sentence} for p in s.papers],
+        } for s in result.suggestions if not (new_only and s.in_kb)],
+        "weak": result.weak, "message": result.message, "notes": list(result.notes),
+        "seconds": round(result.seconds, 3),
+    }
+
+
+def review_rows(results: Sequence[SuggestionResult], new_only: bool = True) -> list[dict[str, object]]:
+    """The review list for the KB: one row per (suggestion, supporting paper), the suggestions new to the KB only
+    unless ``new_only`` is False."""
+    rows = []
+    for result in results:
+        query = "; ".join(f"{k}={v}" for k, v in result.values.items())
+        for s in result.suggestions:
+            if new_only and s.in_kb:
+                continue
+            for p in s.papers:
+                rows.append({"schema": result.schema, "query": query, "slot": result.slot, "suggestion": s.name,
+                             "concept_ids": ";".join(s.concept_ids), "score": round(s.score, 4),
+                             "suggestion_rank": s.rank, "supporting": s.supporting, "in_kb": s.in_kb,
+                             "kb_pmids": ";".join(s.kb_pmids), "pmid": p.pmid, "search_rank": p.rank,
+                             "probability": p.probability, "sentence": " ".join(p.sentence.split())})
+    return rows
+
+
+def review_file(results: Sequence[SuggestionResult], fmt: str = "csv", new_only: bool = True) -> str:
+    """The review list as CSV (a header, one row per supporting paper) or JSON lines (one object per suggestion,
+    its papers inside)."""
+    if fmt == "jsonl":
+        return "".join(json.dumps({"schema": r.schema, "entities": dict(r.values), "slot": r.slot, **sug},
+                                  ensure_ascii=False) + "\n"
+                       for r in results for sug in result_record(r, new_only)["suggestions"])  # type: ignore[union-attr]
+    if fmt != "csv":
+        raise ValueError(f"format must be csv or jsonl, not {fmt!r}")
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=REVIEW_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows({k: _cell(v) for k, v in row.items()} for row in review_rows(results, new_only))
+    return out.getvalue()
+
+
+def _cell(value: object) -> object:
+    """A text cell a spreadsheet would run as a formula (abstract text is untrusted) gets a leading apostrophe."""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@"):
+        return "'" + value
+    return value
