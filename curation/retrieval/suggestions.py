@@ -19,9 +19,13 @@ documents, best first, are what a curator reads.
 from __future__ import annotations
 
 import math
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+
+from curation.entities.postings import PostingsSource, variant_texts
+from curation.entities.query import QueryConcept
 
 COMBINES = ("min", "mean", "max")
 RULES = ("sum", "noisy_or", "max")
@@ -136,3 +140,44 @@ def frequency_prior(counts: Mapping[str, int]) -> list[str]:
     """Candidates by how many documents of the whole corpus mention them, most first (the baseline that knows
     nothing of the query)."""
     return [c for c, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+
+
+def slot_concept_ids(source: PostingsSource, concept: QueryConcept) -> dict[str, set[str]]:
+    """PMID → the concept ids of the stored mentions that are this slot's concept (what the concept search
+    found it as: a linked concept's ids, a variant's notations, an unlinked name's exact mentions)."""
+    if concept.linked and concept.kind == "variant":
+        rows = source.postings("variant", (), variant_texts(source, concept.concept_ids))
+    elif concept.linked:
+        rows = source.postings(concept.kind, concept.concept_ids)
+    else:
+        rows = source.postings(concept.kind, (), (concept.typed,))
+    out: dict[str, set[str]] = defaultdict(set)
+    for row in rows:
+        for cid in re.split(r"[,;]", row.concept_id or ""):
+            if cid.strip() and cid.strip() != "-":
+                out[row.pmid].add(cid.strip())
+    return out
+
+
+def evidence_from_pairs(rows: Iterable, ranks: Mapping[str, int], slot: str, per_doc: Mapping[str, set[str]],
+                        kind: str, answer_kind: str) -> list[PairEvidence]:
+    """The evidence one slot gets from stored pairs (rows with the fields of ``curation.store.PairRow``): each pair
+    of a ranked document joining one of the slot's concepts there to a concept of ``answer_kind`` (either side
+    first; an unscored pair, a co-mention, counts 1.0)."""
+    out = []
+    for row in rows:
+        if row.pmid not in ranks:
+            continue
+        mine = per_doc.get(row.pmid, set())
+        sides = []
+        if row.kind_a == kind and row.concept_a in mine and row.kind_b == answer_kind:
+            sides.append((row.concept_b, row.name_b))
+        if row.kind_b == kind and row.concept_b in mine and row.kind_a == answer_kind:
+            sides.append((row.concept_a, row.name_a))
+        for candidate, name in sides:
+            if candidate in mine:
+                continue
+            p = 1.0 if row.score is None else float(row.score)
+            out.append(PairEvidence(row.pmid, ranks[row.pmid], slot, candidate, name, p,
+                                    (row.evidence_start, row.evidence_end), bool(row.same_sentence)))
+    return out

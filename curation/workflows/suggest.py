@@ -30,11 +30,11 @@ import duckdb
 from curation import store
 from curation.entities.lexicon import Lexicon
 from curation.entities.matching import Matcher
-from curation.entities.postings import StorePostings, variant_texts
+from curation.entities.postings import StorePostings
 from curation.entities.query import QueryConcept, QueryLinker
 from curation.records import Span
 from curation.retrieval.relation_search import SearchOptions, search_relation
-from curation.retrieval.suggestions import PairEvidence, aggregate
+from curation.retrieval.suggestions import PairEvidence, aggregate, evidence_from_pairs, slot_concept_ids
 from curation.schemas import RelationSchema
 from curation.workflows.highlight import to_html
 from curation.workflows.relation_scoring import ActiveScorer, active_scorer
@@ -103,23 +103,6 @@ class SuggestionResult:
         return tuple(s for s in self.suggestions if not s.in_kb)
 
 
-def slot_concept_ids(source: StorePostings, concept: QueryConcept) -> dict[str, set[str]]:
-    """PMID → the concept ids of the stored mentions that are this slot's concept (what the concept search
-    found it as: a linked concept's ids, a variant's notations, an unlinked name's exact mentions)."""
-    if concept.linked and concept.kind == "variant":
-        rows = source.postings("variant", (), variant_texts(source, concept.concept_ids))
-    elif concept.linked:
-        rows = source.postings(concept.kind, concept.concept_ids)
-    else:
-        rows = source.postings(concept.kind, (), (concept.typed,))
-    out: dict[str, set[str]] = defaultdict(set)
-    for row in rows:
-        for cid in re.split(r"[,;]", row.concept_id or ""):
-            if cid.strip() and cid.strip() != "-":
-                out[row.pmid].add(cid.strip())
-    return out
-
-
 def gather_evidence(con: duckdb.DuckDBPyConnection, ranks: Mapping[str, int], slots: Mapping[str, dict[str, set[str]]],
                     slot_kinds: Mapping[str, str], answer_kind: str) -> list[PairEvidence]:
     """Every stored pair of the ranked documents joining a slot's concepts to a concept of ``answer_kind``."""
@@ -127,22 +110,9 @@ def gather_evidence(con: duckdb.DuckDBPyConnection, ranks: Mapping[str, int], sl
     pmids = list(ranks)
     for slot, per_doc in slots.items():
         ids = sorted({c for pmid in pmids for c in per_doc.get(pmid, ())})
-        if not ids:
-            continue
-        kind = slot_kinds[slot]
-        for row in store.list_relation_pairs(con, pmids, kind, ids, answer_kind):
-            mine = per_doc.get(row.pmid, set())
-            sides = []
-            if row.kind_a == kind and row.concept_a in mine and row.kind_b == answer_kind:
-                sides.append((row.concept_b, row.name_b))
-            if row.kind_b == kind and row.concept_b in mine and row.kind_a == answer_kind:
-                sides.append((row.concept_a, row.name_a))
-            for candidate, name in sides:
-                if candidate in mine:
-                    continue
-                p = 1.0 if row.score is None else float(row.score)
-                out.append(PairEvidence(row.pmid, ranks[row.pmid], slot, candidate, name, p,
-                                        (row.evidence_start, row.evidence_end), bool(row.same_sentence)))
+        if ids:
+            rows = store.list_relation_pairs(con, pmids, slot_kinds[slot], ids, answer_kind)
+            out += evidence_from_pairs(rows, ranks, slot, per_doc, slot_kinds[slot], answer_kind)
     return out
 
 
