@@ -26,6 +26,7 @@ import os
 import platform
 import sys
 import time
+from collections import Counter, defaultdict
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -34,6 +35,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import bench._suggestions as S  # noqa: E402
 from bench._benchmark import goal  # noqa: E402
 from curation.config import load_settings  # noqa: E402
 from curation.ingest.problems import Problems  # noqa: E402
@@ -52,7 +54,7 @@ def _read(path: Path) -> list:
     return list(read_pubtator(path, Problems(path, lenient=True)))
 
 
-def relation_extraction(data_dir: Path) -> dict:
+def relation_extraction(data_dir: Path) -> tuple[dict, rel.RelationScorer, rel.TrainingSet]:
     """Train on both Train splits (Dev and Test PMIDs held out), score both Dev splits."""
     started = time.perf_counter()
     training = rel.corpus_training_set(data_dir)
@@ -100,6 +102,232 @@ def relation_extraction(data_dir: Path) -> dict:
         }
         print(f"{corpus} dev: " + ", ".join(f"{n} F1 {s['f1']}" for n, s in out["dev"][corpus]["systems"].items()),
               file=sys.stderr)
+    return out, scorer, training
+
+
+TOP_DOCS = (20, 50, 100)
+RULES = [dict(rule=r, weight=w) for r in ("sum", "noisy_or", "max") for w in ("flat", "log", "reciprocal")]
+NARY_COMBINES = ("min", "mean", "max")
+
+
+def _schema(query):
+    """A query seen as the search sees a schema: its slots and their kinds, the answer's kind."""
+    from curation.schemas import RelationSchema
+
+    slots = tuple(slot for slot, _, _ in query.slots)
+    answer = {"gene": "Gene ", "chemical": "Chemical ", "disease": "Disease ", "variant": "Variant "}[
+        query.answer_kind].strip() + "?"
+    types = (*slots, answer)
+    return RelationSchema(name="bench", entity_types=types, answer=answer,
+                          templates=(" ".join("{" + s + "}" for s in slots),),
+                          kinds=tuple((slot, kind) for slot, kind, _ in query.slots) + ((answer, query.answer_kind),))
+
+
+def _metrics(run: dict, queries: list) -> dict[str, dict[str, float]]:
+    from curation.learning.statistics import per_query
+
+    qrels = {q.qid: {g: 1 for g in q.gold} for q in queries}
+    return {name: per_query({q.qid: run.get(q.qid, {}) for q in queries}, qrels, metric)
+            for name, metric in S.METRICS.items()}
+
+
+def _summary(per: dict[str, dict[str, float]], baseline: dict[str, dict[str, float]] | None = None) -> dict:
+    from curation.learning.statistics import bootstrap_ci
+
+    out = {}
+    for name, values in per.items():
+        ci = bootstrap_ci(values)
+        out[name] = {"mean": round(ci.mean, 4), "ci95": [round(ci.low, 4), round(ci.high, 4)]}
+    if baseline is not None:
+        from curation.learning.statistics import paired_test
+
+        diff = {q: per["map"][q] - baseline["map"][q] for q in per["map"]}
+        ci = bootstrap_ci(diff)
+        test = paired_test(per["map"], baseline["map"])
+        out["map_minus_cooccurrence"] = {"mean": round(ci.mean, 4), "ci95": [round(ci.low, 4), round(ci.high, 4)],
+                                         "p_value": test.p_value}
+    return out
+
+
+def _realistic_lexicon(data_dir: Path, training_docs):
+    """The dictionaries a deployment has: DrugBank, CIViC, and the gold mention names of Train documents only."""
+    from curation.entities.dictionaries import assemble_lexicon, merged_synonyms
+    from curation.entities.synonyms import drugbank_synonyms
+    from curation.ingest.civic import read_civic
+    from curation.schemas import PO
+
+    drugbank = data_dir / "dicts" / "drugbank_vocabulary.csv"
+    dictionary = drugbank_synonyms(drugbank) if drugbank.exists() else []
+    records = []
+    for path in sorted((data_dir / "civic").glob("*.tsv")):
+        records += [r for r in read_civic(path, Problems(path, lenient=True)) if r.schema == PO.name]
+    synonyms = merged_synonyms(dictionary, [(PO, records)], [m for d in training_docs for m in d.mentions])
+    return assemble_lexicon(synonyms, training_docs)
+
+
+def _typed_name(concept: str, docs) -> str:
+    """How papers write a concept most often (what a curator copies into the slot)."""
+    from collections import Counter
+
+    counts = Counter(m.text for d in docs for m in d.mentions if concept in rel.concept_ids(m))
+    return counts.most_common(1)[0][0] if counts else concept
+
+
+def suggestion_benchmark(data_dir: Path, scorer, training, split: str = "dev") -> dict:
+    """Suggestion queries of ``split`` (both corpora): the gold-mention setting and the realistic one."""
+    from curation.entities.annotation import Annotator
+    from curation.entities.matching import Matcher
+    from curation.entities.normalise import Normaliser
+    from curation.entities.postings import MemoryPostings
+    from curation.entities.query import QueryLinker
+    from curation.entities.variants import variant_keys
+    from curation.ingest.jsonl import read_jsonl
+    from curation.records import Mention
+    from curation.retrieval.relation_search import SearchOptions, search_relation
+    from curation.retrieval.suggestions import slot_concept_ids
+    from index.lexical import LexicalIndex
+    from index.search import Retriever
+
+    column = {"dev": 2, "test": 3}[split]
+    corpora = {name: _read(data_dir / files[column - 1]) for name, *files, _ in rel.CORPORA}
+    for name, docs in corpora.items():
+        assert not {d.pmid for d in docs} & set(training.documents), f"{name} {split} documents were trained on"
+    queries = {"biored": S.make_queries(corpora["biored"], "biored"),
+               "bc5cdr": S.make_queries(corpora["bc5cdr"], "bc5cdr", cid_only=True)}
+    out: dict = {"queries": {}, "gold_mentions": {}, "realistic": {}}
+    for qs in queries.values():
+        for kind in sorted({q.kind for q in qs}):
+            out["queries"][kind] = sum(1 for q in qs if q.kind == kind)
+
+    # --- gold mentions (upper bound): each corpus's own split, every document mentioning the query concepts ---
+    runs_gold: dict[str, dict[str, dict]] = {}
+    for corpus, qs in queries.items():
+        docs = corpora[corpus]
+        pool = S.Pool({d.pmid: d for d in docs}, {d.pmid: list(d.mentions) for d in docs})
+        scores = S.score_pool(pool, scorer)
+        systems: dict[str, dict] = {"frequency_prior": {}, "cooccurrence_all": {}, "scorer_all": {}}
+        for q in qs:
+            slot_ids = {slot: {p: {cid} for p in pool.mentioning(cid)} for slot, _, cid in q.slots}
+            ranks = {p: 1 for ids in slot_ids.values() for p in ids}
+            slots = [slot for slot, _, _ in q.slots]
+            combine = "min" if len(slots) > 1 else "max"
+            systems["frequency_prior"][q.qid] = S.frequency_prior(pool, q.answer_kind, [c for *_, c in q.slots])
+            systems["cooccurrence_all"][q.qid] = S.ranked(
+                S.evidence(pool, scores, ranks, slot_ids, q.answer_kind, cooccurrence=True), slots,
+                combine=combine, rule="sum", weight="flat", threshold=0.0)
+            systems["scorer_all"][q.qid] = S.ranked(S.evidence(pool, scores, ranks, slot_ids, q.answer_kind), slots,
+                                                    combine=combine, rule="sum", weight="flat",
+                                                    threshold=scorer.threshold)
+        runs_gold[corpus] = systems
+        per = {name: _metrics(run, qs) for name, run in systems.items()}
+        out["gold_mentions"][corpus] = {
+            name: _summary(per[name], per["cooccurrence_all"] if name == "scorer_all" else None) for name in per}
+
+    # --- realistic: the product's dictionary annotator (no Dev/Test names), served search over a pool ---
+    started = time.perf_counter()
+    lexicon = _realistic_lexicon(data_dir, list(training.documents.values()))
+    hoc = list(read_jsonl(data_dir / "hoc" / "hoc_abstracts.jsonl", Problems(data_dir / "hoc" / "hoc_abstracts.jsonl",
+                                                                            lenient=True)))
+    docs = {d.pmid: d for corpus in corpora.values() for d in corpus}
+    for d in hoc:
+        docs.setdefault(d.pmid, d)
+    matcher = Matcher(lexicon, cache_size=len(docs) + 16)
+    texts = [d.text for d in docs.values()]
+    found = Annotator(matcher).annotate(texts)
+    annotations = dict(zip(docs, found, strict=True))
+    predicted = {p: [Mention(p, a.start, a.end, a.text, a.type, a.concept_id, a.source) for a in spans]
+                 for p, spans in annotations.items()}
+    pool = S.Pool(docs, predicted)
+    gold = {d.pmid: list(d.mentions) for corpus in corpora.values() for d in corpus}
+    aliases = S.align(pool, gold)
+    scores = S.score_pool(pool, scorer)
+    source = MemoryPostings(annotations)
+    keys = {k for text in source.texts("variant") for k in variant_keys(text)}
+    linker = QueryLinker(lexicon, Normaliser(lexicon).fit(), None, keys)
+    engine = Retriever(lexical=LexicalIndex.build(list(docs.values())), version="bm25")
+    out["realistic_setup"] = {"pool_documents": len(docs), "distractors_hoc": len(docs) - sum(
+        len(c) for c in corpora.values()), "predicted_mentions": sum(len(v) for v in predicted.values()),
+        "aligned_concepts": len(aliases), "seconds": round(time.perf_counter() - started, 1)}
+
+    def fetch(pmids):
+        return {p: docs[p] for p in pmids if p in docs}
+
+    runs: dict[str, dict[str, dict]] = defaultdict(lambda: defaultdict(dict))
+    linked = Counter()
+    for corpus, qs in queries.items():
+        for q in qs:
+            schema = _schema(q)
+            values = {slot: _typed_name(cid, corpora[corpus]) for slot, _, cid in q.slots}
+            result = search_relation(engine, linker, matcher, source, fetch, schema, values,
+                                     SearchOptions(mode="bm25", k=max(TOP_DOCS)))
+            concepts = {c.slot: c for c in result.concepts}
+            linked[corpus] += all(c.linked for c in concepts.values())
+            slot_ids = {slot: slot_concept_ids(source, c) for slot, c in concepts.items()}
+            slots = list(slot_ids)
+            every = {p: 1 for ids in slot_ids.values() for p in ids}
+            served = {h.pmid: h.rank for h in result.hits}
+            exclude = [aliases.get(c, c) for ids in slot_ids.values() for per in ids.values() for c in per]
+            runs[corpus]["frequency_prior"][q.qid] = S.frequency_prior(pool, q.answer_kind, exclude, aliases)
+            runs[corpus]["cooccurrence_all"][q.qid] = S.ranked(
+                S.evidence(pool, scores, every, slot_ids, q.answer_kind, cooccurrence=True), slots, aliases,
+                combine="min" if len(slots) > 1 else "max", rule="sum", weight="flat", threshold=0.0)
+            for n in TOP_DOCS:
+                top = {p: r for p, r in served.items() if r <= n}
+                runs[corpus][f"cooccurrence_served@{n}"][q.qid] = S.ranked(
+                    S.evidence(pool, scores, top, slot_ids, q.answer_kind, cooccurrence=True), slots, aliases,
+                    combine="min" if len(slots) > 1 else "max", rule="sum", weight="flat", threshold=0.0)
+                rows = S.evidence(pool, scores, top, slot_ids, q.answer_kind)
+                for combine in (NARY_COMBINES if len(slots) > 1 else ("max",)):
+                    for r in RULES:
+                        name = f"scorer_served@{n}:{r['rule']}/{r['weight']}" + (
+                            f"/{combine}" if len(slots) > 1 else "")
+                        runs[corpus][name][q.qid] = S.ranked(rows, slots, aliases, combine=combine,
+                                                             threshold=scorer.threshold, **r)
+            runs[corpus]["scorer_all"][q.qid] = S.ranked(
+                S.evidence(pool, scores, every, slot_ids, q.answer_kind), slots, aliases,
+                combine="min" if len(slots) > 1 else "max", rule="sum", weight="flat", threshold=scorer.threshold)
+    all_queries = [q for qs in queries.values() for q in qs]
+    # the rule and N: best mean MAP over every query of this split (dev), n-ary queries by their own combine
+    from curation.learning.statistics import per_query
+
+    qrels = {q.qid: {g: 1 for g in q.gold} for q in all_queries}
+    candidates = {}
+    for n in TOP_DOCS:
+        for r in RULES:
+            for combine in NARY_COMBINES:
+                run = {}
+                for corpus, qs in queries.items():
+                    for q in qs:
+                        name = f"scorer_served@{n}:{r['rule']}/{r['weight']}" + (
+                            f"/{combine}" if len(q.slots) > 1 else "")
+                        run[q.qid] = runs[corpus][name][q.qid]
+                maps = per_query(run, qrels, "map")
+                candidates[(n, r["rule"], r["weight"], combine)] = sum(maps.values()) / len(maps)
+    best = max(candidates, key=lambda k: (candidates[k], -k[0]))
+    out["selection"] = {"split": split, "by": "mean MAP over every query of the split, realistic setting",
+                        "top_docs": best[0], "rule": best[1], "weight": best[2], "nary_combine": best[3],
+                        "map": round(candidates[best], 4),
+                        "all": {f"top{k[0]}/{k[1]}/{k[2]}/{k[3]}": round(v, 4) for k, v in sorted(
+                            candidates.items(), key=lambda kv: -kv[1])}}
+    for corpus, qs in queries.items():
+        chosen = {}
+        for q in qs:
+            name = f"scorer_served@{best[0]}:{best[1]}/{best[2]}" + (f"/{best[3]}" if len(q.slots) > 1 else "")
+            chosen[q.qid] = runs[corpus][name][q.qid]
+        systems = {"frequency_prior": runs[corpus]["frequency_prior"], "cooccurrence_all": runs[corpus][
+            "cooccurrence_all"], f"cooccurrence_served@{best[0]}": runs[corpus][f"cooccurrence_served@{best[0]}"],
+            "scorer_all": runs[corpus]["scorer_all"], "scorer_served_chosen": chosen}
+        per = {name: _metrics(run, qs) for name, run in systems.items()}
+        out["realistic"][corpus] = {
+            name: _summary(per[name], per["cooccurrence_all"] if name.startswith("scorer") else None)
+            for name in per}
+        out["realistic"][corpus]["queries_fully_linked"] = linked[corpus]
+        by_kind = {}
+        for kind in sorted({q.kind for q in qs}):
+            sub = [q for q in qs if q.kind == kind]
+            by_kind[kind] = {name: round(sum(per[name]["map"][q.qid] for q in sub) / len(sub), 4) for name in per}
+        out["realistic"][corpus]["map_by_kind"] = by_kind
+    out["queries_total"] = len(all_queries)
     return out
 
 
@@ -108,10 +336,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "suggest.json")
     args = parser.parse_args(argv)
     data_dir = load_settings().data_dir
+    extraction, scorer, training = relation_extraction(data_dir)
     report = {"date": datetime.now(UTC).isoformat(timespec="seconds"),
               "params": {"cpu_count": os.cpu_count(), "python": platform.python_version(),
-                         "mentions": "gold (upper bound)", "splits_read": "Train and Dev; Test PMIDs only"},
-              "relation_extraction": relation_extraction(data_dir)}
+                         "splits_read": "Train and Dev; Test PMIDs only"},
+              "relation_extraction": extraction}
+    started = time.perf_counter()
+    report["suggestions"] = suggestion_benchmark(data_dir, scorer, training)
+    report["suggestions"]["seconds"] = round(time.perf_counter() - started, 1)
     dev = report["relation_extraction"]["dev"]
     best = {c: max(dev[c]["systems"]["scorer_logreg"]["f1"], dev[c]["systems"]["scorer_boosted"]["f1"])
             for c in dev}

@@ -31,8 +31,10 @@ from curation.workflows.provenance import decision_history, decision_provenance
 from curation.workflows.result_filter import filter_rows
 from curation.workflows.serving import BM25_ONLY
 from curation.workflows.session import corpus_size, current_schema
+from curation.workflows.suggest import DEFAULT_TOP_DOCS, suggest
 from pages import concept_chips as chips
 from pages import result_filters as filters
+from pages import suggestion_panel
 from pages.common import (
     GRADE_SHORTCUTS,
     connection,
@@ -165,8 +167,15 @@ if engine is None:
     if engine.dense is None:
         mode = "bm25"  # the planned version did not load: BM25 serves
 try:
+    # The suggestions for the missing slot: drawn from the stored relation scores of the top abstracts.
+    suggested = suggest(con, engine, query_linker(con), matcher(con), schema, values, top_docs=DEFAULT_TOP_DOCS,
+                        mode=mode, applied=chips.applied_links(values))
+    picked = suggestion_panel.picked(suggested, values)
+    depth = st.session_state.get("depth", 20)
+    if picked is not None:  # its supporting abstracts are all among the results
+        depth = max([depth, *(p.rank for p in picked.papers)])
     result = curate_search(
-        con, engine, matcher(con), schema, values, mode=mode, k=st.session_state.get("depth", 20), shown=shown,
+        con, engine, matcher(con), schema, values, mode=mode, k=depth, shown=shown,
         kinds=set(kinds or []), linker=query_linker(con), applied=chips.applied_links(values), rm3=rm3,
     )
 except USER_ERRORS as exc:
@@ -176,6 +185,7 @@ st.session_state["decided_pmids"] = set()  # this full run's rows hold every dec
 chips.slot_chips(dict(zip(schema.query_types, columns, strict=False)), result.concepts)
 st.text(f"Query: {result.query}")  # typed text: shown as plain text, never as markdown
 chips.notes(result)
+chosen = suggestion_panel.panel(suggested, values)
 if not curator:
     st.warning("Enter your name as curator in the sidebar to record decisions.")
 
@@ -189,7 +199,9 @@ def decide(pmid: str, grade: str, answer: str, note: str, confirm_kind: bool = F
             con, matcher(con).lexicon if (answer or "").strip() and not confirm_kind else None, curator, schema,
             values, pmid, grade,
             answer=answer or "", note=note or "", confirm_kind=confirm_kind,
-            provenance=decision_provenance(row, row.rank, result.version, result.mode, result.concepts, rm3)
+            provenance=decision_provenance(
+                row, row.rank, result.version, result.mode, result.concepts, rm3,
+                suggestion=chosen if chosen is not None and pmid in {p.pmid for p in chosen.papers} else None)
             if row is not None else "",
         )
         st.toast(f"PMID {pmid}: {GRADE_LABELS[grade]}")
@@ -343,6 +355,11 @@ if (only := st.session_state.get("filter_only")) is not None:
     if right.button("Show all", key="clear_only"):
         st.session_state.pop("filter_only", None)
         st.rerun()
+if chosen is not None:
+    supporting = {p.pmid for p in chosen.papers}
+    kept = [r for r in kept if r.pmid in supporting]
+    st.info(f"Showing the {len(kept)} abstracts that relate {escape_text(chosen.name)} to the query, its name "
+            f"filled in as the {escape_text(schema.answer.lower())}. Click the suggestion again to show all.")
 # Rows in their groups' order (all the concepts, then some); the focus (j/k, grade keys 1-3) walks that order.
 # Another sort shows one list in its order.
 if view.sort == "relevance":

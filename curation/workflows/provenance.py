@@ -54,15 +54,22 @@ def provenance_json(hit: Provenanced) -> str:
 
 
 def decision_provenance(row: Provenanced, rank: int | None = None, version: str = "", mode: str = "",
-                        concepts: Sequence[Any] = (), rm3: bool = False) -> str:
+                        concepts: Sequence[Any] = (), rm3: bool = False, suggestion: Any = None) -> str:
     """What is stored with a decision made on the Curate page: the hit's provenance plus where the curator
     saw it (its rank), what ranked it (the model version and mode, RM3 on or off) and the query as typed and
     as normalised (each slot's linked concepts). Curator and time are columns of the decision itself.
 
     Args:
         concepts: the search's :class:`curation.entities.query.QueryConcept` per slot.
+        suggestion: the :class:`curation.workflows.suggest.Suggestion` the curator was following (its rank and
+            score among the suggestions, and the relation scorer), when the decision was made from one.
     """
     data = hit_provenance(row)
+    if suggestion is not None:
+        data["suggestion"] = {"name": suggestion.name, "concept_ids": list(suggestion.concept_ids),
+                              "rank": suggestion.rank, "score": round(float(suggestion.score), 4),
+                              "supporting": suggestion.supporting, "in_kb": suggestion.in_kb,
+                              "scorer": getattr(suggestion, "scorer", "")}
     data.update(
         rank=rank,
         version=version,

@@ -75,6 +75,12 @@ class Suggestion:
     in_kb: bool = False
     kb_pmids: tuple[str, ...] = ()
     concept_ids: tuple[str, ...] = ()  # every concept id it was found as (one name in two vocabularies)
+    scorer: str = ""  # the relation scorer whose scores ranked it
+
+    def label(self) -> str:
+        """The chip's text: name, supporting papers, and whether the KB lacks it."""
+        papers = f"{self.supporting} paper{'s' if self.supporting != 1 else ''}"
+        return f"{self.name} · {papers}" + ("" if self.in_kb else " · new to the KB")
 
     @property
     def supporting(self) -> int:
@@ -209,8 +215,8 @@ def suggest(con: duckdb.DuckDBPyConnection, retriever, linker: QueryLinker, matc
     ranked = aggregate(evidence, typed, combine=combine, threshold=active.threshold, **RULE)
     supported = [c for c in ranked if c.supporting]
     if not supported:
-        what = ("mentions any" if not ranked else "relates any") + f" {answer_kind} to " + " and ".join(
-            f"{c.slot} {c.canonical or c.typed}" for c in result.concepts)
+        query = " and ".join(f"{c.slot} {c.canonical or c.typed}" for c in result.concepts)
+        what = f"mentions a {answer_kind} with {query}" if not ranked else f"relates a {answer_kind} to {query}"
         return SuggestionResult(**base, suggestions=(), weak=len(ranked), notes=tuple(notes), message=(
             f"none of the top {len(ranks)} abstracts {what}" + (
                 f" ({len(ranked)} {answer_kind} names are only mentioned nearby)" if ranked else "")),
@@ -247,7 +253,7 @@ def suggest(con: duckdb.DuckDBPyConnection, retriever, linker: QueryLinker, matc
         in_kb = any(f for f, _ in found)
         kb_pmids = tuple(sorted({p for _, pmids in found for p in pmids}))
         out.append(Suggestion(rank, ids[0], candidate.name, answer_kind, candidate.score, tuple(papers),
-                              len(candidate.documents), in_kb, kb_pmids, ids))
+                              len(candidate.documents), in_kb, kb_pmids, ids, active.version))
     return SuggestionResult(**base, suggestions=tuple(out), weak=len(ranked) - len([c for c in ranked if c.supporting]),
                             notes=tuple(notes), seconds=time.perf_counter() - started)
 

@@ -1,0 +1,276 @@
+"""Suggestions for the missing slot: stored relation pairs, the aggregation rule, the KB check, decisions as
+training pairs, the CLI."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import numpy as np
+import pytest
+
+from curation import store
+from curation.cli import main
+from curation.entities.annotation import Annotator
+from curation.grades import Grade
+from curation.learning import relations as rel
+from curation.records import Document
+from curation.retrieval.suggestions import PairEvidence, aggregate
+from curation.schemas import PO
+from curation.workflows.entities import dictionary_matcher, reannotate
+from curation.workflows.ingestion import ingest_kb
+from curation.workflows.relation_scoring import (
+    SCORER_FILE,
+    activate_scorer,
+    active_scorer,
+    decision_examples,
+    rescore,
+)
+
+DOCS = (
+    Document("2000001", "Vemurafenib in BRAF V600E melanoma.",
+             "Patients with BRAF V600E melanoma responded to vemurafenib. Sotorasib was not tested."),
+    Document("2000002", "BRAF V600E and sotorasib.",
+             "BRAF V600E colorectal tumours were sensitive to sotorasib in this study."),
+    Document("2000003", "Osimertinib in lung cancer.", "Osimertinib was given to patients with lung cancer."),
+    Document("2000004", "A note on BRAF.", "BRAF is a kinase."),
+)
+
+
+def _store(tmp_path, fixtures):
+    con = store.open_store(tmp_path / "s.duckdb")
+    ingest_kb(con, "civic", fixtures / "civic" / "current.tsv")
+    with store.transaction(con):
+        store.add_documents(con, DOCS)
+    reannotate(con, Annotator(dictionary_matcher(con)))
+    return con
+
+
+def _scorer_folder(tmp_path, weights: dict[str, float], intercept: float = -1.0, threshold: float = 0.5):
+    """A scorer with chosen weights on raw features (mean 0, scale 1): its behaviour is known in advance."""
+    coef = np.zeros(len(rel.FEATURES))
+    for name, value in weights.items():
+        coef[rel.FEATURES.index(name)] = value
+    folder = tmp_path / "scorer"
+    folder.mkdir()
+    rel.RelationScorer(np.zeros(len(coef)), np.ones(len(coef)), coef, intercept, threshold).save(folder / SCORER_FILE)
+    return folder
+
+
+# --- the aggregation rule -------------------------------------------------------------------------------------
+
+
+def _e(pmid, rank, slot, cand, p):
+    return PairEvidence(pmid, rank, slot, cand, cand.upper(), p)
+
+
+def test_two_slots_min_needs_a_document_relating_the_candidate_to_both():
+    evidence = [_e("1", 1, "Gene", "x", 0.9), _e("1", 1, "Variant", "x", 0.1),  # x: related to the gene only
+                _e("2", 2, "Gene", "y", 0.6), _e("2", 2, "Variant", "y", 0.7)]
+    both = aggregate(evidence, ["Gene", "Variant"], combine="min", rule="sum", weight="flat", threshold=0.5)
+    assert [c.concept_id for c in both] == ["y", "x"]
+    assert [c.supporting for c in both] == [1, 0]
+    anyone = aggregate(evidence, ["Gene", "Variant"], combine="max", rule="sum", weight="flat", threshold=0.5)
+    assert [c.concept_id for c in anyone] == ["x", "y"]
+
+
+def test_a_slot_the_document_does_not_mention_counts_zero_under_min():
+    evidence = [_e("1", 1, "Gene", "x", 0.9)]
+    (only,) = aggregate(evidence, ["Gene", "Variant"], combine="min", threshold=0.5)
+    assert only.score == 0 and only.supporting == 0
+
+
+def test_rank_weights_and_rules():
+    evidence = [_e("1", 1, "Gene", "a", 0.8), _e("2", 3, "Gene", "b", 0.8), _e("3", 4, "Gene", "b", 0.8)]
+    log = {c.concept_id: c.score for c in aggregate(evidence, ["Gene"], rule="sum", weight="log")}
+    assert log["a"] == pytest.approx(0.8)
+    assert log["b"] == pytest.approx(0.8 / np.log2(4) + 0.8 / np.log2(5), abs=1e-6)
+    best = {c.concept_id: c.score for c in aggregate(evidence, ["Gene"], rule="max", weight="reciprocal")}
+    assert best["a"] == pytest.approx(0.8) and best["b"] == pytest.approx(0.8 / 3, abs=1e-6)
+    noisy = {c.concept_id: c.score for c in aggregate(evidence, ["Gene"], rule="noisy_or", weight="flat")}
+    assert noisy["b"] == pytest.approx(1 - 0.2 * 0.2, abs=1e-6)
+    with pytest.raises(ValueError, match="rule must be one of"):
+        aggregate(evidence, ["Gene"], rule="mean")
+
+
+def test_one_document_keeps_its_best_pair_per_slot():
+    evidence = [_e("1", 1, "Gene", "a", 0.2), _e("1", 1, "Gene", "a", 0.7)]
+    (a,) = aggregate(evidence, ["Gene"], weight="flat", threshold=0.5)
+    assert a.score == pytest.approx(0.7) and len(a.documents) == 1 and a.supporting == 1
+
+
+# --- stored pairs ---------------------------------------------------------------------------------------------
+
+
+def test_annotation_stores_every_co_mentioned_pair_unscored_without_a_scorer(tmp_path, fixtures):
+    con = _store(tmp_path, fixtures)
+    rows = store.list_relation_pairs(con, ["2000001"])
+    sides = {(r.name_a, r.name_b) for r in rows} | {(r.name_b, r.name_a) for r in rows}
+    assert ("V600E", "Vemurafenib") in sides and ("BRAF", "Vemurafenib") in sides
+    assert all(r.score is None for r in rows)
+    vemurafenib = next(r for r in rows if {r.name_a, r.name_b} == {"V600E", "Vemurafenib"})
+    text = DOCS[0].text
+    assert vemurafenib.same_sentence and "vemurafenib" in text[vemurafenib.evidence_start:vemurafenib.evidence_end]
+    assert store.list_relation_scorers(con) == {store.UNSCORED: 4}
+    assert active_scorer(con).scorer is None and "no relation scorer" in active_scorer(con).message
+
+
+def test_a_new_scorer_rescores_only_what_another_scorer_wrote_and_reannotation_keeps_pairs(tmp_path, fixtures):
+    con = _store(tmp_path, fixtures)
+    active = activate_scorer(con, _scorer_folder(tmp_path, {"same_sentence": 3.0}))
+    assert store.list_unscored_documents(con, active.version) == ["2000001", "2000002", "2000003", "2000004"]
+    report = rescore(con)
+    assert report.documents == 4 and store.list_unscored_documents(con, active.version) == []
+    rows = store.list_relation_pairs(con, ["2000001"])
+    same = [r.score for r in rows if r.same_sentence]
+    apart = [r.score for r in rows if not r.same_sentence]
+    assert same and apart and min(same) > max(apart)  # the weights say so: sigmoid(2) vs sigmoid(-1)
+    # re-annotating writes the pairs again in the same transaction, with the active scorer
+    reannotate(con, Annotator(dictionary_matcher(con)), stale_only=False)
+    assert store.list_relation_scorers(con) == {active.version: 4}
+
+
+def test_replacing_annotations_drops_their_pairs(tmp_path, fixtures):
+    con = _store(tmp_path, fixtures)
+    with store.transaction(con):
+        store.replace_annotations(con, "other", {"2000001": len(DOCS[0].text)}, [])
+    assert store.list_relation_pairs(con, ["2000001"]) == []
+    assert "2000001" in store.list_unscored_documents(con, store.UNSCORED)
+
+
+def test_a_scorer_folder_that_does_not_load_changes_nothing(tmp_path, fixtures):
+    con = _store(tmp_path, fixtures)
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / SCORER_FILE).write_text("{not json")
+    with pytest.raises(rel.RelationError, match="cannot be read"):
+        activate_scorer(con, tmp_path / "bad")
+    assert active_scorer(con).scorer is None
+
+
+# --- suggestions through the served search -----------------------------------------------------------------------
+
+
+def _suggest(con, values, **kwargs):
+    from curation.cli.search import Searcher
+    from curation.workflows.suggest import suggest
+
+    searcher = Searcher(con)
+    engine, _ = searcher.engine(PO)
+    return suggest(con, engine, searcher.linker, searcher.matcher, PO, values, mode="bm25", **kwargs)
+
+
+def test_suggestions_are_marked_new_to_the_kb_or_held_with_its_pmids(tmp_path, fixtures):
+    con = _store(tmp_path, fixtures)
+    activate_scorer(con, _scorer_folder(tmp_path, {"same_sentence": 3.0}))
+    rescore(con)
+    result = _suggest(con, {"Gene": "BRAF", "Variant": "V600E"})
+    by_name = {s.name.casefold(): s for s in result.suggestions}
+    assert set(by_name) == {"vemurafenib", "sotorasib"}
+    assert by_name["vemurafenib"].in_kb and by_name["vemurafenib"].kb_pmids == ("20818844",)
+    assert not by_name["sotorasib"].in_kb  # the KB has sotorasib for KRAS G12C, not for BRAF V600E
+    # sotorasib: only 2000002 relates it to BRAF V600E in one sentence; 2000001 mentions it in another sentence
+    assert [p.pmid for p in by_name["sotorasib"].papers] == ["2000002"]
+    assert by_name["sotorasib"].co_mentions == 2
+    paper = by_name["sotorasib"].papers[0]
+    assert '<mark class="ent-answer"' in paper.sentence_html and '<mark class="ent-query"' in paper.sentence_html
+    assert "osimertinib" not in by_name  # in no document with BRAF V600E
+    assert [s.name.casefold() for s in result.new_to_kb] == ["sotorasib"]
+
+
+def test_a_query_whose_documents_relate_nothing_of_the_slot_says_so(tmp_path, fixtures):
+    con = _store(tmp_path, fixtures)
+    result = _suggest(con, {"Gene": "BRAF"}, top_docs=50)
+    assert result.suggestions  # co-mentions count when no scorer is active
+    nothing = _suggest(con, {"Gene": "EGFR"})
+    assert nothing.suggestions == () and "no abstract mentions" in nothing.message
+    con.execute("DELETE FROM relation_pairs WHERE kind_a = 'chemical' OR kind_b = 'chemical'")
+    alone = _suggest(con, {"Gene": "BRAF"})  # abstracts mention BRAF, but no stored pair joins it to a chemical
+    assert alone.documents == 3 and alone.suggestions == ()
+    assert alone.message == "none of the top 3 abstracts mentions a chemical with Gene BRAF"
+
+
+def test_the_answer_kind_generic_cannot_be_suggested(tmp_path, fixtures):
+    from curation.schemas import RelationSchema
+
+    con = _store(tmp_path, fixtures)
+    generic = RelationSchema(name="G", entity_types=("Gene", "Effect"), answer="Effect", templates=("{Gene}",),
+                             kinds=(("Gene", "gene"), ("Effect", "generic")))
+    from curation.cli.search import Searcher
+    from curation.workflows.suggest import suggest
+
+    searcher = Searcher(con)
+    result = suggest(con, searcher.engine(PO)[0], searcher.linker, searcher.matcher, generic, {"Gene": "BRAF"},
+                     mode="bm25")
+    assert result.suggestions == () and "cannot be suggested" in result.message
+
+
+# --- decisions as training pairs -------------------------------------------------------------------------------
+
+
+def test_decisions_become_labelled_pairs(tmp_path, fixtures):
+    con = _store(tmp_path, fixtures)
+    values = {"Gene": "BRAF", "Variant": "V600E"}
+    store.record_decision(con, "ana", PO, values, "2000002", Grade.COMPLETE, answer="Sotorasib")
+    store.record_decision(con, "ana", PO, values, "2000001", Grade.NOT_RELEVANT)
+    pairs, documents = decision_examples(con, {"PO": PO}, dictionary_matcher(con).lexicon)
+    positives = {(p.pmid, p.concept_a, p.concept_b) for p in pairs if p.label}
+    negatives = {(p.pmid, p.concept_a, p.concept_b) for p in pairs if not p.label}
+    assert {pmid for pmid, *_ in positives} == {"2000002"} and len(positives) == 2  # BRAF and V600E, sotorasib
+    assert {pmid for pmid, *_ in negatives} == {"2000001"}
+    assert len(negatives) == 4  # (BRAF, V600E) x (vemurafenib, sotorasib)
+    assert set(documents) == {"2000001", "2000002"}
+    # a held-out document's decisions never become training pairs
+    held, _ = decision_examples(con, {"PO": PO}, dictionary_matcher(con).lexicon, held_out=["2000002"])
+    assert {p.pmid for p in held} == {"2000001"}
+    # and the pairs train: features exist for each
+    x = rel.feature_matrix(documents, pairs)
+    assert x.shape == (len(pairs), len(rel.FEATURES)) and np.isfinite(x).all()
+
+
+# --- the command line -------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def cli_store(tmp_path, fixtures, monkeypatch):
+    con = _store(tmp_path, fixtures)
+    activate_scorer(con, _scorer_folder(tmp_path, {"same_sentence": 3.0}))
+    rescore(con)
+    con.close()
+    monkeypatch.setenv("CURATION_MODELS_DIR", str(tmp_path / "models"))
+    return tmp_path / "s.duckdb"
+
+
+def test_cli_suggest_table_json_new_only_and_export(cli_store, tmp_path, capsys):
+    args = ["suggest", "--db", str(cli_store), "--schema", "PO", "--entity", "Gene=BRAF", "--entity", "Variant=V600E",
+            "--mode", "bm25"]
+    assert main(args) == 0
+    table = capsys.readouterr().out
+    assert "NEW to the KB" in table and "in the KB (20818844)" in table
+    assert main([*args, "--json", "--new-only", "--export", str(tmp_path / "review.csv")]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert [s["name"].casefold() for s in record["suggestions"]] == ["sotorasib"]
+    assert record["suggestions"][0]["papers"][0]["pmid"] == "2000002"
+    rows = list(csv.DictReader(io.StringIO((tmp_path / "review.csv").read_text())))
+    assert [(r["suggestion"].casefold(), r["pmid"], r["in_kb"]) for r in rows] == [("sotorasib", "2000002", "False")]
+    assert main([*args, "--export", str(tmp_path / "review.jsonl")]) == 0
+    lines = [json.loads(line) for line in (tmp_path / "review.jsonl").read_text().splitlines()]
+    assert {line["name"].casefold() for line in lines} == {"vemurafenib", "sotorasib"}
+
+
+def test_cli_suggest_batch_and_bad_input(cli_store, tmp_path, capsys):
+    queries = tmp_path / "q.jsonl"
+    queries.write_text('{"schema": "PO", "entities": {"Gene": "BRAF", "Variant": "V600E"}, "id": "a"}\n'
+                       '{"schema": "PO", "entities": {"Gene": "EGFR"}, "id": "b"}\n')
+    assert main(["suggest", "--db", str(cli_store), "--queries", str(queries), "--mode", "bm25"]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [line["id"] for line in lines] == ["a", "b"]
+    assert lines[0]["suggestions"] and not lines[1]["suggestions"] and lines[1]["message"]
+    queries.write_text('{"schema": "PO", "entities": {"Treatment": "x"}}\n')
+    assert main(["suggest", "--db", str(cli_store), "--queries", str(queries)]) == 2
+    assert "line 1" in capsys.readouterr().err
+    assert main(["suggest", "--db", str(cli_store), "--schema", "PO", "--entity", "Gene=BRAF", "--top-docs",
+                 "0"]) == 2
+    assert main(["suggest", "--db", str(cli_store), "--schema", "PO", "--entity", "Gene=BRAF", "--export",
+                 str(tmp_path / "x.txt")]) == 2
+    assert not (tmp_path / "x.txt").exists()
