@@ -332,3 +332,45 @@ def test_a_saved_query_says_what_is_new_and_opens_on_it(loaded_db):
     assert shown and all("PMID 1000077" in m for m in shown)
     (seen,) = connection().execute("SELECT last_seen_at > created_at FROM saved_queries").fetchone()
     assert seen
+
+
+def test_suggested_treatments_filter_to_supporting_abstracts_prefill_and_record(loaded_db):
+    """The panel's chips: one chosen keeps only its supporting abstracts, fills their answer, and a decision
+    made then records the suggestion in its provenance."""
+    from curation.entities.annotation import Annotator
+    from curation.workflows.entities import dictionary_matcher, reannotate
+
+    con = store.open_store(loaded_db)
+    with store.transaction(con):
+        store.add_documents(con, [
+            Document("2000001", "BRAF V600E melanoma.", "BRAF V600E melanoma responded to sotorasib in mice."),
+            Document("2000002", "BRAF V600E tumours.", "We sequenced BRAF V600E tumours. Osimertinib was not used."),
+        ])
+    reannotate(con, Annotator(dictionary_matcher(con)), stale_only=False)
+    con.close()
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.session_state["curator"] = "ana"
+    at.selectbox(key="pick_Gene").set_value("BRAF")
+    at.selectbox(key="pick_Variant").set_value("V600E")
+    at.run()
+    assert not at.exception
+    panel = at.button_group(key="suggestion_pick")
+    labels = list(panel.options)
+    assert any(label.startswith("Sotorasib") and "new to the KB" in label for label in labels), labels
+    assert any(label.startswith("Vemurafenib") and "new to the KB" not in label for label in labels), labels
+    sotorasib = next(label for label in labels if label.startswith("Sotorasib"))
+    panel.set_value(sotorasib)
+    at.run()
+    assert not at.exception
+    shown = {m.value.split("]")[0] for m in at.markdown if "[PMID" in m.value}
+    assert any("PMID 2000001" in s for s in shown) and not any("PMID 1000001" in s for s in shown)
+    assert any("relate Sotorasib to the query" in i.value for i in at.info)
+    assert at.selectbox(key="answer_2000001").value == "Sotorasib"
+    at.button(key="complete_2000001").click()
+    at.run()
+    from pages.common import connection
+
+    (stored,) = connection().execute("SELECT provenance FROM decisions WHERE pmid = '2000001'").fetchone()
+    suggestion = json.loads(stored)["suggestion"]
+    assert suggestion["name"] == "Sotorasib" and suggestion["rank"] >= 1 and suggestion["in_kb"] is False
