@@ -108,6 +108,7 @@ def relation_extraction(data_dir: Path) -> tuple[dict, rel.RelationScorer, rel.T
 TOP_DOCS = (20, 50, 100)
 RULES = [dict(rule=r, weight=w) for r in ("sum", "noisy_or", "max") for w in ("flat", "log", "reciprocal")]
 NARY_COMBINES = ("min", "mean", "max")
+TOLERANCE = 0.002
 
 
 def _schema(query):
@@ -303,10 +304,15 @@ def suggestion_benchmark(data_dir: Path, scorer, training, split: str = "dev") -
                         run[q.qid] = runs[corpus][name][q.qid]
                 maps = per_query(run, qrels, "map")
                 candidates[(n, r["rule"], r["weight"], combine)] = sum(maps.values()) / len(maps)
-    best = max(candidates, key=lambda k: (candidates[k], -k[0]))
-    out["selection"] = {"split": split, "by": "mean MAP over every query of the split, realistic setting",
+    # Differences below TOLERANCE are noise at this many queries: among the choices that close to the best, fewer
+    # documents (faster), then "min" for n-ary queries (a document must relate the candidate to every slot).
+    top = max(candidates.values())
+    near = [k for k, v in candidates.items() if v >= top - TOLERANCE]
+    best = min(near, key=lambda k: (k[0], k[3] != "min", -candidates[k]))
+    out["selection"] = {"split": split, "by": "mean MAP over every query of the split, realistic setting; among the "
+                        f"choices within {TOLERANCE} of the best: the fewest documents, then min for n-ary queries",
                         "top_docs": best[0], "rule": best[1], "weight": best[2], "nary_combine": best[3],
-                        "map": round(candidates[best], 4),
+                        "map": round(candidates[best], 4), "best_map": round(top, 4),
                         "all": {f"top{k[0]}/{k[1]}/{k[2]}/{k[3]}": round(v, 4) for k, v in sorted(
                             candidates.items(), key=lambda kv: -kv[1])}}
     for corpus, qs in queries.items():
@@ -331,6 +337,82 @@ def suggestion_benchmark(data_dir: Path, scorer, training, split: str = "dev") -
     return out
 
 
+def latency(data_dir: Path, scorer, queries: int = 200, seed: int = 13) -> dict:
+    """The product path on a real store: load the sample into a fresh store, score every document's pairs at
+    annotation (the scorer activated first), then time :func:`curation.workflows.suggest.suggest` — what the
+    Curate page calls — on PO queries typed from the KB (gene + variant, and gene alone), top 50 documents."""
+    import random
+    import tempfile
+
+    from curation import store
+    from curation.cli.search import Searcher
+    from curation.config import Settings
+    from curation.schemas import PO
+    from curation.workflows.quickstart import load_sample
+    from curation.workflows.relation_scoring import SCORER_FILE, activate_scorer
+    from curation.workflows.suggest import DEFAULT_TOP_DOCS, suggest
+
+    out: dict = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "scorer"
+        folder.mkdir()
+        scorer.save(folder / SCORER_FILE)
+        settings = Settings(db_path=Path(tmp) / "store.duckdb", data_dir=data_dir, models_dir=Path(tmp) / "models",
+                            cache_dir=Path(tmp) / "cache")
+        con = store.open_store(settings.db_path)
+        activate_scorer(con, folder)  # active before the load: documents are scored as they are annotated
+        t = time.perf_counter()
+        from curation.entities.annotation import Annotator
+        from curation.workflows.entities import dictionary_matcher
+
+        report = load_sample(con, settings, annotator=lambda: Annotator(dictionary_matcher(con)))
+        out["sample_load_s"] = round(time.perf_counter() - t, 1)
+        out["annotation_with_scoring"] = report.annotation.summary() if report.annotation else report.annotation_error
+        from curation.workflows.relation_scoring import active_scorer as current
+        from curation.workflows.relation_scoring import score_documents
+
+        pmids = [p for (p,) in con.execute("SELECT pmid FROM documents ORDER BY pmid").fetchall()]
+        t = time.perf_counter()
+        scored = score_documents(con, current(con), pmids)
+        seconds = time.perf_counter() - t
+        out["scoring_at_ingest"] = {"documents": scored.documents, "pairs": scored.pairs,
+                                    "seconds": round(seconds, 1),
+                                    "documents_per_s_cpu": round(scored.documents / seconds, 1)}
+        rows = con.execute("SELECT entities FROM kb_records WHERE schema_name = 'PO' ORDER BY record_id").fetchall()
+        typed = []
+        for (entities,) in rows:
+            values = json.loads(entities)
+            if values.get("Gene") and values.get("Variant") and len(values["Variant"]) <= 12:
+                typed.append({"Gene": values["Gene"], "Variant": values["Variant"]})
+                typed.append({"Gene": values["Gene"]})
+        unique = list({json.dumps(v, sort_keys=True): v for v in typed}.values())
+        random.Random(seed).shuffle(unique)
+        sample = unique[:queries]
+        searcher = Searcher(con)
+        engine, _ = searcher.engine(PO)
+        suggest(con, engine, searcher.linker, searcher.matcher, PO, {"Gene": "BRAF", "Variant": "V600E"},
+                mode="bm25")  # warm: the matcher's first analyses, the engine's first search
+        times, counts, new = [], [], []
+        for values in sample:
+            t = time.perf_counter()
+            result = suggest(con, engine, searcher.linker, searcher.matcher, PO, values, top_docs=DEFAULT_TOP_DOCS,
+                             mode="bm25")
+            times.append((time.perf_counter() - t) * 1000)
+            counts.append(len(result.suggestions))
+            new.append(len(result.new_to_kb))
+        con.close()
+    times_a = np.array(times)
+    out["suggest"] = {"queries": len(times), "top_docs": DEFAULT_TOP_DOCS,
+                      "mode": "bm25 (a fresh store has no dense version)",
+                      "p50_ms": round(float(np.percentile(times_a, 50)), 1),
+                      "p95_ms": round(float(np.percentile(times_a, 95)), 1),
+                      "max_ms": round(float(times_a.max()), 1),
+                      "queries_with_suggestions": int(sum(1 for c in counts if c)),
+                      "mean_suggestions": round(float(np.mean(counts)), 2),
+                      "mean_new_to_kb": round(float(np.mean(new)), 2)}
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "suggest.json")
@@ -344,12 +426,31 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     report["suggestions"] = suggestion_benchmark(data_dir, scorer, training)
     report["suggestions"]["seconds"] = round(time.perf_counter() - started, 1)
+    from curation.workflows.suggest import DEFAULT_TOP_DOCS, RULE
+
+    chosen = report["suggestions"]["selection"]
+    report["suggestions"]["product"] = {
+        "top_docs": DEFAULT_TOP_DOCS, **RULE, "nary_combine": "min",
+        "matches_selection": (DEFAULT_TOP_DOCS, RULE["rule"], RULE["weight"], "min") == (
+            chosen["top_docs"], chosen["rule"], chosen["weight"], chosen["nary_combine"])}
+    report["latency"] = latency(data_dir, scorer)
     dev = report["relation_extraction"]["dev"]
     best = {c: max(dev[c]["systems"]["scorer_logreg"]["f1"], dev[c]["systems"]["scorer_boosted"]["f1"])
             for c in dev}
-    report["goals"] = {  # only the goals this run measures; the suggestion goals come with their sections
+    realistic = report["suggestions"]["realistic"]
+    report["goals"] = {
+        # the product's setting: recogniser + linker mentions, the chosen aggregation over the served top N,
+        # against co-occurrence over every document mentioning the query's concepts (paired, per query)
+        "scorer_minus_cooc_map_biored_dev": goal(
+            realistic["biored"]["scorer_served_chosen"]["map_minus_cooccurrence"]["mean"], 0.05, ">="),
+        "scorer_minus_cooc_map_bc5cdr_dev": goal(
+            realistic["bc5cdr"]["scorer_served_chosen"]["map_minus_cooccurrence"]["mean"], 0.05, ">="),
+        "scorer_map_ci_low_over_cooc": goal(
+            realistic["bc5cdr"]["scorer_served_chosen"]["map_minus_cooccurrence"]["ci95"][0], 0.0, ">"),
         "cid_f1_bc5cdr_dev": goal(dev["bc5cdr"]["systems"]["scorer_logreg"]["f1"], 0.60, ">="),
         "pair_f1_biored_dev": goal(dev["biored"]["systems"]["scorer_logreg"]["f1"], 0.60, ">="),
+        "queries_dev": goal(report["suggestions"]["queries_total"], 1000, ">="),
+        "suggest_p95_ms_cpu": goal(report["latency"]["suggest"]["p95_ms"], 300, "<="),
     }
     report["best_scorer_f1"] = best
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -42,7 +42,7 @@ from curation.workflows.relation_scoring import ActiveScorer, active_scorer
 #: documents of the served ranking the suggestions are drawn from (chosen on dev by bench/suggest.py)
 DEFAULT_TOP_DOCS = 50
 #: how a candidate's per-document probabilities become its score (chosen on dev by bench/suggest.py)
-RULE = {"rule": "sum", "weight": "log"}
+RULE = {"rule": "noisy_or", "weight": "flat"}
 MAX_TOP_DOCS = 500
 SHOWN = 30  # suggestions kept (each with every supporting document)
 _PARTS = re.compile(r"\s*(?:,|\+|;|/|\band\b|\bplus\b)\s*", re.IGNORECASE)
