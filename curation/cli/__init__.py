@@ -148,12 +148,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_suggest)
 
     p = sub.add_parser("train-relations", parents=[common],
-                       help="train the relation scorer on BioRED + BC5CDR Train and curators' decisions, activate "
-                            "it, re-score the documents")
+                       help="train the relation scorer on BioRED + BC5CDR Train and curators' decisions; activate "
+                            "it when it is not worse on Dev than the active one, and re-score the documents")
     p.add_argument("--data-dir", type=Path, default=None, help="the corpora (default CURATION_DATA_DIR)")
     p.add_argument("--name", default=None, help="the scorer's name (default relations-<date>)")
     p.add_argument("--no-decisions", action="store_true", help="train on the corpora alone")
     p.add_argument("--no-activate", action="store_true", help="only write the folder")
+    p.add_argument("--force", action="store_true", help="activate even when it is worse on Dev than the active one")
     p.set_defaults(func=cmd_train_relations)
 
     p = sub.add_parser("rescore", parents=[common],

@@ -140,7 +140,7 @@ def render_table(record: dict) -> str:
 
 def cmd_train_relations(args: argparse.Namespace) -> int:
     """Train a relation scorer (corpora + the store's decisions), activate it and re-score the documents."""
-    from curation.workflows.relation_scoring import activate_scorer, rescore, train_relation_scorer
+    from curation.workflows.relation_scoring import activate_scorer, judge, rescore, train_relation_scorer
 
     settings = load_settings()
     con = _open(args)
@@ -149,11 +149,15 @@ def cmd_train_relations(args: argparse.Namespace) -> int:
                                                  decisions=not args.no_decisions)
         print(f"trained {manifest['name']} in {manifest['seconds']} s on {manifest['corpus_pairs']:,} corpus pairs "
               f"({manifest['corpus_positives']:,} related) and {manifest['decision_pairs']} pairs from curator "
-              f"decisions; threshold {manifest['threshold']:.3f}; wrote {folder}")
+              f"decisions; threshold {manifest['threshold']:.3f}; Dev pair F1 {manifest['dev_pair_f1']}; wrote "
+              f"{folder}")
         if args.no_activate:
             return 0
-        active = activate_scorer(con, folder)
-        print(f"activated {active.version}; " + rescore(con, active).summary())
+        activate, why = judge(con, manifest)
+        print(why)
+        if activate or args.force:
+            active = activate_scorer(con, folder)
+            print(rescore(con, active).summary())
     finally:
         con.close()
     return 0

@@ -532,3 +532,28 @@ def train_scorer(training: TrainingSet, extra: Sequence[Pair] = (),
     features = np.vstack([feature_matrix(training.documents, training.pairs), extra_features])
     labels = np.array([p.label for p in training.pairs] + [p.label for p in extra])
     return RelationScorer.fit(features, labels, c=c)
+
+
+def dev_pair_f1(scorer: RelationScorer, data_dir: Path) -> dict[str, float]:
+    """Document-level pair F1 on the Dev splits (gold mentions): BioRED any relation, BC5CDR chemical-induced
+    disease — what decides whether a newly trained scorer replaces the active one (the retriever's gate, for
+    relations).
+
+    Raises:
+        RelationError: a Dev file is missing (named).
+    """
+    from curation.ingest.problems import Problems
+    from curation.ingest.pubtator import read_pubtator
+
+    out = {}
+    for corpus, _, dev, _, types in CORPORA:
+        path = Path(data_dir) / dev
+        if not path.is_file():
+            raise RelationError(f"{path}: missing; the relation scorer is judged on BioRED and BC5CDR Dev")
+        docs = [d for d in read_pubtator(path, Problems(path, lenient=True)) if d.relations]
+        kinds = set(types) if types else None
+        pairs = [p for d in docs for p in candidate_pairs(d, types=kinds)]
+        x = feature_matrix({d.pmid: d for d in docs}, pairs)
+        predicted = (scorer.probabilities(x) >= scorer.threshold).astype(int).tolist()
+        out[corpus] = pair_scores([p.label for p in pairs], predicted, uncovered(docs, pairs, kinds))["f1"]
+    return out

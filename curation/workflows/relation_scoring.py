@@ -240,6 +240,7 @@ def train_relation_scorer(con: duckdb.DuckDBPyConnection, settings: Settings, da
         schemas = {s.name: s for s in store.list_schemas(con)}
         extra, extra_documents = decision_examples(con, schemas, build_lexicon(con), sorted(training.held_out))
     scorer = rel.train_scorer(training, extra, extra_documents)
+    dev = rel.dev_pair_f1(scorer, data_dir)
     name = name or new_scorer_name()
     folder = Path(settings.models_dir) / "relations" / name
     if folder.exists():
@@ -252,11 +253,35 @@ def train_relation_scorer(con: duckdb.DuckDBPyConnection, settings: Settings, da
         "data_dir": str(data_dir), "corpus_documents": training.per_corpus, "corpus_pairs": len(training.pairs),
         "corpus_positives": sum(p.label for p in training.pairs), "held_out_pmids": len(training.held_out),
         "decision_pairs": len(extra), "decision_positives": sum(p.label for p in extra),
-        "threshold": round(scorer.threshold, 6), "seconds": round(time.time() - started, 1),
+        "threshold": round(scorer.threshold, 6), "dev_pair_f1": dev,
+        "dev_pair_f1_mean": round(sum(dev.values()) / len(dev), 4), "seconds": round(time.time() - started, 1),
     }
     (tmp / MANIFEST_FILE).write_text(json.dumps(manifest, indent=1))
     tmp.replace(folder)
     return folder, manifest
+
+
+GATE_TOLERANCE = 0.005  # a new scorer may lose this much mean Dev F1 (noise) and still replace the active one
+
+
+def judge(con: duckdb.DuckDBPyConnection, manifest: Mapping[str, object]) -> tuple[bool, str]:
+    """Whether a newly trained scorer replaces the active one, and why: the retriever's rule — not worse on dev
+    (the mean of its Dev pair F1s, BioRED any relation and BC5CDR chemical-induced disease)."""
+    new = float(manifest.get("dev_pair_f1_mean", 0.0))  # type: ignore[arg-type]
+    row = store.get_active_relation_scorer(con)
+    if row is None:
+        return True, f"activated: no relation scorer was active (Dev pair F1 {new:.3f})"
+    old_manifest = {}
+    try:
+        _, old_manifest = load_scorer_folder(row[0])
+    except rel.RelationError as exc:
+        return True, f"activated: the active scorer does not load ({exc})"
+    old = old_manifest.get("dev_pair_f1_mean")
+    if old is None:
+        return True, f"activated: the active scorer {row[1]} has no Dev figure (Dev pair F1 {new:.3f})"
+    if new >= float(old) - GATE_TOLERANCE:
+        return True, f"activated: Dev pair F1 {new:.3f} against {float(old):.3f} for {row[1]}"
+    return False, f"kept {row[1]}: Dev pair F1 {new:.3f} is worse than its {float(old):.3f}"
 
 
 def describe(con: duckdb.DuckDBPyConnection) -> dict[str, object]:

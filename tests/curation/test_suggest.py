@@ -274,3 +274,45 @@ def test_cli_suggest_batch_and_bad_input(cli_store, tmp_path, capsys):
     assert main(["suggest", "--db", str(cli_store), "--schema", "PO", "--entity", "Gene=BRAF", "--export",
                  str(tmp_path / "x.txt")]) == 2
     assert not (tmp_path / "x.txt").exists()
+
+
+# --- training and the gate -------------------------------------------------------------------------------------
+
+
+def test_the_corpus_training_set_holds_no_dev_or_test_document(data_dir):
+    training = rel.corpus_training_set(data_dir)
+    held = set()
+    for _, _, dev, test, _ in rel.CORPORA:
+        held |= rel.split_pmids(data_dir / dev) | rel.split_pmids(data_dir / test)
+    assert training.held_out == frozenset(held)
+    assert not set(training.documents) & held
+    assert not {p.pmid for p in training.pairs} & held
+    # the BC5CDR training file repeats its Dev documents, and BioRED Train holds BC5CDR Dev/Test abstracts
+    assert training.train_pmids_held_out > 500
+    assert set(training.per_corpus) == {"biored", "bc5cdr"} and min(training.per_corpus.values()) > 200
+
+
+def _folder_with_manifest(tmp_path, name, dev_mean):
+    (tmp_path / name).mkdir()
+    folder = _scorer_folder(tmp_path / name, {"same_sentence": 1.0})
+    manifest = {"name": name}
+    if dev_mean is not None:
+        manifest["dev_pair_f1_mean"] = dev_mean
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    return folder
+
+
+def test_a_new_scorer_replaces_the_active_one_only_when_not_worse_on_dev(tmp_path, fixtures):
+    from curation.workflows.relation_scoring import GATE_TOLERANCE, judge
+
+    con = _store(tmp_path, fixtures)
+    ok, why = judge(con, {"dev_pair_f1_mean": 0.5})
+    assert ok and "no relation scorer was active" in why
+    activate_scorer(con, _folder_with_manifest(tmp_path, "old", 0.55))
+    ok, why = judge(con, {"dev_pair_f1_mean": 0.5})
+    assert not ok and "kept old" in why and "0.500" in why
+    assert judge(con, {"dev_pair_f1_mean": 0.55 - GATE_TOLERANCE / 2})[0]
+    assert judge(con, {"dev_pair_f1_mean": 0.6})[0]
+    activate_scorer(con, _folder_with_manifest(tmp_path, "unmeasured", None))
+    ok, why = judge(con, {"dev_pair_f1_mean": 0.1})
+    assert ok and "has no Dev figure" in why
