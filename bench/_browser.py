@@ -68,7 +68,8 @@ const idle = () => !!app && app.getAttribute('data-test-script-state') === 'notR
   && app.getAttribute('data-test-connection-state') === 'CONNECTED';
 const shows = (text) => [...document.querySelectorAll('[data-testid="stMarkdownContainer"], [data-testid="stText"]')]
   .some((m) => fresh(m) && m.innerText.includes(text));
-const links = () => [...document.querySelectorAll('a[href*="pubmed.ncbi.nlm.nih.gov"]')].filter(fresh);
+const links = () => [...document.querySelectorAll('a[href*="pubmed.ncbi.nlm.nih.gov"]')]
+  .filter((a) => fresh(a) && !a.closest('blockquote'));  // a quoted supporting sentence's link is no result
 """
 # Conditions polled in the page, each a JS expression over ``arg``.
 _RESULTS = "shows(arg) && links().length > 0"  # the query line and a result link of this run
@@ -430,6 +431,12 @@ def choose_option(page: Page, label: str, option: str, timeout_s: float = 60, wi
 def result_pmids(page: Page) -> list[str]:
     """The PMIDs of the shown results, best first."""
     return page.evaluate(f"() => {{ {_FRESH_JS} return links().map((a) => a.innerText.replace('PMID', '').trim()); }}")
+
+
+def supporting_pmids(page: Page) -> list[str]:
+    """The PMIDs of the supporting abstracts a chosen suggestion lists (its quoted sentences' links)."""
+    return page.evaluate(f"""() => {{ {_FRESH_JS} return [...document.querySelectorAll('blockquote a[href*="pubmed"]')]
+      .filter(fresh).map((a) => a.innerText.replace('PMID', '').trim()); }}""")
 
 
 def marked_results(page: Page) -> list[int]:

@@ -10,7 +10,7 @@ from curation.config import load_settings
 from curation.errors import USER_ERRORS
 from curation.grades import Grade
 from curation.workflows import recogniser_training as recognisers
-from curation.workflows import retrain
+from curation.workflows import relation_scoring, retrain
 from curation.workflows import versions as catalogue
 from curation.workflows.curate import curate_search
 from curation.workflows.highlight import escape_text
@@ -64,13 +64,16 @@ def cancel(job_id: int) -> None:
     st.toast(f"Job {job.job_id}: {job.message}")
 
 
+JOB_PREFIXES = {"recogniser": "rec", "relations": "rel"}  # a job kind's panel; retraining: "rt"
+
+
 @st.fragment(run_every=POLL_SECONDS)
 def job_panel(prefix: str = "rt") -> None:
-    """The running job's progress (``prefix`` "rt": retraining, "rec": recogniser jobs); polls while it
-    runs and refreshes the page when it ends."""
+    """The running job's progress (``prefix`` "rt": retraining, "rec": recogniser, "rel": relation-scorer jobs);
+    polls while it runs and refreshes the page when it ends."""
     cursor = connection()
     job = current_job(cursor)
-    if job is None or (job.kind == "recogniser") != (prefix == "rec"):
+    if job is None or JOB_PREFIXES.get(job.kind, "rt") != prefix:
         if st.session_state.pop(f"{prefix}_watching", None) is not None:
             st.rerun(scope="app")  # a job just ended: show its version (or recogniser) below
         return
@@ -189,6 +192,27 @@ if overview.trained:
                  help="annotates the abstracts with it in the background, then makes it active")
 if error := st.session_state.pop("rec_error", None):
     st.error(error)
+
+# --- the relation scorer -------------------------------------------------------------------------
+def start_relations() -> None:
+    try:
+        job = relation_scoring.start_relation_training(connection(), load_settings())
+    except USER_ERRORS as exc:
+        st.session_state["rel_error"] = str(exc)
+        return
+    st.toast(f"{retrain.job_title(job)} job {job.job_id} started")
+
+
+st.subheader("Relation scorer")
+scorer = relation_scoring.overview(con)
+st.caption(escape_text(scorer))
+job_panel("rel")
+st.button("Train the relation scorer", key="rel_train", on_click=start_relations, disabled=retrain.is_running(con),
+          help="on BioRED + BC5CDR Train and the curators' decisions (accepted answers are related pairs, rejected "
+               "abstracts unrelated ones); then it scores the abstracts and becomes active if its Dev pair F1 is "
+               "not worse than the active one's. The Curate page's suggestions rank with it.")
+if error := st.session_state.pop("rel_error", None):
+    st.error(escape_text(error))
 
 # --- versions -------------------------------------------------------------------------------
 st.subheader("Model versions")

@@ -135,8 +135,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a typed slot, e.g. --entity Gene=BRAF --entity Variant=V600E (repeat per slot)")
     p.add_argument("--queries", type=Path, metavar="FILE.jsonl",
                    help='partial relations, one JSON object a line: {"schema": "PO", "entities": {"Gene": "BRAF"}, '
-                        '"top": 50, "id": "q1"} ("top": documents read); prints one JSON line per relation')
-    p.add_argument("--top-docs", type=int, default=50, help="documents of the served ranking read (1 to 500)")
+                        '"top": 20, "id": "q1"} ("top": documents read); prints one JSON line per relation')
+    p.add_argument("--top-docs", type=int, default=None,
+                   help="documents of the served ranking read (1 to 500; default: the number chosen on dev)")
     p.add_argument("--mode", choices=("hybrid", "bm25"), default="hybrid",
                    help="the served search's mode (hybrid: the active version's dense model re-scores)")
     p.add_argument("--apply", action="append", metavar="SLOT=ID", help="apply a suggested concept to a slot")

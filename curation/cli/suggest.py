@@ -47,8 +47,10 @@ def _read_only(db: Path):
 
 def cmd_suggest(args: argparse.Namespace) -> int:
     """Suggestions for one partial relation (``--entity``) or a file of them (``--queries``)."""
-    from curation.workflows.suggest import result_record, review_file, suggest
+    from curation.workflows.suggest import DEFAULT_TOP_DOCS, result_record, review_file, suggest
 
+    if args.top_docs is None:
+        args.top_docs = DEFAULT_TOP_DOCS
     if bool(args.entity) == bool(args.queries):
         raise CurationError("give the relation with --entity SLOT=NAME (repeatable) or a file with --queries FILE")
     if not 1 <= args.top_docs <= 500:

@@ -399,9 +399,10 @@ def finish(con: duckdb.DuckDBPyConnection, job: store.Job, result: JobResult,
         if job.finished:
             return job
         state, message = result.state, result.message
-        # A recogniser job's result is recorded as it is: the workflow layer activates the recogniser
-        # and loads its annotations (curation.workflows.recogniser_training.apply_recogniser_jobs).
-        if state == "succeeded" and job.kind != "recogniser":
+        # A recogniser or relation-scorer job's result is recorded as it is: the workflow layer activates the
+        # model and loads what the worker wrote (curation.workflows.recogniser_training.apply_recogniser_jobs,
+        # curation.workflows.relation_scoring.apply_relation_jobs).
+        if state == "succeeded" and job.kind not in ("recogniser", "relations"):
             try:
                 request = RetrainRequest.from_dict(job.params, where=f"job {job.job_id}")
                 version = registry.read_version(result.path)

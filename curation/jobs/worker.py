@@ -1,6 +1,7 @@
 """The background worker: ``python -m curation.jobs.worker <job folder>``.
 
-A request whose ``kind`` is "recogniser" is a recogniser job (:mod:`curation.jobs.recogniser`);
+A request whose ``kind`` is "recogniser" is a recogniser job (:mod:`curation.jobs.recogniser`), "relations" a
+relation-scorer job (:mod:`curation.jobs.relations`);
 any other is a retraining job, described below.
 
 Reads only the job folder (``request.json`` and the ``snapshot/`` the app exported) and writes
@@ -83,6 +84,10 @@ def run(job_dir: Path) -> JobResult:
             from curation.jobs.recogniser import run_recogniser_job
 
             result = run_recogniser_job(job_dir, data, progress, cancel)
+        elif isinstance(data, dict) and data.get("kind") == "relations":  # the relation scorer (jobs/relations.py)
+            from curation.jobs.relations import run_relations_job
+
+            result = run_relations_job(job_dir, data, progress, cancel)
         else:
             result = _train(job_dir, RetrainRequest.from_dict(data, f"{job_dir / REQUEST}"), progress, cancel)
         result = replace(result, timings_s={**result.timings_s, "total": round(time.time() - started, 1)})

@@ -557,3 +557,71 @@ def dev_pair_f1(scorer: RelationScorer, data_dir: Path) -> dict[str, float]:
         predicted = (scorer.probabilities(x) >= scorer.threshold).astype(int).tolist()
         out[corpus] = pair_scores([p.label for p in pairs], predicted, uncovered(docs, pairs, kinds))["f1"]
     return out
+
+
+def annotated_pairs(document: Document, annotations: Sequence, scorer: RelationScorer | None) -> list[ScoredPair]:
+    """:func:`score_document` over a document's stored annotations (objects with ``start``, ``end``, ``text``,
+    ``concept_id``, ``canonical``, ``source`` and ``type`` or ``entity_type``): each concept named by its
+    canonical name (a predicted annotation's over a gold one's)."""
+    text = document.text
+    mentions, names = [], {}
+    for a in annotations:
+        kind = getattr(a, "entity_type", None) or a.type
+        mention = Mention(document.pmid, a.start, a.end, a.text, kind, a.concept_id, a.source)
+        if 0 <= a.start < a.end <= len(text):
+            mentions.append(mention)
+        for cid in concept_ids(mention):
+            if a.canonical and (cid not in names or a.source != "gold"):
+                names[cid] = a.canonical
+    return score_document(document, mentions, scorer, names)
+
+
+def _slot_concepts(lexicon, kind: str, value: str, mentions: Sequence[Mention]) -> list[str]:
+    """The concept ids of a document's mentions that a typed value names (by the dictionaries, the mention's own
+    text, or, for a variant, its notation)."""
+    from curation.entities.variants import variant_keys
+
+    value = " ".join(value.split())
+    if not value:
+        return []
+    known = {c for _, c in lexicon.lookup(value, kind)}
+    keys = set(variant_keys(value)) if kind == "variant" else set()
+    out = []
+    for m in mentions:
+        if m.type != kind:
+            continue
+        ids = concept_ids(m)
+        if known & set(ids) or m.text.casefold() == value.casefold() or (keys and keys & set(variant_keys(m.text))):
+            out += ids
+    return list(dict.fromkeys(out))
+
+
+def decision_training_pairs(decisions: Iterable, schemas: Mapping, documents: Mapping[str, Document],
+                            mentions: Mapping[str, Sequence[Mention]], lexicon,
+                            held_out: Iterable[str] = ()) -> tuple[list[Pair], dict[str, Document]]:
+    """Curators' active decisions (``curation.records.Decision``) as labelled pairs (:func:`decision_pairs`): an
+    accepted decision with an answer the document mentions → a positive for (query concepts, answer); a
+    rejection → negatives for the answer-kind concepts it mentions with the query's. ``schemas``: name →
+    RelationSchema (decisions of other schemas are skipped)."""
+    from curation.grades import RELEVANT_GRADES, Grade
+
+    pairs: list[Pair] = []
+    used: dict[str, Document] = {}
+    for d in decisions:
+        schema = schemas.get(d.schema)
+        if schema is None or d.superseded_by is not None:
+            continue
+        found = list(mentions.get(d.pmid, ()))
+        query = [c for slot, value in d.query_entities if slot in schema.query_types
+                 for c in _slot_concepts(lexicon, schema.kind(slot), value, found)]
+        kind = schema.kind(schema.answer)
+        if d.grade in RELEVANT_GRADES and d.answer.strip():
+            rows = [(d.pmid, query, a, 1) for a in _slot_concepts(lexicon, kind, d.answer, found)[:1]]
+        elif d.grade == Grade.NOT_RELEVANT:
+            rows = [(d.pmid, query, "", 0)]
+        else:
+            continue
+        got, docs = decision_pairs(rows, documents, mentions, kind, held_out)
+        pairs += got
+        used.update(docs)
+    return pairs, used

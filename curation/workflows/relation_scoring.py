@@ -7,9 +7,12 @@ suggestions read them and never score on a page view. Without an active scorer t
 (a co-mention), and suggestions rank by co-occurrence and say so.
 
 A scorer is a folder (``scorer.json``: the logistic regression as JSON, no pickle; ``manifest.json``: what it
-was trained on) recorded in the store's ``relation_scorers``; activating one re-scores, in the
-background of the caller, only documents another scorer wrote (:func:`rescore`). :func:`train_relation_scorer`
-trains one on BioRED + BC5CDR Train (Dev and Test held out) and the store's curator decisions.
+was trained on and its Dev pair F1) recorded in the store's ``relation_scorers``. :func:`start_relation_training`
+starts the background job (:mod:`curation.jobs.relations`) that trains one on BioRED + BC5CDR Train (Dev and
+Test held out) and the curators' decisions and scores a snapshot of the documents; when it succeeds,
+:func:`apply_relation_jobs` (the job poll, app start) activates it if it is not worse on Dev than the active one
+(:func:`judge`, the retriever's rule) and loads its pairs. :func:`train_relation_scorer` does the same training
+in the caller (``python -m curation train-relations``); :func:`rescore` scores what the active scorer has not.
 """
 
 from __future__ import annotations
@@ -17,8 +20,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from dataclasses import astuple, dataclass, replace
 from pathlib import Path
 
 import duckdb
@@ -26,14 +28,14 @@ import duckdb
 from curation import store
 from curation.config import Settings
 from curation.entities.lexicon import Lexicon
-from curation.entities.variants import variant_keys
-from curation.grades import RELEVANT_GRADES, Grade
+from curation.errors import CurationError
+from curation.jobs import relations as relations_job
 from curation.learning import relations as rel
 from curation.records import Document, Mention
 from curation.schemas import RelationSchema
 
-SCORER_FILE = "scorer.json"
-MANIFEST_FILE = "manifest.json"
+SCORER_FILE = relations_job.SCORER_FILE
+MANIFEST_FILE = relations_job.MANIFEST_FILE
 BATCH = 200  # documents scored and written per transaction
 NO_SCORER = ("no relation scorer active: suggestions rank candidates by co-occurrence; train one with "
              "python -m curation train-relations")
@@ -125,15 +127,7 @@ def activate_scorer(con: duckdb.DuckDBPyConnection, folder: str | Path) -> Activ
 def pair_rows(document: Document, annotations: Sequence[store.AnnotationRow], active: ActiveScorer
               ) -> list[store.PairRow]:
     """The stored pairs of one document from its annotation rows (every source), scored by ``active``."""
-    mentions = [Mention(document.pmid, r.start, r.end, r.text, r.entity_type, r.concept_id, r.source)
-                for r in annotations if 0 <= r.start < r.end <= len(document.text)]
-    names: dict[str, str] = {}
-    for r in annotations:
-        for cid in rel.concept_ids(Mention(r.pmid, r.start, r.end, r.text, r.entity_type, r.concept_id)):
-            if r.canonical and (cid not in names or r.source != "gold"):
-                names[cid] = r.canonical
-    return [store.PairRow(*(getattr(p, f) for f in store.PairRow._fields))
-            for p in rel.score_document(document, mentions, active.scorer, names)]
+    return [store.PairRow(*astuple(p)) for p in rel.annotated_pairs(document, annotations, active.scorer)]
 
 
 def score_documents(con: duckdb.DuckDBPyConnection, active: ActiveScorer, pmids: Sequence[str],
@@ -166,30 +160,10 @@ def rescore(con: duckdb.DuckDBPyConnection, active: ActiveScorer | None = None,
 # --- training -------------------------------------------------------------------------------------------------
 
 
-def _slot_concepts(lexicon: Lexicon, kind: str, value: str, mentions: Sequence[Mention]) -> list[str]:
-    """The concept ids of a document's mentions that a typed value names (by the dictionaries, the mention's
-    own text, or, for a variant, its notation)."""
-    value = " ".join(value.split())
-    if not value:
-        return []
-    known = {c for _, c in lexicon.lookup(value, kind)}
-    keys = set(variant_keys(value)) if kind == "variant" else set()
-    out = []
-    for m in mentions:
-        if m.type != kind:
-            continue
-        ids = rel.concept_ids(m)
-        if (known & set(ids) or m.text.casefold() == value.casefold()
-                or (keys and keys & set(variant_keys(m.text)))):
-            out += ids
-    return list(dict.fromkeys(out))
-
-
 def decision_examples(con: duckdb.DuckDBPyConnection, schemas: Mapping[str, RelationSchema], lexicon: Lexicon,
                       held_out: Sequence[str] = ()) -> tuple[list[rel.Pair], dict[str, Document]]:
-    """Curators' active decisions as labelled pairs (:func:`curation.learning.relations.decision_pairs`): an
-    accepted decision with an answer the document mentions → a positive for (query concepts, answer); a
-    rejection → negatives for the answer-kind concepts it mentions with the query's."""
+    """The store's active curator decisions as labelled pairs
+    (:func:`curation.learning.relations.decision_training_pairs`)."""
     decisions = [d for d in store.list_decisions(con) if d.schema in schemas]
     if not decisions:
         return [], {}
@@ -197,68 +171,117 @@ def decision_examples(con: duckdb.DuckDBPyConnection, schemas: Mapping[str, Rela
     documents = {d.pmid: d for d in store.get_documents(con, pmids)}
     mentions = {pmid: [Mention(r.pmid, r.start, r.end, r.text, r.entity_type, r.concept_id, r.source)
                        for r in rows] for pmid, rows in store.list_annotations(con, pmids).items()}
-    rows: list[tuple[str, tuple[str, list[str], str, int]]] = []
-    for d in decisions:
-        schema = schemas[d.schema]
-        found = mentions.get(d.pmid, [])
-        query = [c for slot, value in d.query_entities if slot in schema.query_types
-                 for c in _slot_concepts(lexicon, schema.kind(slot), value, found)]
-        kind = schema.kind(schema.answer)
-        if d.grade in RELEVANT_GRADES and d.answer.strip():
-            rows += [(kind, (d.pmid, query, a, 1)) for a in _slot_concepts(lexicon, kind, d.answer, found)[:1]]
-        elif d.grade == Grade.NOT_RELEVANT:
-            rows.append((kind, (d.pmid, query, "", 0)))
-    pairs: list[rel.Pair] = []
-    used: dict[str, Document] = {}
-    for kind, row in rows:
-        got, docs = rel.decision_pairs([row], documents, mentions, kind, held_out)
-        pairs += got
-        used.update(docs)
-    return pairs, used
-
-
-def new_scorer_name() -> str:
-    return "relations-" + datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    return rel.decision_training_pairs(decisions, schemas, documents, mentions, lexicon, held_out)
 
 
 def train_relation_scorer(con: duckdb.DuckDBPyConnection, settings: Settings, data_dir: str | Path | None = None,
                           name: str | None = None, decisions: bool = True) -> tuple[Path, dict]:
-    """Train a relation scorer on BioRED + BC5CDR Train and (``decisions``) the store's curator decisions, and
-    write its folder under ``<models>/relations/``. Not activated here.
+    """Train a relation scorer here (the CLI; the app starts :func:`start_relation_training`) on BioRED + BC5CDR
+    Train and (``decisions``) the store's curator decisions, and write its folder under ``<models>/relations/``.
+    Not activated here (:func:`judge`, :func:`activate_scorer`).
 
     Raises:
         RelationError: a corpus is missing, or the pairs cannot train a scorer (named).
     """
     from curation.entities.dictionaries import build_lexicon
 
-    started = time.time()
     data_dir = Path(data_dir or settings.data_dir)
-    training = rel.corpus_training_set(data_dir)
-    extra: list[rel.Pair] = []
-    extra_documents: dict[str, Document] = {}
-    if decisions:
-        schemas = {s.name: s for s in store.list_schemas(con)}
-        extra, extra_documents = decision_examples(con, schemas, build_lexicon(con), sorted(training.held_out))
-    scorer = rel.train_scorer(training, extra, extra_documents)
-    dev = rel.dev_pair_f1(scorer, data_dir)
-    name = name or new_scorer_name()
-    folder = Path(settings.models_dir) / "relations" / name
+    name = name or relations_job.new_scorer_name()
+    folder = Path(settings.models_dir) / relations_job.SCORERS / name
     if folder.exists():
         raise rel.RelationError(f"{folder} already exists; give another --name")
-    tmp = folder.with_name(folder.name + ".partial")
-    tmp.mkdir(parents=True, exist_ok=False)
-    scorer.save(tmp / SCORER_FILE)
-    manifest = {
-        "name": name, "format_version": rel.FORMAT_VERSION, "created": datetime.now(UTC).isoformat(timespec="seconds"),
-        "data_dir": str(data_dir), "corpus_documents": training.per_corpus, "corpus_pairs": len(training.pairs),
-        "corpus_positives": sum(p.label for p in training.pairs), "held_out_pmids": len(training.held_out),
-        "decision_pairs": len(extra), "decision_positives": sum(p.label for p in extra),
-        "threshold": round(scorer.threshold, 6), "dev_pair_f1": dev,
-        "dev_pair_f1_mean": round(sum(dev.values()) / len(dev), 4), "seconds": round(time.time() - started, 1),
-    }
-    (tmp / MANIFEST_FILE).write_text(json.dumps(manifest, indent=1))
-    tmp.replace(folder)
-    return folder, manifest
+    schemas = {s.name: s for s in store.list_schemas(con)}
+    chosen = store.list_decisions(con) if decisions else None
+    documents: dict[str, Document] = {}
+    mentions: dict[str, list[Mention]] = {}
+    if chosen:
+        pmids = list(dict.fromkeys(d.pmid for d in chosen))
+        documents = {d.pmid: d for d in store.get_documents(con, pmids)}
+        mentions = {pmid: [Mention(r.pmid, r.start, r.end, r.text, r.entity_type, r.concept_id, r.source)
+                           for r in rows] for pmid, rows in store.list_annotations(con, pmids).items()}
+    scorer, manifest = relations_job.train(data_dir, chosen, schemas, documents, mentions, build_lexicon(con), name)
+    return relations_job.write_scorer(folder, scorer, manifest), manifest
+
+
+def start_relation_training(con: duckdb.DuckDBPyConnection, settings: Settings, data_dir: str | Path | None = None,
+                            decisions: bool = True, launch: Callable[[Path], int] | None = None) -> store.Job:
+    """Start the background job that trains a relation scorer and scores a snapshot of the documents with it.
+
+    Raises:
+        CurationError: another job is queued or running, or the worker cannot start.
+    """
+    request = relations_job.RelationsRequest(name=relations_job.new_scorer_name(),
+                                             data_dir=str(Path(data_dir or settings.data_dir)), decisions=decisions)
+    return relations_job.start_relations_job(con, request, settings, launch)
+
+
+def load_pairs(con: duckdb.DuckDBPyConnection, path: Path) -> tuple[str, int, int]:
+    """Store a relation job's pairs in one transaction: (scorer, documents loaded, documents left unscored).
+
+    A document is loaded only when it still has the number of annotations it was scored from (one re-annotated
+    or gone since the snapshot is left for :func:`rescore`).
+    """
+    scorer, documents = relations_job.read_pairs(path)
+    counts = dict(con.execute("SELECT pmid, annotations FROM annotated_documents").fetchall())
+    loaded = skipped = 0
+    batch: list[relations_job.DocumentPairs] = []
+
+    def flush() -> None:
+        nonlocal loaded
+        store.replace_relation_pairs(con, scorer, [d.pmid for d in batch], [r for d in batch for r in d.rows])
+        loaded += len(batch)
+        batch.clear()
+
+    with store.transaction(con):
+        for document in documents:
+            if counts.get(document.pmid) != document.annotations:
+                skipped += 1
+                continue
+            batch.append(document)
+            if len(batch) >= BATCH:
+                flush()
+        if batch:
+            flush()
+    return scorer, loaded, skipped
+
+
+def apply_relation_job(con: duckdb.DuckDBPyConnection, job: store.Job) -> store.Job:
+    """For a succeeded relation-scorer job (once): judge its scorer, activate it when not worse on Dev, load its
+    pairs; the job's message says what happened."""
+    from curation.jobs.result import JobResultError, job_result, result_json
+
+    try:
+        result = job_result(job)
+    except JobResultError:
+        return job
+    if job.kind != relations_job.KIND or job.state != "succeeded" or result is None or result.activated is not None:
+        return job
+    pairs = Path(job.job_dir) / relations_job.PAIRS
+    try:
+        _, manifest = load_scorer_folder(result.path)
+        activate, verdict = judge(con, manifest)
+        if activate:
+            active = activate_scorer(con, result.path)
+    except rel.RelationError as exc:
+        activate, verdict = False, f"could not be activated ({exc}); the active scorer stays"
+    message = f"{result.message}; {verdict}"
+    if activate:
+        try:
+            _, loaded, skipped = load_pairs(con, pairs)
+            message = f"{active.version} is active; {loaded:,} abstracts scored ({verdict})"
+            if skipped:
+                message += f"; {skipped:,} changed while it trained wait for `python -m curation rescore`"
+        except (CurationError, OSError, duckdb.Error) as exc:
+            message = f"{active.version} is active, but its pairs could not be loaded ({exc}); run rescore"
+    store.set_job_result(con, job.job_id, message, result_json(replace(result, activated=activate, verdict=verdict)))
+    pairs.unlink(missing_ok=True)
+    return store.get_job(con, job.job_id)
+
+
+def apply_relation_jobs(con: duckdb.DuckDBPyConnection, recent: int = 5) -> list[store.Job]:
+    """Apply the recent relation-scorer jobs that succeeded and were not applied yet (the poll, app start)."""
+    return [apply_relation_job(con, job) for job in store.list_jobs(con, limit=recent)
+            if job.kind == relations_job.KIND and job.state == "succeeded"]
 
 
 GATE_TOLERANCE = 0.005  # a new scorer may lose this much mean Dev F1 (noise) and still replace the active one
@@ -271,7 +294,6 @@ def judge(con: duckdb.DuckDBPyConnection, manifest: Mapping[str, object]) -> tup
     row = store.get_active_relation_scorer(con)
     if row is None:
         return True, f"activated: no relation scorer was active (Dev pair F1 {new:.3f})"
-    old_manifest = {}
     try:
         _, old_manifest = load_scorer_folder(row[0])
     except rel.RelationError as exc:
@@ -282,6 +304,25 @@ def judge(con: duckdb.DuckDBPyConnection, manifest: Mapping[str, object]) -> tup
     if new >= float(old) - GATE_TOLERANCE:
         return True, f"activated: Dev pair F1 {new:.3f} against {float(old):.3f} for {row[1]}"
     return False, f"kept {row[1]}: Dev pair F1 {new:.3f} is worse than its {float(old):.3f}"
+
+
+def overview(con: duckdb.DuckDBPyConnection) -> str:
+    """A line for the Train page: the active scorer, its Dev figures, and how many abstracts its scores cover."""
+    active = active_scorer(con)
+    by_scorer = store.list_relation_scorers(con)
+    if active.scorer is None:
+        return active.message
+    try:
+        _, manifest = load_scorer_folder(active.path)
+    except rel.RelationError:
+        manifest = {}
+    dev = manifest.get("dev_pair_f1") or {}
+    figures = ", ".join(f"{k} {v:.3f}" for k, v in dev.items())
+    stale = sum(n for name, n in by_scorer.items() if name != active.version)
+    return (f"Active relation scorer {active.version}" + (f" (Dev pair F1: {figures}; "
+            f"{manifest.get('decision_pairs', 0)} pairs from curator decisions)" if figures else "")
+            + f"; {by_scorer.get(active.version, 0):,} abstracts scored with it"
+            + (f", {stale:,} still with another scorer's scores (`python -m curation rescore`)" if stale else ""))
 
 
 def describe(con: duckdb.DuckDBPyConnection) -> dict[str, object]:

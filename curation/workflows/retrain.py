@@ -91,6 +91,10 @@ def current_job(con: duckdb.DuckDBPyConnection, before_activate: Callable[[Path]
         from curation.workflows.recogniser_training import apply_recogniser_job
 
         apply_recogniser_job(con, job)
+    if job.finished and job.kind == "relations":  # its scorer becomes active (if not worse), its pairs are loaded
+        from curation.workflows.relation_scoring import apply_relation_job
+
+        apply_relation_job(con, job)
     return None if job.finished else job
 
 
@@ -128,6 +132,8 @@ def job_title(job: Job) -> str:
     """What a job does, in two or three words ("Retraining", "Recogniser training")."""
     if job.kind == "recogniser":
         return "Recogniser training" if job.params.get("name") else "Recogniser activation"
+    if job.kind == "relations":
+        return "Relation-scorer training"
     return "Retraining"
 
 

@@ -58,11 +58,13 @@ def open_app_store(db_path: str | Path) -> duckdb.DuckDBPyConnection:
     """
     from curation.jobs.retraining import recover_jobs
     from curation.workflows.recogniser_training import apply_recogniser_jobs
+    from curation.workflows.relation_scoring import apply_relation_jobs
 
     con = store.open_store(db_path)
     try:
         recover_jobs(con.cursor())
         apply_recogniser_jobs(con.cursor())  # a recogniser job that succeeded while the app was down
+        apply_relation_jobs(con.cursor())  # ... and a relation-scorer job
     except (*USER_ERRORS, OSError) as exc:  # the store must open even if a job's folder is unreadable
         print(f"background jobs could not be recovered: {exc}", file=sys.stderr)
     return con

@@ -10,8 +10,9 @@ carries its supporting documents (those whose probability reaches the scorer's t
 that relates them (escaped, the two concepts marked), and whether the KB already holds the completed relation,
 with the KB's PMIDs for it.
 
-For two or more query slots a document supports a candidate only when it relates it to every typed slot
-(``combine="min"``: Gene + Variant → a treatment related to both), not when it merely mentions it.
+For two or more query slots a document supports a candidate only when its probabilities for the typed slots
+average to the scorer's threshold (:data:`NARY_COMBINE`: Gene + Variant → a treatment the document relates to
+the gene and the variant, not one it merely mentions beside them).
 """
 
 from __future__ import annotations
@@ -40,9 +41,13 @@ from curation.workflows.highlight import to_html
 from curation.workflows.relation_scoring import ActiveScorer, active_scorer
 
 #: documents of the served ranking the suggestions are drawn from (chosen on dev by bench/suggest.py)
-DEFAULT_TOP_DOCS = 50
-#: how a candidate's per-document probabilities become its score (chosen on dev by bench/suggest.py)
+DEFAULT_TOP_DOCS = 20
+#: how a candidate's per-document probabilities become its score (chosen on dev by bench/suggest.py): the
+#: documents' noisy-or, every served rank weighing alike
 RULE = {"rule": "noisy_or", "weight": "flat"}
+#: how one document's probabilities for two or more typed slots combine (chosen on dev): their mean, so a
+#: document that relates the candidate to one slot only stays below the scorer's threshold
+NARY_COMBINE = "mean"
 MAX_TOP_DOCS = 500
 SHOWN = 30  # suggestions kept (each with every supporting document)
 _PARTS = re.compile(r"\s*(?:,|\+|;|/|\band\b|\bplus\b)\s*", re.IGNORECASE)
@@ -211,7 +216,7 @@ def suggest(con: duckdb.DuckDBPyConnection, retriever, linker: QueryLinker, matc
     lexicon = matcher.lexicon
     evidence, merged = merge_names(gather_evidence(con, ranks, slots, {s: c.kind for s, c in typed.items()},
                                                    answer_kind), lexicon, answer_kind)
-    combine = "min" if len(typed) > 1 else "max"
+    combine = NARY_COMBINE if len(typed) > 1 else "max"
     ranked = aggregate(evidence, typed, combine=combine, threshold=active.threshold, **RULE)
     supported = [c for c in ranked if c.supporting]
     if not supported:

@@ -4,7 +4,8 @@
 Ana types BRAF + V600E, grades three results by keyboard (each scrolled into view), undoes one, keeps
 only the abstracts still undecided, saves the query; new abstracts are imported on the
 Knowledge base page and the saved query says they are new and opens on them; she exports the CIViC
-source suggestions and imports that file back as KB records. The store is checked after each part.
+source suggestions and imports that file back as KB records; last, she clicks the first suggested
+treatment and sees only the abstracts that relate it to BRAF V600E. The store is checked after each part.
 
 With ``CURATION_WRITE_SCREENSHOTS=1`` the pictures of the run replace the README's (docs/screenshots/day_*.png).
 """
@@ -33,6 +34,7 @@ from bench._browser import (
     screenshot,
     search,
     set_curator,
+    supporting_pmids,
     wait_for_decision,
     wait_for_page,
 )
@@ -174,6 +176,20 @@ def test_a_curators_day_in_a_real_browser(tmp_path, data_dir):
         form.get_by_role("button", name="Import knowledge base").click()
         expect(page.get_by_text("2 added", exact=False)).to_be_visible(timeout=120_000)
         wait_for_page(page)
+
+        # Suggested treatments for BRAF V600E: a chip keeps only the abstracts that relate it to the query.
+        open_page(page, "Curate")
+        expect(page.get_by_text("Suggested treatment", exact=False).first).to_be_visible(timeout=120_000)
+        wait_for_page(page)
+        chips = page.locator(".st-key-suggestion_pick button")
+        assert chips.count() >= 2, "fewer than two suggested treatments for BRAF V600E"
+        chosen = chips.first.inner_text()
+        chips.first.click()
+        expect(page.get_by_text("abstracts that relate", exact=False)).to_be_visible(timeout=60_000)
+        wait_for_page(page)
+        supporting = supporting_pmids(page)
+        assert supporting and sorted(result_pmids(page)) == sorted(set(supporting)), (chosen, supporting)
+        screenshot(page, shots / "day_suggestions.png", height=1400)
 
     with open(downloaded, newline="") as handle:
         rows = list(csv.DictReader(handle))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -316,3 +317,68 @@ def test_a_new_scorer_replaces_the_active_one_only_when_not_worse_on_dev(tmp_pat
     activate_scorer(con, _folder_with_manifest(tmp_path, "unmeasured", None))
     ok, why = judge(con, {"dev_pair_f1_mean": 0.1})
     assert ok and "has no Dev figure" in why
+
+
+# --- the background job -------------------------------------------------------------------------------------------
+
+
+def _tiny_corpora(root):
+    """A data directory laid out as BioRED + BC5CDR: each document relates a drug to a disease and co-mentions
+    another drug it does not relate (distinct PMIDs per file)."""
+    drugs = ("cisplatin", "lithium", "haloperidol", "amiodarone")
+    diseases = ("nephrotoxicity", "tremor", "dystonia", "fibrosis")
+    for offset, (_, *files, _) in enumerate(rel.CORPORA):
+        for split, name in enumerate(files):
+            lines = []
+            for i in range(12 if split == 0 else 4):
+                pmid = str(3_000_000 + 1000 * (3 * offset + split) + i)
+                drug, other, disease = drugs[i % 4], drugs[(i + 1) % 4], diseases[i % 4]
+                title = f"{drug.capitalize()} induced {disease}."
+                abstract = f"We report {disease} after {drug} treatment. Patients also took {other} daily."
+                text = f"{title} {abstract}"
+                lines += [f"{pmid}|t|{title}", f"{pmid}|a|{abstract}"]
+                for word, kind, cid in ((drug, "Chemical", f"D{drug}"), (other, "Chemical", f"D{other}"),
+                                        (disease, "Disease", f"D{disease}")):
+                    start = 0
+                    while (start := text.lower().find(word, start)) >= 0:
+                        lines.append(f"{pmid}\t{start}\t{start + len(word)}\t{text[start:start + len(word)]}\t{kind}\t"
+                                     f"{cid}")
+                        start += len(word)
+                lines += [f"{pmid}\tCID\tD{drug}\tD{disease}", ""]
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_text("\n".join(lines) + "\n")
+    return root
+
+
+def test_the_relation_job_trains_scores_in_the_worker_and_the_app_activates_and_loads(tmp_path, fixtures, monkeypatch):
+    from curation.config import load_settings
+    from curation.jobs import worker
+    from curation.jobs.result import job_result
+    from curation.workflows import retrain
+    from curation.workflows.relation_scoring import apply_relation_jobs, start_relation_training
+
+    monkeypatch.setenv("CURATION_MODELS_DIR", str(tmp_path / "models"))
+    con = _store(tmp_path, fixtures)
+    store.record_decision(con, "ana", PO, {"Gene": "BRAF", "Variant": "V600E"}, "2000001", Grade.NOT_RELEVANT)
+    settings = load_settings()
+    job = start_relation_training(con, settings, data_dir=_tiny_corpora(tmp_path / "data"),
+                                  launch=lambda _: 2**22 + 4321)
+    assert job.kind == "relations"
+    result = worker.run(Path(job.job_dir))
+    assert result.succeeded, result.message
+    assert "Dev pair F1" in result.message and "dev_pair_f1_mean" in result.scores
+    folder = Path(result.path)
+    assert folder.parent == settings.models_dir / "relations" and not folder.with_name(folder.name + ".tmp").exists()
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["decision_pairs"] == 4 and manifest["decision_positives"] == 0  # the rejection's negatives
+
+    assert retrain.current_job(con) is None  # the poll finishes the job and applies it
+    job = store.get_job(con, job.job_id)
+    assert job.state == "succeeded" and job_result(job).activated is True, job.message
+    assert "is active; 4 abstracts scored" in job.message
+    active = active_scorer(con)
+    assert active.path == str(folder)
+    assert store.list_relation_scorers(con) == {active.version: 4}
+    assert all(r.score is not None for r in store.list_relation_pairs(con, ["2000001", "2000002"]))
+    assert not Path(job.job_dir, "pairs.jsonl").exists()
+    assert apply_relation_jobs(con)[0].message == job.message  # applied once only

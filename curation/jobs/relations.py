@@ -1,0 +1,223 @@
+"""The relation-scorer job: train a relation scorer on the corpora and the curators' decisions, score a snapshot.
+
+The retraining protocol (:mod:`curation.jobs.retraining`): a ``jobs`` row of kind ``relations``, a job folder
+with ``request.json`` and the store's ``snapshot/``, the worker ``python -m curation.jobs.worker <folder>``
+(dispatching on the request's ``kind``), ``progress.json``, ``cancel`` and, last, ``result.json``.
+
+The worker:
+
+1. trains a scorer on BioRED + BC5CDR Train (every Dev and Test PMID held out) and the snapshot's decisions
+   (:func:`curation.learning.relations.decision_training_pairs`), measures its Dev pair F1 (what the app's gate
+   compares), and writes ``models/relations/<name>`` (staged as ``<name>.tmp``; the name goes to
+   ``version.txt`` first);
+2. scores every annotated document of the snapshot with it and writes ``pairs.jsonl``: a header with the scorer
+   name, then per document its PMID, how many annotations it had (the app loads a document's pairs only if
+   that still holds) and its pairs.
+
+The app then judges the scorer (not worse on Dev than the active one), activates it and loads the pairs in one
+transaction (:func:`curation.workflows.relation_scoring.apply_relation_jobs`).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, fields, replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+import duckdb
+
+from curation import store
+from curation.config import Settings
+from curation.errors import CurationError
+from curation.files import write_atomic
+from curation.jobs.result import JobResult
+from curation.jobs.retraining import REQUEST, SNAPSHOT, VERSION, launch_job
+from curation.versions.registry import check_name
+
+KIND = "relations"
+SCORERS = "relations"  # the models folder's sub-folder of relation scorers
+PAIRS = "pairs.jsonl"
+SCORER_FILE = "scorer.json"
+MANIFEST_FILE = "manifest.json"
+BATCH = 200  # documents scored between progress reports and cancel checks
+
+
+@dataclass(frozen=True)
+class RelationsRequest:
+    """What a relation-scorer job does (``request.json``).
+
+    Attributes:
+        kind: always "relations" (the worker dispatches on it).
+        name: the new scorer's folder name under ``models_dir``.
+        data_dir: the corpora (BioRED, BC5CDR) to train on.
+        models_dir: where scorers live (``<models>/relations``; filled in at start).
+        decisions: train on the snapshot's curator decisions too.
+    """
+
+    kind: str = KIND
+    name: str = ""
+    data_dir: str = ""
+    models_dir: str = ""
+    decisions: bool = True
+
+    def __post_init__(self) -> None:
+        if self.kind != KIND:
+            raise CurationError(f"a relation-scorer request has kind '{KIND}', not '{self.kind}'")
+        check_name(self.name)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict, where: str = "relation-scorer request") -> RelationsRequest:
+        unknown = sorted(set(data) - {f.name for f in fields(cls)})
+        if unknown:
+            raise CurationError(f"{where}: unknown fields {unknown}")
+        try:
+            return cls(**data)
+        except TypeError as exc:
+            raise CurationError(f"{where}: {exc}") from None
+
+
+def new_scorer_name() -> str:
+    return "relations-" + datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+
+
+def start_relations_job(con: duckdb.DuckDBPyConnection, request: RelationsRequest, settings: Settings,
+                        launch: Callable[[Path], int] | None = None) -> store.Job:
+    """Record a relation-scorer job, export its snapshot and start the worker.
+
+    Raises:
+        CurationError: another job is queued or running, the folder exists already, or the worker cannot start.
+    """
+    request = replace(request, models_dir=str(Path(settings.models_dir) / SCORERS))
+    if (Path(request.models_dir) / request.name).exists():
+        raise CurationError(f"{Path(request.models_dir) / request.name} exists already; choose another name")
+    return launch_job(con, settings, KIND, request.to_dict(), "relation-scorer", launch)
+
+
+def write_scorer(folder: Path, scorer, manifest: dict) -> Path:
+    """Write a scorer folder whole: staged as ``<name>.tmp`` (what the app removes when a worker died), renamed
+    when complete."""
+    if folder.exists():
+        raise CurationError(f"{folder} already exists; give another name")
+    tmp = folder.with_name(folder.name + ".tmp")
+    tmp.mkdir(parents=True, exist_ok=False)
+    scorer.save(tmp / SCORER_FILE)
+    (tmp / MANIFEST_FILE).write_text(json.dumps(manifest, indent=1))
+    tmp.replace(folder)
+    return folder
+
+
+def train(data_dir: Path, decisions, schemas, documents, mentions, lexicon, name: str) -> tuple[object, dict]:
+    """A scorer trained on the corpora and the decisions, and its manifest (with its Dev pair F1)."""
+    from curation.learning import relations as rel
+
+    started = time.time()
+    training = rel.corpus_training_set(data_dir)
+    extra, extra_documents = ([], {}) if decisions is None else rel.decision_training_pairs(
+        decisions, schemas, documents, mentions, lexicon, training.held_out)
+    scorer = rel.train_scorer(training, extra, extra_documents)
+    dev = rel.dev_pair_f1(scorer, data_dir)
+    manifest = {
+        "name": name, "format_version": rel.FORMAT_VERSION, "created": datetime.now(UTC).isoformat(timespec="seconds"),
+        "data_dir": str(data_dir), "corpus_documents": training.per_corpus, "corpus_pairs": len(training.pairs),
+        "corpus_positives": sum(p.label for p in training.pairs), "held_out_pmids": len(training.held_out),
+        "decision_pairs": len(extra), "decision_positives": sum(p.label for p in extra),
+        "threshold": round(scorer.threshold, 6), "dev_pair_f1": dev,
+        "dev_pair_f1_mean": round(sum(dev.values()) / len(dev), 4), "seconds": round(time.time() - started, 1),
+    }
+    return scorer, manifest
+
+
+def run_relations_job(job_dir: Path, data: dict, progress: Path, cancel: Path) -> JobResult:
+    """Do the relation-scorer job in ``job_dir`` (the worker's dispatch); failures raise as in retraining."""
+    from curation.entities.dictionaries import snapshot_lexicon
+    from curation.learning import relations as rel
+    from curation.learning.snapshot import load_snapshot
+    from curation.learning.training import TrainingCancelled, write_progress
+    from curation.records import Mention
+
+    request = RelationsRequest.from_dict(data, f"{job_dir / REQUEST}")
+    started = time.time()
+    write_atomic(job_dir / VERSION, request.name)
+    write_progress(progress, state="training the relation scorer", step=None, total=None, loss=None, eta_s=None,
+                   epoch=None)
+    snapshot = load_snapshot(job_dir / SNAPSHOT)
+    mentions = {pmid: [Mention(pmid, a.start, a.end, a.text, a.type, a.concept_id, a.source) for a in found]
+                for pmid, found in snapshot.annotations.items()}
+    schemas = {s.name: s for s in snapshot.schemas}
+    scorer, manifest = train(Path(request.data_dir), snapshot.decisions if request.decisions else None, schemas,
+                             snapshot.documents, mentions, snapshot_lexicon(snapshot), request.name)
+    timings = {"train": round(time.time() - started, 1)}
+    if cancel.exists():
+        raise TrainingCancelled("cancelled after training; nothing was written")
+    folder = write_scorer(Path(request.models_dir) / request.name, scorer, manifest)
+    documents = [snapshot.documents[p] for p in sorted(snapshot.annotations) if p in snapshot.documents]
+    lines = [json.dumps({"scorer": request.name, "documents": len(documents)})]
+    for first in range(0, len(documents), BATCH):
+        if cancel.exists():
+            raise TrainingCancelled("cancelled while scoring; the scorer folder is kept, not activated")
+        write_progress(progress, state="scoring the documents", step=first, total=len(documents), loss=None,
+                       eta_s=None, epoch=None)
+        for document in documents[first:first + BATCH]:
+            found = snapshot.annotations[document.pmid]
+            pairs = rel.annotated_pairs(document, found, scorer)
+            lines.append(json.dumps({"pmid": document.pmid, "annotations": len(found),
+                                     "pairs": [list(asdict(p).values()) for p in pairs]}, ensure_ascii=False))
+    write_atomic(job_dir / PAIRS, "\n".join(lines) + "\n")
+    timings["score"] = round(time.time() - started - timings["train"], 1)
+    dev = manifest["dev_pair_f1"]
+    return JobResult(
+        state="succeeded",
+        message=(f"trained {request.name} (Dev pair F1 " + ", ".join(f"{k} {v:.3f}" for k, v in dev.items())
+                 + f"; {manifest['decision_pairs']} pairs from curator decisions); {len(documents):,} abstracts "
+                   "scored"),
+        version=request.name, path=str(folder), timings_s=timings,
+        scores={"dev_pair_f1_mean": manifest["dev_pair_f1_mean"], **{f"dev_pair_f1_{k}": v for k, v in dev.items()}},
+    )
+
+
+@dataclass(frozen=True)
+class DocumentPairs:
+    """One line of ``pairs.jsonl``: a document, how many annotations it was scored from, its pairs."""
+
+    pmid: str
+    annotations: int
+    rows: tuple[store.PairRow, ...]
+
+
+def read_pairs(path: Path) -> tuple[str, Iterator[DocumentPairs]]:
+    """The scorer name of ``pairs.jsonl`` and its documents (read lazily).
+
+    Raises:
+        CurationError: the file is missing or its header is not one (named).
+    """
+    path = Path(path)
+    try:
+        handle = path.open(encoding="utf-8")
+    except FileNotFoundError:
+        raise CurationError(f"{path}: the worker's relation pairs are missing") from None
+    try:
+        scorer = str(json.loads(handle.readline() or "{}")["scorer"])
+    except (json.JSONDecodeError, KeyError, TypeError) as exc:
+        handle.close()
+        raise CurationError(f"{path}, line 1: not a relation pairs file ({exc})") from None
+
+    def documents() -> Iterator[DocumentPairs]:
+        with handle:
+            for number, line in enumerate(handle, start=2):
+                try:
+                    data = json.loads(line)
+                    pmid = str(data["pmid"])
+                    rows = tuple(store.PairRow(*row) for row in data["pairs"])
+                    if any(row.pmid != pmid for row in rows):
+                        raise ValueError(f"a pair of another document than {pmid}")
+                    yield DocumentPairs(pmid, int(data["annotations"]), rows)
+                except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+                    raise CurationError(f"{path}, line {number}: corrupted ({exc})") from None
+
+    return scorer, documents()
