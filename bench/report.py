@@ -914,6 +914,32 @@ def suggest_section(data: dict) -> list[str]:
     return lines + [""] + goals_line(data)
 
 
+def suggest_test_section(data: dict) -> list[str]:
+    """bench/suggest.py --test: the Test splits, read once with everything chosen on dev."""
+    r = data["relation_extraction"]["test"]
+    s = data["suggestions"]
+    lines = [
+        "## Suggesting the missing slot: Test splits, read once (`bench/suggest.py --test`)",
+        "",
+        f"Run {data['date'][:10]}, everything as chosen on dev (the product's rule: top {s['product']['top_docs']}, "
+        f"{s['product']['rule']}, {s['product']['weight']}, n-ary {s['product']['nary_combine']}); "
+        f"{s['queries_total']:,} Test queries (" + ", ".join(f"{k} {v:,}" for k, v in s["queries"].items()) + ").",
+        "",
+        "| | co-occurrence | relation scorer (the product) |",
+        "| --- | ---: | ---: |",
+    ]
+    for corpus, d in r.items():
+        systems = d["systems"]
+        lines.append(f"| relation extraction F1, {corpus} | {_f(systems['cooccurrence']['f1'])} | "
+                     f"{_f(systems['scorer_logreg']['f1'])} |")
+    for corpus, systems in s["realistic"].items():
+        cooc, ours = systems["cooccurrence_all"]["map"], systems["scorer_served_chosen"]
+        diff = ours["map_minus_cooccurrence"]
+        lines.append(f"| suggestion MAP (realistic), {corpus} | {cooc['mean']:.3f} | {ours['map']['mean']:.3f} "
+                     f"({diff['mean']:+.3f} [{diff['ci95'][0]:+.3f}, {diff['ci95'][1]:+.3f}]) |")
+    return lines + [""] + goals_line(data)
+
+
 SECTIONS = (
     ("retrieval", retrieval_section),
     ("cross_encoder_dev", cross_encoder_section),
@@ -923,6 +949,7 @@ SECTIONS = (
     ("matching", matching_section),
     ("scale", scale_section),
     ("suggest", suggest_section),
+    ("suggest_test", suggest_test_section),
     ("app", app_section),
     ("first_run", first_run_section),
     ("reproduce", reproduce_section),

@@ -81,6 +81,16 @@ def variant_texts(source: PostingsSource, keys: Sequence[str]) -> list[str]:
     return [t for t in source.texts("variant") if any(variant_matches(q, k) for q in keys for k in _keys(t))]
 
 
+def slot_postings(concept: QueryConcept, source: PostingsSource) -> list[Posting]:
+    """The stored mentions of one slot: a linked concept's (a variant's: of the texts that denote its key), or,
+    for an unlinked name, those written exactly as typed."""
+    if concept.linked and concept.kind == "variant":
+        return source.postings("variant", (), variant_texts(source, concept.concept_ids))
+    if concept.linked:
+        return source.postings(concept.kind, concept.concept_ids)
+    return source.postings(concept.kind, (), (concept.typed,))
+
+
 def concept_query(
     concept: QueryConcept, source: PostingsSource, alternative_weight: float = ALTERNATIVE_WEIGHT
 ) -> ConceptQuery:
@@ -89,12 +99,7 @@ def concept_query(
     A linked concept's postings are the stored mentions of its concepts (a variant's: of the texts that
     denote its key); an unlinked name's are the stored mentions written exactly as typed.
     """
-    if concept.linked and concept.kind == "variant":
-        rows = source.postings("variant", (), variant_texts(source, concept.concept_ids))
-    elif concept.linked:
-        rows = source.postings(concept.kind, concept.concept_ids)
-    else:
-        rows = source.postings(concept.kind, (), (concept.typed,))
+    rows = slot_postings(concept, source)
     spans: dict[str, list[tuple[int, int]]] = defaultdict(list)
     how: dict[str, set[str]] = defaultdict(set)
     for row in rows:

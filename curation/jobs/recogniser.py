@@ -43,7 +43,7 @@ from curation.config import Settings
 from curation.errors import USER_ERRORS, CurationError
 from curation.files import write_atomic
 from curation.jobs.result import JobResult
-from curation.jobs.retraining import REQUEST, SNAPSHOT, VERSION, launch_job
+from curation.jobs.retraining import REQUEST, SNAPSHOT, VERSION, launch_job, read_worker_lines
 from curation.versions.registry import check_name
 
 KIND = "recogniser"
@@ -259,31 +259,14 @@ def read_annotations(path: Path) -> tuple[str, Iterator[DocumentAnnotations]]:
     """The annotator version of ``annotations.jsonl`` and its documents (read lazily).
 
     Raises:
-        CurationError: the file is missing or its header is not one (the message names the file).
+        CurationError: the file is missing, its header is not one, or a line is corrupted (the message names the
+            file and line).
     """
-    path = Path(path)
-    try:
-        handle = path.open(encoding="utf-8")
-    except FileNotFoundError:
-        raise CurationError(f"{path}: the worker's annotations are missing") from None
-    try:
-        header = json.loads(handle.readline() or "{}")
-        version = str(header["annotator"])
-    except (json.JSONDecodeError, KeyError, TypeError) as exc:
-        handle.close()
-        raise CurationError(f"{path}, line 1: not an annotations file ({exc})") from None
+    def parse(data: dict) -> DocumentAnnotations:
+        pmid = str(data["pmid"])
+        rows = tuple(store.AnnotationRow(*row) for row in data["rows"])
+        if any(row.pmid != pmid for row in rows):
+            raise ValueError(f"a row of another document than {pmid}")
+        return DocumentAnnotations(pmid, int(data["chars"]), rows)
 
-    def documents() -> Iterator[DocumentAnnotations]:
-        with handle:
-            for number, line in enumerate(handle, start=2):
-                try:
-                    data = json.loads(line)
-                    pmid = str(data["pmid"])
-                    rows = tuple(store.AnnotationRow(*row) for row in data["rows"])
-                    if any(row.pmid != pmid for row in rows):
-                        raise ValueError(f"a row of another document than {pmid}")
-                    yield DocumentAnnotations(pmid, int(data["chars"]), rows)
-                except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-                    raise CurationError(f"{path}, line {number}: corrupted ({exc})") from None
-
-    return version, documents()
+    return read_worker_lines(path, "annotator", "annotations", parse)

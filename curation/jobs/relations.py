@@ -34,7 +34,7 @@ from curation.config import Settings
 from curation.errors import CurationError
 from curation.files import write_atomic
 from curation.jobs.result import JobResult
-from curation.jobs.retraining import REQUEST, SNAPSHOT, VERSION, launch_job
+from curation.jobs.retraining import REQUEST, SNAPSHOT, VERSION, launch_job, read_worker_lines
 from curation.versions.registry import check_name
 
 KIND = "relations"
@@ -167,7 +167,7 @@ def run_relations_job(job_dir: Path, data: dict, progress: Path, cancel: Path) -
             found = snapshot.annotations[document.pmid]
             pairs = rel.annotated_pairs(document, found, scorer)
             lines.append(json.dumps({"pmid": document.pmid, "annotations": len(found),
-                                     "pairs": [list(asdict(p).values()) for p in pairs]}, ensure_ascii=False))
+                                     "pairs": [list(p) for p in pairs]}, ensure_ascii=False))
     write_atomic(job_dir / PAIRS, "\n".join(lines) + "\n")
     timings["score"] = round(time.time() - started - timings["train"], 1)
     dev = manifest["dev_pair_f1"]
@@ -194,30 +194,13 @@ def read_pairs(path: Path) -> tuple[str, Iterator[DocumentPairs]]:
     """The scorer name of ``pairs.jsonl`` and its documents (read lazily).
 
     Raises:
-        CurationError: the file is missing or its header is not one (named).
+        CurationError: the file is missing, its header is not one, or a line is corrupted (named).
     """
-    path = Path(path)
-    try:
-        handle = path.open(encoding="utf-8")
-    except FileNotFoundError:
-        raise CurationError(f"{path}: the worker's relation pairs are missing") from None
-    try:
-        scorer = str(json.loads(handle.readline() or "{}")["scorer"])
-    except (json.JSONDecodeError, KeyError, TypeError) as exc:
-        handle.close()
-        raise CurationError(f"{path}, line 1: not a relation pairs file ({exc})") from None
+    def parse(data: dict) -> DocumentPairs:
+        pmid = str(data["pmid"])
+        rows = tuple(store.PairRow(*row) for row in data["pairs"])
+        if any(row.pmid != pmid for row in rows):
+            raise ValueError(f"a pair of another document than {pmid}")
+        return DocumentPairs(pmid, int(data["annotations"]), rows)
 
-    def documents() -> Iterator[DocumentPairs]:
-        with handle:
-            for number, line in enumerate(handle, start=2):
-                try:
-                    data = json.loads(line)
-                    pmid = str(data["pmid"])
-                    rows = tuple(store.PairRow(*row) for row in data["pairs"])
-                    if any(row.pmid != pmid for row in rows):
-                        raise ValueError(f"a pair of another document than {pmid}")
-                    yield DocumentPairs(pmid, int(data["annotations"]), rows)
-                except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-                    raise CurationError(f"{path}, line {number}: corrupted ({exc})") from None
-
-    return scorer, documents()
+    return read_worker_lines(path, "scorer", "relation pairs", parse)

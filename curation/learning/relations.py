@@ -27,6 +27,7 @@ import numpy as np
 
 from curation.errors import CurationError
 from curation.records import Document, Mention
+from curation.store.relations import PairRow
 
 FORMAT_VERSION = 1
 # Words that state a relation rather than a co-mention (lower-cased prefixes), grouped so that each group is
@@ -341,27 +342,9 @@ def uncovered(documents: Iterable[Document], pairs: Sequence[Pair],
 
 # Kinds never paired: an organism ("patients", "mice") is no slot of a relation a KB curates.
 UNPAIRED_KINDS = frozenset({"species", "OrganismTaxon"})
-
-
-@dataclass(frozen=True)
-class ScoredPair:
-    """A co-mentioned pair of one document as stored: the probability that the document relates them, and
-    the sentence that relates them best (offsets into ``Document.text``).
-
-    ``score`` is None when no relation scorer was given (the pair is then only a co-mention).
-    """
-
-    pmid: str
-    concept_a: str
-    kind_a: str
-    name_a: str
-    concept_b: str
-    kind_b: str
-    name_b: str
-    score: float | None
-    same_sentence: bool
-    evidence_start: int
-    evidence_end: int
+# A document's pair as stored (``curation.store.PairRow``): both sides with kind and name, the probability that
+# the document relates them (None: unscored, a co-mention), whether one sentence holds both, and the offsets of
+# the sentence that relates them best.
 
 
 def evidence_span(text: str, mentions_a: Sequence[Mention], mentions_b: Sequence[Mention]) -> tuple[int, int, bool]:
@@ -388,7 +371,7 @@ def evidence_span(text: str, mentions_a: Sequence[Mention], mentions_b: Sequence
 
 
 def score_document(document: Document, mentions: Sequence[Mention], scorer: RelationScorer | None,
-                   names: Mapping[str, str] | None = None) -> list[ScoredPair]:
+                   names: Mapping[str, str] | None = None) -> list[PairRow]:
     """Every pair of distinct concepts co-mentioned in ``document`` (``mentions``: its stored annotations, any
     source; unlinked ones ignored), scored by ``scorer`` (None: unscored), each with its evidence sentence.
 
@@ -415,7 +398,7 @@ def score_document(document: Document, mentions: Sequence[Mention], scorer: Rela
     out = []
     for pair, probability in zip(pairs, probabilities, strict=True):
         start, end, same = evidence_span(text, by_concept[pair.concept_a], by_concept[pair.concept_b])
-        out.append(ScoredPair(document.pmid, pair.concept_a, pair.type_a, names.get(pair.concept_a, pair.concept_a),
+        out.append(PairRow(document.pmid, pair.concept_a, pair.type_a, names.get(pair.concept_a, pair.concept_a),
                               pair.concept_b, pair.type_b, names.get(pair.concept_b, pair.concept_b),
                               None if probability is None else round(float(probability), 6), same, start, end))
     return out
@@ -559,7 +542,7 @@ def dev_pair_f1(scorer: RelationScorer, data_dir: Path) -> dict[str, float]:
     return out
 
 
-def annotated_pairs(document: Document, annotations: Sequence, scorer: RelationScorer | None) -> list[ScoredPair]:
+def annotated_pairs(document: Document, annotations: Sequence, scorer: RelationScorer | None) -> list[PairRow]:
     """:func:`score_document` over a document's stored annotations (objects with ``start``, ``end``, ``text``,
     ``concept_id``, ``canonical``, ``source`` and ``type`` or ``entity_type``): each concept named by its
     canonical name (a predicted annotation's over a gold one's)."""

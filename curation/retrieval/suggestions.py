@@ -24,7 +24,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from curation.entities.postings import PostingsSource, variant_texts
+from curation.entities.postings import PostingsSource, slot_postings
 from curation.entities.query import QueryConcept
 
 COMBINES = ("min", "mean", "max")
@@ -145,14 +145,8 @@ def frequency_prior(counts: Mapping[str, int]) -> list[str]:
 def slot_concept_ids(source: PostingsSource, concept: QueryConcept) -> dict[str, set[str]]:
     """PMID → the concept ids of the stored mentions that are this slot's concept (what the concept search
     found it as: a linked concept's ids, a variant's notations, an unlinked name's exact mentions)."""
-    if concept.linked and concept.kind == "variant":
-        rows = source.postings("variant", (), variant_texts(source, concept.concept_ids))
-    elif concept.linked:
-        rows = source.postings(concept.kind, concept.concept_ids)
-    else:
-        rows = source.postings(concept.kind, (), (concept.typed,))
     out: dict[str, set[str]] = defaultdict(set)
-    for row in rows:
+    for row in slot_postings(concept, source):
         for cid in re.split(r"[,;]", row.concept_id or ""):
             if cid.strip() and cid.strip() != "-":
                 out[row.pmid].add(cid.strip())

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import astuple, dataclass, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import duckdb
@@ -127,7 +127,7 @@ def activate_scorer(con: duckdb.DuckDBPyConnection, folder: str | Path) -> Activ
 def pair_rows(document: Document, annotations: Sequence[store.AnnotationRow], active: ActiveScorer
               ) -> list[store.PairRow]:
     """The stored pairs of one document from its annotation rows (every source), scored by ``active``."""
-    return [store.PairRow(*astuple(p)) for p in rel.annotated_pairs(document, annotations, active.scorer)]
+    return rel.annotated_pairs(document, annotations, active.scorer)
 
 
 def score_documents(con: duckdb.DuckDBPyConnection, active: ActiveScorer, pmids: Sequence[str],
