@@ -145,6 +145,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="JSON instead of a table")
     p.add_argument("--export", type=Path, metavar="FILE.csv|FILE.jsonl",
                    help="also write the review list: one row per supporting paper (CSV) or suggestion (JSONL)")
+    p.add_argument("--export-format", choices=("csv", "jsonl", "civic-suggestions"), default=None,
+                   help="the review list's format (default: from the file's extension); civic-suggestions: CIViC's "
+                        "source-suggestion CSV (PO relations), which ingest-kb civic-suggestions reads back")
     p.add_argument("--out", type=Path, help="write the output here, whole or not at all (default: standard output)")
     p.set_defaults(func=cmd_suggest)
 

@@ -47,7 +47,7 @@ def _read_only(db: Path):
 
 def cmd_suggest(args: argparse.Namespace) -> int:
     """Suggestions for one partial relation (``--entity``) or a file of them (``--queries``)."""
-    from curation.workflows.suggest import DEFAULT_TOP_DOCS, result_record, review_file, suggest
+    from curation.workflows.suggest import DEFAULT_TOP_DOCS, result_record, review_civic, review_file, suggest
 
     if args.top_docs is None:
         args.top_docs = DEFAULT_TOP_DOCS
@@ -57,9 +57,11 @@ def cmd_suggest(args: argparse.Namespace) -> int:
         raise CurationError(f"--top-docs {args.top_docs}: read 1 to 500 documents")
     export_format = None
     if args.export is not None:
-        export_format = {".csv": "csv", ".jsonl": "jsonl"}.get(args.export.suffix.lower())
+        export_format = args.export_format or {".csv": "csv", ".jsonl": "jsonl"}.get(args.export.suffix.lower())
         if export_format is None:
-            raise CurationError(f"--export {args.export}: name a .csv or .jsonl file")
+            raise CurationError(f"--export {args.export}: name a .csv or .jsonl file, or give --export-format")
+    elif args.export_format:
+        raise CurationError("--export-format: give the file to write with --export FILE")
     if args.queries:
         requests = read_queries(args.queries, args.schema, args.top_docs)
         places = [_Where(args.queries, r.line) for r in requests]
@@ -87,6 +89,11 @@ def cmd_suggest(args: argparse.Namespace) -> int:
             if problem:
                 result = type(result)(**{**result.__dict__, "notes": (*result.notes, problem)})
             results.append((request, result))
+        exported = None
+        if export_format == "civic-suggestions":
+            exported = review_civic(con, [r for _, r in results], new_only=args.new_only)
+        elif export_format is not None:
+            exported = review_file([r for _, r in results], export_format, new_only=args.new_only)
     finally:
         con.close()
     records = []
@@ -97,8 +104,8 @@ def cmd_suggest(args: argparse.Namespace) -> int:
         if request.id is not None:
             record = {"id": request.id, **record}
         records.append(record)
-    if export_format is not None:
-        write_atomic(args.export, review_file([r for _, r in results], export_format, new_only=args.new_only))
+    if exported is not None:
+        write_atomic(args.export, exported)
         rows = sum(len(s["papers"]) for r in records for s in r["suggestions"])
         print(f"wrote {rows} supporting papers of {sum(len(r['suggestions']) for r in records)} suggestions to "
               f"{args.export}", file=sys.stderr)

@@ -196,7 +196,7 @@ def civic_suggestions(con: duckdb.DuckDBPyConnection, curator: str | None = None
     curators' notes. Read back by ``ingest-kb civic-suggestions``.
     """
     decisions = [d for d in store.list_decisions(con, curator=curator, schema="PO") if d.grade in grades]
-    diseases = _main_diseases(con, sorted({d.pmid for d in decisions}))
+    diseases = main_diseases(con, sorted({d.pmid for d in decisions}))
     merged: dict[tuple[str, str, str, str], list[str]] = {}
     for d in decisions:
         values = dict(d.query_entities)
@@ -216,7 +216,7 @@ def civic_suggestions(con: duckdb.DuckDBPyConnection, curator: str | None = None
     return Export(out.getvalue(), len(merged), filters)
 
 
-def _main_diseases(con: duckdb.DuckDBPyConnection, pmids: Sequence[str]) -> dict[str, str]:
+def main_diseases(con: duckdb.DuckDBPyConnection, pmids: Sequence[str]) -> dict[str, str]:
     """PMID → the disease its annotations name most often (canonical name when linked)."""
     found: dict[str, str] = {}
     for pmid, rows in store.list_annotations(con, pmids).items():

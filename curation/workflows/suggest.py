@@ -327,3 +327,38 @@ def _cell(value: object) -> object:
     if isinstance(value, str) and value[:1] in ("=", "+", "-", "@"):
         return "'" + value
     return value
+
+
+def review_civic(con: duckdb.DuckDBPyConnection, results: Sequence[SuggestionResult], new_only: bool = True) -> str:
+    """The review list in CIViC's source-suggestion format (the CSV ``export civic-suggestions`` writes and
+    ``ingest-kb civic-suggestions`` reads): one row per (supporting PMID, gene, variant, suggested therapy) of the
+    PO relations, the disease the abstract names most, and a comment with the suggestion's score and sentence.
+
+    Raises:
+        CurationError: a relation of another schema than PO (CIViC's format has no place for it).
+    """
+    from curation.errors import CurationError
+    from curation.workflows.export import CIVIC_SUGGESTION_COLUMNS, main_diseases
+
+    other = sorted({r.schema for r in results if r.schema != "PO"})
+    if other:
+        raise CurationError(f"CIViC's source-suggestion format holds PO relations only, not {', '.join(other)}; "
+                            "export those as CSV or JSON lines")
+    rows = review_rows(results, new_only)
+    diseases = main_diseases(con, sorted({str(r["pmid"]) for r in rows}))
+    values = {id(r): dict(r.values) for r in results}
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CIVIC_SUGGESTION_COLUMNS)
+    for result in results:
+        query = values[id(result)]
+        for s in result.suggestions:
+            if new_only and s.in_kb:
+                continue
+            for p in s.papers:
+                comment = (f"Suggested by the curation workbench's relation scorer ({s.scorer}): {s.name} ranked "
+                           f"{s.rank} for {query.get('Gene', '')} {query.get('Variant', '')}".rstrip()
+                           + f", p {p.probability:.2f} in this abstract: " + " ".join(p.sentence.split()))
+                writer.writerow([_cell(x) for x in (p.pmid, query.get("Gene", ""), query.get("Variant", ""),
+                                                    diseases.get(p.pmid, ""), s.name, comment)])
+    return out.getvalue()

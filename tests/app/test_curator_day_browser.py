@@ -75,10 +75,27 @@ def _card_caption(page: Page, pmid: str) -> str:
     return card.last.inner_text()
 
 
+def _annotate_braf_abstracts(db: Path) -> None:
+    """Annotate the abstracts that name BRAF as an ingest through the app does (mentions and relation pairs in
+    one transaction); the rest stay unannotated, which keeps the test short."""
+    from curation.entities.annotation import Annotator
+    from curation.workflows.entities import annotate_documents, dictionary_matcher
+
+    con = store.open_store(db)
+    try:
+        pmids = [p for (p,) in con.execute("SELECT pmid FROM documents WHERE abstract LIKE '%BRAF%' OR title LIKE "
+                                           "'%BRAF%' ORDER BY pmid").fetchall()]
+        report = annotate_documents(con, Annotator(dictionary_matcher(con)), pmids)
+        assert report.annotated == len(pmids) > 10 and not report.failed, report.summary()
+    finally:
+        con.close()
+
+
 def test_a_curators_day_in_a_real_browser(tmp_path, data_dir):
     if not CHROMIUM.exists():
         pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium; .ci/run does it)")
     db, models = real_data_app(tmp_path, data_dir)
+    _annotate_braf_abstracts(db)
     shots = tmp_path / "screenshots"
     new_file = tmp_path / "new_abstracts.jsonl"
     new_file.write_text("".join(json.dumps(a) + "\n" for a in NEW_ABSTRACTS))

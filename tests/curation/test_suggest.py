@@ -254,6 +254,20 @@ def test_cli_suggest_table_json_new_only_and_export(cli_store, tmp_path, capsys)
     assert record["suggestions"][0]["papers"][0]["pmid"] == "2000002"
     rows = list(csv.DictReader(io.StringIO((tmp_path / "review.csv").read_text())))
     assert [(r["suggestion"].casefold(), r["pmid"], r["in_kb"]) for r in rows] == [("sotorasib", "2000002", "False")]
+    assert main([*args, "--new-only", "--export", str(tmp_path / "civic.csv"), "--export-format",
+                 "civic-suggestions"]) == 0
+    capsys.readouterr()
+    civic = list(csv.DictReader(io.StringIO((tmp_path / "civic.csv").read_text())))
+    assert [(r["pubmed_id"], r["gene"], r["variant"], r["therapy"].casefold()) for r in civic] == [
+        ("2000002", "BRAF", "V600E", "sotorasib")]
+    assert "relation scorer" in civic[0]["comment"] and "sensitive to sotorasib" in civic[0]["comment"]
+    con = store.open_store(cli_store)  # CIViC's format reads back as a KB record
+    try:
+        ingest_kb(con, "civic-suggestions", tmp_path / "civic.csv")
+        added = [r for r in store.list_kb_records(con, "PO") if r.pmid == "2000002"]
+        assert [dict(r.entities)["Treatment"].casefold() for r in added] == ["sotorasib"]
+    finally:
+        con.close()
     assert main([*args, "--export", str(tmp_path / "review.jsonl")]) == 0
     lines = [json.loads(line) for line in (tmp_path / "review.jsonl").read_text().splitlines()]
     assert {line["name"].casefold() for line in lines} == {"vemurafenib", "sotorasib"}
