@@ -175,7 +175,7 @@ def cmd_recover(args: argparse.Namespace) -> int:
 
 # The scripts `python -m curation bench NAME` runs (bench/NAME.py; each writes bench/results/NAME.json).
 BENCHMARKS = ("app", "backup", "edel", "entities", "feedback", "first_run", "load", "matching", "report", "reproduce",
-              "retrieval", "scale", "suggest")
+              "retrieval", "scale", "suggest", "suggest_cross_encoder")
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
