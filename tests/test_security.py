@@ -106,6 +106,9 @@ RAW_HTML_ALLOWED = {
     "row.rank": "an int",
     "row.pmid": "digits (PMIDs are checked by every loader and by record_decision)",
     "entry.pmid": "digits, as row.pmid",
+    "paper.pmid": "digits, as row.pmid (a suggestion's supporting abstract)",
+    "paper.rank": "an int",
+    "paper.probability": "a float, formatted",
 }
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -363,18 +363,25 @@ def cmd_search(args: argparse.Namespace) -> int:
                 raise where.error(None, str(exc)) from None
     finally:
         con.close()
+    emit(args, records, render_table)
+    return 0 if args.queries or records[0]["hits"] else 1
+
+
+def emit(args: argparse.Namespace, records: Sequence[Mapping[str, Any]],
+         render: Callable[[Mapping[str, Any]], str]) -> None:
+    """Print (or write to ``--out``, whole or not at all) one JSON line per relation of a ``--queries`` file, the
+    one relation as JSON (``--json``), or its table."""
     if args.queries:
         text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
     elif args.json:
         text = json.dumps(records[0], ensure_ascii=False, indent=2) + "\n"
     else:
-        text = render_table(records[0])
+        text = render(records[0])
     if args.out is None:
         sys.stdout.write(text)
     else:
         write_atomic(args.out, text)
         print(f"wrote {len(records)} result{'s' if len(records) != 1 else ''} to {args.out}", file=sys.stderr)
-    return 0 if args.queries or records[0]["hits"] else 1
 
 
 # --- the table -------------------------------------------------------------------------------

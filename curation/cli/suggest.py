@@ -11,7 +11,6 @@ Every input is checked before anything is loaded; the store is opened read-only.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -19,7 +18,16 @@ import duckdb
 
 from curation import store
 from curation.cli.common import _open
-from curation.cli.search import Searcher, SearchRequest, _Where, check_applied, parse_pairs, read_queries, resolve
+from curation.cli.search import (
+    Searcher,
+    SearchRequest,
+    _Where,
+    check_applied,
+    emit,
+    parse_pairs,
+    read_queries,
+    resolve,
+)
 from curation.config import load_settings
 from curation.errors import USER_ERRORS, CurationError
 from curation.files import write_atomic
@@ -109,16 +117,7 @@ def cmd_suggest(args: argparse.Namespace) -> int:
         rows = sum(len(s["papers"]) for r in records for s in r["suggestions"])
         print(f"wrote {rows} supporting papers of {sum(len(r['suggestions']) for r in records)} suggestions to "
               f"{args.export}", file=sys.stderr)
-    if args.queries:
-        text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
-    elif args.json:
-        text = json.dumps(records[0], ensure_ascii=False, indent=2) + "\n"
-    else:
-        text = render_table(records[0])
-    if args.out is None:
-        sys.stdout.write(text)
-    else:
-        write_atomic(args.out, text)
+    emit(args, records, render_table)
     return 0 if args.queries or records[0]["suggestions"] else 1
 
 

@@ -352,10 +352,10 @@ def evidence_span(text: str, mentions_a: Sequence[Mention], mentions_b: Sequence
     the most trigger words (the earliest on a tie); without one, the sentences from the closest pair of
     mentions' first to its second."""
     spans = _sentences(text)
-    starts = np.array([s for s, _ in spans])
+    starts = [s for s, _ in spans]
 
     def sentence_of(offset: int) -> int:
-        return max(0, int(np.searchsorted(starts, offset, side="right") - 1))
+        return max(0, bisect_right(starts, offset) - 1)
 
     both = sorted({sentence_of(m.start) for m in mentions_a} & {sentence_of(m.start) for m in mentions_b})
     if both:

@@ -86,7 +86,7 @@ def _annotate_braf_abstracts(db: Path) -> None:
         pmids = [p for (p,) in con.execute("SELECT pmid FROM documents WHERE abstract LIKE '%BRAF%' OR title LIKE "
                                            "'%BRAF%' ORDER BY pmid").fetchall()]
         report = annotate_documents(con, Annotator(dictionary_matcher(con)), pmids)
-        assert report.annotated == len(pmids) > 10 and not report.failed, report.summary()
+        assert report.annotated == len(pmids) >= 3 and not report.failed, report.summary()
     finally:
         con.close()
 
@@ -196,9 +196,10 @@ def test_a_curators_day_in_a_real_browser(tmp_path, data_dir):
 
         # Suggested treatments for BRAF V600E: a chip keeps only the abstracts that relate it to the query.
         open_page(page, "Curate")
+        search(page, "BRAF", "V600E")  # the slots were left empty when another page was opened
         expect(page.get_by_text("Suggested treatment", exact=False).first).to_be_visible(timeout=120_000)
         wait_for_page(page)
-        chips = page.locator(".st-key-suggestion_pick button")
+        chips = page.locator(".st-key-suggestion_pick button").filter(has_text="paper")  # not the help icon
         assert chips.count() >= 2, "fewer than two suggested treatments for BRAF V600E"
         chosen = chips.first.inner_text()
         chips.first.click()
