@@ -62,6 +62,10 @@ SELECT a.pmid FROM annotated_documents a LEFT JOIN relation_scored s ON s.pmid =
 WHERE (s.pmid IS NULL OR s.scorer <> ?) ORDER BY a.pmid
 """
 SQL_SCORERS = "SELECT scorer, count(*) FROM relation_scored GROUP BY scorer ORDER BY 2 DESC, 1"
+SQL_COUNT_UNSCORED = """
+SELECT count(*) FROM annotated_documents a LEFT JOIN relation_scored s ON s.pmid = a.pmid
+WHERE s.pmid IS NULL OR s.scorer <> ?
+"""
 
 
 def replace_relation_pairs(con: duckdb.DuckDBPyConnection, scorer: str, pmids: Sequence[str],
@@ -130,6 +134,11 @@ def list_relation_pairs(con: duckdb.DuckDBPyConnection, pmids: Sequence[str], ki
 def list_unscored_documents(con: duckdb.DuckDBPyConnection, scorer: str) -> list[str]:
     """Annotated documents whose pairs ``scorer`` has not written (never paired, or by another scorer), sorted."""
     return [p for (p,) in con.execute(SQL_UNSCORED, [scorer]).fetchall()]
+
+
+def count_unscored_documents(con: duckdb.DuckDBPyConnection, scorer: str) -> int:
+    """How many annotated documents ``scorer`` has not scored (one count, no list)."""
+    return int(con.execute(SQL_COUNT_UNSCORED, [scorer]).fetchone()[0])
 
 
 def list_relation_scorers(con: duckdb.DuckDBPyConnection) -> dict[str, int]:

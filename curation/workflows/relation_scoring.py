@@ -37,8 +37,8 @@ from curation.schemas import RelationSchema
 SCORER_FILE = relations_job.SCORER_FILE
 MANIFEST_FILE = relations_job.MANIFEST_FILE
 BATCH = 200  # documents scored and written per transaction
-NO_SCORER = ("no relation scorer active: suggestions rank candidates by co-occurrence; train one with "
-             "python -m curation train-relations")
+NO_SCORER = ("no relation scorer active: suggestions rank candidates by co-occurrence; train one on Train & "
+             "evaluate (Relation scorer) or with python -m curation train-relations")
 
 Progress = Callable[[int, int], None]
 

@@ -198,7 +198,7 @@ def suggest(con: duckdb.DuckDBPyConnection, retriever, linker: QueryLinker, matc
     typed = {c.slot: c for c in result.concepts}
     ranks = {h.pmid: h.rank for h in result.hits}
     notes = list(result.problems) + ([active.message] if active.message else [])
-    stale = len(store.list_unscored_documents(con, active.version)) if active.scorer is not None else 0
+    stale = store.count_unscored_documents(con, active.version) if active.scorer is not None else 0
     if stale:
         notes.append(f"{stale:,} documents still carry another scorer's relation scores; `python -m curation "
                      "rescore` brings them up to date")

@@ -121,8 +121,10 @@ def test_a_new_scorer_rescores_only_what_another_scorer_wrote_and_reannotation_k
     con = _store(tmp_path, fixtures)
     active = activate_scorer(con, _scorer_folder(tmp_path, {"same_sentence": 3.0}))
     assert store.list_unscored_documents(con, active.version) == ["2000001", "2000002", "2000003", "2000004"]
+    assert store.count_unscored_documents(con, active.version) == 4
     report = rescore(con)
     assert report.documents == 4 and store.list_unscored_documents(con, active.version) == []
+    assert store.count_unscored_documents(con, active.version) == 0
     rows = store.list_relation_pairs(con, ["2000001"])
     same = [r.score for r in rows if r.same_sentence]
     apart = [r.score for r in rows if not r.same_sentence]
