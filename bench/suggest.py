@@ -42,6 +42,7 @@ from bench._benchmark import goal  # noqa: E402
 from curation.config import load_settings  # noqa: E402
 from curation.ingest.problems import Problems  # noqa: E402
 from curation.ingest.pubtator import read_pubtator  # noqa: E402
+from curation.learning import relation_data as data  # noqa: E402
 from curation.learning import relations as rel  # noqa: E402
 
 CID = {frozenset(("Chemical", "Disease"))}
@@ -56,10 +57,10 @@ def _read(path: Path) -> list:
     return list(read_pubtator(path, Problems(path, lenient=True)))
 
 
-def relation_extraction(data_dir: Path, split: str = "dev") -> tuple[dict, rel.RelationScorer, rel.TrainingSet]:
+def relation_extraction(data_dir: Path, split: str = "dev") -> tuple[dict, rel.RelationScorer, data.TrainingSet]:
     """Train on both Train splits (Dev and Test PMIDs held out), score both Dev splits."""
     started = time.perf_counter()
-    training = rel.corpus_training_set(data_dir)
+    training = data.corpus_training_set(data_dir)
     pairs, by_pmid, held_out = training.pairs, training.documents, training.held_out
     features = rel.feature_matrix(by_pmid, pairs)
     labels = np.array([p.label for p in pairs])
@@ -192,7 +193,7 @@ def suggestion_benchmark(data_dir: Path, scorer, training, split: str = "dev") -
     from index.search import Retriever
 
     column = {"dev": 2, "test": 3}[split]
-    corpora = {name: _read(data_dir / files[column - 1]) for name, *files, _ in rel.CORPORA}
+    corpora = {name: _read(data_dir / files[column - 1]) for name, *files, _ in data.CORPORA}
     for name, docs in corpora.items():
         assert not {d.pmid for d in docs} & set(training.documents), f"{name} {split} documents were trained on"
     queries = {"biored": S.make_queries(corpora["biored"], "biored"),

@@ -36,6 +36,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.suggest import _read  # noqa: E402
 from curation.config import load_settings  # noqa: E402
+from curation.learning import relation_data as data  # noqa: E402
 from curation.learning import relations as rel  # noqa: E402
 
 
@@ -78,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     data_dir = load_settings().data_dir
     rng = random.Random(args.seed)
-    training = rel.corpus_training_set(data_dir)
+    training = data.corpus_training_set(data_dir)
     pmids = sorted(training.documents)
     rng.shuffle(pmids)
     held = set(pmids[: len(pmids) // 10])  # the threshold's documents, never trained on
@@ -121,8 +122,8 @@ def main(argv: list[str] | None = None) -> int:
                                 "device": result.device, "train_s": round(train_s, 1), "seed": args.seed,
                                 "splits_read": "Train and Dev; Test PMIDs only"},
                      "dev": {}}
-        feature_scorer = rel.train_scorer(training)
-        for corpus, _, dev, _, types in rel.CORPORA:
+        feature_scorer = data.train_scorer(training)
+        for corpus, _, dev, _, types in data.CORPORA:
             docs = [d for d in _read(data_dir / dev) if d.relations]
             kinds = set(types) if types else None
             pairs = [p for d in docs for p in rel.candidate_pairs(d, types=kinds)]

@@ -114,14 +114,15 @@ def write_scorer(folder: Path, scorer, manifest: dict) -> Path:
 
 def train(data_dir: Path, decisions, schemas, documents, mentions, lexicon, name: str) -> tuple[object, dict]:
     """A scorer trained on the corpora and the decisions, and its manifest (with its Dev pair F1)."""
+    from curation.learning import relation_data
     from curation.learning import relations as rel
 
     started = time.time()
-    training = rel.corpus_training_set(data_dir)
-    extra, extra_documents = ([], {}) if decisions is None else rel.decision_training_pairs(
+    training = relation_data.corpus_training_set(data_dir)
+    extra, extra_documents = ([], {}) if decisions is None else relation_data.decision_training_pairs(
         decisions, schemas, documents, mentions, lexicon, training.held_out)
-    scorer = rel.train_scorer(training, extra, extra_documents)
-    dev = rel.dev_pair_f1(scorer, data_dir)
+    scorer = relation_data.train_scorer(training, extra, extra_documents)
+    dev = relation_data.dev_pair_f1(scorer, data_dir)
     manifest = {
         "name": name, "format_version": rel.FORMAT_VERSION, "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "data_dir": str(data_dir), "corpus_documents": training.per_corpus, "corpus_pairs": len(training.pairs),

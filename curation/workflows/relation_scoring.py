@@ -30,6 +30,7 @@ from curation.config import Settings
 from curation.entities.lexicon import Lexicon
 from curation.errors import CurationError
 from curation.jobs import relations as relations_job
+from curation.learning import relation_data
 from curation.learning import relations as rel
 from curation.records import Document, Mention
 from curation.schemas import RelationSchema
@@ -171,7 +172,7 @@ def decision_examples(con: duckdb.DuckDBPyConnection, schemas: Mapping[str, Rela
     documents = {d.pmid: d for d in store.get_documents(con, pmids)}
     mentions = {pmid: [Mention(r.pmid, r.start, r.end, r.text, r.entity_type, r.concept_id, r.source)
                        for r in rows] for pmid, rows in store.list_annotations(con, pmids).items()}
-    return rel.decision_training_pairs(decisions, schemas, documents, mentions, lexicon, held_out)
+    return relation_data.decision_training_pairs(decisions, schemas, documents, mentions, lexicon, held_out)
 
 
 def train_relation_scorer(con: duckdb.DuckDBPyConnection, settings: Settings, data_dir: str | Path | None = None,

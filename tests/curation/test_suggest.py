@@ -15,6 +15,7 @@ from curation import store
 from curation.cli import main
 from curation.entities.annotation import Annotator
 from curation.grades import Grade
+from curation.learning import relation_data
 from curation.learning import relations as rel
 from curation.records import Document
 from curation.retrieval.suggestions import PairEvidence, aggregate
@@ -297,10 +298,10 @@ def test_cli_suggest_batch_and_bad_input(cli_store, tmp_path, capsys):
 
 
 def test_the_corpus_training_set_holds_no_dev_or_test_document(data_dir):
-    training = rel.corpus_training_set(data_dir)
+    training = relation_data.corpus_training_set(data_dir)
     held = set()
-    for _, _, dev, test, _ in rel.CORPORA:
-        held |= rel.split_pmids(data_dir / dev) | rel.split_pmids(data_dir / test)
+    for _, _, dev, test, _ in relation_data.CORPORA:
+        held |= relation_data.split_pmids(data_dir / dev) | relation_data.split_pmids(data_dir / test)
     assert training.held_out == frozenset(held)
     assert not set(training.documents) & held
     assert not {p.pmid for p in training.pairs} & held
@@ -343,7 +344,7 @@ def _tiny_corpora(root):
     another drug it does not relate (distinct PMIDs per file)."""
     drugs = ("cisplatin", "lithium", "haloperidol", "amiodarone")
     diseases = ("nephrotoxicity", "tremor", "dystonia", "fibrosis")
-    for offset, (_, *files, _) in enumerate(rel.CORPORA):
+    for offset, (_, *files, _) in enumerate(relation_data.CORPORA):
         for split, name in enumerate(files):
             lines = []
             for i in range(12 if split == 0 else 4):

@@ -1,0 +1,218 @@
+"""Training data for the relation scorer: the corpora's labelled pairs and the curators' decisions.
+
+* :func:`corpus_training_set`: BioRED Train (every relation type) and BC5CDR Train (chemical-induced disease), every
+  Dev and Test PMID of both corpora held out (the BC5CDR training file holds its Dev documents, and BioRED Train
+  holds BC5CDR Dev/Test abstracts);
+* :func:`decision_training_pairs`: curators' decisions as labelled pairs (an accepted abstract with its answer →
+  related; a rejected one → every answer-kind concept it mentions unrelated to the query's);
+* :func:`train_scorer` fits :class:`~curation.learning.relations.RelationScorer` on both, and :func:`dev_pair_f1`
+  measures it on the Dev splits (what decides whether a new scorer replaces the active one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from curation.learning.relations import (
+    Pair,
+    RelationError,
+    RelationScorer,
+    _by_concept,
+    candidate_pairs,
+    concept_ids,
+    feature_matrix,
+    pair_scores,
+    training_pairs,
+    uncovered,
+)
+from curation.records import Document, Mention
+
+#: (corpus, Train file, Dev file, Test file, the type pairs its relations cover (its PubTator type names):
+#: None = every pair)
+CORPORA = (
+    ("biored", "biored/Train.PubTator", "biored/Dev.PubTator", "biored/Test.PubTator", None),
+    ("bc5cdr", "bc5cdr/CDR_TrainingSet.PubTator.txt", "bc5cdr/CDR_DevelopmentSet.PubTator.txt",
+     "bc5cdr/CDR_TestSet.PubTator.txt", frozenset({frozenset(("Chemical", "Disease"))})),
+)
+
+
+@dataclass(frozen=True)
+class TrainingSet:
+    """The labelled pairs a scorer is trained on, their documents, and what was held out."""
+
+    pairs: list[Pair]
+    documents: dict[str, Document]
+    held_out: frozenset[str]
+    train_pmids_held_out: int  # Train documents dropped because another corpus holds them as Dev or Test
+    per_corpus: dict[str, int]  # corpus → documents used
+
+
+def split_pmids(path: Path) -> set[str]:
+    """The PMIDs of a PubTator file, from its title lines only (a Test split's text is never parsed)."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return {line.split("|", 1)[0] for line in handle if "|t|" in line[:20]}
+    except OSError as exc:
+        raise RelationError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+
+
+def corpus_training_set(data_dir: Path) -> TrainingSet:
+    """Labelled pairs of BioRED Train (every relation type) and BC5CDR Train (chemical-induced disease only),
+    with every Dev and Test PMID of both corpora held out (the BC5CDR training file holds its Dev documents,
+    and BioRED Train holds BC5CDR Dev/Test documents); a document in both Trains is used once.
+
+    Raises:
+        RelationError: a corpus file is missing or unreadable (named).
+    """
+    from curation.ingest.problems import Problems
+    from curation.ingest.pubtator import read_pubtator
+
+    data_dir = Path(data_dir)
+    for _, *files, _ in CORPORA:
+        for name in files:
+            if not (data_dir / name).is_file():
+                raise RelationError(f"{data_dir / name}: missing; the relation scorer trains on BioRED and BC5CDR "
+                                    "(point CURATION_DATA_DIR at a folder that holds them)")
+    held_out: set[str] = set()
+    for _, _, dev, test, _ in CORPORA:
+        held_out |= split_pmids(data_dir / dev) | split_pmids(data_dir / test)
+    pairs: list[Pair] = []
+    documents: dict[str, Document] = {}
+    dropped: set[str] = set()
+    per_corpus = {}
+    for corpus, train, _, _, types in CORPORA:
+        path = data_dir / train
+        docs = []
+        for d in read_pubtator(path, Problems(path, lenient=True)):
+            if d.pmid in held_out:
+                dropped.add(d.pmid)
+            elif d.pmid not in documents and d.pmid not in {x.pmid for x in docs}:
+                docs.append(d)
+        got, used = training_pairs(docs, held_out, types=set(types) if types else None)
+        pairs += got
+        documents.update({d.pmid: d for d in used})
+        per_corpus[corpus] = len(used)
+    return TrainingSet(pairs, documents, frozenset(held_out), len(dropped), per_corpus)
+
+
+def decision_pairs(decisions: Iterable[tuple[str, Sequence[str], str, int]], documents: Mapping[str, Document],
+                   mentions: Mapping[str, Sequence[Mention]], answer_kind: str,
+                   held_out: Iterable[str] = ()) -> tuple[list[Pair], dict[str, Document]]:
+    """Curators' decisions as labelled pairs.
+
+    Args:
+        decisions: (pmid, query concept ids, answer concept id or "", label) per decision: an accepted decision
+            with its answer linked gives label 1 for (each query concept, answer); a rejection gives label 0 for
+            each query concept with every concept of ``answer_kind`` the document mentions (answer "").
+        documents, mentions: the documents and their stored mentions (kinds as the store writes them).
+        held_out: PMIDs never trained on (Dev/Test documents of the benchmark); their decisions are skipped.
+
+    A pair whose concepts the document does not both mention is skipped (the scorer has no features for it).
+    """
+    held = set(held_out)
+    out: list[Pair] = []
+    used: dict[str, Document] = {}
+    for pmid, query, answer, label in decisions:
+        if pmid in held or pmid not in documents:
+            continue
+        doc_mentions = [m for m in mentions.get(pmid, ()) if concept_ids(m)]
+        by_concept = _by_concept(doc_mentions)
+        kinds = {c: ms[0].type for c, ms in by_concept.items()}
+        answers = [answer] if answer else [c for c, k in kinds.items() if k == answer_kind]
+        found = [tuple(sorted((q, a))) for q in query for a in answers if q != a and q in kinds and a in kinds]
+        out += [Pair(pmid, x, kinds[x], y, kinds[y], int(label)) for x, y in dict.fromkeys(found)]
+        if found:
+            d = documents[pmid]
+            used[pmid] = Document(d.pmid, d.title, d.abstract, mentions=tuple(doc_mentions))
+    return out, used
+
+
+def train_scorer(training: TrainingSet, extra: Sequence[Pair] = (),
+                 extra_documents: Mapping[str, Document] | None = None, c: float = 1.0) -> RelationScorer:
+    """A scorer fitted on ``training``'s pairs plus ``extra`` (curators' decisions, with their documents: a
+    document of both keeps the corpus's gold mentions for the corpus's pairs and the stored ones for the
+    decisions' — the decisions' pairs are computed first)."""
+    extra_features = feature_matrix(dict(extra_documents or {}), extra)
+    features = np.vstack([feature_matrix(training.documents, training.pairs), extra_features])
+    labels = np.array([p.label for p in training.pairs] + [p.label for p in extra])
+    return RelationScorer.fit(features, labels, c=c)
+
+
+def dev_pair_f1(scorer: RelationScorer, data_dir: Path) -> dict[str, float]:
+    """Document-level pair F1 on the Dev splits (gold mentions): BioRED any relation, BC5CDR chemical-induced
+    disease — what decides whether a newly trained scorer replaces the active one (the retriever's gate, for
+    relations).
+
+    Raises:
+        RelationError: a Dev file is missing (named).
+    """
+    from curation.ingest.problems import Problems
+    from curation.ingest.pubtator import read_pubtator
+
+    out = {}
+    for corpus, _, dev, _, types in CORPORA:
+        path = Path(data_dir) / dev
+        if not path.is_file():
+            raise RelationError(f"{path}: missing; the relation scorer is judged on BioRED and BC5CDR Dev")
+        docs = [d for d in read_pubtator(path, Problems(path, lenient=True)) if d.relations]
+        kinds = set(types) if types else None
+        pairs = [p for d in docs for p in candidate_pairs(d, types=kinds)]
+        x = feature_matrix({d.pmid: d for d in docs}, pairs)
+        predicted = (scorer.probabilities(x) >= scorer.threshold).astype(int).tolist()
+        out[corpus] = pair_scores([p.label for p in pairs], predicted, uncovered(docs, pairs, kinds))["f1"]
+    return out
+
+
+def _slot_concepts(lexicon, kind: str, value: str, mentions: Sequence[Mention]) -> list[str]:
+    """The concept ids of a document's mentions that a typed value names (by the dictionaries, the mention's own
+    text, or, for a variant, its notation)."""
+    from curation.entities.variants import variant_keys
+
+    value = " ".join(value.split())
+    if not value:
+        return []
+    known = {c for _, c in lexicon.lookup(value, kind)}
+    keys = set(variant_keys(value)) if kind == "variant" else set()
+    out = []
+    for m in mentions:
+        if m.type != kind:
+            continue
+        ids = concept_ids(m)
+        if known & set(ids) or m.text.casefold() == value.casefold() or (keys and keys & set(variant_keys(m.text))):
+            out += ids
+    return list(dict.fromkeys(out))
+
+
+def decision_training_pairs(decisions: Iterable, schemas: Mapping, documents: Mapping[str, Document],
+                            mentions: Mapping[str, Sequence[Mention]], lexicon,
+                            held_out: Iterable[str] = ()) -> tuple[list[Pair], dict[str, Document]]:
+    """Curators' active decisions (``curation.records.Decision``) as labelled pairs (:func:`decision_pairs`): an
+    accepted decision with an answer the document mentions → a positive for (query concepts, answer); a
+    rejection → negatives for the answer-kind concepts it mentions with the query's. ``schemas``: name →
+    RelationSchema (decisions of other schemas are skipped)."""
+    from curation.grades import RELEVANT_GRADES, Grade
+
+    pairs: list[Pair] = []
+    used: dict[str, Document] = {}
+    for d in decisions:
+        schema = schemas.get(d.schema)
+        if schema is None or d.superseded_by is not None:
+            continue
+        found = list(mentions.get(d.pmid, ()))
+        query = [c for slot, value in d.query_entities if slot in schema.query_types
+                 for c in _slot_concepts(lexicon, schema.kind(slot), value, found)]
+        kind = schema.kind(schema.answer)
+        if d.grade in RELEVANT_GRADES and d.answer.strip():
+            rows = [(d.pmid, query, a, 1) for a in _slot_concepts(lexicon, kind, d.answer, found)[:1]]
+        elif d.grade == Grade.NOT_RELEVANT:
+            rows = [(d.pmid, query, "", 0)]
+        else:
+            continue
+        got, docs = decision_pairs(rows, documents, mentions, kind, held_out)
+        pairs += got
+        used.update(docs)
+    return pairs, used
