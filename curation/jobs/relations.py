@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -33,8 +33,9 @@ from curation import store
 from curation.config import Settings
 from curation.errors import CurationError
 from curation.files import write_atomic
+from curation.jobs.protocol import read_worker_lines, request_from_dict
 from curation.jobs.result import JobResult
-from curation.jobs.retraining import REQUEST, SNAPSHOT, VERSION, launch_job, read_worker_lines
+from curation.jobs.retraining import REQUEST, SNAPSHOT, VERSION, launch_job
 from curation.versions.registry import check_name
 
 KIND = "relations"
@@ -73,13 +74,7 @@ class RelationsRequest:
 
     @classmethod
     def from_dict(cls, data: dict, where: str = "relation-scorer request") -> RelationsRequest:
-        unknown = sorted(set(data) - {f.name for f in fields(cls)})
-        if unknown:
-            raise CurationError(f"{where}: unknown fields {unknown}")
-        try:
-            return cls(**data)
-        except TypeError as exc:
-            raise CurationError(f"{where}: {exc}") from None
+        return request_from_dict(cls, data, where)
 
 
 def new_scorer_name() -> str:

@@ -30,10 +30,9 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field, fields, replace
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import TypeVar
 
 import duckdb
 
@@ -42,6 +41,7 @@ from curation.config import PROJECT_ROOT, Settings
 from curation.errors import USER_ERRORS, CurationError
 from curation.files import write_atomic
 from curation.jobs.processes import pid_alive
+from curation.jobs.protocol import request_from_dict
 from curation.jobs.result import JobResult, JobResultError, read_result, result_json
 from curation.learning.feedback import FeedbackConfig
 from curation.learning.training import device_defaults
@@ -50,7 +50,6 @@ from curation.store.jobs import TERMINAL_STATES
 from curation.versions import catalog, registry
 from curation.versions.activation import judge
 
-T = TypeVar("T")
 REQUEST, RESULT, PROGRESS, CANCEL, LOG, SNAPSHOT, VERSION = (
     "request.json", "result.json", "progress.json", "cancel", "worker.log", "snapshot", "version.txt"
 )
@@ -151,14 +150,7 @@ class RetrainRequest:
 
     @classmethod
     def from_dict(cls, data: dict, where: str = "retrain request") -> RetrainRequest:
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise CurationError(f"{where}: unknown fields {unknown}")
-        try:
-            return cls(**data)
-        except TypeError as exc:
-            raise CurationError(f"{where}: {exc}") from None
+        return request_from_dict(cls, data, where)
 
 
 @dataclass(frozen=True)
@@ -216,37 +208,6 @@ def start_retrain(
     baseline = str(active.path) if active is not None and not catalog.check_version(active) else ""
     request = replace(request, schema=schema.name, models_dir=str(settings.models_dir), baseline=baseline)
     return launch_job(con, settings, "retrain", request.to_dict(), "retraining", launch)
-
-
-def read_worker_lines(path: Path, header_key: str, what: str, parse: Callable[[dict], T]
-                      ) -> tuple[str, Iterator[T]]:
-    """A JSON lines file a worker wrote for the app: the header's ``header_key`` and its lines, each parsed by
-    ``parse`` (read lazily; ``parse`` raises KeyError, TypeError or ValueError for a bad line).
-
-    Raises:
-        CurationError: the file is missing, its header is not one, or (while iterating) a line is corrupted;
-            the message names the file and line.
-    """
-    path = Path(path)
-    try:
-        handle = path.open(encoding="utf-8")
-    except FileNotFoundError:
-        raise CurationError(f"{path}: the worker's {what} are missing") from None
-    try:
-        header = str(json.loads(handle.readline() or "{}")[header_key])
-    except (json.JSONDecodeError, KeyError, TypeError) as exc:
-        handle.close()
-        raise CurationError(f"{path}, line 1: not a {what} file ({exc})") from None
-
-    def lines() -> Iterator[T]:
-        with handle:
-            for number, line in enumerate(handle, start=2):
-                try:
-                    yield parse(json.loads(line))
-                except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-                    raise CurationError(f"{path}, line {number}: corrupted ({exc})") from None
-
-    return header, lines()
 
 
 def launch_job(
