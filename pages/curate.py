@@ -31,7 +31,7 @@ from curation.workflows.provenance import decision_history, decision_provenance
 from curation.workflows.result_filter import filter_rows
 from curation.workflows.serving import BM25_ONLY
 from curation.workflows.session import corpus_size, current_schema
-from curation.workflows.suggest import DEFAULT_TOP_DOCS, suggest
+from curation.workflows.suggest import DEFAULT_TOP_DOCS, suggest_from
 from pages import concept_chips as chips
 from pages import result_filters as filters
 from pages import suggestion_panel
@@ -167,17 +167,15 @@ if engine is None:
     if engine.dense is None:
         mode = "bm25"  # the planned version did not load: BM25 serves
 try:
-    # The suggestions for the missing slot: drawn from the stored relation scores of the top abstracts.
-    suggested = suggest(con, engine, query_linker(con), matcher(con), schema, values, top_docs=DEFAULT_TOP_DOCS,
-                        mode=mode, applied=chips.applied_links(values))
-    picked = suggestion_panel.picked(suggested, values)
-    depth = st.session_state.get("depth", 20)
-    if picked is not None:  # its supporting abstracts are all among the results
-        depth = max([depth, *(p.rank for p in picked.papers)])
+    # At least the abstracts the suggestions read: every supporting abstract is among the results.
     result = curate_search(
-        con, engine, matcher(con), schema, values, mode=mode, k=depth, shown=shown,
+        con, engine, matcher(con), schema, values, mode=mode,
+        k=max(st.session_state.get("depth", 20), DEFAULT_TOP_DOCS), shown=shown,
         kinds=set(kinds or []), linker=query_linker(con), applied=chips.applied_links(values), rm3=rm3,
     )
+    # The suggestions for the missing slot: the stored relation scores of this ranking's top abstracts.
+    suggested = suggest_from(con, matcher(con), schema, values, result.concepts,
+                             {row.pmid: row.rank for row in result.rows})
 except USER_ERRORS as exc:
     st.error(escape_text(str(exc)))  # messages quote typed values: shown as plain text
     st.stop()

@@ -14,14 +14,6 @@ from curation.workflows.highlight import escape_text
 PICK = "suggestion_pick"
 
 
-def picked(result, key_values: dict[str, str]):
-    """The suggestion chosen on an earlier run for this same relation (None: none, or another relation)."""
-    if st.session_state.get("suggestion_for") != key_values:
-        return None
-    label = st.session_state.get(PICK)
-    return next((s for s in result.suggestions if s.label() == label), None) if label else None
-
-
 def panel(result, key_values: dict[str, str]):
     """Draw the panel; returns the chosen suggestion (None when none is chosen)."""
     if st.session_state.get("suggestion_for") != key_values:  # another relation: the choice ends

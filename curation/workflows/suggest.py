@@ -179,12 +179,32 @@ def suggest(con: duckdb.DuckDBPyConnection, retriever, linker: QueryLinker, matc
             values: Mapping[str, str], top_docs: int = DEFAULT_TOP_DOCS, mode: str = "hybrid",
             applied: Mapping[str, str] | None = None, active: ActiveScorer | None = None, limit: int = SHOWN,
             ) -> SuggestionResult:
-    """Suggestions for the missing slot of a partial relation (see the module docstring).
+    """Suggestions for the missing slot of a partial relation: the served search's top ``top_docs`` documents,
+    then :func:`suggest_from` (the CLI; the Curate page passes the ranking it has already drawn).
 
     Raises:
         SearchInputError: a typed slot that cannot be searched (named), as the search raises it.
     """
     started = time.perf_counter()
+
+    def fetch(pmids):
+        return {d.pmid: d for d in store.get_documents(con, list(pmids))}
+
+    top_docs = max(1, min(int(top_docs), MAX_TOP_DOCS))
+    result = search_relation(retriever, linker, matcher, StorePostings(con), fetch, schema, values,
+                             SearchOptions(mode=mode, k=top_docs, applied=dict(applied or {})))
+    ranks = {h.pmid: h.rank for h in result.hits}
+    return suggest_from(con, matcher, schema, values, result.concepts, ranks, top_docs, active, limit,
+                        notes=result.problems, started=started)
+
+
+def suggest_from(con: duckdb.DuckDBPyConnection, matcher: Matcher, schema: RelationSchema, values: Mapping[str, str],
+                 concepts: Sequence[QueryConcept], ranks: Mapping[str, int], top_docs: int = DEFAULT_TOP_DOCS,
+                 active: ActiveScorer | None = None, limit: int = SHOWN, notes: Sequence[str] = (),
+                 started: float | None = None) -> SuggestionResult:
+    """Suggestions drawn from a served ranking already made: ``ranks`` (PMID → rank; those ranked within
+    ``top_docs`` are read) and ``concepts``, each typed slot as the search linked it."""
+    started = time.perf_counter() if started is None else started
     active = active or active_scorer(con)
     source = StorePostings(con)
     answer_kind = schema.kind(schema.answer)
@@ -192,17 +212,14 @@ def suggest(con: duckdb.DuckDBPyConnection, retriever, linker: QueryLinker, matc
     def fetch(pmids):
         return {d.pmid: d for d in store.get_documents(con, list(pmids))}
 
-    top_docs = max(1, min(int(top_docs), MAX_TOP_DOCS))
-    result = search_relation(retriever, linker, matcher, source, fetch, schema, values,
-                             SearchOptions(mode=mode, k=top_docs, applied=dict(applied or {})))
-    typed = {c.slot: c for c in result.concepts}
-    ranks = {h.pmid: h.rank for h in result.hits}
-    notes = list(result.problems) + ([active.message] if active.message else [])
+    typed = {c.slot: c for c in concepts}
+    ranks = {pmid: rank for pmid, rank in ranks.items() if rank <= top_docs}
+    notes = list(notes) + ([active.message] if active.message else [])
     stale = store.count_unscored_documents(con, active.version) if active.scorer is not None else 0
     if stale:
         notes.append(f"{stale:,} documents still carry another scorer's relation scores; `python -m curation "
                      "rescore` brings them up to date")
-    base = dict(schema=schema.name, slot=schema.answer, values=dict(values), concepts=result.concepts,
+    base = dict(schema=schema.name, slot=schema.answer, values=dict(values), concepts=tuple(concepts),
                 documents=len(ranks), top_docs=top_docs, scorer=active.version)
     if answer_kind == "generic":
         return SuggestionResult(**base, suggestions=(), notes=tuple(notes), message=(
@@ -220,14 +237,14 @@ def suggest(con: duckdb.DuckDBPyConnection, retriever, linker: QueryLinker, matc
     ranked = aggregate(evidence, typed, combine=combine, threshold=active.threshold, **RULE)
     supported = [c for c in ranked if c.supporting]
     if not supported:
-        query = " and ".join(f"{c.slot} {c.canonical or c.typed}" for c in result.concepts)
+        query = " and ".join(f"{c.slot} {c.canonical or c.typed}" for c in concepts)
         what = f"mentions a {answer_kind} with {query}" if not ranked else f"relates a {answer_kind} to {query}"
         return SuggestionResult(**base, suggestions=(), weak=len(ranked), notes=tuple(notes), message=(
             f"none of the top {len(ranks)} abstracts {what}" + (
                 f" ({len(ranked)} {answer_kind} names are only mentioned nearby)" if ranked else "")),
             seconds=time.perf_counter() - started)
     supported = supported[:limit]
-    holdings = kb_holdings(con, schema, result.concepts, lexicon)
+    holdings = kb_holdings(con, schema, concepts, lexicon)
     shown_pmids = sorted({s.pmid for c in supported for s in c.documents if s.probability >= active.threshold})
     documents = fetch(shown_pmids)
     marks: dict[str, list[tuple[int, int, str, str]]] = defaultdict(list)
