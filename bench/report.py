@@ -902,8 +902,9 @@ def suggest_section(data: dict) -> list[str]:
             "",
             f"**Latency** (this 2-core CPU; a fresh store loaded with the sample, {sc['documents']:,} abstracts): "
             f"scoring every co-mentioned pair at annotation {sc['pairs']:,} pairs in {sc['seconds']} s "
-            f"({sc['documents_per_s_cpu']} abstracts/s); suggestions through the page's call (`workflows.suggest`, "
-            f"top {sug['top_docs']}, {sug['mode']}) for {sug['queries']} PO queries typed from the KB: p50 "
+            f"({sc['documents_per_s_cpu']} abstracts/s); suggestions through `workflows.suggest` (the served search "
+            f"plus the suggestions: the Curate page draws them from the search it has already run, so it adds less), "
+            f"top {sug['top_docs']}, {sug['mode']}, for {sug['queries']} PO queries typed from the KB: p50 "
             f"{sug['p50_ms']} ms, p95 {sug['p95_ms']} ms"
             + (f" (top {default['top_docs']}, the product's default: p50 {default['p50_ms']} ms, p95 "
                f"{default['p95_ms']} ms)" if default else "")

@@ -14,7 +14,8 @@ every document mentioning the query, co-occurrence over the served top N, and th
 Dev/Test names, the served search over the Dev abstracts plus HoC distractors) and with gold mentions (upper
 bound). The aggregation rule and N are chosen here on dev; the product's constants are checked against them.
 
-Section ``latency``: a fresh store loaded with the sample and the scorer active, the page's call timed.
+Section ``latency``: a fresh store loaded with the sample and the scorer active; ``workflows.suggest`` timed (the
+served search and the suggestions; the Curate page reuses its own search and adds only the second part).
 
 Usage: ``python bench/suggest.py [--out FILE]``; ``--test`` scores the Test splits once with everything chosen
 on dev (bench/results/suggest_test.json). Without ``--test`` only the Test splits' PMIDs are read.
@@ -347,8 +348,9 @@ def suggestion_benchmark(data_dir: Path, scorer, training, split: str = "dev") -
 
 def latency(data_dir: Path, scorer, queries: int = 200, seed: int = 13) -> dict:
     """The product path on a real store: load the sample into a fresh store, score every document's pairs at
-    annotation (the scorer activated first), then time :func:`curation.workflows.suggest.suggest` — what the
-    Curate page calls — on PO queries typed from the KB (gene + variant, and gene alone), top 50 documents."""
+    annotation (the scorer activated first), then time :func:`curation.workflows.suggest.suggest` (the served
+    search and the suggestions; the Curate page draws them from its own search) on PO queries typed from the KB
+    (gene + variant, and gene alone), top 50 documents and the product's default."""
     import random
     import tempfile
 
