@@ -136,12 +136,6 @@ def aggregate(evidence: Iterable[PairEvidence], slots: Iterable[str], combine: s
     return out
 
 
-def frequency_prior(counts: Mapping[str, int]) -> list[str]:
-    """Candidates by how many documents of the whole corpus mention them, most first (the baseline that knows
-    nothing of the query)."""
-    return [c for c, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
-
-
 def slot_concept_ids(source: PostingsSource, concept: QueryConcept) -> dict[str, set[str]]:
     """PMID → the concept ids of the stored mentions that are this slot's concept (what the concept search
     found it as: a linked concept's ids, a variant's notations, an unlinked name's exact mentions)."""

@@ -108,14 +108,6 @@ def replace_relation_pairs(con: duckdb.DuckDBPyConnection, scorer: str, pmids: S
     return len(rows)
 
 
-def clear_relation_pairs(con: duckdb.DuckDBPyConnection, pmids: Sequence[str]) -> None:
-    """Drop the pairs of some documents and their scored record (their annotations changed)."""
-    pmids = list(pmids)
-    if pmids:
-        con.execute(SQL_DELETE_PAIRS, [pmids])
-        con.execute(SQL_DELETE_SCORED, [pmids])
-
-
 def list_relation_pairs(con: duckdb.DuckDBPyConnection, pmids: Sequence[str], kind: str | None = None,
                         concepts: Sequence[str] = (), other_kind: str | None = None) -> list[PairRow]:
     """The stored pairs of some documents; with ``kind``, ``concepts`` and ``other_kind``, only those joining one

@@ -168,11 +168,18 @@ def decision_examples(con: duckdb.DuckDBPyConnection, schemas: Mapping[str, Rela
     decisions = [d for d in store.list_decisions(con) if d.schema in schemas]
     if not decisions:
         return [], {}
+    documents, mentions = _decided_documents(con, decisions)
+    return relation_data.decision_training_pairs(decisions, schemas, documents, mentions, lexicon, held_out)
+
+
+def _decided_documents(con: duckdb.DuckDBPyConnection, decisions: Sequence
+                       ) -> tuple[dict[str, Document], dict[str, list[Mention]]]:
+    """The decided documents and their stored mentions (what decisions become training pairs from)."""
     pmids = list(dict.fromkeys(d.pmid for d in decisions))
     documents = {d.pmid: d for d in store.get_documents(con, pmids)}
     mentions = {pmid: [Mention(r.pmid, r.start, r.end, r.text, r.entity_type, r.concept_id, r.source)
                        for r in rows] for pmid, rows in store.list_annotations(con, pmids).items()}
-    return relation_data.decision_training_pairs(decisions, schemas, documents, mentions, lexicon, held_out)
+    return documents, mentions
 
 
 def train_relation_scorer(con: duckdb.DuckDBPyConnection, settings: Settings, data_dir: str | Path | None = None,
@@ -193,13 +200,7 @@ def train_relation_scorer(con: duckdb.DuckDBPyConnection, settings: Settings, da
         raise rel.RelationError(f"{folder} already exists; give another --name")
     schemas = {s.name: s for s in store.list_schemas(con)}
     chosen = store.list_decisions(con) if decisions else None
-    documents: dict[str, Document] = {}
-    mentions: dict[str, list[Mention]] = {}
-    if chosen:
-        pmids = list(dict.fromkeys(d.pmid for d in chosen))
-        documents = {d.pmid: d for d in store.get_documents(con, pmids)}
-        mentions = {pmid: [Mention(r.pmid, r.start, r.end, r.text, r.entity_type, r.concept_id, r.source)
-                           for r in rows] for pmid, rows in store.list_annotations(con, pmids).items()}
+    documents, mentions = _decided_documents(con, chosen or [])
     scorer, manifest = relations_job.train(data_dir, chosen, schemas, documents, mentions, build_lexicon(con), name)
     return relations_job.write_scorer(folder, scorer, manifest), manifest
 
@@ -324,10 +325,3 @@ def overview(con: duckdb.DuckDBPyConnection) -> str:
             f"{manifest.get('decision_pairs', 0)} pairs from curator decisions)" if figures else "")
             + f"; {by_scorer.get(active.version, 0):,} abstracts scored with it"
             + (f", {stale:,} still with another scorer's scores (`python -m curation rescore`)" if stale else ""))
-
-
-def describe(con: duckdb.DuckDBPyConnection) -> dict[str, object]:
-    """The active scorer and which scorer wrote the stored pairs (for ``stats`` and the Train page)."""
-    active = active_scorer(con)
-    return {"active": active.version, "path": active.path, "message": active.message,
-            "documents_by_scorer": store.list_relation_scorers(con)}

@@ -209,9 +209,6 @@ def suggest_from(con: duckdb.DuckDBPyConnection, matcher: Matcher, schema: Relat
     source = StorePostings(con)
     answer_kind = schema.kind(schema.answer)
 
-    def fetch(pmids):
-        return {d.pmid: d for d in store.get_documents(con, list(pmids))}
-
     typed = {c.slot: c for c in concepts}
     ranks = {pmid: rank for pmid, rank in ranks.items() if rank <= top_docs}
     notes = list(notes) + ([active.message] if active.message else [])
@@ -246,7 +243,7 @@ def suggest_from(con: duckdb.DuckDBPyConnection, matcher: Matcher, schema: Relat
     supported = supported[:limit]
     holdings = kb_holdings(con, schema, concepts, lexicon)
     shown_pmids = sorted({s.pmid for c in supported for s in c.documents if s.probability >= active.threshold})
-    documents = fetch(shown_pmids)
+    documents = {d.pmid: d for d in store.get_documents(con, shown_pmids)}
     marks: dict[str, list[tuple[int, int, str, str]]] = defaultdict(list)
     query_ids = {pmid: set().union(*(slots[s].get(pmid, set()) for s in slots)) for pmid in shown_pmids}
     for pmid, rows in store.list_annotations(con, shown_pmids).items():
