@@ -50,6 +50,16 @@ class Settings:
         milvus_uri: the Milvus server (``CURATION_MILVUS_URI``, e.g. ``http://milvus:19530``); empty: Milvus
             Lite, an embedded file inside each version's folder.
         milvus_token: the server's token (``CURATION_MILVUS_TOKEN``, ``user:password`` or an API key).
+        identity: who the app's user is (``CURATION_IDENTITY``): ``personal`` (the default: no sign-in, a typed
+            name), ``oidc`` (team mode, Streamlit's OpenID Connect login; the provider in the ``[auth]`` section of
+            ``.streamlit/secrets.toml``) or ``proxy`` (team mode, a trusted reverse proxy's header).
+        proxy_header: the header a proxy puts the signed-in person's email in (``CURATION_PROXY_HEADER``; default
+            oauth2-proxy's ``X-Forwarded-Email``); read only in ``proxy`` mode.
+        proxy_secret: a secret the proxy sends in the ``X-Curation-Proxy-Secret`` header
+            (``CURATION_PROXY_SECRET``; required in ``proxy`` mode): a connection without it is not the proxy's.
+        roles_claim: an OIDC claim whose values name roles (``CURATION_ROLES_CLAIM``, e.g. ``roles`` or
+            ``groups``); empty: roles come from the store only.
+        sign_in_hours: how long a sign-in lasts before the app asks for it again (``CURATION_SIGN_IN_HOURS``).
     """
 
     db_path: Path = field(default_factory=_db_path)
@@ -74,6 +84,11 @@ class Settings:
     index_kind: str = field(default_factory=lambda: _env("INDEX_KIND", "auto"))
     milvus_uri: str = field(default_factory=lambda: _env("MILVUS_URI", ""))
     milvus_token: str = field(default_factory=lambda: _env("MILVUS_TOKEN", ""))
+    identity: str = field(default_factory=lambda: _env("IDENTITY", "personal"))
+    proxy_header: str = field(default_factory=lambda: _env("PROXY_HEADER", "X-Forwarded-Email"))
+    proxy_secret: str = field(default_factory=lambda: _env("PROXY_SECRET", ""))
+    roles_claim: str = field(default_factory=lambda: _env("ROLES_CLAIM", ""))
+    sign_in_hours: float = field(default_factory=lambda: float(_env("SIGN_IN_HOURS", "12")))
 
     def __post_init__(self) -> None:
         if self.index_backend not in INDEX_BACKENDS:
@@ -81,10 +96,21 @@ class Settings:
                                 f"use one of {', '.join(INDEX_BACKENDS)}")
         if self.index_kind not in INDEX_KINDS:
             raise CurationError(f"CURATION_INDEX_KIND is '{self.index_kind}'; use one of {', '.join(INDEX_KINDS)}")
+        if self.identity not in IDENTITY_MODES:
+            raise CurationError(f"CURATION_IDENTITY is '{self.identity}'; use one of {', '.join(IDENTITY_MODES)} "
+                                "(docs/SECURITY.md, Team mode)")
+        if self.sign_in_hours <= 0:
+            raise CurationError(f"CURATION_SIGN_IN_HOURS is {self.sign_in_hours}; give a number of hours above 0")
+
+    @property
+    def team(self) -> bool:
+        """Team mode: the curator is a signed-in person, and roles are enforced."""
+        return self.identity != "personal"
 
 
 INDEX_BACKENDS = ("faiss", "milvus")
 INDEX_KINDS = ("auto", "flat", "hnsw", "ivfpq")
+IDENTITY_MODES = ("personal", "oidc", "proxy")
 
 
 def load_settings() -> Settings:

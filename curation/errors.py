@@ -35,6 +35,14 @@ class InputError(CurationError):
         return f"{where}: {self.problem}"
 
 
+class AccessDeniedError(CurationError):
+    """Team mode: the person's roles do not allow what they tried; nothing was written."""
+
+
+class SignInExpiredError(AccessDeniedError):
+    """Team mode: the person's sign-in ended (it expired, or they signed out) before a write; nothing was written."""
+
+
 class SchemaError(CurationError):
     """An unknown or malformed relation schema."""
 

@@ -156,6 +156,7 @@ class Decision:
     created_at: str = ""
     superseded_by: int | None = None
     provenance: str = ""  # JSON: how the search found the document (group, stages, concepts); "" when not known
+    identity_source: str = "self-declared"  # how ``curator`` is known: typed (self-declared), oidc, proxy, local
 
 
 @dataclass(frozen=True)

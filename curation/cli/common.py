@@ -8,6 +8,7 @@ from collections.abc import Callable
 from tqdm import tqdm
 
 from curation import store
+from curation.access import Identity, local_operator
 from curation.records import IngestReport
 
 
@@ -30,3 +31,8 @@ def _print_report(report: IngestReport, show_skipped: int = 20) -> None:
 
 def _open(args: argparse.Namespace):
     return store.open_store(args.db)
+
+
+def operator() -> Identity:
+    """Who a command acts as: the machine account running it (every role; see curation.access.identity)."""
+    return local_operator()

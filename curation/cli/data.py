@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from curation import store
-from curation.cli.common import _open, _print_report, _progress_bar
+from curation.cli.common import _open, _print_report, _progress_bar, operator
 from curation.config import load_settings
 from curation.schemas import load_schemas
 from curation.workflows.ingestion import ingest_corpus, ingest_corpus_files, ingest_kb
@@ -20,7 +20,8 @@ def cmd_ingest_kb(args: argparse.Namespace) -> int:
     for path in args.paths:
         bar, update = _progress_bar(f"reading {Path(path).name}")
         try:
-            reports.append(ingest_kb(con, args.format, path, schema=args.schema, lenient=args.lenient, progress=update))
+            reports.append(ingest_kb(con, args.format, path, schema=args.schema, lenient=args.lenient, progress=update,
+                                     who=operator()))
         finally:
             bar.close()
         _print_report(reports[-1])
@@ -56,7 +57,7 @@ def cmd_ingest_corpus(args: argparse.Namespace) -> int:
             tqdm.write(f"  ... and {len(report.skipped) - 20} more skipped rows")
 
     try:
-        run = ingest_corpus_files(con, args.format, args.paths, lenient=args.lenient, again=args.again,
+        run = ingest_corpus_files(con, args.format, args.paths, lenient=args.lenient, again=args.again, who=operator(),
                                   progress=update, on_file=on_file, on_report=on_report)
         files.update((files.total or 0) - files.n)
     except KeyboardInterrupt:
@@ -87,7 +88,7 @@ def _annotate_stale(con) -> int:
         print(f"note: {chosen.message}")
     bar, update = _bar("annotating")
     try:
-        report = reannotate(con, chosen.annotator, stale_only=True, progress=update)
+        report = reannotate(con, chosen.annotator, stale_only=True, progress=update, who=operator())
     finally:
         bar.close()
     print(report.summary())
@@ -132,7 +133,7 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
             print(f"note: {chosen.message}", flush=True)
         return chosen.annotator
 
-    report = load_sample(con, settings, on_file=on_file, annotator=annotator)
+    report = load_sample(con, settings, on_file=on_file, annotator=annotator, who=operator())
     for outcome in report.outcomes:
         state = (f"failed: {outcome.error}" if outcome.error
                  else f"{outcome.added} added, {outcome.unchanged} already present")
@@ -181,7 +182,7 @@ def cmd_fetch_pubmed(args: argparse.Namespace) -> int:
     files = fetch.fetch_pubmed(missing, settings.cache_dir / "pubmed", email=settings.ncbi_email,
                                api_key=settings.ncbi_api_key)
     for path in files:
-        _print_report(ingest_corpus(con, "pubmed-xml", path, lenient=True))
+        _print_report(ingest_corpus(con, "pubmed-xml", path, lenient=True, who=operator()))
     return 0
 
 
@@ -192,7 +193,7 @@ def cmd_fetch_kb(args: argparse.Namespace) -> int:
     path = fetch.fetch_civic(settings.cache_dir / "civic")
     print(f"downloaded {path}")
     con = _open(args)
-    _print_report(ingest_kb(con, "civic", path, lenient=True))
+    _print_report(ingest_kb(con, "civic", path, lenient=True, who=operator()))
     return 0
 
 
@@ -234,14 +235,15 @@ def cmd_export(args: argparse.Namespace) -> int:
     con = store.open_store(args.db, read_only=True)
     try:
         if args.what == "civic-suggestions":
-            made = export.civic_suggestions(con, curator=args.curator)
+            made = export.civic_suggestions(con, curator=args.curator, who=operator())
         elif args.format not in export.FORMATS:
             raise CurationError(f"--format must be one of {export.FORMATS} for {args.what}")
         elif args.what == "decisions":
-            made = export.decisions_file(con, args.format, curator=args.curator, active_only=args.active_only)
+            made = export.decisions_file(con, args.format, curator=args.curator, active_only=args.active_only,
+                                            who=operator())
         else:
             schema = resolve_schema(args.schema, store.list_schemas(con))
-            made = export.new_records_file(con, schema, args.format, curator=args.curator)
+            made = export.new_records_file(con, schema, args.format, curator=args.curator, who=operator())
     finally:
         con.close()
     if args.out:

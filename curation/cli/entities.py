@@ -7,7 +7,7 @@ import sys
 
 from tqdm import tqdm
 
-from curation.cli.common import _open
+from curation.cli.common import _open, operator
 from curation.config import load_settings
 from curation.files import write_atomic
 
@@ -52,7 +52,7 @@ def _reannotate(con, annotator, stale_only: bool) -> int:
 
     bar, update = _bar("annotating")
     try:
-        report = reannotate(con, annotator, stale_only=stale_only, progress=update)
+        report = reannotate(con, annotator, stale_only=stale_only, progress=update, who=operator())
     finally:
         bar.close()
     print(report.summary())
@@ -72,14 +72,14 @@ def cmd_activate_recogniser(args: argparse.Namespace) -> int:
     settings = load_settings()
     con = _open(args)
     if args.off:
-        deactivate_entity_model(con, "recogniser")
+        deactivate_entity_model(con, "recogniser", who=operator())
         print(f"no recogniser active: {NO_RECOGNISER.split(': ', 1)[1]}")
         chosen = current_annotator(con, settings, dictionary_matcher(con)).annotator
         return 0 if args.no_reannotate else _reannotate(con, chosen, stale_only=True)
     if args.path is None:
         print("error: give the recogniser folder (or --off)", file=sys.stderr)
         return 2
-    activated = activate_entity_model(con, "recogniser", args.path, settings=settings)
+    activated = activate_entity_model(con, "recogniser", args.path, settings=settings, who=operator())
     print(f"recogniser {activated.name} ({activated.path}) is active")
     if args.no_reannotate:
         print("documents keep their annotations until `python -m curation reannotate`")
@@ -103,13 +103,14 @@ def cmd_activate_linker(args: argparse.Namespace) -> int:
     con = _open(args)
     matcher = dictionary_matcher(con)
     if args.off:
-        deactivate_entity_model(con, "linker")
+        deactivate_entity_model(con, "linker", who=operator())
         print("no linker active: recognised names are linked only when the dictionaries hold them exactly")
     elif args.path is None:
         print("error: give the linker folder (or --off)", file=sys.stderr)
         return 2
     else:
-        activated = activate_entity_model(con, "linker", args.path, matcher.lexicon, settings=settings)
+        activated = activate_entity_model(con, "linker", args.path, matcher.lexicon, settings=settings,
+                                          who=operator())
         print(f"linker {activated.name} ({activated.path}) is active")
     chosen = current_annotator(con, settings, matcher)
     if chosen.message:

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from curation import store
-from curation.cli.common import _open
+from curation.cli.common import _open, operator
 from curation.config import load_settings
 from curation.errors import CurationError
 
@@ -152,10 +152,11 @@ def cmd_retrain(args: argparse.Namespace) -> int:
 
 
 def cmd_backup(args: argparse.Namespace) -> int:
-    from curation.ops.backup import backup_store, backups_dir_for
+    from curation.ops.backup import backups_dir_for
+    from curation.workflows.maintenance import back_up
 
     folder = args.dir or backups_dir_for(load_settings().backups_dir, args.db)
-    made = backup_store(_open(args), folder, keep=args.keep)
+    made = back_up(_open(args), load_settings(), folder, keep=args.keep, who=operator())
     counts = made.counts
     print(f"backed up {args.db} to {made.folder} in {made.manifest['seconds']} s "
           f"({made.manifest['bytes']:,} bytes): {counts.get('decisions', 0)} decision rows, "
@@ -165,10 +166,10 @@ def cmd_backup(args: argparse.Namespace) -> int:
 
 def cmd_recover(args: argparse.Namespace) -> int:
     from curation.ops.backup import backups_dir_for
-    from curation.ops.recovery import recover_store
+    from curation.workflows.maintenance import restore
 
     folder = args.dir or backups_dir_for(load_settings().backups_dir, args.db)
-    report = recover_store(args.db, folder)
+    report = restore(args.db, load_settings(), folder, who=operator())
     print(json.dumps(report.to_dict(), indent=2) if args.json else "\n".join(report.lines()))
     return 0
 

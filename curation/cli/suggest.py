@@ -17,7 +17,7 @@ from pathlib import Path
 import duckdb
 
 from curation import store
-from curation.cli.common import _open
+from curation.cli.common import _open, operator
 from curation.cli.search import (
     Searcher,
     SearchRequest,
@@ -154,7 +154,7 @@ def cmd_train_relations(args: argparse.Namespace) -> int:
     con = _open(args)
     try:
         folder, manifest = train_relation_scorer(con, settings, args.data_dir, args.name,
-                                                 decisions=not args.no_decisions)
+                                                 decisions=not args.no_decisions, who=operator())
         print(f"trained {manifest['name']} in {manifest['seconds']} s on {manifest['corpus_pairs']:,} corpus pairs "
               f"({manifest['corpus_positives']:,} related) and {manifest['decision_pairs']} pairs from curator "
               f"decisions; threshold {manifest['threshold']:.3f}; Dev pair F1 {manifest['dev_pair_f1']}; wrote "
@@ -164,8 +164,8 @@ def cmd_train_relations(args: argparse.Namespace) -> int:
         activate, why = judge(con, manifest)
         print(why)
         if activate or args.force:
-            active = activate_scorer(con, folder)
-            print(rescore(con, active).summary())
+            active = activate_scorer(con, folder, who=operator())
+            print(rescore(con, active, who=operator()).summary())
     finally:
         con.close()
     return 0
@@ -177,10 +177,10 @@ def cmd_rescore(args: argparse.Namespace) -> int:
 
     con = _open(args)
     try:
-        active = activate_scorer(con, args.scorer) if args.scorer else active_scorer(con)
+        active = activate_scorer(con, args.scorer, who=operator()) if args.scorer else active_scorer(con)
         if active.message:
             print(f"note: {active.message}")
-        print(rescore(con, active).summary())
+        print(rescore(con, active, who=operator()).summary())
     finally:
         con.close()
     return 0

@@ -11,7 +11,8 @@ Submodules by concept: ``base`` (connection, migrations, transactions, schemas, 
 ``annotations`` (the concept index: each document's annotations, which annotator made them, the
 entity models), ``relations`` (each annotated document's co-mentioned concept pairs, their relation
 scores), ``decisions`` (curators' decisions and the worklist), ``jobs`` (background retraining) and
-``models`` (model versions, the active one per schema; typed by ``curation.versions.catalog``).
+``models`` (model versions, the active one per schema; typed by ``curation.versions.catalog``) and ``team``
+(team mode: role grants, their audit, the people who signed in).
 Import the package: ``store.open_store``.
 """
 
@@ -61,12 +62,14 @@ from curation.store.decisions import (
     add_worklist_item,
     decisions_for,
     fill_worklist_from_kb,
+    get_decision,
     list_decisions,
     list_worklist,
     record_decision,
     relation_key,
     set_worklist_status,
     undo_last_decision,
+    withdraw_decision,
 )
 from curation.store.jobs import (
     Job,
@@ -119,8 +122,32 @@ from curation.store.saved import (
     new_since_last_look,
     save_query,
 )
+from curation.store.team import (
+    Person,
+    RoleChange,
+    RoleGrant,
+    change_roles,
+    count_role_grants,
+    list_people,
+    list_role_changes,
+    list_role_grants,
+    list_role_holders,
+    list_roles_of,
+    note_person,
+)
 
 __all__ = [
+    "Person",
+    "RoleChange",
+    "RoleGrant",
+    "change_roles",
+    "count_role_grants",
+    "list_people",
+    "list_role_changes",
+    "list_role_grants",
+    "list_role_holders",
+    "list_roles_of",
+    "note_person",
     "MIGRATIONS",
     "AnnotationRow",
     "EntityModelRow",
@@ -181,6 +208,8 @@ __all__ = [
     "STATUSES",
     "add_worklist_item",
     "decisions_for",
+    "get_decision",
+    "withdraw_decision",
     "fill_worklist_from_kb",
     "list_decisions",
     "list_worklist",

@@ -27,22 +27,24 @@ STATUSES = ("open", "in_progress", "done", "no_evidence")
 MAX_NOTE = 10_000
 MAX_ANSWER = 500  # characters of the answer and of each query entity
 MAX_CURATOR = 100
+SELF_DECLARED = "self-declared"  # a decision's identity source when the name was typed, not authenticated
 MAX_PROVENANCE = 100_000  # characters of a decision's provenance JSON (a hit's stages and concepts: ~1 kB)
 
 SQL_DOCUMENT_EXISTS = "SELECT count(*) FROM documents WHERE pmid = ?"
 SQL_ACTIVE_FOR = """
 SELECT decision_id FROM decisions
 WHERE curator = ? AND schema_name = ? AND entity_key = ? AND pmid = ? AND superseded_by IS NULL
+  AND coalesce(identity_source, 'self-declared') = ?
 """
 SQL_INSERT_DECISION = """
 INSERT INTO decisions (curator, schema_name, query, query_entities, entity_key, pmid, grade, answer, note, supersedes,
-                       provenance, journal_seq)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING decision_id, CAST(created_at AS VARCHAR)
+                       provenance, journal_seq, identity_source)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING decision_id, CAST(created_at AS VARCHAR)
 """
 SQL_REPLAY_DECISION = """
 INSERT INTO decisions (decision_id, created_at, curator, schema_name, query, query_entities, entity_key, pmid, grade,
-                       answer, note, supersedes, provenance, journal_seq)
-VALUES (?, CAST(? AS TIMESTAMPTZ), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                       answer, note, supersedes, provenance, journal_seq, identity_source)
+VALUES (?, CAST(? AS TIMESTAMPTZ), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 RETURNING decision_id, CAST(created_at AS VARCHAR)
 """
 SQL_STORE_PATH = "SELECT path FROM duckdb_databases() WHERE database_name = current_database()"
@@ -53,12 +55,15 @@ SQL_SUPERSEDE = "UPDATE decisions SET superseded_by = ? WHERE decision_id = ?"
 SQL_REACTIVATE = "UPDATE decisions SET superseded_by = NULL WHERE decision_id = ?"
 SQL_DECISION_COLUMNS = (
     "decision_id, curator, schema_name, query, query_entities, pmid, grade, answer, note, "
-    "CAST(created_at AS VARCHAR), superseded_by, coalesce(provenance, '')"
+    "CAST(created_at AS VARCHAR), superseded_by, coalesce(provenance, ''), "
+    "coalesce(identity_source, 'self-declared')"
 )
 SQL_LAST_ACTIVE = f"""
 SELECT {SQL_DECISION_COLUMNS}, supersedes FROM decisions
-WHERE curator = ? AND superseded_by IS NULL ORDER BY decision_id DESC LIMIT 1
+WHERE curator = ? AND coalesce(identity_source, 'self-declared') = ? AND superseded_by IS NULL
+ORDER BY decision_id DESC LIMIT 1
 """
+SQL_ONE_DECISION = f"SELECT {SQL_DECISION_COLUMNS}, supersedes FROM decisions WHERE decision_id = ?"
 SQL_LIST_DECISIONS = f"""
 SELECT {SQL_DECISION_COLUMNS} FROM decisions
 WHERE (? IS NULL OR curator = ?) AND (? IS NULL OR schema_name = ?) AND (? OR superseded_by IS NULL)
@@ -112,6 +117,7 @@ def record_decision(
     answer: str = "",
     note: str = "",
     provenance: str = "",
+    identity_source: str = SELF_DECLARED,
 ) -> Decision:
     """Store one judgement (and the KB record its answer makes), atomically.
 
@@ -119,6 +125,8 @@ def record_decision(
         provenance: JSON text saying how the search found the document (its group, each stage's score
             and rank, the query concepts it mentions; :func:`curation.workflows.provenance.provenance_json`);
             "" when the decision was not made from a search (stored as NULL).
+        identity_source: how ``curator`` is known: ``self-declared`` (a typed name, personal mode) or the
+            source that authenticated it (``oidc``, ``proxy``, ``local``); :mod:`curation.access` decides.
 
     Raises:
         CurationError: no curator name, unknown grade, unknown document, empty relation,
@@ -153,6 +161,7 @@ def record_decision(
         "curator": curator, "schema_name": schema.name, "query": query,
         "query_entities": json.dumps(query_values, sort_keys=True), "entity_key": key, "pmid": pmid,
         "grade": grade, "answer": answer, "note": note, "provenance": provenance,
+        "identity_source": identity_source,
         # the KB record an answer makes: each entity type with its value (the answer in the answer's slot)
         "kb_entities": [[t, answer if t == schema.answer else query_values.get(t, "")] for t in schema.entity_types]
         if answer else [],
@@ -177,6 +186,7 @@ def record_decision(
         str(created),
         None,
         provenance,
+        identity_source,
     )
 
 
@@ -185,11 +195,13 @@ def apply_decision(con: duckdb.DuckDBPyConnection, row: Mapping[str, object], se
     """Insert one decision row (fields as :func:`record_decision` journals them), supersede the curator's
     earlier one on the same (relation, document) and add the KB record its answer makes; inside the
     caller's transaction. ``decision_id`` and ``created`` are given when replaying the journal."""
+    source = str(row.get("identity_source") or SELF_DECLARED)  # journal records older than team mode have none
     previous = [r[0] for r in con.execute(
-        SQL_ACTIVE_FOR, [row["curator"], row["schema_name"], row["entity_key"], row["pmid"]]).fetchall()]
+        SQL_ACTIVE_FOR, [row["curator"], row["schema_name"], row["entity_key"], row["pmid"], source]).fetchall()]
     supersedes = previous[-1] if previous else None
     values = [row["curator"], row["schema_name"], row["query"], row["query_entities"], row["entity_key"],
-              row["pmid"], row["grade"], row["answer"], row["note"], supersedes, row["provenance"] or None, seq]
+              row["pmid"], row["grade"], row["answer"], row["note"], supersedes, row["provenance"] or None, seq,
+              source]
     if decision_id is None:
         decision_id, created = con.execute(SQL_INSERT_DECISION, values).fetchall()[0]
     else:
@@ -292,11 +304,13 @@ def _remove_curator_record(con: duckdb.DuckDBPyConnection, decision_id: int) -> 
     con.execute(SQL_DELETE_CURATOR_RECORD, [source_id])
 
 
-def undo_last_decision(con: duckdb.DuckDBPyConnection, curator: str) -> Decision | None:
-    """Withdraw the curator's latest active decision; returns it, or None when there is none."""
+def undo_last_decision(con: duckdb.DuckDBPyConnection, curator: str,
+                       identity_source: str = SELF_DECLARED) -> Decision | None:
+    """Withdraw the curator's latest active decision made under ``identity_source``; returns it, or None when
+    there is none."""
     curator = " ".join(curator.split())
     with journaled(con) as journal:
-        rows = con.execute(SQL_LAST_ACTIVE, [curator]).fetchall()
+        rows = con.execute(SQL_LAST_ACTIVE, [curator, identity_source]).fetchall()
         if not rows:
             return None
         *fields, supersedes = rows[0]
@@ -315,8 +329,35 @@ def withdraw(con: duckdb.DuckDBPyConnection, decision_id: int, supersedes: int |
         con.execute(SQL_REACTIVATE, [supersedes])
 
 
+def get_decision(con: duckdb.DuckDBPyConnection, decision_id: int) -> Decision | None:
+    """One decision by id (active or not), or None."""
+    rows = con.execute(SQL_ONE_DECISION, [decision_id]).fetchall()
+    return _decision(tuple(rows[0][:-1])) if rows else None
+
+
+def withdraw_decision(con: duckdb.DuckDBPyConnection, decision_id: int, by: str) -> Decision:
+    """Withdraw one active decision (whoever made it; the caller checked that ``by`` may), journaled like an undo.
+
+    Raises:
+        CurationError: no such decision, or it is no longer active.
+    """
+    with journaled(con) as journal:
+        rows = con.execute(SQL_ONE_DECISION, [decision_id]).fetchall()
+        if not rows:
+            raise CurationError(f"there is no decision {decision_id}")
+        *fields, supersedes = rows[0]
+        decision = _decision(tuple(fields))
+        if decision.superseded_by is not None:
+            raise CurationError(f"decision {decision_id} is no longer active (superseded or withdrawn)")
+        withdraw(con, decision_id, supersedes)
+        if journal:
+            journal.write("undo", {"decision_id": decision_id, "curator": decision.curator, "by": by})
+    return decision
+
+
 def _decision(row: tuple) -> Decision:
-    decision_id, curator, schema, query, entities, pmid, grade, answer, note, created, superseded, provenance = row
+    (decision_id, curator, schema, query, entities, pmid, grade, answer, note, created, superseded, provenance,
+     source) = row
     return Decision(
         decision_id,
         curator,
@@ -330,6 +371,7 @@ def _decision(row: tuple) -> Decision:
         created,
         superseded,
         provenance,
+        source,
     )
 
 

@@ -264,4 +264,38 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         );
         """,
     ),
+    (
+        10,
+        "team mode: who holds which role, an audit row for every role change, the people who signed in, and the "
+        "identity source of each decision (decisions made before: self-declared)",
+        """
+        ALTER TABLE decisions ADD COLUMN identity_source VARCHAR DEFAULT 'self-declared';
+        CREATE TABLE team_roles (
+            person VARCHAR NOT NULL,
+            role VARCHAR NOT NULL,
+            granted_by VARCHAR NOT NULL,
+            granted_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+            PRIMARY KEY (person, role)
+        );
+        CREATE SEQUENCE role_audit_ids START 1;
+        CREATE TABLE role_audit (
+            audit_id BIGINT PRIMARY KEY DEFAULT nextval('role_audit_ids'),
+            changed_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+            actor VARCHAR NOT NULL,
+            actor_source VARCHAR NOT NULL,
+            person VARCHAR NOT NULL,
+            role VARCHAR NOT NULL,
+            change VARCHAR NOT NULL,
+            reason VARCHAR NOT NULL DEFAULT ''
+        );
+        CREATE TABLE team_people (
+            person VARCHAR PRIMARY KEY,
+            display_name VARCHAR NOT NULL DEFAULT '',
+            source VARCHAR NOT NULL,
+            claimed_roles VARCHAR[] NOT NULL DEFAULT [],
+            first_seen_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+            last_seen_at TIMESTAMPTZ NOT NULL DEFAULT now()
+        );
+        """,
+    ),
 )

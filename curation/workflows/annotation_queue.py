@@ -35,7 +35,8 @@ from enum import StrEnum
 
 import duckdb
 
-from curation import store
+from curation import access, store
+from curation.access import Action, Who
 from curation.entities.matching import Matcher
 from curation.errors import USER_ERRORS, CurationError
 from curation.grades import RELEVANT_GRADES
@@ -315,16 +316,17 @@ def build_queue(
 
 
 def record_label(
-    con: duckdb.DuckDBPyConnection, annotator: str, schema: RelationSchema, values: Mapping[str, str], pmid: str,
+    con: duckdb.DuckDBPyConnection, annotator: Who, schema: RelationSchema, values: Mapping[str, str], pmid: str,
     grade: str,
 ) -> Decision:
     """Record an annotator's grade of one (relation, abstract) pair from the queue."""
-    return store.record_decision(con, annotator, schema, values, pmid, grade)
+    identity = access.require(con, annotator, Action.LABEL)
+    return store.record_decision(con, identity.name, schema, values, pmid, grade, identity_source=identity.source)
 
 
 def adjudicate(
     con: duckdb.DuckDBPyConnection,
-    adjudicator: str,
+    adjudicator: Who,
     schema: RelationSchema,
     disagreement: Disagreement,
     grade: str,
@@ -336,13 +338,15 @@ def adjudicate(
         CurationError: as ``store.record_decision`` (no name, unknown grade, ...), or the
             disagreement belongs to another schema.
     """
+    identity = access.require(con, adjudicator, Action.ADJUDICATE)
     if disagreement.item.schema != schema.name:
         raise CurationError(
             f"this disagreement is in schema '{disagreement.item.schema}', not '{schema.name}'; switch schema"
         )
     values = dict(disagreement.values)
     return store.record_decision(
-        con, adjudicator, schema, values, disagreement.item.pmid, grade, answer=answer, note=ADJUDICATION_NOTE
+        con, identity.name, schema, values, disagreement.item.pmid, grade, answer=answer, note=ADJUDICATION_NOTE,
+        identity_source=identity.source,
     )
 
 

@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 
 import duckdb
 
-from curation import store
+from curation import access, store
+from curation.access import Action, Who
 from curation.entities.annotation import Annotation, Annotator
 from curation.entities.lexicon import Lexicon
 from curation.entities.matching import Matcher
@@ -269,7 +270,7 @@ def answer_kind_problem(lexicon: Lexicon, schema: RelationSchema, answer: str) -
 def record_judgement(
     con: duckdb.DuckDBPyConnection,
     lexicon: Lexicon | None,
-    curator: str,
+    curator: Who,
     schema: RelationSchema,
     values: Mapping[str, str],
     pmid: str,
@@ -291,13 +292,14 @@ def record_judgement(
             is False; nothing is written.
         CurationError: whatever ``record_decision`` refuses (no curator, unknown document, ...).
     """
+    identity = access.require(con, curator, Action.DECIDE)
     if not confirm_kind and answer.strip():
         if lexicon is None:
             raise ValueError("record_judgement: an answer is checked against a lexicon; none was given")
         if problem := answer_kind_problem(lexicon, schema, answer):
             raise AnswerKindError(problem)
-    return store.record_decision(con, curator, schema, values, pmid, grade, answer=answer, note=note,
-                                 provenance=provenance)
+    return store.record_decision(con, identity.name, schema, values, pmid, grade, answer=answer, note=note,
+                                 provenance=provenance, identity_source=identity.source)
 
 
 def card_decisions(
@@ -332,14 +334,36 @@ def fill_worklist(con: duckdb.DuckDBPyConnection, schema: RelationSchema) -> int
     return store.fill_worklist_from_kb(con, schema)
 
 
-def take_worklist_item(con: duckdb.DuckDBPyConnection, item_id: int, curator: str) -> None:
+def take_worklist_item(con: duckdb.DuckDBPyConnection, item_id: int, curator: Who) -> None:
     """Mark a worklist relation as in progress by ``curator``."""
-    store.set_worklist_status(con, item_id, "in_progress", curator)
+    identity = access.require(con, curator, Action.TAKE_WORK)
+    store.set_worklist_status(con, item_id, "in_progress", identity.name)
 
 
-def undo_last(con: duckdb.DuckDBPyConnection, curator: str) -> Decision | None:
-    """Withdraw ``curator``'s most recent decision (None when there is nothing to undo)."""
-    return store.undo_last_decision(con, curator)
+def undo_last(con: duckdb.DuckDBPyConnection, curator: Who) -> Decision | None:
+    """Withdraw ``curator``'s most recent decision (None when there is nothing to undo).
+
+    Only decisions made under the same identity source are theirs: a signed-in person's undo never reaches a
+    self-declared decision typed under the same name before the store was in team mode.
+    """
+    identity = access.require(con, curator, Action.UNDO_OWN)
+    return store.undo_last_decision(con, identity.name, identity.source)
+
+
+def withdraw(con: duckdb.DuckDBPyConnection, who: Who, decision_id: int) -> Decision:
+    """Withdraw one active decision by id: one's own (as an undo), or another person's (adjudicator, maintainer).
+
+    Raises:
+        AccessDeniedError: it is someone else's decision and ``who`` may not withdraw others'; nothing changes.
+        CurationError: no such decision, or it is no longer active.
+    """
+    decision = store.get_decision(con, decision_id)
+    if decision is None:
+        raise CurationError(f"there is no decision {decision_id}")
+    identity = access.identity_of(who)
+    own = decision.curator == identity.name and decision.identity_source == identity.source
+    identity = access.require(con, identity, Action.UNDO_OWN if own else Action.WITHDRAW_ANY)
+    return store.withdraw_decision(con, decision_id, identity.name)
 
 
 @dataclass(frozen=True)

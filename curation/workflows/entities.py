@@ -23,7 +23,8 @@ from pathlib import Path
 
 import duckdb
 
-from curation import store
+from curation import access, store
+from curation.access import Action, Who
 from curation.config import Settings
 from curation.entities.annotation import Annotation, Annotator
 from curation.entities.dictionaries import build_lexicon
@@ -181,7 +182,7 @@ def annotator_note(con: duckdb.DuckDBPyConnection) -> str:
 
 def activate_entity_model(
     con: duckdb.DuckDBPyConnection, kind: str, path: str | Path, lexicon: Lexicon | None = None,
-    settings: Settings | None = None,
+    settings: Settings | None = None, *, who: Who = "",
 ) -> ActivatedModel:
     """Load a recogniser or linker folder and, when it loads, make it the active one of its kind.
 
@@ -191,6 +192,7 @@ def activate_entity_model(
         EntityModelError: it does not load (missing, malformed, another version); the active model
             of that kind stays active and nothing is written.
     """
+    access.require(con, who, Action.ACTIVATE)
     if kind not in MODEL_KINDS:
         raise EntityModelError(f"unknown entity model kind '{kind}'; use one of {', '.join(MODEL_KINDS)}")
     folder = _resolve(path, settings)
@@ -202,8 +204,9 @@ def activate_entity_model(
     return ActivatedModel(kind, str(folder), name, model)
 
 
-def deactivate_entity_model(con: duckdb.DuckDBPyConnection, kind: str) -> None:
+def deactivate_entity_model(con: duckdb.DuckDBPyConnection, kind: str, *, who: Who = "") -> None:
     """Make no model of ``kind`` active (the app goes back to dictionaries for recognition)."""
+    access.require(con, who, Action.ACTIVATE)
     if kind not in MODEL_KINDS:
         raise EntityModelError(f"unknown entity model kind '{kind}'; use one of {', '.join(MODEL_KINDS)}")
     store.clear_active_entity_model(con, kind)
@@ -265,7 +268,8 @@ def annotate_new(
 
 
 def reannotate(
-    con: duckdb.DuckDBPyConnection, annotator: Annotator, stale_only: bool = True, progress: Progress | None = None
+    con: duckdb.DuckDBPyConnection, annotator: Annotator, stale_only: bool = True, progress: Progress | None = None,
+    *, who: Who = "",
 ) -> AnnotationReport:
     """Annotate the store's documents with ``annotator``: the stale ones (default), or all.
 
@@ -273,6 +277,7 @@ def reannotate(
     text or gold mentions changed since. Touches the concept index only: decisions, KB records,
     gold mentions and the worklist stay as they are.
     """
+    access.require(con, who, Action.IMPORT)
     return annotate_documents(con, annotator, store.list_stale_documents(con, annotator.version, None, stale_only),
                               progress)
 

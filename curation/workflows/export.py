@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 import duckdb
 
-from curation import store
+from curation import access, store
+from curation.access import Action, Who
 from curation.records import Decision, KBRecord
 from curation.schemas import RelationSchema
 
@@ -37,8 +38,10 @@ def _tsv(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
     return out.getvalue()
 
 
-def decisions_export(decisions: Sequence[Decision], fmt: str = "tsv") -> str:
-    """Every decision with who, when, relation, document, grade, answer, note, supersession and provenance.
+def decisions_export(decisions: Sequence[Decision], fmt: str = "tsv", with_identity: bool = False) -> str:
+    """Every decision with who, when, relation, document, grade, answer, note, supersession and provenance; with
+    ``with_identity`` (a team store's export) also how the curator's name is known (``identity_source``:
+    self-declared, oidc, proxy, local).
 
     ``provenance`` says how the search found the document (its group, each stage's score and rank, the query
     concepts it mentions): in JSON lines an object (null for decisions made without it), like ``query_entities``;
@@ -57,7 +60,7 @@ def decisions_export(decisions: Sequence[Decision], fmt: str = "tsv") -> str:
         "note",
         "superseded_by",
         "provenance",
-    ]
+    ] + (["identity_source"] if with_identity else [])
     rows = [
         [
             d.decision_id,
@@ -72,7 +75,7 @@ def decisions_export(decisions: Sequence[Decision], fmt: str = "tsv") -> str:
             d.note,
             d.superseded_by if d.superseded_by is not None else "",
             d.provenance,
-        ]
+        ] + ([d.identity_source] if with_identity else [])
         for d in decisions
     ]
     if fmt == "jsonl":  # nested objects, never JSON inside a string
@@ -140,27 +143,31 @@ def kb_records_export(records: Sequence[KBRecord], schema: RelationSchema, fmt: 
     return _tsv(header, rows)
 
 
-def export_decisions(con: duckdb.DuckDBPyConnection, fmt: str = "tsv", include_superseded: bool = True) -> str:
-    return decisions_file(con, fmt, active_only=not include_superseded).text
+def export_decisions(con: duckdb.DuckDBPyConnection, fmt: str = "tsv", include_superseded: bool = True, *,
+                     who: Who = "") -> str:
+    return decisions_file(con, fmt, active_only=not include_superseded, who=who).text
 
 
-def export_new_records(con: duckdb.DuckDBPyConnection, schema: RelationSchema, fmt: str = "tsv") -> str:
+def export_new_records(con: duckdb.DuckDBPyConnection, schema: RelationSchema, fmt: str = "tsv", *,
+                       who: Who = "") -> str:
     """The KB records curators created (answers chosen on the Curate page)."""
-    return new_records_file(con, schema, fmt).text
+    return new_records_file(con, schema, fmt, who=who).text
 
 
 def decisions_file(con: duckdb.DuckDBPyConnection, fmt: str = "tsv", curator: str | None = None,
-                   active_only: bool = False) -> Export:
+                   active_only: bool = False, *, who: Who = "") -> Export:
     """Decisions (every one, or the active ones), of everyone or one curator, with their count and filters."""
+    access.require(con, who, Action.EXPORT)
     decisions = store.list_decisions(con, curator=curator, include_superseded=not active_only)
     filters = f"{'active' if active_only else 'every'} decision" + (f", curator {curator}" if curator
                                                                      else ", every curator")
-    return Export(decisions_export(decisions, fmt), len(decisions), filters)
+    return Export(decisions_export(decisions, fmt, with_identity=access.is_team_store(con)), len(decisions), filters)
 
 
 def new_records_file(con: duckdb.DuckDBPyConnection, schema: RelationSchema, fmt: str = "tsv",
-                     curator: str | None = None) -> Export:
+                     curator: str | None = None, *, who: Who = "") -> Export:
     """The schema's KB records curators' answers made (of one curator, when given), with count and filters."""
+    access.require(con, who, Action.EXPORT)
     records = [r for r in store.list_kb_records(con, schema.name) if r.source == "curator"
                and (not curator or r.attribute("curator") == curator)]
     filters = f"schema {schema.name}, records made by curators' answers" + (f", curator {curator}" if curator else "")
@@ -187,7 +194,7 @@ class Export:
 
 
 def civic_suggestions(con: duckdb.DuckDBPyConnection, curator: str | None = None,
-                      grades: Sequence[str] = SUGGESTED_GRADES) -> Export:
+                      grades: Sequence[str] = SUGGESTED_GRADES, *, who: Who = "") -> Export:
     """CIViC source suggestions (CSV) from the active PO decisions that accepted an abstract.
 
     One row per (PMID, gene, variant, therapy): the therapy is the decision's answer (else the typed
@@ -195,6 +202,7 @@ def civic_suggestions(con: duckdb.DuckDBPyConnection, curator: str | None = None
     gold or predicted), empty when it names none; the comment says who judged it how and when, with the
     curators' notes. Read back by ``ingest-kb civic-suggestions``.
     """
+    access.require(con, who, Action.EXPORT)
     decisions = [d for d in store.list_decisions(con, curator=curator, schema="PO") if d.grade in grades]
     diseases = main_diseases(con, sorted({d.pmid for d in decisions}))
     merged: dict[tuple[str, str, str, str], list[str]] = {}

@@ -28,7 +28,8 @@ from typing import TypeVar
 
 import duckdb
 
-from curation import store
+from curation import access, store
+from curation.access import Action, Who
 from curation.entities.annotation import Annotator
 from curation.errors import InputError
 from curation.ingest.civic import read_civic
@@ -126,9 +127,10 @@ def ingest_kb(
     path: str | Path,
     schema: str | None = None,
     lenient: bool = False,
-    progress: Progress | None = None,
+    progress: Progress | None = None, *, who: Who = "",
 ) -> IngestReport:
     """Ingest a knowledge-base file (civic, uniprot, or tsv with ``schema``)."""
+    access.require(con, who, Action.IMPORT)
     path = Path(path)
     _check_path(path)
     problems = Problems(path, lenient)
@@ -159,7 +161,7 @@ def ingest_corpus(
     path: str | Path,
     lenient: bool = False,
     progress: Progress | None = None,
-    annotator: Annotator | Callable[[], Annotator] | None = None,
+    annotator: Annotator | Callable[[], Annotator] | None = None, *, who: Who = "",
 ) -> IngestReport:
     """Ingest a corpus file (pubtator, pubmed-xml, jsonl), streaming it in batches; documents merge by PMID.
 
@@ -177,6 +179,7 @@ def ingest_corpus(
             lenient mode the batches before the error stay written, and the file is not logged as
             ingested, so the next run reads it again).
     """
+    access.require(con, who, Action.IMPORT)
     path = Path(path)
     _check_path(path)
     problems = Problems(path, lenient)
@@ -292,7 +295,7 @@ def ingest_corpus_files(
     progress: Progress | None = None,
     on_file: Callable[[Path, int, int, bool], None] | None = None,
     on_report: Callable[[IngestReport], None] | None = None,
-    annotator: Annotator | Callable[[], Annotator] | None = None,
+    annotator: Annotator | Callable[[], Annotator] | None = None, *, who: Who = "",
 ) -> CorpusRun:
     """Ingest corpus files and folders (a PubMed baseline folder, say) file by file, resumably.
 
@@ -311,6 +314,7 @@ def ingest_corpus_files(
         InputError: as :func:`corpus_files`, and as :func:`ingest_corpus` for the file that failed
             (the files before it stay ingested and logged).
     """
+    access.require(con, who, Action.IMPORT)
     files = corpus_files(kind, paths)
     logged = store.ingest_times(con, f"corpus:{kind}")
     reports: list[IngestReport] = []
@@ -323,7 +327,8 @@ def ingest_corpus_files(
         if skip:
             done.append(path)
             continue
-        reports.append(ingest_corpus(con, kind, path, lenient=lenient, progress=progress, annotator=annotator))
+        reports.append(ingest_corpus(con, kind, path, lenient=lenient, progress=progress, annotator=annotator,
+                                           who=who))
         if on_report is not None:
             on_report(reports[-1])
     return CorpusRun(tuple(reports), tuple(done))

@@ -23,6 +23,8 @@ from pathlib import Path
 
 import duckdb
 
+from curation import access
+from curation.access import Action, Who
 from curation.config import Settings
 from curation.entities.annotation import Annotator
 from curation.entities.dictionaries import ingest_dictionary
@@ -133,8 +135,9 @@ def find_sample(data_dir: Path) -> list[SampleFile]:
 
 
 def load_files(con: duckdb.DuckDBPyConnection, files: Sequence[SampleFile], on_file: FileProgress | None = None,
-               on_rows: RowProgress | None = None) -> list[FileOutcome]:
+               on_rows: RowProgress | None = None, *, who: Who = "") -> list[FileOutcome]:
     """Ingest each file in its own transaction; a file that fails is reported and the others still load."""
+    access.require(con, who, Action.IMPORT)
     outcomes = []
     for position, sample in enumerate(files, start=1):
         if on_file is not None:
@@ -147,10 +150,10 @@ def load_files(con: duckdb.DuckDBPyConnection, files: Sequence[SampleFile], on_f
 
         try:
             if sample.kind == "kb":
-                report = ingest_kb(con, sample.fmt, sample.path, progress=rows)
+                report = ingest_kb(con, sample.fmt, sample.path, progress=rows, who=who)
                 added, unchanged = report.added, report.unchanged
             elif sample.kind == "corpus":
-                report = ingest_corpus(con, sample.fmt, sample.path, progress=rows)
+                report = ingest_corpus(con, sample.fmt, sample.path, progress=rows, who=who)
                 added, unchanged = report.added, report.unchanged
             else:
                 read, added = ingest_dictionary(con, sample.fmt, sample.path)
@@ -165,7 +168,7 @@ def load_files(con: duckdb.DuckDBPyConnection, files: Sequence[SampleFile], on_f
 def load_sample(con: duckdb.DuckDBPyConnection, settings: Settings, on_file: FileProgress | None = None,
                 on_rows: RowProgress | None = None, transport=None,
                 annotator: Annotator | Callable[[], Annotator] | None = None,
-                on_annotated: Progress | None = None) -> SampleReport:
+                on_annotated: Progress | None = None, *, who: Who = "") -> SampleReport:
     """Load the sample into the store: from the data directory, else fetched online.
 
     ``annotator`` (or a function returning it, called once the files are in) annotates the documents
@@ -174,6 +177,7 @@ def load_sample(con: duckdb.DuckDBPyConnection, settings: Settings, on_file: Fil
     Raises:
         NoSampleError: no data directory with sample files, and the online sample could not be had.
     """
+    access.require(con, who, Action.IMPORT)
     started = time.time()
     files = find_sample(settings.data_dir)
     if files:
@@ -184,12 +188,12 @@ def load_sample(con: duckdb.DuckDBPyConnection, settings: Settings, on_file: Fil
         except CurationError as exc:  # NetworkError, or NCBI needing an e-mail address
             raise NoSampleError(NO_SAMPLE_HELP.format(data_dir=settings.data_dir, reason=exc)) from None
         source = f"CIViC's nightly export and PubMed (fetched now; kept in {settings.cache_dir})"
-    outcomes = load_files(con, files, on_file, on_rows)
+    outcomes = load_files(con, files, on_file, on_rows, who=who)
     annotation, problem = None, ""
     if annotator is not None:
         try:
             chosen = annotator if isinstance(annotator, Annotator) else annotator()
-            annotation = reannotate(con, chosen, stale_only=True, progress=on_annotated)
+            annotation = reannotate(con, chosen, stale_only=True, progress=on_annotated, who=who)
         except Exception as exc:  # noqa: BLE001 - the files are in; say why the documents are not annotated
             problem = " ".join(str(exc).split())[:300] or type(exc).__name__
     return SampleReport(source, tuple(outcomes), round(time.time() - started, 1), annotation, problem)

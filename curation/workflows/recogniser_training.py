@@ -30,7 +30,8 @@ from pathlib import Path
 
 import duckdb
 
-from curation import store
+from curation import access, store
+from curation.access import Action, Who
 from curation.config import Settings
 from curation.errors import CurationError
 from curation.jobs.recogniser import (
@@ -140,7 +141,7 @@ def _active_linker(con: duckdb.DuckDBPyConnection) -> str:
 
 def start_recogniser_training(
     con: duckdb.DuckDBPyConnection, settings: Settings, data_dir: str | Path | None = None, epochs: int = 25,
-    width: int = 128, name: str = "", launch: Callable[[Path], int] | None = None,
+    width: int = 128, name: str = "", launch: Callable[[Path], int] | None = None, *, who: Who = "",
 ) -> store.Job:
     """Start a background job that trains a recogniser on the data directory and annotates the documents.
 
@@ -148,6 +149,7 @@ def start_recogniser_training(
         CurationError: the data directory lacks a corpus file, a job is already running, or the
             worker cannot start.
     """
+    access.require(con, who, Action.TRAIN)
     data_dir = Path(data_dir or settings.data_dir)
     check_data_dir(data_dir)
     request = RecogniserRequest(name=name or new_recogniser_name(), data_dir=str(data_dir), width=width,
@@ -157,13 +159,14 @@ def start_recogniser_training(
 
 def start_recogniser_activation(
     con: duckdb.DuckDBPyConnection, settings: Settings, folder: str | Path,
-    launch: Callable[[Path], int] | None = None,
+    launch: Callable[[Path], int] | None = None, *, who: Who = "",
 ) -> store.Job:
     """Start a background job that annotates the documents with a trained recogniser, then activates it.
 
     Raises:
         CurationError: the folder is not a recogniser of this version, or the job cannot start.
     """
+    access.require(con, who, Action.ACTIVATE)
     from curation.entities.recogniser import read_recogniser_manifest
 
     folder = Path(folder).expanduser().resolve()
@@ -244,7 +247,8 @@ def apply_recogniser_job(con: duckdb.DuckDBPyConnection, job: store.Job,
         request = RecogniserRequest.from_dict(job.params, f"job {job.job_id}")
         activate, verdict = _judge(con, request, result)
         if activate:
-            activated = activate_entity_model(con, "recogniser", result.path, settings=settings)
+            activated = activate_entity_model(con, "recogniser", result.path, settings=settings,
+                                              who=access.BACKGROUND_JOB)  # its start was checked
     except (CurationError, EntityModelError) as exc:
         activate, verdict = False, f"could not be activated ({exc}); the active recogniser stays"
     message = f"{result.message}; {verdict}"

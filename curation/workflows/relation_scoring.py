@@ -25,7 +25,8 @@ from pathlib import Path
 
 import duckdb
 
-from curation import store
+from curation import access, store
+from curation.access import Action, Who
 from curation.config import Settings
 from curation.entities.lexicon import Lexicon
 from curation.errors import CurationError
@@ -106,7 +107,7 @@ def active_scorer(con: duckdb.DuckDBPyConnection) -> ActiveScorer:
     return ActiveScorer(scorer, name, path)
 
 
-def activate_scorer(con: duckdb.DuckDBPyConnection, folder: str | Path) -> ActiveScorer:
+def activate_scorer(con: duckdb.DuckDBPyConnection, folder: str | Path, *, who: Who = "") -> ActiveScorer:
     """Make the scorer of ``folder`` the active one (checked first: a bad folder changes nothing).
 
     Documents are not re-scored here: call :func:`rescore`.
@@ -114,6 +115,7 @@ def activate_scorer(con: duckdb.DuckDBPyConnection, folder: str | Path) -> Activ
     Raises:
         RelationError: the folder does not hold a scorer of this version.
     """
+    access.require(con, who, Action.ACTIVATE)
     folder = Path(folder).expanduser().resolve()
     scorer, manifest = load_scorer_folder(folder)
     name = str(manifest.get("name") or folder.name)
@@ -152,8 +154,9 @@ def score_documents(con: duckdb.DuckDBPyConnection, active: ActiveScorer, pmids:
 
 
 def rescore(con: duckdb.DuckDBPyConnection, active: ActiveScorer | None = None,
-            progress: Progress | None = None) -> ScoringReport:
+            progress: Progress | None = None, *, who: Who = "") -> ScoringReport:
     """Score the annotated documents the active scorer has not scored (all of them after an activation)."""
+    access.require(con, who, Action.TRAIN)
     active = active or active_scorer(con)
     return score_documents(con, active, store.list_unscored_documents(con, active.version), progress)
 
@@ -183,7 +186,7 @@ def _decided_documents(con: duckdb.DuckDBPyConnection, decisions: Sequence
 
 
 def train_relation_scorer(con: duckdb.DuckDBPyConnection, settings: Settings, data_dir: str | Path | None = None,
-                          name: str | None = None, decisions: bool = True) -> tuple[Path, dict]:
+                          name: str | None = None, decisions: bool = True, *, who: Who = "") -> tuple[Path, dict]:
     """Train a relation scorer here (the CLI; the app starts :func:`start_relation_training`) on BioRED + BC5CDR
     Train and (``decisions``) the store's curator decisions, and write its folder under ``<models>/relations/``.
     Not activated here (:func:`judge`, :func:`activate_scorer`).
@@ -191,6 +194,7 @@ def train_relation_scorer(con: duckdb.DuckDBPyConnection, settings: Settings, da
     Raises:
         RelationError: a corpus is missing, or the pairs cannot train a scorer (named).
     """
+    access.require(con, who, Action.TRAIN)
     from curation.entities.dictionaries import build_lexicon
 
     data_dir = Path(data_dir or settings.data_dir)
@@ -206,12 +210,14 @@ def train_relation_scorer(con: duckdb.DuckDBPyConnection, settings: Settings, da
 
 
 def start_relation_training(con: duckdb.DuckDBPyConnection, settings: Settings, data_dir: str | Path | None = None,
-                            decisions: bool = True, launch: Callable[[Path], int] | None = None) -> store.Job:
+                            decisions: bool = True, launch: Callable[[Path], int] | None = None, *,
+                            who: Who = "") -> store.Job:
     """Start the background job that trains a relation scorer and scores a snapshot of the documents with it.
 
     Raises:
         CurationError: another job is queued or running, or the worker cannot start.
     """
+    access.require(con, who, Action.TRAIN)
     request = relations_job.RelationsRequest(name=relations_job.new_scorer_name(),
                                              data_dir=str(Path(data_dir or settings.data_dir)), decisions=decisions)
     return relations_job.start_relations_job(con, request, settings, launch)
@@ -263,7 +269,7 @@ def apply_relation_job(con: duckdb.DuckDBPyConnection, job: store.Job) -> store.
         _, manifest = load_scorer_folder(result.path)
         activate, verdict = judge(con, manifest)
         if activate:
-            active = activate_scorer(con, result.path)
+            active = activate_scorer(con, result.path, who=access.BACKGROUND_JOB)  # its start was checked
     except rel.RelationError as exc:
         activate, verdict = False, f"could not be activated ({exc}); the active scorer stays"
     message = f"{result.message}; {verdict}"

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import duckdb
 
-from curation import store
+from curation import access, store
+from curation.access import Action, Who
 from curation.config import INDEX_BACKENDS, INDEX_KINDS, Settings
 from curation.errors import CurationError
 from curation.grades import Grade
@@ -56,12 +57,13 @@ class RetrainForm:
     index_backend: str = ""  # "" = the CURATION_INDEX_BACKEND setting
 
 
-def start(con: duckdb.DuckDBPyConnection, form: RetrainForm, settings: Settings) -> Job:
+def start(con: duckdb.DuckDBPyConnection, form: RetrainForm, settings: Settings, *, who: Who = "") -> Job:
     """Start a background retraining job (one at a time).
 
     Raises:
         CurationError: a job is already running, the request is invalid, or the worker cannot start.
     """
+    access.require(con, who, Action.TRAIN)
     request = retraining.RetrainRequest(
         schema=form.schema, base_model=form.base_model, use_kb=form.use_kb, use_decisions=form.use_decisions,
         epochs=form.epochs, max_steps=form.max_steps, batch_size=form.batch_size,
@@ -72,8 +74,9 @@ def start(con: duckdb.DuckDBPyConnection, form: RetrainForm, settings: Settings)
     return retraining.start_retrain(con, request, settings)
 
 
-def cancel(con: duckdb.DuckDBPyConnection, job_id: int) -> Job:
+def cancel(con: duckdb.DuckDBPyConnection, job_id: int, *, who: Who = "") -> Job:
     """Ask the running job ``job_id`` to stop (terminated after a grace period if it does not)."""
+    access.require(con, who, Action.TRAIN)
     return retraining.cancel_job(con, store.get_job(con, job_id))
 
 

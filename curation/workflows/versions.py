@@ -11,6 +11,8 @@ from pathlib import Path
 
 import duckdb
 
+from curation import access
+from curation.access import Action, Who
 from curation.errors import CurationError
 from curation.versions import catalog, serving
 from curation.versions.catalog import RegisteredVersion
@@ -46,7 +48,7 @@ def registered(con: duckdb.DuckDBPyConnection, version: str) -> RegisteredVersio
     return found
 
 
-def activate(con: duckdb.DuckDBPyConnection, version: str) -> RegisteredVersion:
+def activate(con: duckdb.DuckDBPyConnection, version: str, *, who: Who = "") -> RegisteredVersion:
     """Make ``version`` its schema's active version (one transaction; the app swaps it in on the next search).
 
     A version whose vectors live in Milvus is opened first: when its engine is down or its collection is gone,
@@ -55,6 +57,7 @@ def activate(con: duckdb.DuckDBPyConnection, version: str) -> RegisteredVersion:
     Raises:
         CurationError: it is not registered, its folder is incomplete or unreadable, or its engine cannot serve it.
     """
+    access.require(con, who, Action.ACTIVATE)
     found = catalog.get_version(con, version)
     if found is not None:
         problem = serving.engine_problem(found.path)

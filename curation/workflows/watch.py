@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 import duckdb
 
-from curation import store
+from curation import access, store
+from curation.access import Action, Who
 from curation.store import SavedQuery
 
 
@@ -27,15 +28,16 @@ class Watched:
         return f"{relation} — {news}"
 
 
-def save_search(con: duckdb.DuckDBPyConnection, curator: str, schema: str, values: Mapping[str, str],
+def save_search(con: duckdb.DuckDBPyConnection, curator: Who, schema: str, values: Mapping[str, str],
                 concepts: Sequence) -> int:
     """Save the searched relation with each slot's linked concepts (the search's ``QueryConcept``s).
 
     Raises:
         CurationError: no curator, nothing typed, too many saved queries.
     """
+    identity = access.require(con, curator, Action.SAVE_QUERY)
     linked = {c.slot: list(c.concept_ids) for c in concepts if getattr(c, "status", "") == "linked"}
-    return store.save_query(con, curator, schema, values, linked)
+    return store.save_query(con, identity.name, schema, values, linked)
 
 
 def watched(con: duckdb.DuckDBPyConnection, curator: str, schema: str) -> list[Watched]:
@@ -52,5 +54,7 @@ def open_watched(con: duckdb.DuckDBPyConnection, item: Watched, curator: str) ->
     return dict(item.saved.values), item.new
 
 
-def remove_watched(con: duckdb.DuckDBPyConnection, query_id: int, curator: str) -> None:
-    store.delete_saved_query(con, query_id, curator)
+def remove_watched(con: duckdb.DuckDBPyConnection, query_id: int, curator: Who) -> None:
+    """Stop watching a saved query (the curator's own)."""
+    identity = access.require(con, curator, Action.SAVE_QUERY)
+    store.delete_saved_query(con, query_id, identity.name)

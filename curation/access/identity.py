@@ -1,0 +1,210 @@
+"""Who is acting: a typed name (personal mode), a signed-in person (OIDC or a trusted proxy) or the local shell.
+
+Personal mode keeps today's behaviour: the name is typed and recorded as *self-declared*. Team mode takes the
+name from an identity source the app trusts and never from a text field:
+
+- ``oidc``: Streamlit's login (``st.login``, Authlib) against the provider in ``[auth]`` of
+  ``.streamlit/secrets.toml``; the person is the ID token's ``email`` claim.
+- ``proxy``: a reverse proxy (oauth2-proxy) authenticates and passes the email in a header
+  (``CURATION_PROXY_HEADER``). The header is believed only when the app listens on a loopback address, the
+  connection comes from loopback, and it carries the proxy's secret (``X-Curation-Proxy-Secret`` =
+  ``CURATION_PROXY_SECRET``): a header forged on a direct connection is refused.
+- ``local``: the command line. Anyone with a shell that can open the store read-write can edit its file too
+  (docs/SECURITY.md's threat model), so the local account acts with every role, under its own name.
+"""
+
+from __future__ import annotations
+
+import getpass
+import hmac
+import re
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from urllib.parse import urlparse
+
+from curation.config import Settings
+from curation.errors import AccessDeniedError, CurationError
+
+PROXY_SECRET_HEADER = "X-Curation-Proxy-Secret"
+MAX_NAME = 100  # = the store's MAX_CURATOR
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+AUTH_KEYS = ("redirect_uri", "cookie_secret", "client_id", "client_secret", "server_metadata_url")
+PROVIDER_KEYS = ("client_id", "client_secret", "server_metadata_url")
+MIN_COOKIE_SECRET = 32  # characters; Streamlit signs the identity cookie with it
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+$")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+class IdentitySource(StrEnum):
+    """How a name is known. Stored with every decision (``decisions.identity_source``)."""
+
+    SELF_DECLARED = "self-declared"
+    OIDC = "oidc"
+    PROXY = "proxy"
+    LOCAL = "local"
+
+
+@dataclass(frozen=True)
+class Identity:
+    """The person acting.
+
+    Attributes:
+        name: what decisions, audits and exports carry: the email (oidc, proxy), the typed name, or
+            ``local:<account>``.
+        source: how the name is known.
+        display_name: the provider's ``name`` claim, for showing ("" when none).
+        claimed_roles: role names the provider asserts (``CURATION_ROLES_CLAIM``), unchecked strings.
+        expires_at: when the sign-in ends (seconds since the epoch); None: it does not.
+    """
+
+    name: str
+    source: IdentitySource
+    display_name: str = ""
+    claimed_roles: frozenset[str] = frozenset()
+    expires_at: float | None = None
+
+    @property
+    def authenticated(self) -> bool:
+        return self.source is not IdentitySource.SELF_DECLARED
+
+    def expired(self, now: float | None = None) -> bool:
+        return self.expires_at is not None and (time.time() if now is None else now) >= self.expires_at
+
+    @property
+    def label(self) -> str:
+        """The name with how it is known, as the history shows it."""
+        how = {IdentitySource.SELF_DECLARED: "self-declared", IdentitySource.OIDC: "signed in",
+               IdentitySource.PROXY: "signed in at the proxy", IdentitySource.LOCAL: "command line"}[self.source]
+        return f"{self.name} ({how})"
+
+
+# The app finishing a job whose start was checked (activating what it trained, when it passes the gate).
+BACKGROUND_JOB = Identity("local:background job", IdentitySource.LOCAL)
+
+
+def self_declared(name: str) -> Identity:
+    """A typed name (personal mode); spacing tidied."""
+    return Identity(" ".join(str(name).split()), IdentitySource.SELF_DECLARED)
+
+
+def identity_of(who: Identity | str) -> Identity:
+    """``who`` as an Identity: a plain string is a typed, self-declared name."""
+    return who if isinstance(who, Identity) else self_declared(who)
+
+
+def local_operator(account: str | None = None) -> Identity:
+    """The command line's identity: the machine account running it."""
+    return Identity(f"local:{account or getpass.getuser()}", IdentitySource.LOCAL)
+
+
+def _clean_email(value: object, where: str) -> str:
+    text = str(value or "").strip().lower()
+    if not text:
+        raise AccessDeniedError(f"{where} names nobody; the app cannot tell who you are")
+    if len(text) > MAX_NAME or _CONTROL.search(text) or not _EMAIL.match(text):
+        raise AccessDeniedError(f"{where} is not an email address the app can record ('{text[:60]}')")
+    return text
+
+
+def _claimed(value: object) -> frozenset[str]:
+    if value is None:
+        return frozenset()
+    items: Iterable[object] = value if isinstance(value, list | tuple) else re.split(r"[\s,]+", str(value))
+    return frozenset(str(v).strip().lower() for v in items if str(v).strip())
+
+
+def from_claims(claims: Mapping[str, object], settings: Settings, now: float | None = None) -> Identity:
+    """The signed-in person of an OIDC ID token's claims (``st.user``).
+
+    The name is the ``email`` claim (lower case); a provider that marks it unverified is refused. The sign-in
+    lasts ``CURATION_SIGN_IN_HOURS`` from the token's ``iat`` (when the person signed in).
+
+    Raises:
+        AccessDeniedError: no usable email claim, or an unverified one.
+    """
+    if claims.get("email_verified") is False:
+        raise AccessDeniedError("your identity provider says your email address is not verified; verify it, then "
+                                "sign in again")
+    name = _clean_email(claims.get("email"), "the identity provider's email claim")
+    issued = claims.get("iat")
+    start = float(issued) if isinstance(issued, int | float) else (time.time() if now is None else now)
+    roles = _claimed(claims.get(settings.roles_claim)) if settings.roles_claim else frozenset()
+    display = str(claims.get("name") or "")[:MAX_NAME]
+    return Identity(name, IdentitySource.OIDC, display, roles, start + settings.sign_in_hours * 3600)
+
+
+def from_proxy(headers: Mapping[str, str], remote_ip: str | None, server_address: str, settings: Settings,
+               now: float | None = None) -> Identity:
+    """The person a trusted reverse proxy signed in, from the request's headers.
+
+    Args:
+        headers: the connection's request headers (any case).
+        remote_ip: the peer's address as Streamlit reports it (None for a loopback connection).
+        server_address: the address the app listens on (``server.address``).
+
+    Raises:
+        CurationError: the set-up is wrong (no secret, the app not on loopback): nobody can sign in.
+        AccessDeniedError: this connection did not come through the proxy, or the proxy named nobody.
+    """
+    if not settings.proxy_secret or len(settings.proxy_secret) < 16:
+        raise CurationError("CURATION_IDENTITY=proxy needs CURATION_PROXY_SECRET (16 characters or more), the "
+                            f"secret your proxy sends in the {PROXY_SECRET_HEADER} header (docs/SECURITY.md)")
+    if server_address not in LOOPBACK:
+        raise CurationError(f"CURATION_IDENTITY=proxy needs the app on a loopback address behind the proxy, but "
+                            f"server.address is '{server_address or '(all addresses)'}'; set it to 127.0.0.1 "
+                            "in .streamlit/config.toml")
+    if remote_ip is not None:
+        raise AccessDeniedError(f"this connection comes from {remote_ip}, not through the proxy on this machine")
+    lowered = {k.lower(): v for k, v in headers.items()}
+    sent = lowered.get(PROXY_SECRET_HEADER.lower(), "")
+    if not hmac.compare_digest(sent.encode(), settings.proxy_secret.encode()):
+        raise AccessDeniedError("this connection did not come through the sign-in proxy (its secret header is "
+                                "missing or wrong); open the app at the proxy's address")
+    name = _clean_email(lowered.get(settings.proxy_header.lower()), f"the proxy's {settings.proxy_header} header")
+    start = time.time() if now is None else now
+    return Identity(name, IdentitySource.PROXY, expires_at=start + settings.sign_in_hours * 3600)
+
+
+def auth_provider(section: Mapping[str, object] | None) -> str | None:
+    """Check the ``[auth]`` section of secrets.toml for ``st.login``; returns the provider name to log in with
+    (None: the section's own keys) .
+
+    Either the five keys sit in ``[auth]`` itself, or ``[auth]`` holds ``redirect_uri`` and ``cookie_secret`` and
+    exactly one ``[auth.<provider>]`` table holds ``client_id``, ``client_secret`` and ``server_metadata_url``.
+
+    Raises:
+        CurationError: the section is missing or malformed, saying which key and what to write.
+    """
+    where = "the [auth] section of .streamlit/secrets.toml"
+    if not section:
+        raise CurationError(f"CURATION_IDENTITY=oidc, but {where} is missing: add redirect_uri, cookie_secret, "
+                            "client_id, client_secret and server_metadata_url (docs/SECURITY.md, Team mode)")
+    providers = {k: v for k, v in section.items() if isinstance(v, Mapping)}
+    missing = [k for k in ("redirect_uri", "cookie_secret") if not str(section.get(k) or "").strip()]
+    if providers and not any(k in section for k in PROVIDER_KEYS):
+        if len(providers) != 1:
+            raise CurationError(f"{where} has {len(providers)} providers ({', '.join(sorted(providers))}); "
+                                "keep one")
+        provider, keys = next(iter(providers.items()))
+        missing += [f"{provider}.{k}" for k in PROVIDER_KEYS if not str(keys.get(k) or "").strip()]
+        url = str(keys.get("server_metadata_url") or "")
+    else:
+        provider = None
+        missing += [k for k in PROVIDER_KEYS if not str(section.get(k) or "").strip()]
+        url = str(section.get("server_metadata_url") or "")
+    if missing:
+        raise CurationError(f"{where} lacks {', '.join(missing)}; the app cannot sign anyone in "
+                            "(docs/SECURITY.md, Team mode)")
+    redirect = str(section["redirect_uri"])
+    if not redirect.endswith("/oauth2callback") or urlparse(redirect).scheme not in ("http", "https"):
+        raise CurationError(f"{where}: redirect_uri is '{redirect}'; it must be the app's address followed by "
+                            "/oauth2callback, e.g. https://curation.example.org/oauth2callback")
+    if urlparse(url).scheme not in ("http", "https"):
+        raise CurationError(f"{where}: server_metadata_url is '{url}'; give your provider's "
+                            "/.well-known/openid-configuration URL")
+    if len(str(section["cookie_secret"])) < MIN_COOKIE_SECRET:
+        raise CurationError(f"{where}: cookie_secret has {len(str(section['cookie_secret']))} characters; use "
+                            f"{MIN_COOKIE_SECRET} or more (python -c 'import secrets; print(secrets.token_hex(32))')")
+    return provider

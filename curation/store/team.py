@@ -1,0 +1,137 @@
+"""Team mode's tables: who holds which role, the audit of every role change, the people who signed in.
+
+A role change and its audit row are written in one transaction: there is no change without its row.
+Which roles exist and what each may do is :mod:`curation.access.roles`'s business; this module stores
+names as given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import duckdb
+
+from curation.store.base import _scalar, transaction
+
+SQL_COUNT_ROLES = "SELECT count(*) FROM team_roles"
+SQL_ROLES_OF = "SELECT role FROM team_roles WHERE person = ? ORDER BY role"
+SQL_HAS_ROLE = "SELECT count(*) FROM team_roles WHERE person = ? AND role = ?"
+SQL_GRANT = "INSERT INTO team_roles (person, role, granted_by) VALUES (?, ?, ?)"
+SQL_REVOKE = "DELETE FROM team_roles WHERE person = ? AND role = ?"
+SQL_HOLDERS = "SELECT person FROM team_roles WHERE role = ? ORDER BY person"
+SQL_LIST_ROLES = """
+SELECT person, role, granted_by, CAST(granted_at AS VARCHAR) FROM team_roles ORDER BY person, role
+"""
+SQL_AUDIT = """
+INSERT INTO role_audit (actor, actor_source, person, role, change, reason) VALUES (?, ?, ?, ?, ?, ?)
+"""
+SQL_LIST_AUDIT = """
+SELECT audit_id, CAST(changed_at AS VARCHAR), actor, actor_source, person, role, change, reason
+FROM role_audit ORDER BY audit_id DESC LIMIT ?
+"""
+SQL_SEEN = """
+INSERT INTO team_people (person, display_name, source, claimed_roles) VALUES (?, ?, ?, ?)
+ON CONFLICT (person) DO UPDATE SET display_name = excluded.display_name, source = excluded.source,
+    claimed_roles = excluded.claimed_roles, last_seen_at = now()
+"""
+SQL_LIST_PEOPLE = """
+SELECT person, display_name, source, claimed_roles, CAST(first_seen_at AS VARCHAR), CAST(last_seen_at AS VARCHAR)
+FROM team_people ORDER BY person
+"""
+
+
+@dataclass(frozen=True)
+class RoleGrant:
+    """One role held by one person: who granted it and when."""
+
+    person: str
+    role: str
+    granted_by: str
+    granted_at: str
+
+
+@dataclass(frozen=True)
+class RoleChange:
+    """One row of the role audit: who changed whose role, how, and why."""
+
+    audit_id: int
+    changed_at: str
+    actor: str
+    actor_source: str
+    person: str
+    role: str
+    change: str  # "grant" or "revoke"
+    reason: str
+
+
+@dataclass(frozen=True)
+class Person:
+    """Someone who signed in: their latest display name, identity source and roles claimed by the provider."""
+
+    person: str
+    display_name: str
+    source: str
+    claimed_roles: tuple[str, ...]
+    first_seen_at: str
+    last_seen_at: str
+
+
+def count_role_grants(con: duckdb.DuckDBPyConnection) -> int:
+    """How many (person, role) grants the store holds; 0 for a store that was never in team mode."""
+    return int(_scalar(con, SQL_COUNT_ROLES) or 0)
+
+
+def list_roles_of(con: duckdb.DuckDBPyConnection, person: str) -> tuple[str, ...]:
+    """The roles stored for ``person`` (exact name), sorted."""
+    return tuple(r[0] for r in con.execute(SQL_ROLES_OF, [person]).fetchall())
+
+
+def list_role_holders(con: duckdb.DuckDBPyConnection, role: str) -> list[str]:
+    """Who holds ``role``, sorted."""
+    return [r[0] for r in con.execute(SQL_HOLDERS, [role]).fetchall()]
+
+
+def list_role_grants(con: duckdb.DuckDBPyConnection) -> list[RoleGrant]:
+    """Every stored role grant, by person then role."""
+    return [RoleGrant(*row) for row in con.execute(SQL_LIST_ROLES).fetchall()]
+
+
+def change_roles(con: duckdb.DuckDBPyConnection, changes: Sequence[tuple[str, str, str]], actor: str,
+                 actor_source: str, reason: str = "") -> int:
+    """Apply (person, role, "grant" | "revoke") changes with one audit row each, in one transaction.
+
+    A grant of a role already held, or a revoke of one not held, changes nothing and writes no row.
+    Returns how many changes were made.
+    """
+    made = 0
+    with transaction(con):
+        for person, role, change in changes:
+            held = bool(_scalar(con, SQL_HAS_ROLE, [person, role]))
+            if change == "grant" and not held:
+                con.execute(SQL_GRANT, [person, role, actor])
+            elif change == "revoke" and held:
+                con.execute(SQL_REVOKE, [person, role])
+            elif change not in ("grant", "revoke"):
+                raise ValueError(f"a role change is 'grant' or 'revoke', not '{change}'")
+            else:
+                continue
+            con.execute(SQL_AUDIT, [actor, actor_source, person, role, change, reason])
+            made += 1
+    return made
+
+
+def list_role_changes(con: duckdb.DuckDBPyConnection, limit: int = 200) -> list[RoleChange]:
+    """The role audit, newest first."""
+    return [RoleChange(*row) for row in con.execute(SQL_LIST_AUDIT, [limit]).fetchall()]
+
+
+def note_person(con: duckdb.DuckDBPyConnection, person: str, display_name: str, source: str,
+                claimed_roles: Sequence[str] = ()) -> None:
+    """Record a sign-in: the person's display name, identity source and the roles their provider claims."""
+    con.execute(SQL_SEEN, [person, display_name, source, list(claimed_roles)])
+
+
+def list_people(con: duckdb.DuckDBPyConnection) -> list[Person]:
+    """Everyone who signed in, by name."""
+    return [Person(p, d, s, tuple(c or ()), f, la) for p, d, s, c, f, la in con.execute(SQL_LIST_PEOPLE).fetchall()]

@@ -1,0 +1,151 @@
+"""Team mode for the app and the command line: signing in, which pages a person's roles open, managing roles.
+
+The check itself lives in :mod:`curation.access` and runs in every write workflow; this module is what the
+pages call to decide what to draw (the navigation, the sidebar, the Team page) and what the ``roles`` command
+calls. Personal mode (``CURATION_IDENTITY=personal``) uses none of it except :func:`personal_mode_problem`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import duckdb
+
+from curation import access, store
+from curation.access import Action, Identity, Role, Who
+from curation.config import Settings
+from curation.errors import SignInExpiredError
+from curation.records import Decision
+
+# The app's pages (by url path) and the actions that make each one useful; a page opens for a person who may
+# do any of them. "explore" is read-only: anyone with a role.
+PAGE_ACTIONS: dict[str, frozenset[Action]] = {
+    "curate": frozenset({Action.DECIDE}),
+    "annotate": frozenset({Action.LABEL, Action.ADJUDICATE}),
+    "knowledge_base": frozenset({Action.IMPORT, Action.EXPORT}),
+    "explore": frozenset(Action),
+    "train": frozenset({Action.TRAIN, Action.ACTIVATE}),
+    "team": frozenset({Action.MANAGE_ROLES}),
+}
+
+
+@dataclass(frozen=True)
+class SignedIn:
+    """A signed-in person as the app shows them: who, how, with which roles."""
+
+    identity: Identity
+    roles: frozenset[Role]
+
+    @property
+    def summary(self) -> str:
+        roles = ", ".join(sorted(r.value for r in self.roles)) or "no role yet"
+        return f"{self.identity.name} · {roles}"
+
+
+def oidc_provider(auth_section: Mapping[str, object] | None) -> str | None:
+    """Check secrets.toml's ``[auth]`` for ``st.login``: the provider to pass it (None: the section's own keys).
+
+    Raises:
+        CurationError: the section is missing or malformed, naming the key.
+    """
+    return access.auth_provider(auth_section)
+
+
+def sign_in_oidc(con: duckdb.DuckDBPyConnection, claims: Mapping[str, object], settings: Settings) -> SignedIn:
+    """The person of an OIDC sign-in (``st.user``), noted in the store; the first of an empty team store becomes
+    maintainer.
+
+    Raises:
+        AccessDeniedError: no usable email claim; SignInExpiredError: the sign-in is older than allowed.
+    """
+    return _signed_in(con, access.from_claims(claims, settings))
+
+
+def sign_in_proxy(con: duckdb.DuckDBPyConnection, headers: Mapping[str, str], remote_ip: str | None,
+                  server_address: str, settings: Settings) -> SignedIn:
+    """The person a trusted proxy signed in (see :func:`curation.access.from_proxy` for what is checked).
+
+    Raises:
+        CurationError: the proxy set-up is wrong; AccessDeniedError: the connection is not the proxy's.
+    """
+    return _signed_in(con, access.from_proxy(headers, remote_ip, server_address, settings))
+
+
+def _signed_in(con: duckdb.DuckDBPyConnection, identity: Identity) -> SignedIn:
+    if identity.expired():
+        raise SignInExpiredError(f"your sign-in as {identity.name} has ended; sign in again")
+    return SignedIn(identity, access.sign_in(con, identity))
+
+
+def page_allowed(con: duckdb.DuckDBPyConnection, who: Who, page: str) -> bool:
+    """Whether ``who`` may open ``page`` (a url path of :data:`PAGE_ACTIONS`)."""
+    return any(access.allowed(con, who, action) for action in PAGE_ACTIONS[page])
+
+
+def page_refusal(con: duckdb.DuckDBPyConnection, who: Who, page: str, title: str) -> str:
+    """Why ``who`` cannot open ``page``, for a person who opened its address."""
+    identity = access.identity_of(who)
+    held = ", ".join(sorted(r.value for r in access.roles_of(con, identity))) or "no role"
+    need = sorted({r.value for a in PAGE_ACTIONS[page] for r in access.needed_roles(a)})
+    maintainers = ", ".join(store.list_role_holders(con, Role.MAINTAINER)) or "a maintainer"
+    return (f"{title} is for the {' or '.join(need)} role; you are signed in as {identity.name} ({held}). "
+            f"Ask {maintainers} on the Team page to grant a role.")
+
+
+def personal_mode_problem(con: duckdb.DuckDBPyConnection, settings: Settings) -> str:
+    """In personal mode, why nothing typed can be recorded: the store is a team store ("" when it is not)."""
+    if settings.team or not access.is_team_store(con):
+        return ""
+    return ("This store is a team store (people hold roles in it), but the app runs in personal mode: a typed "
+            "name cannot record, import or train here. Start the app in team mode (CURATION_IDENTITY=oidc or "
+            "proxy, docs/SECURITY.md) and sign in; reading and searching still work.")
+
+
+def decider_label(decision: Decision, team: bool) -> str:
+    """A decision's author as the history shows it: in a team store, typed names are marked self-declared."""
+    return f"{decision.curator} (self-declared)" if team and decision.identity_source == "self-declared" \
+        else decision.curator
+
+
+def is_team_store(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether people hold roles in the store (its writes then need a signed-in person or the shell)."""
+    return access.is_team_store(con)
+
+
+def grant_role(con: duckdb.DuckDBPyConnection, who: Who, person: str, role: str, reason: str = "") -> str:
+    """Give ``person`` a role (maintainers; an audit row is written); returns what happened, for a person."""
+    changed = access.grant(con, who, person, role, reason)
+    return f"{person.strip().lower()} is now {role}" if changed else f"{person.strip().lower()} was already {role}"
+
+
+def revoke_role(con: duckdb.DuckDBPyConnection, who: Who, person: str, role: str, reason: str = "") -> str:
+    """Take a role from ``person`` (maintainers; an audit row is written); returns what happened, for a person."""
+    changed = access.revoke(con, who, person, role, reason)
+    name = person.strip().lower()
+    return f"{name} is no longer {role}" if changed else f"{name} did not hold {role}"
+
+
+def team_rows(con: duckdb.DuckDBPyConnection) -> list[dict[str, object]]:
+    """One row per person with a role or a sign-in: stored roles, the provider's claimed roles, last seen."""
+    stored: dict[str, list[str]] = {}
+    for g in store.list_role_grants(con):
+        stored.setdefault(g.person, []).append(g.role)
+    people = {p.person: p for p in store.list_people(con)}
+    rows = []
+    for name in sorted(set(stored) | set(people)):
+        seen = people.get(name)
+        rows.append({"person": name, "roles": ", ".join(stored.get(name, [])),
+                     "claimed by the provider": ", ".join(seen.claimed_roles) if seen else "",
+                     "signed in through": seen.source if seen else "", "last seen": seen.last_seen_at[:19] if seen
+                     else ""})
+    return rows
+
+
+def audit_rows(con: duckdb.DuckDBPyConnection, limit: int = 200) -> list[dict[str, object]]:
+    """The role audit, newest first."""
+    return [{"when": c.changed_at[:19], "by": c.actor, "by (source)": c.actor_source, "change": c.change,
+             "person": c.person, "role": c.role, "reason": c.reason} for c in store.list_role_changes(con, limit)]
+
+
+ROLES = tuple(r.value for r in Role)

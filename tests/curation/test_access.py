@@ -1,0 +1,296 @@
+"""Team mode: identities, roles, and the role check on every write path (workflow layer)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from curation import access, store
+from curation.access import Identity, IdentitySource
+from curation.config import Settings
+from curation.errors import AccessDeniedError, CurationError, SignInExpiredError
+from curation.grades import Grade
+from curation.schemas import PO
+from curation.workflows import (
+    annotation_queue,
+    curate,
+    entities,
+    export,
+    maintenance,
+    quickstart,
+    recogniser_training,
+    relation_scoring,
+    retrain,
+    team,
+    versions,
+    watch,
+)
+from curation.workflows.agreement import disagreements
+from curation.workflows.ingestion import ingest_corpus, ingest_kb
+
+BRAF = {"Gene": "BRAF", "Variant": "V600E"}
+SECRET = "s" * 24
+
+
+def person(name: str, source: IdentitySource = IdentitySource.OIDC, **kw) -> Identity:
+    return Identity(name, source, **kw)
+
+
+ANA, BEN, CAT, DAN = (person(n) for n in ("ana@example.org", "ben@example.org", "cat@example.org",
+                                          "dan@example.org"))
+
+
+@pytest.fixture
+def loaded(con, fixtures):
+    ingest_kb(con, "civic", fixtures / "civic" / "current.tsv")
+    ingest_corpus(con, "pubtator", fixtures / "pubtator" / "small.PubTator")
+    return con
+
+
+@pytest.fixture
+def teamed(loaded):
+    """A team store: ana (first sign-in: maintainer), ben curator, cat annotator, dan adjudicator."""
+    assert access.sign_in(loaded, ANA) == {access.Role.MAINTAINER}
+    team.grant_role(loaded, ANA, BEN.name, "curator")
+    team.grant_role(loaded, ANA, CAT.name, "annotator")
+    team.grant_role(loaded, ANA, DAN.name, "adjudicator")
+    return loaded
+
+
+def _decisions(con) -> int:
+    return con.execute("SELECT count(*) FROM decisions").fetchall()[0][0]
+
+
+def test_personal_mode_is_unchanged_typed_names_do_everything_and_are_marked_self_declared(loaded):
+    assert not access.is_team_store(loaded)
+    d = curate.record_judgement(loaded, None, "ana", PO, BRAF, "1000001", Grade.PARTIAL)
+    assert (d.curator, d.identity_source) == ("ana", "self-declared")
+    assert store.list_decisions(loaded)[0].identity_source == "self-declared"
+    assert curate.undo_last(loaded, "ana").decision_id == d.decision_id
+    assert access.roles_of(loaded, "anyone") == frozenset(access.Role)
+
+
+def test_first_sign_in_of_an_empty_team_store_becomes_maintainer_with_an_audit_row(loaded):
+    assert access.sign_in(loaded, ANA) == {access.Role.MAINTAINER}
+    assert access.sign_in(loaded, BEN) == frozenset()  # the second person gets nothing by signing in
+    audit = store.list_role_changes(loaded)
+    assert [(c.actor, c.person, c.role, c.change, c.reason) for c in audit] == [
+        ("ana@example.org", "ana@example.org", "maintainer", "grant", access.roles.FIRST_SIGN_IN)]
+    assert {p.person for p in store.list_people(loaded)} == {ANA.name, BEN.name}
+
+
+def test_role_changes_are_audited_and_only_maintainers_make_them(teamed):
+    with pytest.raises(AccessDeniedError, match="ben@example.org cannot grant and revoke roles.*maintainer"):
+        team.grant_role(teamed, BEN, "eve@example.org", "maintainer")
+    assert team.grant_role(teamed, ANA, "Eve@Example.org ", "curator", reason="joined") == "eve@example.org is now curator"
+    assert team.grant_role(teamed, ANA, "eve@example.org", "curator") == "eve@example.org was already curator"
+    assert team.revoke_role(teamed, ANA, "eve@example.org", "curator", reason="left") == \
+        "eve@example.org is no longer curator"
+    newest = store.list_role_changes(teamed)[:2]
+    assert [(c.change, c.person, c.role, c.actor, c.actor_source, c.reason) for c in newest] == [
+        ("revoke", "eve@example.org", "curator", ANA.name, "oidc", "left"),
+        ("grant", "eve@example.org", "curator", ANA.name, "oidc", "joined")]
+    with pytest.raises(CurationError, match="only maintainer"):
+        team.revoke_role(teamed, ANA, ANA.name, "maintainer")
+    with pytest.raises(CurationError, match="'admin' is not a role"):
+        team.grant_role(teamed, ANA, "eve@example.org", "admin")
+    rows = {r["person"]: r["roles"] for r in team.team_rows(teamed)}
+    assert rows[BEN.name] == "curator" and rows[ANA.name] == "maintainer"
+
+
+def test_decide_undo_and_withdraw_follow_the_roles(teamed):
+    d = curate.record_judgement(teamed, None, BEN, PO, BRAF, "1000001", Grade.COMPLETE)
+    assert (d.curator, d.identity_source) == (BEN.name, "oidc")
+    for who in (CAT, DAN):  # an annotator or adjudicator does not judge search results
+        with pytest.raises(AccessDeniedError, match="cannot record decisions"):
+            curate.record_judgement(teamed, None, who, PO, BRAF, "1000001", Grade.PARTIAL)
+    # A curator's undo reaches only their own decisions; withdrawing another's is refused and changes nothing.
+    curate.record_judgement(teamed, None, ANA, PO, BRAF, "1000002", Grade.PARTIAL)
+    ana_last = store.list_decisions(teamed, curator=ANA.name)[-1]
+    with pytest.raises(AccessDeniedError, match="withdraw another person's decision"):
+        curate.withdraw(teamed, BEN, ana_last.decision_id)
+    assert store.get_decision(teamed, ana_last.decision_id).superseded_by is None
+    assert curate.undo_last(teamed, BEN).decision_id == d.decision_id
+    assert curate.undo_last(teamed, BEN) is None  # ana's decision is not ben's to undo
+    assert store.get_decision(teamed, ana_last.decision_id).superseded_by is None
+    # An adjudicator may withdraw anyone's.
+    assert curate.withdraw(teamed, DAN, ana_last.decision_id).decision_id == ana_last.decision_id
+    assert store.get_decision(teamed, ana_last.decision_id).superseded_by == ana_last.decision_id
+
+
+def test_annotators_label_adjudicators_resolve(teamed):
+    with pytest.raises(AccessDeniedError, match="grade pairs in the annotation queue"):
+        annotation_queue.record_label(teamed, BEN, PO, BRAF, "1000001", Grade.COMPLETE)
+    annotation_queue.record_label(teamed, CAT, PO, BRAF, "1000001", Grade.COMPLETE)
+    curate.record_judgement(teamed, None, BEN, PO, BRAF, "1000001", Grade.NOT_RELEVANT)
+    disagreement = disagreements(store.list_decisions(teamed))[0]
+    before = _decisions(teamed)
+    for who in (BEN, CAT):
+        with pytest.raises(AccessDeniedError, match="resolve disagreements"):
+            annotation_queue.adjudicate(teamed, who, PO, disagreement, Grade.COMPLETE)
+    assert _decisions(teamed) == before
+    final = annotation_queue.adjudicate(teamed, DAN, PO, disagreement, Grade.COMPLETE)
+    assert (final.curator, final.identity_source) == (DAN.name, "oidc")
+    assert {d.curator for d in store.list_decisions(teamed)} == {BEN.name, CAT.name, DAN.name}
+
+
+def test_maintainer_only_writes_are_refused_to_everyone_else_before_anything_is_written(teamed, fixtures, tmp_path):
+    settings = Settings(db_path=tmp_path / "test.duckdb", jobs_dir=tmp_path / "jobs", models_dir=tmp_path / "models",
+                        backups_dir=tmp_path / "backups", data_dir=tmp_path / "nodata")
+    documents = store.stats(teamed)["documents"]
+    kb_path = fixtures / "civic" / "current.tsv"
+    writes = {
+        "import a KB": lambda who: ingest_kb(teamed, "civic", kb_path, who=who),
+        "import a corpus": lambda who: ingest_corpus(teamed, "pubtator", fixtures / "pubtator" / "small.PubTator",
+                                                     who=who),
+        "load the sample": lambda who: quickstart.load_sample(teamed, settings, who=who),
+        "retrain": lambda who: retrain.start(teamed, retrain.RetrainForm(schema="PO"), settings, who=who),
+        "cancel a job": lambda who: retrain.cancel(teamed, 1, who=who),
+        "activate a version": lambda who: versions.activate(teamed, "v1", who=who),
+        "train a recogniser": lambda who: recogniser_training.start_recogniser_training(teamed, settings, who=who),
+        "activate a recogniser": lambda who: entities.activate_entity_model(teamed, "recogniser", tmp_path, who=who),
+        "train a relation scorer": lambda who: relation_scoring.start_relation_training(teamed, settings, who=who),
+        "activate a relation scorer": lambda who: relation_scoring.activate_scorer(teamed, tmp_path, who=who),
+        "back up": lambda who: maintenance.back_up(teamed, settings, who=who),
+    }
+    for what, write in writes.items():
+        for who in (BEN, CAT, DAN, "ana@example.org"):  # the typed name of the maintainer is not her
+            with pytest.raises(AccessDeniedError):
+                write(who)
+            assert store.stats(teamed)["documents"] == documents, what
+    assert store.list_jobs(teamed) == []
+    assert not (tmp_path / "backups").exists()
+    # The maintainer (and the shell) pass the check: a backup is made.
+    assert maintenance.back_up(teamed, settings, who=ANA).folder.exists()
+    assert maintenance.back_up(teamed, settings, who=access.local_operator("ops")).folder.exists()
+
+
+def test_restore_needs_the_shell(tmp_path):
+    settings = Settings(db_path=tmp_path / "x.duckdb", backups_dir=tmp_path / "backups")
+    with pytest.raises(AccessDeniedError, match="needs a shell on the machine"):
+        maintenance.restore(tmp_path / "x.duckdb", settings, who=ANA)
+    assert not (tmp_path / "x.duckdb").exists()
+
+
+def test_curator_only_writes(teamed):
+    with pytest.raises(AccessDeniedError, match="export decisions"):
+        export.decisions_file(teamed, who=CAT)
+    assert export.decisions_file(teamed, who=BEN).rows == 0
+    curate.record_judgement(teamed, None, BEN, PO, BRAF, "1000001", Grade.PARTIAL)
+    header, row = export.decisions_file(teamed, who=BEN).text.splitlines()
+    assert header.split("\t")[-1] == "identity_source" and row.split("\t")[1::12] == [BEN.name, "oidc"]
+    with pytest.raises(AccessDeniedError, match="save queries"):
+        watch.save_search(teamed, CAT, "PO", BRAF, [])
+    watch.save_search(teamed, BEN, "PO", BRAF, [])
+    assert [w.saved.curator for w in watch.watched(teamed, BEN.name, "PO")] == [BEN.name]
+    with pytest.raises(AccessDeniedError, match="take worklist items"):
+        curate.take_worklist_item(teamed, 1, CAT)
+
+
+def test_a_store_switched_from_personal_to_team_keeps_its_self_declared_decisions(loaded):
+    typed = curate.record_judgement(loaded, None, "ben@example.org", PO, BRAF, "1000001", Grade.PARTIAL)
+    access.sign_in(loaded, ANA)  # the store becomes a team store
+    team.grant_role(loaded, ANA, BEN.name, "curator")
+    kept = store.get_decision(loaded, typed.decision_id)
+    assert (kept.curator, kept.identity_source, kept.superseded_by) == (BEN.name, "self-declared", None)
+    assert team.decider_label(kept, team=True) == "ben@example.org (self-declared)"
+    with pytest.raises(AccessDeniedError, match="team store.*typed name cannot record decisions"):
+        curate.record_judgement(loaded, None, "ben@example.org", PO, BRAF, "1000001", Grade.COMPLETE)
+    # The signed-in ben's decision stands beside the typed one; his undo never reaches the typed one.
+    signed = curate.record_judgement(loaded, None, BEN, PO, BRAF, "1000001", Grade.COMPLETE)
+    assert store.get_decision(loaded, typed.decision_id).superseded_by is None
+    assert curate.undo_last(loaded, BEN).decision_id == signed.decision_id
+    assert curate.undo_last(loaded, BEN) is None
+    assert store.get_decision(loaded, typed.decision_id).superseded_by is None
+    assert "team store" in team.personal_mode_problem(loaded, Settings(identity="personal"))
+    # The shell keeps every role on a team store.
+    assert access.roles_of(loaded, access.local_operator("ops")) == frozenset(access.Role)
+
+
+def test_an_identity_that_expires_mid_work_writes_nothing(teamed):
+    ending = person(BEN.name, expires_at=time.time() + 60)
+    curate.record_judgement(teamed, None, ending, PO, BRAF, "1000001", Grade.PARTIAL)
+    before = _decisions(teamed)
+    ended = person(BEN.name, expires_at=time.time() - 1)
+    with pytest.raises(SignInExpiredError, match="sign-in as ben@example.org ended.*Nothing was recorded"):
+        curate.record_judgement(teamed, None, ended, PO, BRAF, "1000002", Grade.COMPLETE, answer="Vemurafenib",
+                                confirm_kind=True)
+    with pytest.raises(SignInExpiredError):
+        curate.undo_last(teamed, ended)
+    assert _decisions(teamed) == before
+    assert store.list_decisions(teamed, curator=BEN.name)[-1].superseded_by is None
+    assert not [r for r in store.list_kb_records(teamed, "PO") if r.source == "curator"]
+
+
+def test_roles_claimed_by_the_provider_count_without_being_stored(teamed):
+    settings = Settings(identity="oidc", roles_claim="groups")
+    claims = {"email": "Fay@Example.org", "name": "Fay", "iat": int(time.time()), "groups": ["curator", "staff"]}
+    fay = access.from_claims(claims, settings)
+    assert (fay.name, fay.display_name, fay.claimed_roles) == ("fay@example.org", "Fay", {"curator", "staff"})
+    assert access.sign_in(teamed, fay) == {access.Role.CURATOR}
+    assert store.list_roles_of(teamed, fay.name) == ()
+    curate.record_judgement(teamed, None, fay, PO, BRAF, "1000001", Grade.PARTIAL)
+
+
+def test_oidc_claims_without_a_usable_email_are_refused():
+    settings = Settings(identity="oidc", sign_in_hours=2)
+    with pytest.raises(AccessDeniedError, match="names nobody"):
+        access.from_claims({"sub": "x"}, settings)
+    with pytest.raises(AccessDeniedError, match="not verified"):
+        access.from_claims({"email": "a@b.org", "email_verified": False}, settings)
+    with pytest.raises(AccessDeniedError, match="not an email address"):
+        access.from_claims({"email": "a\nb@c.org"}, settings)
+    old = access.from_claims({"email": "a@b.org", "iat": time.time() - 3 * 3600}, settings)
+    assert old.expired()
+
+
+def test_proxy_headers_are_believed_only_from_the_proxy():
+    settings = Settings(identity="proxy", proxy_secret=SECRET)
+    good = {"X-Forwarded-Email": "Ana@Example.org", "x-curation-proxy-secret": SECRET}
+    assert access.from_proxy(good, None, "127.0.0.1", settings).name == "ana@example.org"
+    with pytest.raises(AccessDeniedError, match="did not come through the sign-in proxy"):
+        access.from_proxy({"X-Forwarded-Email": "ana@example.org"}, None, "127.0.0.1", settings)  # forged, direct
+    with pytest.raises(AccessDeniedError, match="did not come through"):
+        access.from_proxy({**good, "X-Curation-Proxy-Secret": "guess"}, None, "127.0.0.1", settings)
+    with pytest.raises(AccessDeniedError, match="comes from 10.0.0.7"):
+        access.from_proxy(good, "10.0.0.7", "127.0.0.1", settings)
+    with pytest.raises(CurationError, match="server.address is '0.0.0.0'"):
+        access.from_proxy(good, None, "0.0.0.0", settings)
+    with pytest.raises(CurationError, match="needs CURATION_PROXY_SECRET"):
+        access.from_proxy(good, None, "127.0.0.1", Settings(identity="proxy"))
+    with pytest.raises(AccessDeniedError, match="names nobody"):
+        access.from_proxy({"X-Curation-Proxy-Secret": SECRET}, None, "127.0.0.1", settings)
+
+
+AUTH = {"redirect_uri": "http://localhost:8501/oauth2callback", "cookie_secret": "c" * 40, "client_id": "workbench",
+        "client_secret": "x", "server_metadata_url": "http://127.0.0.1:9/.well-known/openid-configuration"}
+
+
+@pytest.mark.parametrize(("section", "message"), [
+    (None, r"\[auth\] section of .streamlit/secrets.toml is missing"),
+    ({k: v for k, v in AUTH.items() if k != "client_id"}, "lacks client_id"),
+    ({**AUTH, "redirect_uri": "http://localhost:8501/"}, "must be the app's address followed by /oauth2callback"),
+    ({**AUTH, "cookie_secret": "short"}, "cookie_secret has 5 characters"),
+    ({**AUTH, "server_metadata_url": "idp.example.org"}, "server_metadata_url is 'idp.example.org'"),
+    ({"redirect_uri": AUTH["redirect_uri"], "cookie_secret": AUTH["cookie_secret"], "a": {"client_id": "x"},
+      "b": {"client_id": "y"}}, "has 2 providers"),
+    ({"redirect_uri": AUTH["redirect_uri"], "cookie_secret": AUTH["cookie_secret"], "okta": {"client_id": "x"}},
+     "lacks okta.client_secret, okta.server_metadata_url"),
+])
+def test_a_missing_or_malformed_auth_section_says_what_is_wrong(section, message):
+    with pytest.raises(CurationError, match=message):
+        access.auth_provider(section)
+
+
+def test_a_well_formed_auth_section_names_its_provider():
+    assert access.auth_provider(AUTH) is None
+    nested = {"redirect_uri": AUTH["redirect_uri"], "cookie_secret": AUTH["cookie_secret"],
+              "okta": {k: AUTH[k] for k in ("client_id", "client_secret", "server_metadata_url")}}
+    assert access.auth_provider(nested) == "okta"
+
+
+def test_identity_setting_is_checked(monkeypatch):
+    monkeypatch.setenv("CURATION_IDENTITY", "ldap")
+    with pytest.raises(CurationError, match="CURATION_IDENTITY is 'ldap'; use one of personal, oidc, proxy"):
+        Settings()
