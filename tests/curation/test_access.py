@@ -179,7 +179,7 @@ def test_curator_only_writes(teamed):
     assert export.decisions_file(teamed, who=BEN).rows == 0
     curate.record_judgement(teamed, None, BEN, PO, BRAF, "1000001", Grade.PARTIAL)
     header, row = export.decisions_file(teamed, who=BEN).text.splitlines()
-    assert header.split("\t")[-1] == "identity_source" and row.split("\t")[1::12] == [BEN.name, "oidc"]
+    assert header.split("\t")[-1] == "identity_source" and row.split("\t")[1] == BEN.name and row.split("\t")[-1] == "oidc"
     with pytest.raises(AccessDeniedError, match="save queries"):
         watch.save_search(teamed, CAT, "PO", BRAF, [])
     watch.save_search(teamed, BEN, "PO", BRAF, [])
