@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from curation.workflows.session import corpus_size
+from pages import team_gate
 from pages.common import connection, preload_search, sidebar, store_notice_banner
 from pages.legacy_mode import leave_legacy_pages_mode
 
@@ -12,18 +13,23 @@ leave_legacy_pages_mode()  # before anything is drawn: the first run after the s
 st.set_page_config(page_title="Curation workbench", page_icon=":material/biotech:", layout="wide")
 
 con = connection()
-sidebar(con)
+signed = team_gate.session(con)  # team mode: the signed-in person, or a sign-in page (the run stops there)
+sidebar(con, signed)
 store_notice_banner(con)  # repairs made from the decision journal, until someone reads them
 empty = con is None or corpus_size(con) == 0
-# An empty store opens on the Knowledge base page, which says how to load data.
-pages = [
-    st.Page("pages/curate.py", title="Curate", icon=":material/fact_check:", default=not empty),
-    st.Page("pages/annotate.py", title="Annotate", icon=":material/rate_review:"),
-    st.Page("pages/knowledge_base.py", title="Knowledge base", icon=":material/database:", default=empty),
-    st.Page("pages/explore.py", title="Explore embeddings", icon=":material/scatter_plot:"),
-    st.Page("pages/train.py", title="Train & evaluate", icon=":material/model_training:"),
+PAGES = [
+    ("pages/curate.py", "Curate", ":material/fact_check:"),
+    ("pages/annotate.py", "Annotate", ":material/rate_review:"),
+    ("pages/knowledge_base.py", "Knowledge base", ":material/database:"),
+    ("pages/explore.py", "Explore embeddings", ":material/scatter_plot:"),
+    ("pages/train.py", "Train & evaluate", ":material/model_training:"),
 ]
 try:
-    st.navigation(pages).run()
+    if signed is not None:  # team mode: the pages the person's roles open, and the Team page for maintainers
+        team_gate.navigation(con, signed, [*PAGES, ("pages/team.py", "Team", ":material/group:")]).run()
+    else:  # an empty store opens on the Knowledge base page, which says how to load data
+        default = "pages/knowledge_base.py" if empty else "pages/curate.py"
+        st.navigation([st.Page(script, title=title, icon=icon, default=script == default)
+                       for script, title, icon in PAGES]).run()
 finally:  # also after st.stop and st.rerun
     preload_search(con)  # what a search needs, built in the background once the first page is drawn

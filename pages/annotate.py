@@ -9,7 +9,7 @@ from curation.grades import GRADE_LABELS, GRADES
 from curation.workflows.annotation_queue import ORDERS, adjudicate, annotation_view, record_label
 from curation.workflows.highlight import escape_text
 from curation.workflows.session import corpus_size, current_schema
-from pages.common import GRADE_SHORTCUTS, connection, matcher, retriever
+from pages.common import GRADE_SHORTCUTS, connection, matcher, retriever, who
 from pages.legacy_mode import leave_legacy_pages_mode
 
 leave_legacy_pages_mode()  # first, before anything is drawn (see pages/common.py)
@@ -31,7 +31,7 @@ skipped = st.session_state.setdefault("annotate_skipped", [])
 
 def label(pmid: str, values: dict[str, str], grade: str) -> None:
     try:
-        record_label(con, curator, schema, values, pmid, grade)
+        record_label(con, who(), schema, values, pmid, grade)
         st.toast(f"PMID {pmid}: {GRADE_LABELS[grade]}")
     except USER_ERRORS as exc:
         st.session_state["annotate_error"] = str(exc)
@@ -40,7 +40,7 @@ def label(pmid: str, values: dict[str, str], grade: str) -> None:
 def settle(disagreement, key: str) -> None:
     grade = st.session_state.get(key)
     try:
-        adjudicate(con, curator, schema, disagreement, grade)
+        adjudicate(con, who(), schema, disagreement, grade)
         st.toast(f"PMID {disagreement.item.pmid}: adjudicated {GRADE_LABELS[grade]}")
     except USER_ERRORS as exc:
         st.session_state["annotate_error"] = str(exc)

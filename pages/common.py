@@ -25,6 +25,7 @@ from curation.workflows.session import (
     store_notices,
 )
 from curation.workflows.versions import active_version
+from pages import team_gate
 
 # Keyboard shortcuts of the grade buttons on the Curate and Annotate pages: 1, 2, 3, best grade first.
 GRADE_SHORTCUTS = {grade: str(n) for n, grade in enumerate(GRADES, start=1)}
@@ -103,19 +104,30 @@ def _remember_curator() -> None:
         st.session_state["curator"] = name
 
 
-def sidebar(con: duckdb.DuckDBPyConnection | None) -> None:
-    """Curator, schema and store counts, shown on every page.
+def who():
+    """Who the session's writes are made by: the signed-in person (team mode) or the typed name (personal mode).
+
+    Write workflows take it and check the role (:mod:`curation.access`); team mode never passes a typed name.
+    """
+    return st.session_state.get("identity") or st.session_state.get("curator") or ""
+
+
+def sidebar(con: duckdb.DuckDBPyConnection | None, signed=None) -> None:
+    """Curator (typed, or the signed-in person in team mode), schema and store counts, shown on every page.
 
     Pages read the plain session keys ``curator`` and ``schema``, which the widgets' callbacks
     keep up to date (widget keys themselves are cleaned up by Streamlit when a widget is not drawn).
     """
     with st.sidebar:
-        st.text_input(
-            "Curator",
-            key="curator_input",
-            placeholder="your name (needed to record decisions)",
-            on_change=_remember_curator,  # a name too long is refused with the reason (not cut silently)
-        )
+        if signed is not None:
+            team_gate.sidebar_identity(signed)
+        else:
+            st.text_input(
+                "Curator",
+                key="curator_input",
+                placeholder="your name (needed to record decisions)",
+                on_change=_remember_curator,  # a name too long is refused with the reason (not cut silently)
+            )
         if problem := st.session_state.get("curator_problem"):
             st.error(escape_text(problem))
         if con is None:

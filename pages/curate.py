@@ -9,7 +9,7 @@ import streamlit as st
 from curation.errors import USER_ERRORS
 from curation.grades import GRADE_LABELS, GRADES
 from curation.records import is_adjudication
-from curation.workflows import timing, watch
+from curation.workflows import team, timing, watch
 from curation.workflows.curate import (
     ENTITY_KINDS,
     ROLES,
@@ -45,6 +45,7 @@ from pages.common import (
     query_linker,
     retriever,
     serving_problem,
+    who,
 )
 from pages.legacy_mode import leave_legacy_pages_mode
 from pages.sample_loader import sample_action
@@ -71,6 +72,7 @@ if corpus_size(con) == 0:
 
 schema = current_schema(con, st.session_state.get("schema"))
 curator = (st.session_state.get("curator") or "").strip()
+in_team = team.is_team_store(con)  # typed names from before are marked self-declared in the history
 # After a restart the page is drawn while the ranking loads in the background; a search waits for it.
 engine = loaded_retriever(con, schema.name)
 serving_version = engine.version if engine is not None else planned_version(con, schema.name)
@@ -91,7 +93,7 @@ with st.expander("Worklist", expanded=False):
         item = open_items[0]
         for entity_type in schema.query_types:
             st.session_state[f"pick_{entity_type}"] = item["values"].get(entity_type) or None
-        take_worklist_item(con, item["item_id"], curator)
+        take_worklist_item(con, item["item_id"], who())
         st.rerun()
 
 # --- saved queries ---------------------------------------------------------------------------
@@ -114,7 +116,7 @@ with st.expander(f"Saved queries ({len(saved)}{f', {news} with new abstracts' if
             st.session_state["filter_only_for"] = {t: opened.get(t) or "" for t in schema.query_types}
             st.rerun()
         if remove_col.button("Remove", key=f"remove_saved_{item.saved.query_id}"):
-            watch.remove_watched(con, item.saved.query_id, curator)
+            watch.remove_watched(con, item.saved.query_id, who())
             st.rerun()
 
 # --- the partial relation -------------------------------------------------------------------
@@ -194,7 +196,7 @@ def decide(pmid: str, grade: str, answer: str, note: str, confirm_kind: bool = F
     try:
         record_judgement(
             # The dictionaries only check an answer's kind: a grade alone does not ask for them.
-            con, matcher(con).lexicon if (answer or "").strip() and not confirm_kind else None, curator, schema,
+            con, matcher(con).lexicon if (answer or "").strip() and not confirm_kind else None, who(), schema,
             values, pmid, grade,
             answer=answer or "", note=note or "", confirm_kind=confirm_kind,
             provenance=decision_provenance(
@@ -214,7 +216,11 @@ def decide(pmid: str, grade: str, answer: str, note: str, confirm_kind: bool = F
 
 
 def undo() -> None:
-    undone = undo_last(con, curator)
+    try:
+        undone = undo_last(con, who())
+    except USER_ERRORS as exc:
+        st.toast(escape_text(str(exc)))
+        return
     st.toast(f"Undone: PMID {undone.pmid}, {GRADE_LABELS[undone.grade]}" if undone else "Nothing to undo")
 
 
@@ -298,7 +304,7 @@ def result_card(row, focused: bool) -> None:
             st.markdown(row.abstract_html, unsafe_allow_html=True)
         if decisions:
             with st.expander(f"Decisions on this abstract ({len(decisions)})"):
-                for line in decision_history(decisions):
+                for line in decision_history(decisions, team=in_team):
                     st.text(line)  # curators' names and notes: plain text, never markdown
         answer_col, note_col = st.columns(2)
         typed = st.session_state.get(f"answer_{row.pmid}")
@@ -336,7 +342,7 @@ def result_card(row, focused: bool) -> None:
 
 if curator and any(values.values()) and st.button("Save this query", key="save_query"):
     try:
-        watch.save_search(con, curator, schema.name, values, result.concepts)
+        watch.save_search(con, who(), schema.name, values, result.concepts)
         st.toast("Saved: it will say what is new since you last opened it")
     except USER_ERRORS as exc:
         st.error(escape_text(str(exc)))

@@ -7,11 +7,12 @@ import shutil
 import streamlit as st
 
 from curation.errors import USER_ERRORS
+from curation.workflows import team
 from curation.workflows.export import FORMATS, civic_suggestions, export_decisions, export_new_records
 from curation.workflows.highlight import escape_text
 from curation.workflows.ingestion import CORPUS_FORMATS, KB_FORMATS, check_upload_size, ingest_corpus, ingest_kb
 from curation.workflows.session import schema_or_first, schemas, store_counts
-from pages.common import annotator, connection, save_upload
+from pages.common import annotator, connection, save_upload, who
 from pages.legacy_mode import leave_legacy_pages_mode
 from pages.sample_loader import sample_action
 
@@ -23,16 +24,19 @@ if con is None:
     st.stop()
 
 counts = store_counts(con)
-if counts["kb_records"] == 0 or counts["documents"] == 0:
-    st.info(
-        "This store is empty or half-loaded. Load the sample in one click, or your own knowledge base and "
-        "abstracts with the forms below (or `python -m curation quickstart`, `ingest-kb`, `ingest-corpus` from "
-        "a terminal while the app is stopped)."
-    )
-    sample_action(con, key="sample_kb_empty")
-else:
-    with st.expander("Sample data"):
-        sample_action(con, key="sample_kb")
+acting = who()
+can_import = team.may(con, acting, team.Action.IMPORT)
+if can_import:
+    if counts["kb_records"] == 0 or counts["documents"] == 0:
+        st.info(
+            "This store is empty or half-loaded. Load the sample in one click, or your own knowledge base and "
+            "abstracts with the forms below (or `python -m curation quickstart`, `ingest-kb`, `ingest-corpus` from "
+            "a terminal while the app is stopped)."
+        )
+        sample_action(con, key="sample_kb_empty")
+    else:
+        with st.expander("Sample data"):
+            sample_action(con, key="sample_kb")
 
 left, right = st.columns(2)
 left.metric("KB records", counts["kb_records"])
@@ -60,10 +64,10 @@ def run_import(kind: str, fmt: str, upload, schema: str | None, lenient: bool) -
 
     try:
         if kind == "kb":
-            report = ingest_kb(con, fmt, path, schema=schema, lenient=lenient, progress=progress)
+            report = ingest_kb(con, fmt, path, schema=schema, lenient=lenient, progress=progress, who=acting)
         else:
             report = ingest_corpus(con, fmt, path, lenient=lenient, progress=progress,
-                                   annotator=lambda: annotator(con).annotator)
+                                   annotator=lambda: annotator(con).annotator, who=acting)
     except USER_ERRORS as exc:
         bar.empty()
         st.error(f"Nothing was imported. {escape_text(str(exc).replace(str(path), upload.name))}")
@@ -77,49 +81,56 @@ def run_import(kind: str, fmt: str, upload, schema: str | None, lenient: bool) -
             st.text("\n".join(s.replace(str(path), upload.name) for s in report.skipped[:500]))
 
 
-with st.form("import_kb"):
-    st.subheader("Import a knowledge base")
-    fmt = st.selectbox(
-        "Format",
-        KB_FORMATS,
-        help="civic: CIViC evidence TSV; uniprot: UniProtKB flat file; tsv: one column per entity type of a schema; "
-        "civic-suggestions: the CIViC source-suggestion CSV this page exports",
-    )
-    schema = st.selectbox("Schema (for tsv)", [s.name for s in schemas(con)])
-    upload = st.file_uploader("File", key="kb_file")
-    lenient = st.checkbox("Skip bad rows instead of stopping", key="kb_lenient")
-    if st.form_submit_button("Import knowledge base") and upload is not None:
-        run_import("kb", fmt, upload, schema, lenient)
+if can_import:
+    with st.form("import_kb"):
+        st.subheader("Import a knowledge base")
+        fmt = st.selectbox(
+            "Format",
+            KB_FORMATS,
+            help="civic: CIViC evidence TSV; uniprot: UniProtKB flat file; tsv: one column per entity type of a "
+            "schema; civic-suggestions: the CIViC source-suggestion CSV this page exports",
+        )
+        schema = st.selectbox("Schema (for tsv)", [s.name for s in schemas(con)])
+        upload = st.file_uploader("File", key="kb_file")
+        lenient = st.checkbox("Skip bad rows instead of stopping", key="kb_lenient")
+        if st.form_submit_button("Import knowledge base") and upload is not None:
+            run_import("kb", fmt, upload, schema, lenient)
 
-with st.form("import_corpus"):
-    st.subheader("Import abstracts")
-    fmt = st.selectbox(
-        "Format",
-        CORPUS_FORMATS,
-        help="pubtator: BioRED / BC5CDR; pubmed-xml: efetch or baseline XML; jsonl: {pmid, title, abstract} per line",
-    )
-    upload = st.file_uploader("File", key="corpus_file")
-    lenient = st.checkbox("Skip bad rows instead of stopping", key="corpus_lenient")
-    if st.form_submit_button("Import abstracts") and upload is not None:
-        run_import("corpus", fmt, upload, None, lenient)
+    with st.form("import_corpus"):
+        st.subheader("Import abstracts")
+        fmt = st.selectbox(
+            "Format",
+            CORPUS_FORMATS,
+            help="pubtator: BioRED / BC5CDR; pubmed-xml: efetch or baseline XML; jsonl: {pmid, title, abstract} per "
+            "line",
+        )
+        upload = st.file_uploader("File", key="corpus_file")
+        lenient = st.checkbox("Skip bad rows instead of stopping", key="corpus_lenient")
+        if st.form_submit_button("Import abstracts") and upload is not None:
+            run_import("corpus", fmt, upload, None, lenient)
+else:
+    st.caption("Importing into the shared store, and loading the sample, is for the maintainer role.")
 
+if not team.may(con, acting, team.Action.EXPORT):
+    st.stop()
 st.subheader("Export curators' work")
 schema_name = st.session_state.get("schema") or "PO"
 export_schema = schema_or_first(con, schema_name)
 fmt = st.radio("Format", FORMATS, horizontal=True, key="export_format")
 left, right = st.columns(2)
 left.download_button(
-    "Decisions", export_decisions(con, fmt), file_name=f"decisions.{fmt}", mime="text/plain", key="export_decisions"
+    "Decisions", export_decisions(con, fmt, who=acting), file_name=f"decisions.{fmt}", mime="text/plain",
+    key="export_decisions",
 )
 right.download_button(
     f"New {export_schema.name} KB records",
-    export_new_records(con, export_schema, fmt),
+    export_new_records(con, export_schema, fmt, who=acting),
     file_name=f"new_records_{export_schema.name}.{fmt}",
     mime="text/plain",
     key="export_records",
 )
 mine = st.toggle("Only my decisions", key="export_mine", disabled=not st.session_state.get("curator"))
-suggestions = civic_suggestions(con, curator=st.session_state.get("curator") if mine else None)
+suggestions = civic_suggestions(con, curator=st.session_state.get("curator") if mine else None, who=acting)
 st.download_button(
     "CIViC source suggestions (CSV)", suggestions.text, file_name="civic_source_suggestions.csv", mime="text/csv",
     key="export_suggestions", disabled=not suggestions.rows,

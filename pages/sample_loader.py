@@ -12,7 +12,7 @@ from curation.config import load_settings
 from curation.errors import USER_ERRORS
 from curation.workflows.highlight import escape_text
 from curation.workflows.quickstart import SampleFile, find_sample, load_sample
-from pages.common import annotator, connection, matcher, retriever
+from pages.common import annotator, connection, matcher, retriever, who
 
 
 def _load() -> None:
@@ -38,7 +38,7 @@ def _load() -> None:
 
     try:
         report = load_sample(con, settings, on_file=on_file, on_rows=on_rows,
-                             annotator=lambda: annotator(con).annotator, on_annotated=on_annotated)
+                             annotator=lambda: annotator(con).annotator, on_annotated=on_annotated, who=who())
     except USER_ERRORS as exc:
         st.error(escape_text(str(exc)))
         return

@@ -16,7 +16,7 @@ from curation.workflows.curate import curate_search
 from curation.workflows.highlight import escape_text
 from curation.workflows.session import schemas as store_schemas
 from curation.workflows.versions import METRICS
-from pages.common import connection, current_job, matcher, query_linker, retriever_of_version
+from pages.common import connection, current_job, matcher, query_linker, retriever_of_version, who
 from pages.legacy_mode import leave_legacy_pages_mode
 
 leave_legacy_pages_mode()  # first, before anything is drawn (see pages/common.py)
@@ -52,7 +52,7 @@ def start_job() -> None:
             index_kind=state["rt_index_kind"],
             index_backend=state["rt_index_backend"],
         )
-        job = retrain.start(connection(), form, load_settings())
+        job = retrain.start(connection(), form, load_settings(), who=who())
     except USER_ERRORS as exc:
         state["rt_error"] = str(exc)
         return
@@ -60,7 +60,11 @@ def start_job() -> None:
 
 
 def cancel(job_id: int) -> None:
-    job = retrain.cancel(connection(), job_id)
+    try:
+        job = retrain.cancel(connection(), job_id, who=who())
+    except USER_ERRORS as exc:
+        st.toast(escape_text(str(exc)))
+        return
     st.toast(f"Job {job.job_id}: {job.message}")
 
 
@@ -159,9 +163,10 @@ def start_recogniser(action: str) -> None:
     state = st.session_state
     try:
         if action == "train":
-            job = recognisers.start_recogniser_training(connection(), load_settings(), epochs=int(state["rec_epochs"]))
+            job = recognisers.start_recogniser_training(connection(), load_settings(), epochs=int(state["rec_epochs"]),
+                                                        who=who())
         else:
-            job = recognisers.start_recogniser_activation(connection(), load_settings(), state["rec_choice"])
+            job = recognisers.start_recogniser_activation(connection(), load_settings(), state["rec_choice"], who=who())
     except USER_ERRORS as exc:
         state["rec_error"] = str(exc)
         return
@@ -196,7 +201,7 @@ if error := st.session_state.pop("rec_error", None):
 # --- the relation scorer -------------------------------------------------------------------------
 def start_relations() -> None:
     try:
-        job = relation_scoring.start_relation_training(connection(), load_settings())
+        job = relation_scoring.start_relation_training(connection(), load_settings(), who=who())
     except USER_ERRORS as exc:
         st.session_state["rel_error"] = str(exc)
         return
@@ -227,7 +232,7 @@ if not versions:
 
 def activate() -> None:
     try:
-        chosen = catalogue.activate(con, st.session_state["activate_choice"])
+        chosen = catalogue.activate(con, st.session_state["activate_choice"], who=who())
     except USER_ERRORS as exc:
         st.session_state["activate_error"] = str(exc)
         return

@@ -106,12 +106,14 @@ def describe(provenance: str) -> str:
     return " · ".join(parts)
 
 
-def decision_history(decisions: Sequence[Any]) -> list[str]:
+def decision_history(decisions: Sequence[Any], team: bool = False) -> list[str]:
     """One line per decision (oldest first): when, who, the grade, the answer, where it was seen and what
-    ranked it, and the note; for the Curate card's history (plain text)."""
+    ranked it, and the note; for the Curate card's history (plain text). ``team``: the store is a team store,
+    where a typed name (made before it was) is marked self-declared."""
     lines = []
     for d in sorted(decisions, key=lambda d: d.decision_id):
-        parts = [d.created_at[:16], d.curator, GRADE_LABELS.get(d.grade, d.grade)
+        who = f"{d.curator} (self-declared)" if team and d.identity_source == "self-declared" else d.curator
+        parts = [d.created_at[:16], who, GRADE_LABELS.get(d.grade, d.grade)
                  + (" (adjudicated)" if is_adjudication(d) else "")]
         if d.answer:
             parts.append(f"answer {d.answer}")

@@ -78,6 +78,11 @@ def _signed_in(con: duckdb.DuckDBPyConnection, identity: Identity) -> SignedIn:
     return SignedIn(identity, access.sign_in(con, identity))
 
 
+def may(con: duckdb.DuckDBPyConnection, who: Who, action: Action) -> bool:
+    """Whether ``who`` may do ``action`` now: for showing a control (the write itself checks again)."""
+    return access.allowed(con, who, action)
+
+
 def page_allowed(con: duckdb.DuckDBPyConnection, who: Who, page: str) -> bool:
     """Whether ``who`` may open ``page`` (a url path of :data:`PAGE_ACTIONS`)."""
     return any(access.allowed(con, who, action) for action in PAGE_ACTIONS[page])
@@ -149,3 +154,6 @@ def audit_rows(con: duckdb.DuckDBPyConnection, limit: int = 200) -> list[dict[st
 
 
 ROLES = tuple(r.value for r in Role)
+__all__ = ["PAGE_ACTIONS", "ROLES", "Action", "Role", "SignedIn", "audit_rows", "decider_label", "grant_role",
+           "is_team_store", "may", "oidc_provider", "page_allowed", "page_refusal", "personal_mode_problem",
+           "revoke_role", "sign_in_oidc", "sign_in_proxy", "team_rows"]

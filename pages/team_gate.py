@@ -1,0 +1,143 @@
+"""Team mode in the app (a helper, not a page): who is signed in, and a navigation that follows their roles.
+
+Personal mode (``CURATION_IDENTITY=personal``, the default) draws nothing here and keeps the typed name.
+Team mode resolves the person on every run, before any page: from Streamlit's OIDC login (``st.user``) or from
+a trusted proxy's header (``st.context.headers``); a session without one sees a sign-in button, or why it is
+refused, and nothing else. What the person may *do* is checked again by every write workflow
+(:mod:`curation.access`); the navigation only keeps pages they cannot use out of sight, and a page's address
+opened anyway says why it is closed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import duckdb
+import streamlit as st
+
+from curation.config import Settings, load_settings
+from curation.errors import USER_ERRORS, SignInExpiredError
+from curation.workflows import team
+from curation.workflows.highlight import escape_text
+
+SESSION = "identity"  # session key: the signed-in person's Identity (set on every run, read by callbacks)
+NOTED = "identity_noted"  # session key: (name, source) whose sign-in was noted in the store this session
+
+
+def _forget() -> None:
+    for key in (SESSION, "curator", NOTED):
+        st.session_state.pop(key, None)
+
+
+def _auth_section() -> dict | None:
+    try:
+        return st.secrets.to_dict().get("auth")
+    except (FileNotFoundError, KeyError, AttributeError):  # no secrets file at all
+        return None
+    except Exception as exc:  # noqa: BLE001 - Streamlit's own "no secrets" error; a broken TOML says why
+        if "No secrets" in str(exc) or "not found" in str(exc).lower():
+            return None
+        raise
+
+
+def _sign_in_page(provider: str | None, message: str = "") -> None:
+    st.title("Curation workbench")
+    if message:
+        st.warning(escape_text(message))
+    st.write("This workbench is shared by a team: sign in to curate, annotate or maintain it.")
+    if st.button("Sign in", type="primary", key="sign_in"):
+        st.login(provider) if provider else st.login()
+    st.stop()
+
+
+def _oidc(con: duckdb.DuckDBPyConnection, settings: Settings) -> team.SignedIn:
+    provider = team.oidc_provider(_auth_section())  # a missing or malformed [auth] stops here, saying why
+    if not st.user.is_logged_in:
+        _forget()
+        _sign_in_page(provider)
+    try:
+        return team.sign_in_oidc(con, st.user.to_dict(), settings)
+    except SignInExpiredError as exc:
+        _forget()
+        st.warning(escape_text(str(exc)))
+        st.button("Sign in again", type="primary", on_click=st.logout)
+        st.stop()
+
+
+def session(con: duckdb.DuckDBPyConnection | None) -> team.SignedIn | None:
+    """The signed-in person (team mode), or None (personal mode). Stops the run with the reason when nobody is
+    signed in or the set-up is wrong: team mode never falls back to typed names."""
+    settings = load_settings()
+    if not settings.team:
+        _forget_team_only()
+        if con is not None and (problem := team.personal_mode_problem(con, settings)):
+            st.error(problem)
+        return None
+    if con is None:
+        st.stop()
+    try:
+        if settings.identity == "oidc":
+            signed = _oidc(con, settings)
+        else:
+            signed = team.sign_in_proxy(con, dict(st.context.headers), st.context.ip_address,
+                                        str(st.get_option("server.address") or ""), settings)
+    except USER_ERRORS as exc:
+        _forget()
+        st.title("Curation workbench")
+        st.error(f"Team mode: {escape_text(str(exc))}")
+        st.stop()
+    st.session_state[SESSION] = signed.identity
+    st.session_state["curator"] = signed.identity.name
+    return signed
+
+
+def _forget_team_only() -> None:
+    # Personal mode: a session never carries a signed-in identity (the typed name stays as it was).
+    st.session_state.pop(SESSION, None)
+    st.session_state.pop(NOTED, None)
+
+
+def sidebar_identity(signed: team.SignedIn) -> None:
+    """Who is signed in, with their roles, in place of the Curator text field; and how to sign out."""
+    st.markdown(f"**Signed in** as {escape_text(signed.identity.name)}")
+    st.caption(f"Roles: {escape_text(', '.join(sorted(r.value for r in signed.roles)) or 'none yet')}")
+    if load_settings().identity == "oidc":
+        st.button("Sign out", key="sign_out", on_click=st.logout)
+
+
+def _closed(title: str, message: str):
+    def page() -> None:
+        st.title(title)
+        st.error(escape_text(message), icon=":material/lock:")
+
+    return page
+
+
+def navigation(con: duckdb.DuckDBPyConnection, signed: team.SignedIn, pages: Sequence[tuple[str, str, str]]):
+    """The pages the person's roles open, as sidebar links; every other page keeps its address and, opened,
+    says why it is closed. ``pages``: (script, title, icon), in app.py's order. Returns what ``st.navigation``
+    returns (the caller runs it)."""
+    who = signed.identity
+    allowed = [team.page_allowed(con, who, Path(script).stem) for script, _, _ in pages]
+    first = allowed.index(True) if any(allowed) else None
+    routed, links = [], []
+    for n, ((script, title, icon), ok) in enumerate(zip(pages, allowed, strict=True)):
+        path = Path(script).stem
+        if ok:
+            page = st.Page(script, title=title, icon=icon, url_path=path, default=n == first)
+            links.append(page)
+        else:
+            page = st.Page(_closed(title, team.page_refusal(con, who, path, title)), title=title, icon=icon,
+                           url_path=path)
+        routed.append(page)
+    if first is None:
+        message = (f"You are signed in as {who.name}, but hold no role in this team yet. Ask a maintainer to grant "
+                   "you one on the Team page.")
+        routed.insert(0, st.Page(_closed("Curation workbench", message), title="Welcome", url_path="welcome",
+                                 default=True))
+    chosen = st.navigation(routed, position="hidden")
+    with st.sidebar:
+        for page in links:
+            st.page_link(page)
+    return chosen
