@@ -27,7 +27,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -162,12 +162,12 @@ def _stop(process: subprocess.Popen) -> None:
             continue
 
 
-def _launch(port: int, env: dict[str, str], log_path: Path) -> subprocess.Popen:
+def _launch(port: int, env: dict[str, str], log_path: Path, extra_args: Sequence[str] = ()) -> subprocess.Popen:
     command = [
         sys.executable, "-m", "streamlit", "run", "app.py",
         "--server.port", str(port), "--server.address", "127.0.0.1", "--server.headless", "true",
         # No file watcher: nothing is edited while it runs, and watching .venv costs CPU the timings feel.
-        "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false",
+        "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false", *extra_args,
     ]  # fmt: skip
     return _spawn(command, env, log_path)
 
@@ -232,17 +232,19 @@ def _serve(launch: Callable[[int], subprocess.Popen], log_path: Path, timeout_s:
 
 @contextmanager
 def app_server(
-    db_path: str | Path, models_dir: str | Path, log_path: str | Path, timeout_s: float = 120
+    db_path: str | Path, models_dir: str | Path, log_path: str | Path, timeout_s: float = 120,
+    extra_env: Mapping[str, str] | None = None, extra_args: Sequence[str] = (),
 ) -> Iterator[str]:
     """Run ``streamlit run app.py`` on a free local port; yields its URL and always stops it.
 
     The server's output goes to ``log_path``; its tail is in the error when it does not come up.
     A port taken between choosing it and binding it is replaced by another (three tries). When
-    the context exits the process group is gone, so the store can be opened again.
+    the context exits the process group is gone, so the store can be opened again. ``extra_env`` and
+    ``extra_args`` (Streamlit options, e.g. ``--secrets.files``) are added to the server's.
     """
-    env = {**os.environ, "CURATION_DB": str(db_path), "CURATION_MODELS_DIR": str(models_dir)}
+    env = {**os.environ, "CURATION_DB": str(db_path), "CURATION_MODELS_DIR": str(models_dir), **(extra_env or {})}
     log_path = Path(log_path)
-    with _serve(lambda port: _launch(port, env, log_path), log_path, timeout_s) as served:
+    with _serve(lambda port: _launch(port, env, log_path, extra_args), log_path, timeout_s) as served:
         yield served.url
 
 

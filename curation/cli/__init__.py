@@ -36,6 +36,7 @@ from curation.cli.models import (
 )
 from curation.cli.search import DEFAULT_TOP, MAX_TOP, cmd_search
 from curation.cli.suggest import cmd_rescore, cmd_suggest, cmd_train_relations
+from curation.cli.team import cmd_roles, cmd_withdraw
 from curation.config import load_settings
 from curation.errors import USER_ERRORS, StoreLockedError
 from curation.workflows.ingestion import BATCH_DOCUMENTS, CORPUS_FORMATS, KB_FORMATS
@@ -46,7 +47,8 @@ __all__ = ["APP_PAGES", "BENCHMARKS", "build_parser", "main"]
 APP_PAGES = {
     **dict.fromkeys(("ingest-kb", "ingest-corpus", "add-schemas", "quickstart", "stats", "fetch-pubmed", "fetch-kb",
                      "ingest-dict"), "Knowledge base"),
-    **dict.fromkeys(("search", "normalise", "suggest"), "Curate"),
+    **dict.fromkeys(("search", "normalise", "suggest", "withdraw"), "Curate"),
+    "roles": "Team",
     **dict.fromkeys(("activate-recogniser", "activate-linker", "train", "train-recogniser", "retrain",
                      "train-relations", "rescore"),
                     "Train & evaluate"),
@@ -300,6 +302,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dir", type=Path, help="this store's backup folder (default: CURATION_BACKUPS_DIR/<store name>)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_recover)
+
+    p = sub.add_parser("roles", parents=[common],
+                       help="team mode: who holds which role; grant or revoke one (audited); the audit")
+    p.add_argument("action", nargs="?", choices=("list", "grant", "revoke", "audit"), default="list")
+    p.add_argument("person", nargs="?", help="the person's sign-in email (grant, revoke)")
+    p.add_argument("role", nargs="?", help="curator, annotator, adjudicator or maintainer (grant, revoke)")
+    p.add_argument("--reason", default="", help="why, kept in the audit")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_roles)
+
+    p = sub.add_parser("withdraw", parents=[common],
+                       help="withdraw one decision by id (kept in the history, marked withdrawn)")
+    p.add_argument("decision", type=int, help="the decision's id (the decisions export's first column)")
+    p.set_defaults(func=cmd_withdraw)
 
     p = sub.add_parser("bench", help="run a benchmark and write its JSON under bench/results/")
     p.add_argument("name", choices=BENCHMARKS)

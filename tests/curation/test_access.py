@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
@@ -83,7 +84,8 @@ def test_first_sign_in_of_an_empty_team_store_becomes_maintainer_with_an_audit_r
 def test_role_changes_are_audited_and_only_maintainers_make_them(teamed):
     with pytest.raises(AccessDeniedError, match="ben@example.org cannot grant and revoke roles.*maintainer"):
         team.grant_role(teamed, BEN, "eve@example.org", "maintainer")
-    assert team.grant_role(teamed, ANA, "Eve@Example.org ", "curator", reason="joined") == "eve@example.org is now curator"
+    made = team.grant_role(teamed, ANA, "Eve@Example.org ", "curator", reason="joined")
+    assert made == "eve@example.org is now curator"
     assert team.grant_role(teamed, ANA, "eve@example.org", "curator") == "eve@example.org was already curator"
     assert team.revoke_role(teamed, ANA, "eve@example.org", "curator", reason="left") == \
         "eve@example.org is no longer curator"
@@ -179,7 +181,8 @@ def test_curator_only_writes(teamed):
     assert export.decisions_file(teamed, who=BEN).rows == 0
     curate.record_judgement(teamed, None, BEN, PO, BRAF, "1000001", Grade.PARTIAL)
     header, row = export.decisions_file(teamed, who=BEN).text.splitlines()
-    assert header.split("\t")[-1] == "identity_source" and row.split("\t")[1] == BEN.name and row.split("\t")[-1] == "oidc"
+    cells = row.split("\t")
+    assert header.split("\t")[-1] == "identity_source" and (cells[1], cells[-1]) == (BEN.name, "oidc")
     with pytest.raises(AccessDeniedError, match="save queries"):
         watch.save_search(teamed, CAT, "PO", BRAF, [])
     watch.save_search(teamed, BEN, "PO", BRAF, [])
@@ -294,3 +297,22 @@ def test_identity_setting_is_checked(monkeypatch):
     monkeypatch.setenv("CURATION_IDENTITY", "ldap")
     with pytest.raises(CurationError, match="CURATION_IDENTITY is 'ldap'; use one of personal, oidc, proxy"):
         Settings()
+
+
+def test_the_roles_and_withdraw_commands_act_as_the_local_account(loaded, tmp_path, capsys):
+    from curation.cli import main
+
+    db = loaded.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchall()[0][0]
+    d = curate.record_judgement(loaded, None, "ben", PO, BRAF, "1000001", Grade.PARTIAL)
+    loaded.close()
+    assert main(["roles", "--db", db]) == 0
+    assert "nobody holds a role" in capsys.readouterr().out
+    assert main(["roles", "grant", "Ana@Example.org", "maintainer", "--reason", "set-up", "--db", db]) == 0
+    assert main(["roles", "grant", "ana@example.org", "chief", "--db", db]) == 2
+    assert "'chief' is not a role" in capsys.readouterr().err
+    assert main(["withdraw", str(d.decision_id), "--db", db]) == 0
+    assert f"withdrew decision {d.decision_id} by ben (self-declared)" in capsys.readouterr().out
+    assert main(["roles", "audit", "--json", "--db", db]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    assert (row["by"].startswith("local:"), row["by (source)"], row["person"], row["role"], row["reason"]) == (
+        True, "local", "ana@example.org", "maintainer", "set-up")

@@ -1,0 +1,47 @@
+"""Team mode from the shell: ``roles`` (list, grant, revoke, audit) and ``withdraw`` (one decision by id).
+
+The command line acts as the machine account running it (``local:<account>``), with every role: whoever can
+open the store read-write can edit its file too. Every change is written to the role audit under that name.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from curation.cli.common import _open, operator
+
+
+def cmd_roles(args: argparse.Namespace) -> int:
+    """List the team's roles, grant or revoke one, or print the audit."""
+    from curation.workflows import team
+
+    con = _open(args)
+    if args.action in ("grant", "revoke"):
+        if not args.person or not args.role:
+            print(f"error: roles {args.action} needs a person and a role, e.g. roles {args.action} ana@example.org "
+                  f"curator (roles: {', '.join(team.ROLES)})")
+            return 2
+        change = team.grant_role if args.action == "grant" else team.revoke_role
+        print(change(con, operator(), args.person, args.role, args.reason))
+        return 0
+    rows = team.audit_rows(con) if args.action == "audit" else team.team_rows(con)
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    elif not rows:
+        print("no role has changed yet" if args.action == "audit" else
+              "nobody holds a role: the store is in personal mode (the first sign-in in team mode becomes maintainer)")
+    else:
+        for row in rows:
+            print("  ".join(f"{k}: {v}" for k, v in row.items() if v != ""))
+    return 0
+
+
+def cmd_withdraw(args: argparse.Namespace) -> int:
+    """Withdraw one decision by id (kept in the history, marked withdrawn; its KB record removed)."""
+    from curation.workflows.curate import withdraw
+
+    decision = withdraw(_open(args), operator(), args.decision)
+    print(f"withdrew decision {decision.decision_id} by {decision.curator} ({decision.identity_source}): PMID "
+          f"{decision.pmid}, {decision.grade}")
+    return 0
