@@ -176,7 +176,7 @@ def cmd_recover(args: argparse.Namespace) -> int:
 
 # The scripts `python -m curation bench NAME` runs (bench/NAME.py; each writes bench/results/NAME.json).
 BENCHMARKS = ("app", "backup", "edel", "entities", "feedback", "first_run", "load", "matching", "report", "reproduce",
-              "retrieval", "scale", "suggest", "suggest_cross_encoder")
+              "retrieval", "scale", "suggest", "suggest_cross_encoder", "team")
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
