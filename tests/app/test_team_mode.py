@@ -137,3 +137,26 @@ def test_a_team_store_opened_in_personal_mode_refuses_typed_names(monkeypatch, l
             curate.record_judgement(con, None, "ben@example.org", PO, {"Gene": "BRAF"}, "1000001", Grade.PARTIAL)
     finally:
         con.close()
+
+
+def test_a_sign_in_that_ends_mid_work_records_nothing(monkeypatch, loaded_db):
+    _team_store(loaded_db)
+    ends = time.time() + 20  # the default 12-hour sign-in, begun 12 hours minus 20 seconds ago
+    at = _app(monkeypatch, loaded_db, _user("ben@example.org", iat=int(ends - 12 * 3600)))
+    at.selectbox(key="pick_Gene").set_value("BRAF")
+    at.run()
+    assert not at.exception, at.exception
+    button = at.button(key="complete_1000001")
+    assert not button.disabled  # signed in: the grade buttons are on
+    time.sleep(max(0.0, ends - time.time() + 0.5))
+    button.click().run()  # the click's callback runs with the session's identity, whose sign-in has ended
+    assert not at.exception, at.exception
+    # The card (a fragment, rerun alone) says why nothing was recorded; the next run through app.py asks for a
+    # new sign-in (test_an_expired_sign_in_asks_to_sign_in_again_and_records_nothing: AppTest reruns the page's
+    # script alone after its first run).
+    assert any("sign-in as ben@example.org ended" in e and "Nothing was recorded" in e for e in _said(at, "error"))
+    con = store.open_store(loaded_db)
+    try:
+        assert con.execute("SELECT count(*) FROM decisions").fetchall()[0][0] == 0
+    finally:
+        con.close()
