@@ -6,6 +6,7 @@ import streamlit as st
 
 from curation.errors import USER_ERRORS
 from curation.grades import GRADE_LABELS, GRADES
+from curation.workflows import team
 from curation.workflows.annotation_queue import ORDERS, adjudicate, annotation_view, record_label
 from curation.workflows.highlight import escape_text
 from curation.workflows.session import corpus_size, current_schema
@@ -117,16 +118,19 @@ else:
     st.caption("Cohen's kappa needs two annotators.")
 
 # --- disagreements ----------------------------------------------------------------------------
+may_adjudicate = team.may(con, who(), team.Action.ADJUDICATE)  # team mode: adjudicators (and maintainers) only
 st.subheader(f"Disagreements to adjudicate · {len(view.disagreements)}")
 for disagreement in view.disagreements:
     with st.container(border=True):
         pmid = disagreement.item.pmid
         # Keyed by the pair itself, so a widget keeps its pair when the list above it shrinks.
         ident = "_".join([pmid, *(v for _, v in disagreement.item.relation)])
-        said = "; ".join(f"{escape_text(who)}: {GRADE_LABELS[grade]}" for who, grade in disagreement.labels)
+        said = "; ".join(f"{escape_text(person)}: {GRADE_LABELS[grade]}" for person, grade in disagreement.labels)
         # Curator names and the typed query are escaped: they reach Markdown as plain text.
         st.markdown(f"[PMID {pmid}](https://pubmed.ncbi.nlm.nih.gov/{pmid}/) — {escape_text(disagreement.query)}")
         st.caption(said)
+        if not may_adjudicate:
+            continue
         pick, go = st.columns([3, 1])
         key = f"adjudicate_grade_{ident}"
         pick.selectbox("Final grade", list(GRADES), format_func=GRADE_LABELS.get, key=key)

@@ -17,7 +17,7 @@ import duckdb
 import streamlit as st
 
 from curation.config import Settings, load_settings
-from curation.errors import USER_ERRORS, SignInExpiredError
+from curation.errors import USER_ERRORS, CurationError, SignInExpiredError
 from curation.workflows import team
 from curation.workflows.highlight import escape_text
 
@@ -31,14 +31,13 @@ def _forget() -> None:
 
 
 def _auth_section() -> dict | None:
+    """secrets.toml's ``[auth]`` (None when there is no secrets file); a file that does not parse is an error."""
     try:
         return st.secrets.to_dict().get("auth")
-    except (FileNotFoundError, KeyError, AttributeError):  # no secrets file at all
-        return None
-    except Exception as exc:  # noqa: BLE001 - Streamlit's own "no secrets" error; a broken TOML says why
-        if "No secrets" in str(exc) or "not found" in str(exc).lower():
+    except FileNotFoundError as exc:  # Streamlit's StreamlitSecretNotFoundError: no file, or one it cannot read
+        if getattr(exc, "error_id", "") == "no-secrets-found" or "No secrets found" in str(exc):
             return None
-        raise
+        raise CurationError(f"CURATION_IDENTITY=oidc, but the secrets cannot be read: {exc}") from None
 
 
 def _sign_in_page(provider: str | None, message: str = "") -> None:
