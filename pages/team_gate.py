@@ -22,7 +22,7 @@ from curation.workflows import team
 from curation.workflows.highlight import escape_text
 
 SESSION = "identity"  # session key: the signed-in person's Identity (set on every run, read by callbacks)
-NOTED = "identity_noted"  # session key: (name, source) whose sign-in was noted in the store this session
+NOTED = "identity_noted"  # session key: the name whose sign-in was noted in the store this session
 
 
 def _forget() -> None:
@@ -56,7 +56,8 @@ def _oidc(con: duckdb.DuckDBPyConnection, settings: Settings) -> team.SignedIn:
         _forget()
         _sign_in_page(provider)
     try:
-        return team.sign_in_oidc(con, st.user.to_dict(), settings)
+        claims = st.user.to_dict()
+        return team.sign_in_oidc(con, claims, settings, note=_first_run_of(str(claims.get("email") or "")))
     except SignInExpiredError as exc:
         _forget()
         st.warning(escape_text(str(exc)))
@@ -79,8 +80,11 @@ def session(con: duckdb.DuckDBPyConnection | None) -> team.SignedIn | None:
         if settings.identity == "oidc":
             signed = _oidc(con, settings)
         else:
-            signed = team.sign_in_proxy(con, dict(st.context.headers), st.context.ip_address,
-                                        str(st.get_option("server.address") or ""), settings)
+            headers = dict(st.context.headers)
+            email = next((v for k, v in headers.items() if k.lower() == settings.proxy_header.lower()), "")
+            signed = team.sign_in_proxy(con, headers, st.context.ip_address,
+                                        str(st.get_option("server.address") or ""), settings,
+                                        note=_first_run_of(email))
     except USER_ERRORS as exc:
         _forget()
         st.title("Curation workbench")
@@ -88,7 +92,14 @@ def session(con: duckdb.DuckDBPyConnection | None) -> team.SignedIn | None:
         st.stop()
     st.session_state[SESSION] = signed.identity
     st.session_state["curator"] = signed.identity.name
+    st.session_state[NOTED] = signed.identity.name
     return signed
+
+
+def _first_run_of(name: str) -> bool:
+    """Whether this session has not yet noted ``name``'s sign-in in the store (one write per session, not per run:
+    later runs read the roles only)."""
+    return st.session_state.get(NOTED) != name.strip().lower()
 
 
 def _forget_team_only() -> None:

@@ -72,13 +72,6 @@ class Identity:
     def expired(self, now: float | None = None) -> bool:
         return self.expires_at is not None and (time.time() if now is None else now) >= self.expires_at
 
-    @property
-    def label(self) -> str:
-        """The name with how it is known, as the history shows it."""
-        how = {IdentitySource.SELF_DECLARED: "self-declared", IdentitySource.OIDC: "signed in",
-               IdentitySource.PROXY: "signed in at the proxy", IdentitySource.LOCAL: "command line"}[self.source]
-        return f"{self.name} ({how})"
-
 
 # The app finishing a job whose start was checked (activating what it trained, when it passes the gate).
 BACKGROUND_JOB = Identity("local:background job", IdentitySource.LOCAL)

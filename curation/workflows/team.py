@@ -16,7 +16,6 @@ from curation import access, store
 from curation.access import Action, Identity, Role, Who
 from curation.config import Settings
 from curation.errors import SignInExpiredError
-from curation.records import Decision
 
 # The app's pages (by url path) and the actions that make each one useful; a page opens for a person who may
 # do any of them. "explore" is read-only: anyone with a role.
@@ -37,11 +36,6 @@ class SignedIn:
     identity: Identity
     roles: frozenset[Role]
 
-    @property
-    def summary(self) -> str:
-        roles = ", ".join(sorted(r.value for r in self.roles)) or "no role yet"
-        return f"{self.identity.name} · {roles}"
-
 
 def oidc_provider(auth_section: Mapping[str, object] | None) -> str | None:
     """Check secrets.toml's ``[auth]`` for ``st.login``: the provider to pass it (None: the section's own keys).
@@ -52,30 +46,31 @@ def oidc_provider(auth_section: Mapping[str, object] | None) -> str | None:
     return access.auth_provider(auth_section)
 
 
-def sign_in_oidc(con: duckdb.DuckDBPyConnection, claims: Mapping[str, object], settings: Settings) -> SignedIn:
-    """The person of an OIDC sign-in (``st.user``), noted in the store; the first of an empty team store becomes
-    maintainer.
+def sign_in_oidc(con: duckdb.DuckDBPyConnection, claims: Mapping[str, object], settings: Settings,
+                 note: bool = True) -> SignedIn:
+    """The person of an OIDC sign-in (``st.user``), noted in the store (``note``: once per session; later runs
+    only read the roles); the first of an empty team store becomes maintainer.
 
     Raises:
         AccessDeniedError: no usable email claim; SignInExpiredError: the sign-in is older than allowed.
     """
-    return _signed_in(con, access.from_claims(claims, settings))
+    return _signed_in(con, access.from_claims(claims, settings), note)
 
 
 def sign_in_proxy(con: duckdb.DuckDBPyConnection, headers: Mapping[str, str], remote_ip: str | None,
-                  server_address: str, settings: Settings) -> SignedIn:
+                  server_address: str, settings: Settings, note: bool = True) -> SignedIn:
     """The person a trusted proxy signed in (see :func:`curation.access.from_proxy` for what is checked).
 
     Raises:
         CurationError: the proxy set-up is wrong; AccessDeniedError: the connection is not the proxy's.
     """
-    return _signed_in(con, access.from_proxy(headers, remote_ip, server_address, settings))
+    return _signed_in(con, access.from_proxy(headers, remote_ip, server_address, settings), note)
 
 
-def _signed_in(con: duckdb.DuckDBPyConnection, identity: Identity) -> SignedIn:
+def _signed_in(con: duckdb.DuckDBPyConnection, identity: Identity, note: bool) -> SignedIn:
     if identity.expired():
         raise SignInExpiredError(f"your sign-in as {identity.name} has ended; sign in again")
-    return SignedIn(identity, access.sign_in(con, identity))
+    return SignedIn(identity, access.sign_in(con, identity) if note else access.roles_of(con, identity))
 
 
 def may(con: duckdb.DuckDBPyConnection, who: Who, action: Action) -> bool:
@@ -105,12 +100,6 @@ def personal_mode_problem(con: duckdb.DuckDBPyConnection, settings: Settings) ->
     return ("This store is a team store (people hold roles in it), but the app runs in personal mode: a typed "
             "name cannot record, import or train here. Start the app in team mode (CURATION_IDENTITY=oidc or "
             "proxy, docs/SECURITY.md) and sign in; reading and searching still work.")
-
-
-def decider_label(decision: Decision, team: bool) -> str:
-    """A decision's author as the history shows it: in a team store, typed names are marked self-declared."""
-    return f"{decision.curator} (self-declared)" if team and decision.identity_source == "self-declared" \
-        else decision.curator
 
 
 def is_team_store(con: duckdb.DuckDBPyConnection) -> bool:
@@ -154,6 +143,6 @@ def audit_rows(con: duckdb.DuckDBPyConnection, limit: int = 200) -> list[dict[st
 
 
 ROLES = tuple(r.value for r in Role)
-__all__ = ["PAGE_ACTIONS", "ROLES", "Action", "Role", "SignedIn", "audit_rows", "decider_label", "grant_role",
+__all__ = ["PAGE_ACTIONS", "ROLES", "Action", "Role", "SignedIn", "audit_rows", "grant_role",
            "is_team_store", "may", "oidc_provider", "page_allowed", "page_refusal", "personal_mode_problem",
            "revoke_role", "sign_in_oidc", "sign_in_proxy", "team_rows"]
