@@ -83,7 +83,7 @@ if engine is not None and (problem := serving_problem(con, schema.name, engine.v
 # --- worklist -----------------------------------------------------------------------------
 with st.expander("Worklist", expanded=False):
     if st.button("Add the KB's relations without an answer"):
-        st.toast(f"{fill_worklist(con, schema)} relations added")
+        st.toast(f"{fill_worklist(con, schema, who=who())} relations added")
     items = worklist(con, schema)
     open_items = [i for i in items if i["status"] in ("open", "in_progress")]
     st.caption(f"{len(open_items)} open of {len(items)}")

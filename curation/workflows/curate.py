@@ -329,8 +329,9 @@ def worklist_table(items: list[dict[str, object]]) -> list[dict[str, object]]:
              "judged": i["judged"]} for i in items]
 
 
-def fill_worklist(con: duckdb.DuckDBPyConnection, schema: RelationSchema) -> int:
+def fill_worklist(con: duckdb.DuckDBPyConnection, schema: RelationSchema, *, who: Who = "") -> int:
     """Add the KB's relations that have no answer yet to the worklist; returns how many were added."""
+    access.require(con, who, Action.TAKE_WORK)
     return store.fill_worklist_from_kb(con, schema)
 
 
