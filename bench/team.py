@@ -29,6 +29,7 @@ import argparse
 import json
 import os
 import platform
+import secrets
 import shutil
 import statistics
 import sys
@@ -205,15 +206,15 @@ def sign_in_times(db: Path, tmp: Path, runs: int) -> dict:
     users = [User(sub=email, claims={"email": email, "email_verified": True})]
     seconds = []
     with run_server_in_thread(port=0, user_claims=users) as provider:
-        secrets = tmp / "secrets.toml"
-        secrets.write_text(
-            '[auth]\nredirect_uri = "http://127.0.0.1:{port}/oauth2callback"\n'
-            f'cookie_secret = "{"k" * 48}"\nclient_id = "bench"\nclient_secret = "bench"\n'
-            f'server_metadata_url = "http://127.0.0.1:{provider.server_port}/.well-known/openid-configuration"\n')
+        auth = {"redirect_uri": "http://127.0.0.1:{port}/oauth2callback", "cookie_secret": secrets.token_hex(24),
+                "client_id": "bench", "client_secret": secrets.token_hex(8),
+                "server_metadata_url": f"http://127.0.0.1:{provider.server_port}/.well-known/openid-configuration"}
+        secrets_file = tmp / "secrets.toml"
+        secrets_file.write_text("[auth]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in auth.items()))
         env = {"CURATION_IDENTITY": "oidc", "CURATION_BACKUP_INTERVAL_MIN": "0",
                "CURATION_JOBS_DIR": str(tmp / "jobs"), "CURATION_CACHE_DIR": str(tmp / "cache")}
         with app_server(db, tmp / "models", tmp / "server.log", extra_env=env,
-                        extra_args=("--secrets.files", str(secrets))) as url:
+                        extra_args=("--secrets.files", str(secrets_file))) as url:
             for n in range(runs):
                 with chromium(tmp / f"profile{n}") as browser:
                     page = browser.new_page()

@@ -14,6 +14,8 @@ Proxy header: the app in ``proxy`` mode; a browser whose requests carry the prox
 from __future__ import annotations
 
 import html
+import json
+import secrets
 
 import pytest
 from oidc_provider_mock import User, run_server_in_thread
@@ -35,7 +37,7 @@ from curation import store
 pytestmark = pytest.mark.browser
 
 ANA, BEN = "ana@example.org", "ben@example.org"
-SECRET = "proxy-secret-for-the-test-0123456789"
+SECRET = secrets.token_hex(24)  # the proxy's, made up for the run
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -45,15 +47,16 @@ def _chromium_present():
 
 
 def _secrets(folder, provider_port: int):
+    """A secrets.toml whose [auth] points at the local provider (secrets made up for the run)."""
+    auth = {
+        "redirect_uri": "http://127.0.0.1:{port}/oauth2callback",  # Streamlit fills in its own port
+        "cookie_secret": secrets.token_hex(24),
+        "client_id": "curation-workbench",
+        "client_secret": secrets.token_hex(8),
+        "server_metadata_url": f"http://127.0.0.1:{provider_port}/.well-known/openid-configuration",
+    }
     path = folder / "secrets.toml"
-    path.write_text(
-        "[auth]\n"
-        'redirect_uri = "http://127.0.0.1:{port}/oauth2callback"\n'  # Streamlit fills in its own port
-        f'cookie_secret = "{"k" * 48}"\n'
-        'client_id = "curation-workbench"\n'
-        'client_secret = "test-secret"\n'
-        f'server_metadata_url = "http://127.0.0.1:{provider_port}/.well-known/openid-configuration"\n'
-    )
+    path.write_text("[auth]\n" + "".join(f"{key} = {json.dumps(value)}\n" for key, value in auth.items()))
     return path
 
 
@@ -94,11 +97,11 @@ def test_two_people_sign_in_through_the_provider_and_their_roles_hold(tmp_path, 
     users = [User(sub=e, claims={"email": e, "email_verified": True, "name": e.split("@")[0].title()})
              for e in (ANA, BEN)]
     with run_server_in_thread(port=0, user_claims=users) as provider:
-        secrets = _secrets(tmp_path, provider.server_port)
+        secrets_file = _secrets(tmp_path, provider.server_port)
         env = {"CURATION_IDENTITY": "oidc", "CURATION_BACKUP_INTERVAL_MIN": "0",
                "CURATION_JOBS_DIR": str(tmp_path / "jobs"), "CURATION_CACHE_DIR": str(tmp_path / "cache")}
         with app_server(db, models, tmp_path / "server.log", extra_env=env,
-                        extra_args=("--secrets.files", str(secrets))) as url:
+                        extra_args=("--secrets.files", str(secrets_file))) as url:
             with chromium(tmp_path / "ana") as ana_browser:  # one browser at a time (one Playwright per thread)
                 ana = ana_browser.new_page()
                 _sign_in(ana, url, ANA)
