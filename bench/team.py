@@ -61,6 +61,7 @@ from curation.workflows import (  # noqa: E402
     team,
     versions,
     watch,
+    worklist,
 )
 from curation.workflows.agreement import disagreements  # noqa: E402
 from curation.workflows.ingestion import ingest_corpus, ingest_kb  # noqa: E402
@@ -103,8 +104,8 @@ def _write_paths(con, tmp: Path, settings: Settings, other_decision: int, disagr
         "decide": (Action.DECIDE, lambda w: curate.record_judgement(con, None, w, PO, values, pmid, Grade.PARTIAL)),
         "undo own": (Action.UNDO_OWN, lambda w: curate.undo_last(con, w)),
         "withdraw another's": (Action.WITHDRAW_ANY, lambda w: curate.withdraw(con, w, other_decision)),
-        "take worklist item": (Action.TAKE_WORK, lambda w: curate.take_worklist_item(con, 1, w)),
-        "fill the worklist": (Action.TAKE_WORK, lambda w: curate.fill_worklist(con, PO, who=w)),
+        "take worklist item": (Action.TAKE_WORK, lambda w: worklist.take_worklist_item(con, 1, w)),
+        "fill the worklist": (Action.TAKE_WORK, lambda w: worklist.fill_worklist(con, PO, who=w)),
         "save query": (Action.SAVE_QUERY, lambda w: watch.save_search(con, w, "PO", values, [])),
         "export": (Action.EXPORT, lambda w: export.decisions_file(con, who=w)),
         "label (queue)": (Action.LABEL, lambda w: annotation_queue.record_label(con, w, PO, values, pmid,

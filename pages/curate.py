@@ -17,13 +17,9 @@ from curation.workflows.curate import (
     card_decisions,
     check_answer,
     curate_search,
-    fill_worklist,
     known_values,
     record_judgement,
-    take_worklist_item,
     undo_last,
-    worklist,
-    worklist_table,
 )
 from curation.workflows.entities import annotator_note
 from curation.workflows.highlight import escape_text
@@ -32,6 +28,7 @@ from curation.workflows.result_filter import filter_rows
 from curation.workflows.serving import BM25_ONLY
 from curation.workflows.session import corpus_size, current_schema
 from curation.workflows.suggest import DEFAULT_TOP_DOCS, suggest_from
+from curation.workflows.worklist import fill_worklist, take_worklist_item, worklist, worklist_table
 from pages import concept_chips as chips
 from pages import result_filters as filters
 from pages import suggestion_panel

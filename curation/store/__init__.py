@@ -10,7 +10,7 @@ Submodules by concept: ``base`` (connection, migrations, transactions, schemas, 
 ``kb`` (knowledge-base records), ``corpus`` (documents, annotations, synonyms),
 ``annotations`` (the concept index: each document's annotations, which annotator made them, the
 entity models), ``relations`` (each annotated document's co-mentioned concept pairs, their relation
-scores), ``decisions`` (curators' decisions and the worklist), ``jobs`` (background retraining) and
+scores), ``decisions`` (curators' decisions), ``worklist``, ``jobs`` (background retraining) and
 ``models`` (model versions, the active one per schema; typed by ``curation.versions.catalog``) and ``team``
 (team mode: role grants, their audit, the people who signed in).
 Import the package: ``store.open_store``.
@@ -58,16 +58,11 @@ from curation.store.corpus import (
 )
 from curation.store.decisions import (
     MAX_CURATOR,
-    STATUSES,
-    add_worklist_item,
     decisions_for,
-    fill_worklist_from_kb,
     get_decision,
     list_decisions,
-    list_worklist,
     record_decision,
     relation_key,
-    set_worklist_status,
     undo_last_decision,
     withdraw_decision,
 )
@@ -134,6 +129,13 @@ from curation.store.team import (
     list_role_holders,
     list_roles_of,
     note_person,
+)
+from curation.store.worklist import (
+    STATUSES,
+    add_worklist_item,
+    fill_worklist_from_kb,
+    list_worklist,
+    set_worklist_status,
 )
 
 __all__ = [

@@ -1,4 +1,4 @@
-"""Curators' decisions (append-only) and the worklist of partial relations.
+"""Curators' decisions (append-only).
 
 A decision is never edited or deleted. A new decision by the same curator on the same
 (relation, document) supersedes the previous one (``superseded_by``); an undo marks the
@@ -19,11 +19,10 @@ from curation.errors import CurationError
 from curation.grades import GRADES, Grade
 from curation.records import Decision, KBRecord
 from curation.schemas import RelationSchema
-from curation.store.base import _scalar, transaction
+from curation.store.base import _scalar
 from curation.store.journal import Journal, Record, now_text
 from curation.store.kb import add_kb_records
 
-STATUSES = ("open", "in_progress", "done", "no_evidence")
 MAX_NOTE = 10_000
 MAX_ANSWER = 500  # characters of the answer and of each query entity
 MAX_CURATOR = 100
@@ -76,17 +75,6 @@ WHERE schema_name = ? AND entity_key = ? AND superseded_by IS NULL ORDER BY deci
 SQL_DELETE_CURATOR_RECORD = "DELETE FROM kb_records WHERE source = 'curator' AND source_id = ?"
 SQL_DELETE_CURATOR_ENTITIES = "DELETE FROM kb_entities WHERE record_id = ?"
 
-SQL_ADD_ITEM = """
-INSERT INTO worklist (schema_name, query_entities, entity_key, origin, status) VALUES (?, ?, ?, ?, 'open')
-ON CONFLICT (schema_name, entity_key) DO NOTHING RETURNING item_id
-"""
-SQL_LIST_ITEMS = """
-SELECT w.item_id, w.schema_name, w.query_entities, w.origin, w.status, w.assignee,
-       (SELECT count(*) FROM decisions d
-        WHERE d.schema_name = w.schema_name AND d.entity_key = w.entity_key AND d.superseded_by IS NULL) AS judged
-FROM worklist w WHERE w.schema_name = ? AND (? IS NULL OR w.status = ?) ORDER BY w.item_id
-"""
-SQL_SET_STATUS = "UPDATE worklist SET status = ?, assignee = ?, updated_at = now() WHERE item_id = ?"
 
 
 def relation_key(schema: RelationSchema, values: Mapping[str, str]) -> str:
@@ -95,7 +83,8 @@ def relation_key(schema: RelationSchema, values: Mapping[str, str]) -> str:
     return json.dumps({t: v for t, v in folded.items() if v}, sort_keys=True)
 
 
-def _query_values(schema: RelationSchema, values: Mapping[str, str]) -> dict[str, str]:
+def relation_values(schema: RelationSchema, values: Mapping[str, str]) -> dict[str, str]:
+    """The filled query slots of a partial relation, spacing tidied (what a decision and a worklist item store)."""
     return {t: " ".join(values.get(t, "").split()) for t in schema.query_types if values.get(t, "").strip()}
 
 
@@ -140,7 +129,7 @@ def record_decision(
     if grade not in GRADES:
         raise CurationError(f"grade must be one of {tuple(g.value for g in GRADES)}, got '{grade}'")
     grade = Grade(grade).value  # stored and returned as the plain string
-    query_values = _query_values(schema, values)
+    query_values = relation_values(schema, values)
     if not query_values:
         raise CurationError(f"fill in at least one of {list(schema.query_types)} before judging documents")
     _check_lengths(query_values)
@@ -388,60 +377,5 @@ def list_decisions(
 
 def decisions_for(con: duckdb.DuckDBPyConnection, schema: RelationSchema, values: Mapping[str, str]) -> list[Decision]:
     """Active decisions of every curator on one partial relation."""
-    key = relation_key(schema, _query_values(schema, values))
+    key = relation_key(schema, relation_values(schema, values))
     return [_decision(row) for row in con.execute(SQL_FOR_RELATION, [schema.name, key]).fetchall()]
-
-
-# --- worklist -----------------------------------------------------------------------------
-
-
-def add_worklist_item(
-    con: duckdb.DuckDBPyConnection, schema: RelationSchema, values: Mapping[str, str], origin: str = "saved"
-) -> bool:
-    """Add a partial relation to the worklist; False when it is already there."""
-    query_values = _query_values(schema, values)
-    if not query_values:
-        raise CurationError(f"fill in at least one of {list(schema.query_types)} to save a relation")
-    inserted = con.execute(
-        SQL_ADD_ITEM,
-        [schema.name, json.dumps(query_values, sort_keys=True), relation_key(schema, query_values), origin],
-    ).fetchall()
-    return bool(inserted)
-
-
-def fill_worklist_from_kb(con: duckdb.DuckDBPyConnection, schema: RelationSchema) -> int:
-    """Add every relation the KB has only without an answer (for CIViC: gene–variant pairs with
-    evidence but no therapy). Returns how many were new."""
-    with_answer, without = set(), {}
-    for entities_json, answer in con.execute(
-        "SELECT entities, answer FROM kb_records WHERE schema_name = ?", [schema.name]
-    ).fetchall():
-        values = json.loads(entities_json)
-        key = relation_key(schema, values)
-        if answer:
-            with_answer.add(key)
-        else:
-            without.setdefault(key, values)
-    added = 0
-    with transaction(con):
-        for key, values in without.items():
-            if key not in with_answer and add_worklist_item(con, schema, values, origin="kb"):
-                added += 1
-    return added
-
-
-def list_worklist(
-    con: duckdb.DuckDBPyConnection, schema: RelationSchema, status: str | None = None
-) -> list[dict[str, object]]:
-    """Worklist items with status, assignee and how many documents have been judged."""
-    rows = con.execute(SQL_LIST_ITEMS, [schema.name, status, status]).fetchall()
-    return [
-        {"item_id": i, "schema": s, "values": json.loads(v), "origin": o, "status": st, "assignee": a, "judged": n}
-        for i, s, v, o, st, a, n in rows
-    ]
-
-
-def set_worklist_status(con: duckdb.DuckDBPyConnection, item_id: int, status: str, assignee: str = "") -> None:
-    if status not in STATUSES:
-        raise CurationError(f"status must be one of {STATUSES}, got '{status}'")
-    con.execute(SQL_SET_STATUS, [status, " ".join(assignee.split()), item_id])

@@ -26,6 +26,7 @@ from curation.workflows import (
     team,
     versions,
     watch,
+    worklist,
 )
 from curation.workflows.agreement import disagreements
 from curation.workflows.ingestion import ingest_corpus, ingest_kb
@@ -189,10 +190,10 @@ def test_curator_only_writes(teamed):
     watch.save_search(teamed, BEN, "PO", BRAF, [])
     assert [w.saved.curator for w in watch.watched(teamed, BEN.name, "PO")] == [BEN.name]
     with pytest.raises(AccessDeniedError, match="take worklist items"):
-        curate.take_worklist_item(teamed, 1, CAT)
+        worklist.take_worklist_item(teamed, 1, CAT)
     with pytest.raises(AccessDeniedError, match="take worklist items"):
-        curate.fill_worklist(teamed, PO, who=CAT)
-    assert curate.fill_worklist(teamed, PO, who=BEN) > 0
+        worklist.fill_worklist(teamed, PO, who=CAT)
+    assert worklist.fill_worklist(teamed, PO, who=BEN) > 0
 
 
 def test_a_store_switched_from_personal_to_team_keeps_its_self_declared_decisions(loaded):

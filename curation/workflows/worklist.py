@@ -1,0 +1,32 @@
+"""The worklist on the Curate page: the KB's relations still without an answer, who took which."""
+
+from __future__ import annotations
+
+import duckdb
+
+from curation import access, store
+from curation.access import Action, Who
+from curation.schemas import RelationSchema
+
+
+def worklist(con: duckdb.DuckDBPyConnection, schema: RelationSchema) -> list[dict[str, object]]:
+    """The schema's worklist: each relation with status, assignee and how many abstracts were judged."""
+    return store.list_worklist(con, schema)
+
+
+def worklist_table(items: list[dict[str, object]]) -> list[dict[str, object]]:
+    """The worklist as table rows: id, the relation's slots, status, assignee, abstracts judged."""
+    return [{"id": i["item_id"], **i["values"], "status": i["status"], "assignee": i["assignee"],
+             "judged": i["judged"]} for i in items]
+
+
+def fill_worklist(con: duckdb.DuckDBPyConnection, schema: RelationSchema, *, who: Who = "") -> int:
+    """Add the KB's relations that have no answer yet to the worklist; returns how many were added."""
+    access.require(con, who, Action.TAKE_WORK)
+    return store.fill_worklist_from_kb(con, schema)
+
+
+def take_worklist_item(con: duckdb.DuckDBPyConnection, item_id: int, curator: Who) -> None:
+    """Mark a worklist relation as in progress by ``curator``."""
+    identity = access.require(con, curator, Action.TAKE_WORK)
+    store.set_worklist_status(con, item_id, "in_progress", identity.name)
