@@ -47,4 +47,7 @@ st.subheader("People")
 st.dataframe(team.team_rows(con), hide_index=True)  # a dataframe shows names as text
 st.subheader("Role changes")
 audit = team.audit_rows(con)
-st.dataframe(audit, hide_index=True) if audit else st.caption("No role has changed yet.")
+if audit:
+    st.dataframe(audit, hide_index=True)
+else:
+    st.caption("No role has changed yet.")

@@ -46,7 +46,10 @@ def _sign_in_page(provider: str | None, message: str = "") -> None:
         st.warning(escape_text(message))
     st.write("This workbench is shared by a team: sign in to curate, annotate or maintain it.")
     if st.button("Sign in", type="primary", key="sign_in"):
-        st.login(provider) if provider else st.login()
+        if provider:
+            st.login(provider)
+        else:
+            st.login()
     st.stop()
 
 

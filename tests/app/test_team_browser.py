@@ -28,11 +28,13 @@ from bench._browser import (
     chromium,
     decide,
     result_pmids,
+    screenshot,
     search_slots,
     sidebar_text,
     wait_for_page,
 )
 from curation import store
+from curation.workflows.ingestion import ingest_corpus, ingest_kb
 
 pytestmark = pytest.mark.browser
 
@@ -87,9 +89,8 @@ def _history(page: Page, pmid: str) -> str:
 
 
 def test_two_people_sign_in_through_the_provider_and_their_roles_hold(tmp_path, fixtures):
-    db, models = tmp_path / "store.duckdb", tmp_path / "models"
+    db, models, shots = tmp_path / "store.duckdb", tmp_path / "models", tmp_path / "screenshots"
     con = store.open_store(db)
-    from curation.workflows.ingestion import ingest_corpus, ingest_kb
 
     ingest_kb(con, "civic", fixtures / "civic" / "current.tsv")
     ingest_corpus(con, "pubtator", fixtures / "pubtator" / "small.PubTator")
@@ -115,6 +116,10 @@ def test_two_people_sign_in_through_the_provider_and_their_roles_hold(tmp_path, 
                 ana.get_by_label("Reason (kept in the audit)").fill("joins the team")
                 ana.get_by_role("button", name="Grant").click()
                 expect(ana.get_by_text(f"{BEN} is now curator")).to_be_visible(timeout=60_000)
+                wait_for_page(ana)
+                expect(ana.get_by_test_id("stDataFrame").last).to_be_visible(timeout=60_000)
+                ana.wait_for_timeout(500)  # the data grids draw on a canvas after they appear
+                screenshot(ana, shots / "team.png")
                 ana.get_by_test_id("stSidebar").get_by_text("Curate", exact=True).click()
                 wait_for_page(ana, not_title="Team")
                 search_slots(ana, {"Gene": "BRAF"})
@@ -140,6 +145,7 @@ def test_two_people_sign_in_through_the_provider_and_their_roles_hold(tmp_path, 
                 refusal = html.unescape(ben.get_by_test_id("stAlert").first.inner_text())
                 assert "Train & evaluate is for the maintainer role" in refusal and BEN in refusal
                 assert ben.get_by_role("button", name="Activate").count() == 0
+                screenshot(ben, shots / "team_closed_page.png")
     con = store.open_store(db)
     try:
         rows = con.execute("SELECT curator, identity_source, pmid, superseded_by IS NULL FROM decisions "
@@ -154,7 +160,6 @@ def test_two_people_sign_in_through_the_provider_and_their_roles_hold(tmp_path, 
 def test_proxy_mode_believes_the_proxy_and_refuses_a_forged_header(tmp_path, fixtures):
     db, models = tmp_path / "store.duckdb", tmp_path / "models"
     con = store.open_store(db)
-    from curation.workflows.ingestion import ingest_kb
 
     ingest_kb(con, "civic", fixtures / "civic" / "current.tsv")
     con.close()
