@@ -38,8 +38,8 @@ def _connection(db_path: str) -> duckdb.DuckDBPyConnection:
 
 def connection() -> duckdb.DuckDBPyConnection | None:
     """A cursor on the app's store (one per script run), or None with the reason shown."""
-    settings = load_settings()
     try:
+        settings = load_settings()  # a bad CURATION_* value is said here, not as a traceback
         con = _connection(str(settings.db_path)).cursor()
     except StoreLockedError as exc:
         st.error(f"{exc} If it is a command-line run, wait for it to finish, then reload this page.")

@@ -71,7 +71,11 @@ def _oidc(con: duckdb.DuckDBPyConnection, settings: Settings) -> team.SignedIn:
 def session(con: duckdb.DuckDBPyConnection | None) -> team.SignedIn | None:
     """The signed-in person (team mode), or None (personal mode). Stops the run with the reason when nobody is
     signed in or the set-up is wrong: team mode never falls back to typed names."""
-    settings = load_settings()
+    try:
+        settings = load_settings()
+    except USER_ERRORS:  # a bad CURATION_* value: pages.common.connection has said which
+        _forget()
+        st.stop()
     if not settings.team:
         _forget_team_only()
         if con is not None and (problem := team.personal_mode_problem(con, settings)):
@@ -92,6 +96,8 @@ def session(con: duckdb.DuckDBPyConnection | None) -> team.SignedIn | None:
         _forget()
         st.title("Curation workbench")
         st.error(f"Team mode: {escape_text(str(exc))}")
+        if settings.identity == "oidc" and st.user.is_logged_in:  # e.g. an account without an email: try another
+            st.button("Sign out", key="sign_out_refused", on_click=st.logout)
         st.stop()
     st.session_state[SESSION] = signed.identity
     st.session_state["curator"] = signed.identity.name

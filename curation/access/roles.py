@@ -154,6 +154,21 @@ def revoke(con: duckdb.DuckDBPyConnection, who: Who, person: str, role: str, rea
     return store.change_roles(con, [(person, chosen.value, "revoke")], actor.name, actor.source, reason) > 0
 
 
+def leave_team_mode(con: duckdb.DuckDBPyConnection, who: Who, reason: str = "") -> int:
+    """Revoke every role (an audit row each): the store is a personal store again, where typed names write.
+
+    Only the shell may: from the app, the last maintainer could lock everyone out of the store's history.
+    Returns how many grants were revoked.
+    """
+    actor = require(con, who, Action.MANAGE_ROLES)
+    if actor.source is not IdentitySource.LOCAL:
+        raise AccessDeniedError("a team store is turned back into a personal store from the shell only "
+                                "(python -m curation roles leave-team --yes)")
+    grants = store.list_role_grants(con)
+    return store.change_roles(con, [(g.person, g.role, "revoke") for g in grants], actor.name, actor.source,
+                              reason or "left team mode")
+
+
 def sign_in(con: duckdb.DuckDBPyConnection, identity: Identity) -> frozenset[Role]:
     """Note a signed-in person and return their roles; the first sign-in of an empty team store becomes its
     maintainer (with an audit row saying so)."""

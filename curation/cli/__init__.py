@@ -305,10 +305,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("roles", parents=[common],
                        help="team mode: who holds which role; grant or revoke one (audited); the audit")
-    p.add_argument("action", nargs="?", choices=("list", "grant", "revoke", "audit"), default="list")
+    p.add_argument("action", nargs="?", choices=("list", "grant", "revoke", "audit", "leave-team"), default="list")
     p.add_argument("person", nargs="?", help="the person's sign-in email (grant, revoke)")
     p.add_argument("role", nargs="?", help="curator, annotator, adjudicator or maintainer (grant, revoke)")
     p.add_argument("--reason", default="", help="why, kept in the audit")
+    p.add_argument("--yes", action="store_true", help="leave-team: yes, revoke every role")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_roles)
 

@@ -1,4 +1,4 @@
-"""Team mode from the shell: ``roles`` (list, grant, revoke, audit) and ``withdraw`` (one decision by id).
+"""Team mode from the shell: ``roles`` (list, grant, revoke, audit, leave-team) and ``withdraw`` (one decision by id).
 
 The command line acts as the machine account running it (``local:<account>``), with every role: whoever can
 open the store read-write can edit its file too. Every change is written to the role audit under that name.
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from curation.cli.common import _open, operator
 
@@ -17,10 +18,17 @@ def cmd_roles(args: argparse.Namespace) -> int:
     from curation.workflows import team
 
     con = _open(args)
+    if args.action == "leave-team":
+        if not args.yes:
+            print("error: roles leave-team revokes every role and lets typed names write again; add --yes",
+                  file=sys.stderr)
+            return 2
+        print(team.leave_team_mode(con, operator(), args.reason))
+        return 0
     if args.action in ("grant", "revoke"):
         if not args.person or not args.role:
             print(f"error: roles {args.action} needs a person and a role, e.g. roles {args.action} ana@example.org "
-                  f"curator (roles: {', '.join(team.ROLES)})")
+                  f"curator (roles: {', '.join(team.ROLES)})", file=sys.stderr)
             return 2
         change = team.grant_role if args.action == "grant" else team.revoke_role
         print(change(con, operator(), args.person, args.role, args.reason))

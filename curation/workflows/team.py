@@ -120,6 +120,12 @@ def revoke_role(con: duckdb.DuckDBPyConnection, who: Who, person: str, role: str
     return f"{name} is no longer {role}" if changed else f"{name} did not hold {role}"
 
 
+def leave_team_mode(con: duckdb.DuckDBPyConnection, who: Who, reason: str = "") -> str:
+    """Revoke every role (the shell only; audited): the store is a personal store again."""
+    revoked = access.leave_team_mode(con, who, reason)
+    return f"revoked {revoked} role grant{'s' if revoked != 1 else ''}: the store is a personal store again"
+
+
 def team_rows(con: duckdb.DuckDBPyConnection) -> list[dict[str, object]]:
     """One row per person with a role or a sign-in: stored roles, the provider's claimed roles, last seen."""
     stored: dict[str, list[str]] = {}
@@ -143,6 +149,6 @@ def audit_rows(con: duckdb.DuckDBPyConnection, limit: int = 200) -> list[dict[st
 
 
 ROLES = tuple(r.value for r in Role)
-__all__ = ["PAGE_ACTIONS", "ROLES", "Action", "Role", "SignedIn", "audit_rows", "grant_role",
-           "is_team_store", "may", "oidc_provider", "page_allowed", "page_refusal", "personal_mode_problem",
+__all__ = ["PAGE_ACTIONS", "ROLES", "Action", "Role", "SignedIn", "audit_rows", "grant_role", "is_team_store",
+           "leave_team_mode", "may", "oidc_provider", "page_allowed", "page_refusal", "personal_mode_problem",
            "revoke_role", "sign_in_oidc", "sign_in_proxy", "team_rows"]

@@ -161,3 +161,20 @@ def test_a_sign_in_that_ends_mid_work_records_nothing(monkeypatch, loaded_db):
         assert con.execute("SELECT count(*) FROM decisions").fetchall()[0][0] == 0
     finally:
         con.close()
+
+
+def test_an_account_without_an_email_is_refused_and_can_sign_out(monkeypatch, loaded_db):
+    at = _app(monkeypatch, loaded_db, {"is_logged_in": True, "sub": "4711", "iat": int(time.time())})
+    assert not at.exception, at.exception
+    assert any("email claim names nobody" in e for e in _said(at, "error"))
+    assert [b.label for b in at.button] == ["Sign out"]
+    assert "identity" not in at.session_state
+
+
+def test_an_unknown_identity_setting_is_said_not_a_traceback(monkeypatch, loaded_db):
+    monkeypatch.setenv("CURATION_DB", str(loaded_db))
+    monkeypatch.setenv("CURATION_IDENTITY", "ldap")
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    assert not at.exception, at.exception
+    assert any("CURATION_IDENTITY is 'ldap'" in e for e in _said(at, "error"))
+    assert not [t for t in at.text_input if t.label == "Curator"]

@@ -322,3 +322,24 @@ def test_the_roles_and_withdraw_commands_act_as_the_local_account(loaded, tmp_pa
     (row,) = json.loads(capsys.readouterr().out)
     assert (row["by"].startswith("local:"), row["by (source)"], row["person"], row["role"], row["reason"]) == (
         True, "local", "ana@example.org", "maintainer", "set-up")
+
+
+def test_only_the_shell_turns_a_team_store_back_into_a_personal_store(teamed, capsys):
+    from curation.cli import main
+
+    with pytest.raises(AccessDeniedError, match="from the shell only"):
+        team.leave_team_mode(teamed, ANA)
+    assert access.is_team_store(teamed)
+    db = teamed.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchall()[0][0]
+    teamed.close()
+    assert main(["roles", "leave-team", "--db", db]) == 2
+    assert "add --yes" in capsys.readouterr().err
+    assert main(["roles", "leave-team", "--yes", "--reason", "back to one curator", "--db", db]) == 0
+    assert "revoked 4 role grants" in capsys.readouterr().out
+    con = store.open_store(db)
+    try:
+        assert not access.is_team_store(con)
+        assert [c.change for c in store.list_role_changes(con)][:4] == ["revoke"] * 4
+        curate.record_judgement(con, None, "ben", PO, BRAF, "1000001", Grade.PARTIAL)  # typed names write again
+    finally:
+        con.close()
