@@ -25,8 +25,10 @@ SESSION = "identity"  # session key: the signed-in person's Identity (set on eve
 NOTED = "identity_noted"  # session key: the name whose sign-in was noted in the store this session
 
 
-def _forget() -> None:
-    for key in (SESSION, "curator", NOTED):
+def _forget(keep_name: bool = False) -> None:
+    """Drop the session's signed-in identity (and the name it set, unless ``keep_name``: personal mode's typed
+    name stays as it was)."""
+    for key in (SESSION, NOTED) if keep_name else (SESSION, "curator", NOTED):
         st.session_state.pop(key, None)
 
 
@@ -77,7 +79,7 @@ def session(con: duckdb.DuckDBPyConnection | None) -> team.SignedIn | None:
         _forget()
         st.stop()
     if not settings.team:
-        _forget_team_only()
+        _forget(keep_name=True)  # personal mode: a session never carries a signed-in identity
         if con is not None and (problem := team.personal_mode_problem(con, settings)):
             st.error(problem)
         return None
@@ -111,12 +113,6 @@ def _first_run_of(name: str) -> bool:
     return st.session_state.get(NOTED) != name.strip().lower()
 
 
-def _forget_team_only() -> None:
-    # Personal mode: a session never carries a signed-in identity (the typed name stays as it was).
-    st.session_state.pop(SESSION, None)
-    st.session_state.pop(NOTED, None)
-
-
 def sidebar_identity(signed: team.SignedIn) -> None:
     """Who is signed in, with their roles, in place of the Curator text field; and how to sign out."""
     st.markdown(f"**Signed in** as {escape_text(signed.identity.name)}")
@@ -137,9 +133,9 @@ def navigation(con: duckdb.DuckDBPyConnection, signed: team.SignedIn, pages: Seq
     """The pages the person's roles open, as sidebar links; every other page keeps its address and, opened,
     says why it is closed. ``pages``: (script, title, icon), in app.py's order. Returns what ``st.navigation``
     returns (the caller runs it)."""
-    who = signed.identity
-    allowed = [team.page_allowed(con, who, Path(script).stem) for script, _, _ in pages]
+    allowed = [team.page_allowed(signed, Path(script).stem) for script, _, _ in pages]
     first = allowed.index(True) if any(allowed) else None
+    ask = team.maintainers(con) if not all(allowed) else []
     routed, links = [], []
     for n, ((script, title, icon), ok) in enumerate(zip(pages, allowed, strict=True)):
         path = Path(script).stem
@@ -147,12 +143,12 @@ def navigation(con: duckdb.DuckDBPyConnection, signed: team.SignedIn, pages: Seq
             page = st.Page(script, title=title, icon=icon, url_path=path, default=n == first)
             links.append(page)
         else:
-            page = st.Page(_closed(title, team.page_refusal(con, who, path, title)), title=title, icon=icon,
+            page = st.Page(_closed(title, team.page_refusal(signed, path, title, ask)), title=title, icon=icon,
                            url_path=path)
         routed.append(page)
     if first is None:
-        message = (f"You are signed in as {who.name}, but hold no role in this team yet. Ask a maintainer to grant "
-                   "you one on the Team page.")
+        message = (f"You are signed in as {signed.identity.name}, but hold no role in this team yet. Ask a "
+                   "maintainer to grant you one on the Team page.")
         routed.insert(0, st.Page(_closed("Curation workbench", message), title="Welcome", url_path="welcome",
                                  default=True))
     chosen = st.navigation(routed, position="hidden")

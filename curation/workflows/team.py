@@ -7,7 +7,7 @@ calls. Personal mode (``CURATION_IDENTITY=personal``) uses none of it except :fu
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import duckdb
@@ -78,19 +78,24 @@ def may(con: duckdb.DuckDBPyConnection, who: Who, action: Action) -> bool:
     return access.allowed(con, who, action)
 
 
-def page_allowed(con: duckdb.DuckDBPyConnection, who: Who, page: str) -> bool:
-    """Whether ``who`` may open ``page`` (a url path of :data:`PAGE_ACTIONS`)."""
-    return any(access.allowed(con, who, action) for action in PAGE_ACTIONS[page])
+def page_allowed(signed: SignedIn, page: str) -> bool:
+    """Whether the signed-in person's roles open ``page`` (a url path of :data:`PAGE_ACTIONS`); from the roles read
+    at sign-in this run, without another store read (the navigation asks for every page on every run)."""
+    actions = frozenset().union(*(access.ROLE_ACTIONS[r] for r in signed.roles))
+    return bool(actions & PAGE_ACTIONS[page])
 
 
-def page_refusal(con: duckdb.DuckDBPyConnection, who: Who, page: str, title: str) -> str:
-    """Why ``who`` cannot open ``page``, for a person who opened its address."""
-    identity = access.identity_of(who)
-    held = ", ".join(sorted(r.value for r in access.roles_of(con, identity))) or "no role"
+def maintainers(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Who holds the maintainer role (the people to ask for a role)."""
+    return store.list_role_holders(con, Role.MAINTAINER)
+
+
+def page_refusal(signed: SignedIn, page: str, title: str, maintainers: Sequence[str]) -> str:
+    """Why the signed-in person cannot open ``page``, for a person who opened its address."""
+    held = ", ".join(sorted(r.value for r in signed.roles)) or "no role"
     need = sorted({r.value for a in PAGE_ACTIONS[page] for r in access.needed_roles(a)})
-    maintainers = ", ".join(store.list_role_holders(con, Role.MAINTAINER)) or "a maintainer"
-    return (f"{title} is for the {' or '.join(need)} role; you are signed in as {identity.name} ({held}). "
-            f"Ask {maintainers} on the Team page to grant a role.")
+    return (f"{title} is for the {' or '.join(need)} role; you are signed in as {signed.identity.name} ({held}). "
+            f"Ask {', '.join(maintainers) or 'a maintainer'} on the Team page to grant a role.")
 
 
 def personal_mode_problem(con: duckdb.DuckDBPyConnection, settings: Settings) -> str:
@@ -150,5 +155,5 @@ def audit_rows(con: duckdb.DuckDBPyConnection, limit: int = 200) -> list[dict[st
 
 ROLES = tuple(r.value for r in Role)
 __all__ = ["PAGE_ACTIONS", "ROLES", "Action", "Role", "SignedIn", "audit_rows", "grant_role", "is_team_store",
-           "leave_team_mode", "may", "oidc_provider", "page_allowed", "page_refusal", "personal_mode_problem",
-           "revoke_role", "sign_in_oidc", "sign_in_proxy", "team_rows"]
+           "leave_team_mode", "maintainers", "may", "oidc_provider", "page_allowed", "page_refusal",
+           "personal_mode_problem", "revoke_role", "sign_in_oidc", "sign_in_proxy", "team_rows"]
