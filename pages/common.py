@@ -24,6 +24,7 @@ from curation.workflows.session import (
     store_counts,
     store_notices,
 )
+from curation.workflows.team import SignedIn, Who
 from curation.workflows.versions import active_version
 from pages import team_gate
 
@@ -104,7 +105,7 @@ def _remember_curator() -> None:
         st.session_state["curator"] = name
 
 
-def who():
+def who() -> Who:
     """Who the session's writes are made by: the signed-in person (team mode) or the typed name (personal mode).
 
     Write workflows take it and check the role (:mod:`curation.access`); team mode never passes a typed name.
@@ -112,7 +113,7 @@ def who():
     return st.session_state.get("identity") or st.session_state.get("curator") or ""
 
 
-def sidebar(con: duckdb.DuckDBPyConnection | None, signed=None) -> None:
+def sidebar(con: duckdb.DuckDBPyConnection | None, signed: SignedIn | None = None) -> None:
     """Curator (typed, or the signed-in person in team mode), schema and store counts, shown on every page.
 
     Pages read the plain session keys ``curator`` and ``schema``, which the widgets' callbacks

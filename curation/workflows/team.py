@@ -156,4 +156,4 @@ def audit_rows(con: duckdb.DuckDBPyConnection, limit: int = 200) -> list[dict[st
 ROLES = tuple(r.value for r in Role)
 __all__ = ["PAGE_ACTIONS", "ROLES", "Action", "Role", "SignedIn", "audit_rows", "grant_role", "is_team_store",
            "leave_team_mode", "maintainers", "may", "oidc_provider", "page_allowed", "page_refusal",
-           "personal_mode_problem", "revoke_role", "sign_in_oidc", "sign_in_proxy", "team_rows"]
+           "personal_mode_problem", "revoke_role", "sign_in_oidc", "sign_in_proxy", "team_rows", "Who"]
