@@ -7,8 +7,8 @@ from collections.abc import Callable
 
 from tqdm import tqdm
 
-from curation import store
-from curation.access import Identity, local_operator
+from curation import access, store
+from curation.access import Action, Identity, local_operator
 from curation.records import IngestReport
 
 
@@ -31,6 +31,14 @@ def _print_report(report: IngestReport, show_skipped: int = 20) -> None:
 
 def _open(args: argparse.Namespace):
     return store.open_store(args.db)
+
+
+def _open_for(args: argparse.Namespace, action: Action):
+    """The store, for a command that writes to it without a workflow function: the same role check (the shell
+    holds every role, see :func:`operator`)."""
+    con = _open(args)
+    access.require(con, operator(), action)
+    return con
 
 
 def operator() -> Identity:

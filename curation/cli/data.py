@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 from curation import store
-from curation.cli.common import _open, _print_report, _progress_bar, operator
+from curation.access import Action
+from curation.cli.common import _open, _open_for, _print_report, _progress_bar, operator
 from curation.config import load_settings
 from curation.schemas import load_schemas
 from curation.workflows.ingestion import ingest_corpus, ingest_corpus_files, ingest_kb
@@ -96,7 +97,7 @@ def _annotate_stale(con) -> int:
 
 
 def cmd_add_schemas(args: argparse.Namespace) -> int:
-    con = _open(args)
+    con = _open_for(args, Action.IMPORT)
     schemas = load_schemas(args.path)
     with store.transaction(con):
         for schema in schemas:
@@ -200,7 +201,7 @@ def cmd_fetch_kb(args: argparse.Namespace) -> int:
 def cmd_ingest_dict(args: argparse.Namespace) -> int:
     from curation.entities.dictionaries import ingest_dictionary
 
-    con = _open(args)
+    con = _open_for(args, Action.IMPORT)
     for path in args.paths:
         read, added = ingest_dictionary(con, args.format, path)
         print(f"{args.format} {path}: {read} names read, {added} new")

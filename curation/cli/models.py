@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 from curation import store
-from curation.cli.common import _open, operator
+from curation.access import Action
+from curation.cli.common import _open, _open_for, operator
 from curation.config import load_settings
 from curation.errors import CurationError
 
@@ -23,7 +24,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     from curation.learning.training import TrainConfig
     from curation.schemas import resolve_schema
 
-    con = _open(args)
+    con = _open_for(args, Action.TRAIN)
     schema = resolve_schema(args.schema, store.list_schemas(con))
     with tempfile.TemporaryDirectory(prefix="curation-snapshot-") as folder:
         export_snapshot(con, Path(folder) / "snapshot")
@@ -98,7 +99,7 @@ def cmd_retrain(args: argparse.Namespace) -> int:
     from curation.learning.feedback import FeedbackConfig
 
     settings = load_settings()
-    con = _open(args)
+    con = _open_for(args, Action.TRAIN)
     recovered = retraining.recover_jobs(con)
     for job in recovered:
         print(f"job {job.job_id}: {job.state} {job.message}".rstrip())
