@@ -61,8 +61,7 @@ def _oidc(con: duckdb.DuckDBPyConnection, settings: Settings) -> team.SignedIn:
         _forget()
         _sign_in_page(provider)
     try:
-        claims = st.user.to_dict()
-        return team.sign_in_oidc(con, claims, settings, note=_first_run_of(str(claims.get("email") or "")))
+        return team.sign_in_oidc(con, st.user.to_dict(), settings, noted=st.session_state.get(NOTED, ""))
     except SignInExpiredError as exc:
         _forget()
         st.warning(escape_text(str(exc)))
@@ -89,11 +88,9 @@ def session(con: duckdb.DuckDBPyConnection | None) -> team.SignedIn | None:
         if settings.identity == "oidc":
             signed = _oidc(con, settings)
         else:
-            headers = dict(st.context.headers)
-            email = next((v for k, v in headers.items() if k.lower() == settings.proxy_header.lower()), "")
-            signed = team.sign_in_proxy(con, headers, st.context.ip_address,
+            signed = team.sign_in_proxy(con, dict(st.context.headers), st.context.ip_address,
                                         str(st.get_option("server.address") or ""), settings,
-                                        note=_first_run_of(email))
+                                        noted=st.session_state.get(NOTED, ""))
     except USER_ERRORS as exc:
         _forget()
         st.title("Curation workbench")
@@ -106,11 +103,6 @@ def session(con: duckdb.DuckDBPyConnection | None) -> team.SignedIn | None:
     st.session_state[NOTED] = signed.identity.name
     return signed
 
-
-def _first_run_of(name: str) -> bool:
-    """Whether this session has not yet noted ``name``'s sign-in in the store (one write per session, not per run:
-    later runs read the roles only)."""
-    return st.session_state.get(NOTED) != name.strip().lower()
 
 
 def sidebar_identity(signed: team.SignedIn) -> None:

@@ -77,10 +77,15 @@ def roles_of(con: duckdb.DuckDBPyConnection, who: Who) -> frozenset[Role]:
     return _valid(store.list_roles_of(con, identity.name)) | _valid(identity.claimed_roles)
 
 
+def actions_of(roles: Iterable[Role]) -> frozenset[Action]:
+    """What holding ``roles`` allows."""
+    return frozenset().union(*(ROLE_ACTIONS[r] for r in roles))
+
+
 def allowed(con: duckdb.DuckDBPyConnection, who: Who, action: Action) -> bool:
     """Whether ``who`` may do ``action`` now (for showing or hiding a control; the write itself calls require)."""
     identity = identity_of(who)
-    return not identity.expired() and any(action in ROLE_ACTIONS[r] for r in roles_of(con, identity))
+    return not identity.expired() and action in actions_of(roles_of(con, identity))
 
 
 def needed_roles(action: Action) -> list[Role]:
@@ -106,7 +111,7 @@ def require(con: duckdb.DuckDBPyConnection | None, who: Who, action: Action, now
             return identity
         raise AccessDeniedError(f"{identity.name} cannot {action.value} here: it needs a shell on the machine")
     roles = roles_of(con, identity)
-    if any(action in ROLE_ACTIONS[r] for r in roles):
+    if action in actions_of(roles):
         return identity
     if identity.source is IdentitySource.SELF_DECLARED:
         raise AccessDeniedError(

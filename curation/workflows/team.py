@@ -47,30 +47,32 @@ def oidc_provider(auth_section: Mapping[str, object] | None) -> str | None:
 
 
 def sign_in_oidc(con: duckdb.DuckDBPyConnection, claims: Mapping[str, object], settings: Settings,
-                 note: bool = True) -> SignedIn:
-    """The person of an OIDC sign-in (``st.user``), noted in the store (``note``: once per session; later runs
-    only read the roles); the first of an empty team store becomes maintainer.
+                 noted: str = "") -> SignedIn:
+    """The person of an OIDC sign-in (``st.user``), noted in the store unless ``noted`` (the name this session
+    already noted) is theirs: one write per session, later runs only read the roles. The first of an empty team
+    store becomes maintainer.
 
     Raises:
         AccessDeniedError: no usable email claim; SignInExpiredError: the sign-in is older than allowed.
     """
-    return _signed_in(con, access.from_claims(claims, settings), note)
+    return _signed_in(con, access.from_claims(claims, settings), noted)
 
 
 def sign_in_proxy(con: duckdb.DuckDBPyConnection, headers: Mapping[str, str], remote_ip: str | None,
-                  server_address: str, settings: Settings, note: bool = True) -> SignedIn:
+                  server_address: str, settings: Settings, noted: str = "") -> SignedIn:
     """The person a trusted proxy signed in (see :func:`curation.access.from_proxy` for what is checked).
 
     Raises:
         CurationError: the proxy set-up is wrong; AccessDeniedError: the connection is not the proxy's.
     """
-    return _signed_in(con, access.from_proxy(headers, remote_ip, server_address, settings), note)
+    return _signed_in(con, access.from_proxy(headers, remote_ip, server_address, settings), noted)
 
 
-def _signed_in(con: duckdb.DuckDBPyConnection, identity: Identity, note: bool) -> SignedIn:
+def _signed_in(con: duckdb.DuckDBPyConnection, identity: Identity, noted: str) -> SignedIn:
     if identity.expired():
         raise SignInExpiredError(f"your sign-in as {identity.name} has ended; sign in again")
-    return SignedIn(identity, access.sign_in(con, identity) if note else access.roles_of(con, identity))
+    fresh = identity.name != noted
+    return SignedIn(identity, access.sign_in(con, identity) if fresh else access.roles_of(con, identity))
 
 
 def may(con: duckdb.DuckDBPyConnection, who: Who, action: Action) -> bool:
@@ -81,8 +83,7 @@ def may(con: duckdb.DuckDBPyConnection, who: Who, action: Action) -> bool:
 def page_allowed(signed: SignedIn, page: str) -> bool:
     """Whether the signed-in person's roles open ``page`` (a url path of :data:`PAGE_ACTIONS`); from the roles read
     at sign-in this run, without another store read (the navigation asks for every page on every run)."""
-    actions = frozenset().union(*(access.ROLE_ACTIONS[r] for r in signed.roles))
-    return bool(actions & PAGE_ACTIONS[page])
+    return bool(access.actions_of(signed.roles) & PAGE_ACTIONS[page])
 
 
 def maintainers(con: duckdb.DuckDBPyConnection) -> list[str]:
