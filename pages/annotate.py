@@ -7,8 +7,9 @@ import streamlit as st
 from curation.errors import USER_ERRORS
 from curation.grades import GRADE_LABELS, GRADES
 from curation.workflows import team
-from curation.workflows.annotation_queue import ORDERS, adjudicate, annotation_view, record_label
+from curation.workflows.annotation_queue import adjudicate, annotation_view, record_label
 from curation.workflows.highlight import escape_text
+from curation.workflows.least_sure import ORDERS
 from curation.workflows.session import corpus_size, current_schema
 from pages.common import GRADE_SHORTCUTS, connection, matcher, retriever, who
 from pages.legacy_mode import leave_legacy_pages_mode
