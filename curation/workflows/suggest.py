@@ -3,9 +3,9 @@ has them.
 
 :func:`suggest` runs the served search (:func:`curation.retrieval.relation_search.search_relation`, the Curate
 page's ranking) for the top ``top_docs`` documents, reads their stored relation pairs (scored when each document
-was annotated: :mod:`curation.workflows.relation_scoring`; nothing is scored here), keeps the pairs joining a
+was annotated: :mod:`curation.relations.stored_pairs`; nothing is scored here), keeps the pairs joining a
 query slot's concepts to a concept of the missing slot's kind, and ranks those candidates with
-:func:`curation.retrieval.suggestions.aggregate` (the rule chosen on dev, :data:`RULE`). Each suggestion
+:func:`curation.relations.suggestions.aggregate` (the rule chosen on dev, :data:`RULE`). Each suggestion
 carries its supporting documents (those whose probability reaches the scorer's threshold), each with the sentence
 that relates them (escaped, the two concepts marked), and whether the KB already holds the completed relation,
 with the KB's PMIDs for it.
@@ -34,11 +34,11 @@ from curation.entities.matching import Matcher
 from curation.entities.postings import StorePostings
 from curation.entities.query import QueryConcept, QueryLinker
 from curation.records import Span
+from curation.relations.active import ActiveScorer, active_scorer
+from curation.relations.suggestions import PairEvidence, aggregate, evidence_from_pairs, slot_concept_ids
 from curation.retrieval.relation_search import SearchOptions, search_relation
-from curation.retrieval.suggestions import PairEvidence, aggregate, evidence_from_pairs, slot_concept_ids
 from curation.schemas import RelationSchema
 from curation.workflows.highlight import to_html
-from curation.workflows.relation_scoring import ActiveScorer, active_scorer
 
 #: documents of the served ranking the suggestions are drawn from (chosen on dev by bench/suggest.py)
 DEFAULT_TOP_DOCS = 20
