@@ -317,7 +317,8 @@ def suggestion_benchmark(data_dir: Path, scorer, training, split: str = "dev") -
     near = [k for k, v in candidates.items() if v >= top - TOLERANCE]
     best = min(near, key=lambda k: (k[0], k[3] != "min", -candidates[k]))
     if split != "dev":  # never chosen on test: the product's rule, chosen on dev
-        from curation.workflows.suggest import DEFAULT_TOP_DOCS, NARY_COMBINE, RULE
+        from curation.relations.suggestions import NARY_COMBINE, RULE
+        from curation.workflows.suggest import DEFAULT_TOP_DOCS
 
         best = (DEFAULT_TOP_DOCS, RULE["rule"], RULE["weight"], NARY_COMBINE)
     out["selection"] = {"split": split, "by": "mean MAP over every query of the split, realistic setting; among the "
@@ -450,7 +451,8 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     report["suggestions"] = suggestion_benchmark(data_dir, scorer, training, split)
     report["suggestions"]["seconds"] = round(time.perf_counter() - started, 1)
-    from curation.workflows.suggest import DEFAULT_TOP_DOCS, NARY_COMBINE, RULE
+    from curation.relations.suggestions import NARY_COMBINE, RULE
+    from curation.workflows.suggest import DEFAULT_TOP_DOCS
 
     chosen = report["suggestions"]["selection"]
     report["suggestions"]["product"] = {

@@ -1,7 +1,6 @@
-"""Relations: the relation scorer (co-mentioned pairs → probability), its features, training data, the pair
-storage policy, and the suggestions for a missing slot aggregated over ranked documents.
+"""Relations: the relation scorer (co-mentioned pairs → probability: pairs, features, scorer, evaluation, training
+data, training, its folder, the active one), the stored pairs' policy, and suggestions for a missing slot.
 
-Modules: ``pairs``, ``features``, ``scorer``, ``evaluation``, ``training_data``, ``training``, ``scorer_folder``,
-``active``, ``stored_pairs``, ``suggestions``. May import: entities, ingest, store (its SQL stays in
-``curation.store.relations``) and the vocabulary; used by jobs, workflows and the command line.
+May import: entities, ingest, store (whose ``relations`` module keeps the SQL) and the vocabulary; used by jobs and
+workflows.
 """
