@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import gc
 import threading
+import time
 import weakref
 
 import pytest
 
+from curation.runtime import exit as process_exit
 from curation.runtime import heap
 from curation.runtime.background import Background
 from curation.runtime.matcher import build_matcher, start_matcher
@@ -33,6 +35,28 @@ def test_a_background_value_is_waited_for_and_its_error_raised_where_it_is_used(
     assert failed.failed() and later == [42]  # nothing to improve when the build failed
 
 
+def test_the_exit_asks_background_work_to_stop_and_waits_for_it(monkeypatch):
+    # A fresh exit state: the real one must stay unset for the rest of the test run.
+    monkeypatch.setattr(process_exit, "_EXITING", threading.Event())
+    monkeypatch.setattr(process_exit, "_RUNNING", weakref.WeakSet())
+    steps, stopped = [], threading.Event()
+
+    def warm(value):  # an improvement that runs until the process exits, one step at a time
+        while not process_exit.exiting():
+            steps.append(value)
+            time.sleep(0.01)
+        stopped.set()
+
+    value = Background(lambda: 7, "test", then=warm)
+    assert value.result() == 7
+    deadline = time.monotonic() + 10
+    while not steps and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert steps and value._thread.is_alive()
+    process_exit._finish_at_exit()  # what the interpreter's exit runs
+    assert stopped.is_set() and not value._thread.is_alive()
+
+
 class _Node:
     def __init__(self) -> None:
         self.other = self  # a cycle: only the cyclic collector frees it
@@ -54,8 +78,6 @@ def test_what_a_background_build_made_is_kept_out_of_full_collections_and_freed_
 
 
 def test_a_slow_full_collection_gets_the_heap_settled_in_the_background(monkeypatch):
-    import time
-
     monkeypatch.setattr(heap, "SLOW_PASS_S", 0.0)  # every full pass counts as slow
     monkeypatch.setattr(heap, "SETTLE_EVERY_S", 0.1)
     gc.unfreeze()
