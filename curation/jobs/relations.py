@@ -36,7 +36,7 @@ from curation.jobs.protocol import read_worker_lines, request_from_dict
 from curation.jobs.result import JobResult
 from curation.jobs.retraining import REQUEST, SNAPSHOT, VERSION, launch_job
 from curation.relations.scorer_folder import SCORERS, write_scorer
-from curation.relations.stored_pairs import annotated_pairs
+from curation.relations.stored_pairs import DocumentPairs, annotated_pairs
 from curation.relations.training import train_with_manifest
 from curation.versions.registry import check_name
 
@@ -137,17 +137,8 @@ def run_relations_job(job_dir: Path, data: dict, progress: Path, cancel: Path) -
     )
 
 
-@dataclass(frozen=True)
-class DocumentPairs:
-    """One line of ``pairs.jsonl``: a document, how many annotations it was scored from, its pairs."""
-
-    pmid: str
-    annotations: int
-    rows: tuple[store.PairRow, ...]
-
-
 def read_pairs(path: Path) -> tuple[str, Iterator[DocumentPairs]]:
-    """The scorer name of ``pairs.jsonl`` and its documents (read lazily).
+    """The scorer name of ``pairs.jsonl`` and its documents, one a line (read lazily).
 
     Raises:
         CurationError: the file is missing, its header is not one, or a line is corrupted (named).

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from bisect import bisect_right
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import duckdb
@@ -24,6 +24,7 @@ from curation.relations.active import ActiveScorer
 from curation.relations.features import TRIGGERS, document_view, pair_features
 from curation.relations.pairs import candidate_pairs, concept_ids, group_by_concept, sentence_spans
 from curation.relations.scorer import RelationScorer
+from curation.store.annotations import annotations_per_document
 from curation.store.relations import PairRow
 
 BATCH = 200  # documents scored and written per transaction
@@ -127,6 +128,46 @@ class ScoringReport:
         """One line for a person."""
         return (f"{self.documents:,} documents scored for relations ({self.pairs:,} concept pairs, "
                 f"{self.scorer}) in {self.seconds:.1f} s")
+
+
+@dataclass(frozen=True)
+class DocumentPairs:
+    """A document's pairs as a scorer wrote them elsewhere (a background job), with how many annotations they were
+    scored from."""
+
+    pmid: str
+    annotations: int
+    rows: tuple[PairRow, ...]
+
+
+def load_scored_pairs(con: duckdb.DuckDBPyConnection, scorer: str, documents: Iterable[DocumentPairs]
+                      ) -> tuple[int, int]:
+    """Store pairs scored elsewhere, in one transaction: (documents loaded, documents left unscored).
+
+    A document is loaded only when it still has the number of annotations it was scored from: one re-annotated or
+    gone since is left for a rescore (its stored pairs are those of its new annotations, or none).
+    """
+    counts = annotations_per_document(con)
+    loaded = skipped = 0
+    batch: list[DocumentPairs] = []
+
+    def flush() -> None:
+        nonlocal loaded
+        store.replace_relation_pairs(con, scorer, [d.pmid for d in batch], [r for d in batch for r in d.rows])
+        loaded += len(batch)
+        batch.clear()
+
+    with store.transaction(con):
+        for document in documents:
+            if counts.get(document.pmid) != document.annotations:
+                skipped += 1
+                continue
+            batch.append(document)
+            if len(batch) >= BATCH:
+                flush()
+        if batch:
+            flush()
+    return loaded, skipped
 
 
 def pair_rows(document: Document, annotations: Sequence[store.AnnotationRow], active: ActiveScorer

@@ -26,7 +26,7 @@ from curation.jobs import relations as relations_job
 from curation.relations.active import NO_SCORER, ActiveScorer, active_scorer, judge
 from curation.relations.pairs import RelationError
 from curation.relations.scorer_folder import SCORERS, load_scorer_folder, new_scorer_name, write_scorer
-from curation.relations.stored_pairs import BATCH, Progress, ScoringReport, score_documents
+from curation.relations.stored_pairs import Progress, ScoringReport, load_scored_pairs, score_documents
 from curation.relations.training import train_with_manifest
 from curation.relations.training_data import decided_documents
 
@@ -101,32 +101,11 @@ def start_relation_training(con: duckdb.DuckDBPyConnection, settings: Settings, 
 
 
 def load_pairs(con: duckdb.DuckDBPyConnection, path: Path) -> tuple[str, int, int]:
-    """Store a relation job's pairs in one transaction: (scorer, documents loaded, documents left unscored).
-
-    A document is loaded only when it still has the number of annotations it was scored from (one re-annotated
-    or gone since the snapshot is left for :func:`rescore`).
-    """
+    """Store a relation job's pairs in one transaction: (scorer, documents loaded, documents left unscored)
+    (:func:`~curation.relations.stored_pairs.load_scored_pairs`: one changed since the snapshot is left for
+    :func:`rescore`)."""
     scorer, documents = relations_job.read_pairs(path)
-    counts = dict(con.execute("SELECT pmid, annotations FROM annotated_documents").fetchall())
-    loaded = skipped = 0
-    batch: list[relations_job.DocumentPairs] = []
-
-    def flush() -> None:
-        nonlocal loaded
-        store.replace_relation_pairs(con, scorer, [d.pmid for d in batch], [r for d in batch for r in d.rows])
-        loaded += len(batch)
-        batch.clear()
-
-    with store.transaction(con):
-        for document in documents:
-            if counts.get(document.pmid) != document.annotations:
-                skipped += 1
-                continue
-            batch.append(document)
-            if len(batch) >= BATCH:
-                flush()
-        if batch:
-            flush()
+    loaded, skipped = load_scored_pairs(con, scorer, documents)
     return scorer, loaded, skipped
 
 

@@ -21,9 +21,11 @@ from curation.relations.features import FEATURES, feature_matrix
 from curation.relations.pairs import RelationError
 from curation.relations.scorer import RelationScorer
 from curation.relations.scorer_folder import SCORER_FILE
+from curation.relations.stored_pairs import DocumentPairs, load_scored_pairs
 from curation.relations.suggestions import PairEvidence, aggregate
 from curation.relations.training_data import decision_examples
 from curation.schemas import PO
+from curation.store.annotations import annotations_per_document
 from curation.workflows.entities import dictionary_matcher, reannotate
 from curation.workflows.ingestion import ingest_kb
 from curation.workflows.relation_scoring import activate_scorer, active_scorer, rescore
@@ -139,6 +141,19 @@ def test_replacing_annotations_drops_their_pairs(tmp_path, fixtures):
         store.replace_annotations(con, "other", {"2000001": len(DOCS[0].text)}, [])
     assert store.list_relation_pairs(con, ["2000001"]) == []
     assert "2000001" in store.list_unscored_documents(con, store.UNSCORED)
+
+
+def test_pairs_scored_elsewhere_load_only_for_documents_whose_annotations_are_unchanged(tmp_path, fixtures):
+    con = _store(tmp_path, fixtures)
+    counts = annotations_per_document(con)
+    scored = {pmid: tuple(r._replace(score=0.9) for r in store.list_relation_pairs(con, [pmid]))
+              for pmid in ("2000001", "2000002")}
+    documents = [DocumentPairs("2000001", counts["2000001"], scored["2000001"]),
+                 DocumentPairs("2000002", counts["2000002"] + 1, scored["2000002"])]  # re-annotated since
+    assert load_scored_pairs(con, "elsewhere", documents) == (1, 1)
+    assert {r.score for r in store.list_relation_pairs(con, ["2000001"])} == {0.9}
+    assert {r.score for r in store.list_relation_pairs(con, ["2000002"])} == {None}  # left for a rescore
+    assert store.list_relation_scorers(con) == {store.UNSCORED: 3, "elsewhere": 1}
 
 
 def test_a_scorer_folder_that_does_not_load_changes_nothing(tmp_path, fixtures):
