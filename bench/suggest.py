@@ -1,7 +1,7 @@
 """Suggest the missing slot — the relation scorer and the suggestions (bench/results/suggest.json).
 
 Section ``relation_extraction``: document-level relation extraction over co-mentioned concept pairs with gold
-mentions. The scorer (``curation.learning.relations``: pair features + logistic regression, threshold chosen
+mentions. The scorer (``curation.relations``: pair features + logistic regression, threshold chosen
 out of fold on Train) is trained on BioRED Train (any relation type) + BC5CDR Train (chemical-induced disease),
 every Dev and Test PMID of both corpora held out of training, and scored on BioRED Dev (any relation between
 any two co-mentioned concepts) and BC5CDR Dev (chemical–disease pairs), next to co-occurrence (every
@@ -10,7 +10,7 @@ co-mentioned pair), same sentence, and a gradient-boosted learner on the same fe
 Section ``suggestions``: partial queries from the Dev relations (``bench/_suggestions.py``: binary both ways,
 BC5CDR chemical ↔ disease, BioRED n-ary variant + its gene), ranked by a frequency prior, co-occurrence over
 every document mentioning the query, co-occurrence over the served top N, and the relation scorer aggregated
-(``curation.retrieval.suggestions``) — in the realistic setting (dictionary annotator over a lexicon without
+(``curation.relations.suggestions``) — in the realistic setting (dictionary annotator over a lexicon without
 Dev/Test names, the served search over the Dev abstracts plus HoC distractors) and with gold mentions (upper
 bound). The aggregation rule and N are chosen here on dev; the product's constants are checked against them.
 
@@ -43,8 +43,11 @@ from bench._benchmark import goal  # noqa: E402
 from curation.config import load_settings  # noqa: E402
 from curation.ingest.problems import Problems  # noqa: E402
 from curation.ingest.pubtator import read_pubtator  # noqa: E402
-from curation.learning import relation_data as data  # noqa: E402
-from curation.learning import relations as rel  # noqa: E402
+from curation.relations import training_data as data  # noqa: E402
+from curation.relations.evaluation import pair_scores, uncovered  # noqa: E402
+from curation.relations.features import FEATURES, feature_matrix  # noqa: E402
+from curation.relations.pairs import candidate_pairs, concept_ids  # noqa: E402
+from curation.relations.scorer import RelationScorer, best_threshold  # noqa: E402
 
 CID = {frozenset(("Chemical", "Disease"))}
 FILES = {
@@ -58,21 +61,21 @@ def _read(path: Path) -> list:
     return list(read_pubtator(path, Problems(path, lenient=True)))
 
 
-def relation_extraction(data_dir: Path, split: str = "dev") -> tuple[dict, rel.RelationScorer, data.TrainingSet]:
+def relation_extraction(data_dir: Path, split: str = "dev") -> tuple[dict, RelationScorer, data.TrainingSet]:
     """Train on both Train splits (Dev and Test PMIDs held out), score both Dev splits."""
     started = time.perf_counter()
     training = data.corpus_training_set(data_dir)
     pairs, by_pmid, held_out = training.pairs, training.documents, training.held_out
-    features = rel.feature_matrix(by_pmid, pairs)
+    features = feature_matrix(by_pmid, pairs)
     labels = np.array([p.label for p in pairs])
-    scorer = rel.RelationScorer.fit(features, labels)
+    scorer = RelationScorer.fit(features, labels)
     train_s = time.perf_counter() - started
     from sklearn.ensemble import HistGradientBoostingClassifier
     from sklearn.model_selection import cross_val_predict
 
     boosted = HistGradientBoostingClassifier(random_state=0, class_weight="balanced")
     oof = cross_val_predict(boosted, features, labels, cv=5, method="predict_proba")[:, 1]
-    boosted_threshold = rel.best_threshold(labels, oof)
+    boosted_threshold = best_threshold(labels, oof)
     boosted.fit(features, labels)
 
     out: dict = {"training": {"documents": len(by_pmid), "pairs": len(pairs), "positives": int(labels.sum()),
@@ -84,11 +87,11 @@ def relation_extraction(data_dir: Path, split: str = "dev") -> tuple[dict, rel.R
     for corpus, types in (("biored", None), ("bc5cdr", CID)):
         docs = [d for d in _read(data_dir / FILES[corpus][split]) if d.relations]
         assert not {d.pmid for d in docs} & set(by_pmid)
-        dev_pairs = [p for d in docs for p in rel.candidate_pairs(d, types=types)]
-        x = rel.feature_matrix({d.pmid: d for d in docs}, dev_pairs)
+        dev_pairs = [p for d in docs for p in candidate_pairs(d, types=types)]
+        x = feature_matrix({d.pmid: d for d in docs}, dev_pairs)
         y = [p.label for p in dev_pairs]
-        missed = rel.uncovered(docs, dev_pairs, types)
-        same = x[:, rel.FEATURES.index("same_sentence")] > 0
+        missed = uncovered(docs, dev_pairs, types)
+        same = x[:, FEATURES.index("same_sentence")] > 0
         t = time.perf_counter()
         probabilities = scorer.probabilities(x)
         score_ms = (time.perf_counter() - t) * 1000
@@ -96,10 +99,10 @@ def relation_extraction(data_dir: Path, split: str = "dev") -> tuple[dict, rel.R
             "documents": len(docs), "candidate_pairs": len(dev_pairs), "gold_relations": int(sum(y)) + missed,
             "gold_without_candidate": missed,
             "systems": {
-                "cooccurrence": rel.pair_scores(y, [1] * len(y), missed),
-                "same_sentence": rel.pair_scores(y, same.astype(int).tolist(), missed),
-                "scorer_logreg": rel.pair_scores(y, (probabilities >= scorer.threshold).astype(int).tolist(), missed),
-                "scorer_boosted": rel.pair_scores(
+                "cooccurrence": pair_scores(y, [1] * len(y), missed),
+                "same_sentence": pair_scores(y, same.astype(int).tolist(), missed),
+                "scorer_logreg": pair_scores(y, (probabilities >= scorer.threshold).astype(int).tolist(), missed),
+                "scorer_boosted": pair_scores(
                     y, (boosted.predict_proba(x)[:, 1] >= boosted_threshold).astype(int).tolist(), missed),
             },
             "scoring_ms_per_1000_pairs": round(score_ms / max(1, len(dev_pairs)) * 1000, 2),
@@ -174,7 +177,7 @@ def _typed_name(concept: str, docs) -> str:
     """How papers write a concept most often (what a curator copies into the slot)."""
     from collections import Counter
 
-    counts = Counter(m.text for d in docs for m in d.mentions if concept in rel.concept_ids(m))
+    counts = Counter(m.text for d in docs for m in d.mentions if concept in concept_ids(m))
     return counts.most_common(1)[0][0] if counts else concept
 
 
@@ -188,8 +191,8 @@ def suggestion_benchmark(data_dir: Path, scorer, training, split: str = "dev") -
     from curation.entities.variants import variant_keys
     from curation.ingest.jsonl import read_jsonl
     from curation.records import Mention
+    from curation.relations.suggestions import slot_concept_ids
     from curation.retrieval.relation_search import SearchOptions, search_relation
-    from curation.retrieval.suggestions import slot_concept_ids
     from index.lexical import LexicalIndex
     from index.search import Retriever
 
@@ -314,7 +317,8 @@ def suggestion_benchmark(data_dir: Path, scorer, training, split: str = "dev") -
     near = [k for k, v in candidates.items() if v >= top - TOLERANCE]
     best = min(near, key=lambda k: (k[0], k[3] != "min", -candidates[k]))
     if split != "dev":  # never chosen on test: the product's rule, chosen on dev
-        from curation.workflows.suggest import DEFAULT_TOP_DOCS, NARY_COMBINE, RULE
+        from curation.relations.suggestions import NARY_COMBINE, RULE
+        from curation.workflows.suggest import DEFAULT_TOP_DOCS
 
         best = (DEFAULT_TOP_DOCS, RULE["rule"], RULE["weight"], NARY_COMBINE)
     out["selection"] = {"split": split, "by": "mean MAP over every query of the split, realistic setting; among the "
@@ -357,9 +361,10 @@ def latency(data_dir: Path, scorer, queries: int = 200, seed: int = 13) -> dict:
     from curation import store
     from curation.cli.search import Searcher
     from curation.config import Settings
+    from curation.relations.scorer_folder import SCORER_FILE
     from curation.schemas import PO
     from curation.workflows.quickstart import load_sample
-    from curation.workflows.relation_scoring import SCORER_FILE, activate_scorer
+    from curation.workflows.relation_scoring import activate_scorer
     from curation.workflows.suggest import DEFAULT_TOP_DOCS, suggest
 
     out: dict = {}
@@ -378,8 +383,8 @@ def latency(data_dir: Path, scorer, queries: int = 200, seed: int = 13) -> dict:
         report = load_sample(con, settings, annotator=lambda: Annotator(dictionary_matcher(con)))
         out["sample_load_s"] = round(time.perf_counter() - t, 1)
         out["annotation_with_scoring"] = report.annotation.summary() if report.annotation else report.annotation_error
-        from curation.workflows.relation_scoring import active_scorer as current
-        from curation.workflows.relation_scoring import score_documents
+        from curation.relations.active import active_scorer as current
+        from curation.relations.stored_pairs import score_documents
 
         pmids = [p for (p,) in con.execute("SELECT pmid FROM documents ORDER BY pmid").fetchall()]
         t = time.perf_counter()
@@ -446,7 +451,8 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     report["suggestions"] = suggestion_benchmark(data_dir, scorer, training, split)
     report["suggestions"]["seconds"] = round(time.perf_counter() - started, 1)
-    from curation.workflows.suggest import DEFAULT_TOP_DOCS, NARY_COMBINE, RULE
+    from curation.relations.suggestions import NARY_COMBINE, RULE
+    from curation.workflows.suggest import DEFAULT_TOP_DOCS
 
     chosen = report["suggestions"]["selection"]
     report["suggestions"]["product"] = {

@@ -1,6 +1,6 @@
 """The relation scorer's second candidate: a sentence-pair cross-encoder (bench/results/suggest_cross_encoder.json).
 
-The issue's comparison: the feature scorer the product keeps (``curation.learning.relations``: logistic
+The issue's comparison: the feature scorer the product keeps (``curation.relations``: logistic
 regression over pair features) against a cross-encoder reading the sentence that relates the two concepts best
 (``relations.evidence_span``), both concepts marked in it (``[[ A ]]``, ``<< B >>``), paired with the two
 names — sentence-transformers' ``CrossEncoder`` from the offline MiniLM weights (no biomedical model is
@@ -36,15 +36,20 @@ sys.path.insert(0, str(ROOT))
 
 from bench.suggest import _read  # noqa: E402
 from curation.config import load_settings  # noqa: E402
-from curation.learning import relation_data as data  # noqa: E402
-from curation.learning import relations as rel  # noqa: E402
+from curation.relations import training_data as data  # noqa: E402
+from curation.relations.evaluation import pair_scores, uncovered  # noqa: E402
+from curation.relations.features import feature_matrix  # noqa: E402
+from curation.relations.pairs import Pair, candidate_pairs, group_by_concept  # noqa: E402
+from curation.relations.scorer import best_threshold  # noqa: E402
+from curation.relations.stored_pairs import evidence_span  # noqa: E402
+from curation.relations.training import train_scorer  # noqa: E402
 
 
-def marked(document, pair: rel.Pair, by_concept) -> tuple[str, str]:
+def marked(document, pair: Pair, by_concept) -> tuple[str, str]:
     """(the two names, the evidence sentence with both concepts' mentions marked) of one pair."""
     text = document.text
     ma, mb = by_concept[pair.concept_a], by_concept[pair.concept_b]
-    start, end, _ = rel.evidence_span(text, ma, mb)
+    start, end, _ = evidence_span(text, ma, mb)
     spans = sorted({(m.start, m.end, "a") for m in ma if start <= m.start < m.end <= end}
                    | {(m.start, m.end, "b") for m in mb if start <= m.start < m.end <= end})
     out, at = [], start
@@ -63,7 +68,7 @@ def inputs(documents, pairs):
     rows = []
     for p in pairs:
         if p.pmid not in cache:
-            cache[p.pmid] = rel._by_concept(documents[p.pmid].mentions)
+            cache[p.pmid] = group_by_concept(documents[p.pmid].mentions)
         rows.append(marked(documents[p.pmid], p, cache[p.pmid]))
     return rows
 
@@ -113,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
 
         t = time.perf_counter()
         held_probabilities = probabilities(training.documents, threshold_pairs)
-        threshold = rel.best_threshold(np.array([p.label for p in threshold_pairs]), held_probabilities)
+        threshold = best_threshold(np.array([p.label for p in threshold_pairs]), held_probabilities)
         out: dict = {"date": datetime.now(UTC).isoformat(timespec="seconds"),
                      "params": {"cpu_count": os.cpu_count(), "python": platform.python_version(),
                                 "base_model": result.base_model, "steps": result.steps, "batch_size": 16,
@@ -122,23 +127,23 @@ def main(argv: list[str] | None = None) -> int:
                                 "device": result.device, "train_s": round(train_s, 1), "seed": args.seed,
                                 "splits_read": "Train and Dev; Test PMIDs only"},
                      "dev": {}}
-        feature_scorer = data.train_scorer(training)
+        feature_scorer = train_scorer(training)
         for corpus, _, dev, _, types in data.CORPORA:
             docs = [d for d in _read(data_dir / dev) if d.relations]
             kinds = set(types) if types else None
-            pairs = [p for d in docs for p in rel.candidate_pairs(d, types=kinds)]
+            pairs = [p for d in docs for p in candidate_pairs(d, types=kinds)]
             by_pmid = {d.pmid: d for d in docs}
             labels = [p.label for p in pairs]
-            missed = rel.uncovered(docs, pairs, kinds)
+            missed = uncovered(docs, pairs, kinds)
             t = time.perf_counter()
             ce = probabilities(by_pmid, pairs)
             ce_s = time.perf_counter() - t
-            features = feature_scorer.probabilities(rel.feature_matrix(by_pmid, pairs))
+            features = feature_scorer.probabilities(feature_matrix(by_pmid, pairs))
             out["dev"][corpus] = {
                 "pairs": len(pairs),
-                "scorer_logreg": rel.pair_scores(labels, (features >= feature_scorer.threshold).astype(int).tolist(),
+                "scorer_logreg": pair_scores(labels, (features >= feature_scorer.threshold).astype(int).tolist(),
                                                  missed),
-                "scorer_cross_encoder": rel.pair_scores(labels, (ce >= threshold).astype(int).tolist(), missed),
+                "scorer_cross_encoder": pair_scores(labels, (ce >= threshold).astype(int).tolist(), missed),
                 "cross_encoder_ms_per_pair_cpu": round(ce_s / max(1, len(pairs)) * 1000, 2),
             }
             print(f"{corpus}: logreg F1 {out['dev'][corpus]['scorer_logreg']['f1']}, cross-encoder F1 "
