@@ -2,7 +2,7 @@
 
 Usage::
 
-    python bench/backup.py [--data-dir D] [--kills 20] [--decisions 2000] [--wal-trials 40]
+    python -m bench.backup [--data-dir D] [--kills 20] [--decisions 2000] [--wal-trials 40]
                            [--out bench/results/backup.json]
 
 Builds a temporary store from the real data exactly as the README's "Data" section does (CIViC
@@ -49,28 +49,27 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+import duckdb
+
+from bench._app_restart import FIRST_PAGE_TARGET_S, app_kill_campaign
+from bench._benchmark import goal
+from curation import store
+from curation.config import Settings
+from curation.errors import StoreDamagedError
+from curation.grades import Grade
+from curation.ops.backup import backup_due, backup_store, verify_backup
+from curation.ops.recovery import recover_store, wal_path
+from curation.schemas import PO
+from curation.store.reconcile import open_notices
+from curation.workflows.ingestion import ingest_corpus, ingest_kb
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-import duckdb  # noqa: E402
-
-from bench._app_restart import FIRST_PAGE_TARGET_S, app_kill_campaign  # noqa: E402
-from bench._benchmark import goal  # noqa: E402
-from curation import store  # noqa: E402
-from curation.config import Settings  # noqa: E402
-from curation.errors import StoreDamagedError  # noqa: E402
-from curation.grades import Grade  # noqa: E402
-from curation.ops.backup import backup_due, backup_store, verify_backup  # noqa: E402
-from curation.ops.recovery import recover_store, wal_path  # noqa: E402
-from curation.schemas import PO  # noqa: E402
-from curation.store.reconcile import open_notices  # noqa: E402
-from curation.workflows.ingestion import ingest_corpus, ingest_kb  # noqa: E402
 
 WRITER = """
-import sys  # noqa: E402
-from curation import store  # noqa: E402
-from curation.grades import Grade  # noqa: E402
-from curation.schemas import PO  # noqa: E402
+import sys
+from curation import store
+from curation.grades import Grade
+from curation.schemas import PO
 db, start = sys.argv[1], int(sys.argv[2])
 con = store.open_store(db)
 pmids = [r[0] for r in con.execute("SELECT pmid FROM documents ORDER BY pmid LIMIT 500").fetchall()]

@@ -2,7 +2,7 @@
 
 Usage::
 
-    python -m curation bench retrieval        (or: python bench/retrieval.py [--data-dir D] [--out F])
+    python -m curation bench retrieval        (or: python -m bench.retrieval [--data-dir D] [--out F])
 
 Builds the benchmark (:mod:`curation.learning.benchmark`, the split saved in bench/splits/), the BM25
 and flat FAISS indexes over the 3,476-abstract corpus (corpus embeddings are cached under
@@ -41,10 +41,8 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from bench import _concepts, _curator_path  # noqa: E402
-from bench._benchmark import (  # noqa: E402
+from bench import _concepts, _curator_path
+from bench._benchmark import (
     EVAL_K,
     evaluate_system,
     goal,
@@ -56,13 +54,13 @@ from bench._benchmark import (  # noqa: E402
     renamed_queries,
     report_forms,
     system,
-)  # noqa: E402
-from curation.config import load_settings  # noqa: E402
-from curation.learning.benchmark import Benchmark  # noqa: E402
-from curation.records import Document  # noqa: E402
-from curation.retrieval.relation_search import SearchOptions  # noqa: E402
-from index.dense import DenseIndex  # noqa: E402
-from index.encoder import (  # noqa: E402
+)
+from curation.config import load_settings
+from curation.learning.benchmark import Benchmark
+from curation.records import Document
+from curation.retrieval.relation_search import SearchOptions
+from index.dense import DenseIndex
+from index.encoder import (
     DEFAULT_MODEL,
     EncoderConfig,
     document_text,
@@ -72,8 +70,8 @@ from index.encoder import (  # noqa: E402
     resolve_model,
     separator_of,
 )
-from index.lexical import LexicalIndex  # noqa: E402
-from index.search import FusionConfig, Retriever  # noqa: E402
+from index.lexical import LexicalIndex
+from index.search import FusionConfig, Retriever
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "retrieval.json"
 CURATOR_K = 20

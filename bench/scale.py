@@ -2,7 +2,7 @@
 
 Usage::
 
-    python bench/scale.py [--small] [--calibrate] [--out bench/results/scale.json]
+    python -m bench.scale [--small] [--calibrate] [--out bench/results/scale.json]
 
 Dense: 1M unit-normalised 384-d float32 vectors from a seeded hierarchical mixture (a global
 mean direction, 64 topics, 4,000 clusters of log-normal sizes, anisotropic Gaussian noise with
@@ -37,7 +37,6 @@ import os
 import platform
 import resource
 import shutil
-import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -48,9 +47,7 @@ from pathlib import Path
 import faiss
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from bench._synthetic import (  # noqa: E402
+from bench._synthetic import (
     Mixture,
     folder_mb,
     percentiles,
@@ -59,10 +56,10 @@ from bench._synthetic import (  # noqa: E402
     single_queries,
     synthetic_vectors,
 )
-from curation.config import load_settings  # noqa: E402
-from curation.records import Document  # noqa: E402
-from index.dense import DenseConfig, DenseIndex, _set_search_params  # noqa: E402
-from index.lexical import LexicalIndex  # noqa: E402
+from curation.config import load_settings
+from curation.records import Document
+from index.dense import DenseConfig, DenseIndex, _set_search_params
+from index.lexical import LexicalIndex
 
 K = 50
 GOAL_RECALL = 0.95

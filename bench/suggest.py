@@ -17,7 +17,7 @@ bound). The aggregation rule and N are chosen here on dev; the product's constan
 Section ``latency``: a fresh store loaded with the sample and the scorer active; ``workflows.suggest`` timed (the
 served search and the suggestions; the Curate page reuses its own search and adds only the second part).
 
-Usage: ``python bench/suggest.py [--out FILE]``; ``--test`` scores the Test splits once with everything chosen
+Usage: ``python -m bench.suggest [--out FILE]``; ``--test`` scores the Test splits once with everything chosen
 on dev (bench/results/suggest_test.json). Without ``--test`` only the Test splits' PMIDs are read.
 """
 
@@ -35,16 +35,15 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+import bench._suggestions as S
+from bench._benchmark import goal
+from curation.config import load_settings
+from curation.ingest.problems import Problems
+from curation.ingest.pubtator import read_pubtator
+from curation.learning import relation_data as data
+from curation.learning import relations as rel
 
-import bench._suggestions as S  # noqa: E402
-from bench._benchmark import goal  # noqa: E402
-from curation.config import load_settings  # noqa: E402
-from curation.ingest.problems import Problems  # noqa: E402
-from curation.ingest.pubtator import read_pubtator  # noqa: E402
-from curation.learning import relation_data as data  # noqa: E402
-from curation.learning import relations as rel  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 CID = {frozenset(("Chemical", "Disease"))}
 FILES = {

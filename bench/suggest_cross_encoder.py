@@ -13,7 +13,7 @@ related pair and as many unrelated ones, at most ``--train-pairs``) for ``--step
 on 10% of the training documents held out of its training. Scored on the Dev splits like the feature scorer:
 document-level pair precision, recall and F1.
 
-Usage: ``python bench/suggest_cross_encoder.py [--steps N] [--train-pairs N]``. Test splits are not read.
+Usage: ``python -m bench.suggest_cross_encoder [--steps N] [--train-pairs N]``. Test splits are not read.
 """
 
 from __future__ import annotations
@@ -31,13 +31,12 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from bench.suggest import _read
+from curation.config import load_settings
+from curation.learning import relation_data as data
+from curation.learning import relations as rel
 
-from bench.suggest import _read  # noqa: E402
-from curation.config import load_settings  # noqa: E402
-from curation.learning import relation_data as data  # noqa: E402
-from curation.learning import relations as rel  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def marked(document, pair: rel.Pair, by_concept) -> tuple[str, str]:

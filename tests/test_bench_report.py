@@ -18,7 +18,7 @@ RESULTS = ROOT / "bench" / "results"
     ("SCALING.md", lambda: report.render_template(RESULTS, ROOT / "bench" / "scaling.md.in", ("scale",))),
 ])
 def test_each_document_is_rendered_from_the_results(document, render):
-    assert (ROOT / "docs" / document).read_text() == render(), f"run python bench/report.py: docs/{document} is stale"
+    assert (ROOT / "docs" / document).read_text() == render(), f"run python -m bench.report: docs/{document} is stale"
 
 
 def test_a_template_placeholder_that_names_no_figure_fails_loudly(tmp_path):
