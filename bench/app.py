@@ -52,8 +52,6 @@ from bench._browser import (
     CHROMIUM,
     CHROMIUM_ARGS,
     VIEWPORT,
-    app_server,
-    build_store,
     chromium,
     decide,
     nav_titles,
@@ -65,6 +63,7 @@ from bench._browser import (
     set_curator,
     slug,
 )
+from bench._server import app_server, build_store
 from curation import store
 from curation.config import load_settings
 from curation.grades import Grade

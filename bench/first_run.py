@@ -51,16 +51,14 @@ from bench._browser import (
     VIEWPORT,
     AppError,
     chromium,
-    command_server,
-    first_run_env,
     load_sample,
     marked_results,
     open_page,
-    readme_first_command,
     result_pmids,
     search,
     wait_for_page,
 )
+from bench._server import command_server, first_run_env, readme_first_command
 from curation import store
 from curation.config import load_settings
 from curation.workflows.quickstart import find_sample

@@ -58,7 +58,7 @@ SHM = Path("/dev/shm")
 
 
 def load_store(db: Path, data_dir: Path, small: bool) -> dict:
-    from bench._browser import build_store
+    from bench._server import build_store
     from curation import store
     from curation.workflows.ingestion import ingest_corpus, ingest_kb
 
@@ -235,7 +235,7 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def run(work: Path, sessions: int, decisions: int, retrain: bool, small: bool, timeout_s: float) -> dict:
-    from bench._browser import app_server
+    from bench._server import app_server
     from curation import store
     from curation.jobs import retraining
 

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.suggest import _read
+from bench._relation_extraction import read_documents
 from curation.config import load_settings
 from curation.learning import relation_data as data
 from curation.learning import relations as rel
@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
                      "dev": {}}
         feature_scorer = data.train_scorer(training)
         for corpus, _, dev, _, types in data.CORPORA:
-            docs = [d for d in _read(data_dir / dev) if d.relations]
+            docs = [d for d in read_documents(data_dir / dev) if d.relations]
             kinds = set(types) if types else None
             pairs = [p for d in docs for p in rel.candidate_pairs(d, types=kinds)]
             by_pmid = {d.pmid: d for d in docs}

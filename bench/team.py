@@ -199,7 +199,8 @@ def sign_in_times(db: Path, tmp: Path, runs: int) -> dict:
     """Seconds from the Sign in click to the signed-in sidebar, through a real OIDC provider and Chromium."""
     from oidc_provider_mock import User, run_server_in_thread
 
-    from bench._browser import app_server, chromium
+    from bench._browser import chromium
+    from bench._server import app_server
 
     email = "main@example.org"
     users = [User(sub=email, claims={"email": email, "email_verified": True})]
@@ -235,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-browser", action="store_true")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "team.json")
     args = parser.parse_args(argv)
-    from bench._browser import build_store
+    from bench._server import build_store
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-team-"))
     try:

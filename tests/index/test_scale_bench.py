@@ -50,7 +50,7 @@ def test_scale_bench_tiny_run(tmp_path):
 
 
 def test_sizing_scales_measured_figures_and_extrapolates_the_product_path():
-    from bench.scale import scale_goals, sizing
+    from bench._scale_sizing import scale_goals, sizing
 
     report = {
         "milvus_synthetic": {"vectors": 200_000, "systems": {"milvus_lite_hnsw": {
