@@ -18,44 +18,46 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from bench.reports.app import app_section
-from bench.reports.cross_encoder_dev import cross_encoder_section
-from bench.reports.edel import edel_section
-from bench.reports.entities import entities_section
-from bench.reports.feedback import feedback_section
-from bench.reports.first_run import first_run_section
-from bench.reports.matching import matching_section
-from bench.reports.reproduce import reproduce_section
-from bench.reports.retrieval import retrieval_section, v1_to_v2_section
-from bench.reports.scale import scale_section
-from bench.reports.suggest import suggest_section
-from bench.reports.suggest_cross_encoder import suggest_cross_encoder_section
-from bench.reports.suggest_test import suggest_test_section
-from bench.reports.team import team_section
+from bench.reports import (
+    app,
+    cross_encoder_dev,
+    edel,
+    entities,
+    feedback,
+    first_run,
+    matching,
+    reproduce,
+    retrieval,
+    scale,
+    suggest,
+    suggest_cross_encoder,
+    suggest_test,
+    team,
+)
 from bench.reports.templates import render_reliability, render_template
-from bench.reports.text import read_json
 
 __all__ = ["SECTIONS", "main", "render", "render_reliability", "render_template"]
 
 ROOT = Path(__file__).resolve().parent.parent
 
-#: (result file, its renderer), in the document's order.
-SECTIONS: tuple[tuple[str, Callable[[dict], list[str]]], ...] = (
-    ("retrieval", retrieval_section),
-    ("cross_encoder_dev", cross_encoder_section),
-    ("edel", edel_section),
-    ("feedback", feedback_section),
-    ("entities", entities_section),
-    ("matching", matching_section),
-    ("scale", scale_section),
-    ("suggest", suggest_section),
-    ("suggest_cross_encoder", suggest_cross_encoder_section),
-    ("suggest_test", suggest_test_section),
-    ("app", app_section),
-    ("first_run", first_run_section),
-    ("reproduce", reproduce_section),
-    ("team", team_section),
+#: Each result file's reader and renderer, in the document's order (a reader returns None for a bench not run).
+SECTIONS: tuple[tuple[Callable[[Path], Any], Callable[[Any], list[str]]], ...] = (
+    (retrieval.read, retrieval.retrieval_sections),
+    (cross_encoder_dev.read, cross_encoder_dev.cross_encoder_section),
+    (edel.read, edel.edel_section),
+    (feedback.read, feedback.feedback_section),
+    (entities.read, entities.entities_section),
+    (matching.read, matching.matching_section),
+    (scale.read, scale.scale_section),
+    (suggest.read, suggest.suggest_section),
+    (suggest_cross_encoder.read, suggest_cross_encoder.suggest_cross_encoder_section),
+    (suggest_test.read, suggest_test.suggest_test_section),
+    (app.read, app.app_section),
+    (first_run.read, first_run.first_run_section),
+    (reproduce.read, reproduce.reproduce_section),
+    (team.read, team.team_section),
 )
 
 
@@ -69,12 +71,10 @@ def render(results: Path) -> str:
         "a section says otherwise.",
         "",
     ]
-    for name, section in SECTIONS:
-        data = read_json(results, name)
-        if data is not None:
-            lines += section(data)
-        if name == "retrieval" and data is not None and read_json(results / "v1", "retrieval") is not None:
-            lines += v1_to_v2_section(read_json(results / "v1", "retrieval"), data)
+    for read, section in SECTIONS:
+        result = read(results)
+        if result is not None:
+            lines += section(result)
     return "\n".join(lines).rstrip() + "\n"
 
 

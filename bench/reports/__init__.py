@@ -1,4 +1,4 @@
 """The renderers of docs/BENCHMARKS.md, RELIABILITY.md and SCALING.md: one module per result file under bench/results/.
 
-Imports only bench.reports and, for a check of the code's defaults, curation (never a benchmark module).
+Each reads its file through typed records (reports.readers, over curation.versions.typed_json); imports no benchmark.
 """

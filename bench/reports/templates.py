@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from bench.reports.load import load_table
+from bench.reports import load, scale
+from bench.reports.readers import goals_of, read_json
 from bench.reports.scale import (
     dense_table,
     ingest_lines,
@@ -15,7 +16,7 @@ from bench.reports.scale import (
     product_lines,
     sizing_table,
 )
-from bench.reports.text import goals_line, read_json
+from bench.reports.text import goals_line
 
 PLACEHOLDER = re.compile(r"\{\{([a-z_0-9]+)(?::([A-Za-z0-9_.@-]+))?(?:\|([a-z0-9]+))?\}\}")
 
@@ -68,11 +69,16 @@ def render_template(results: Path, template: Path, names: tuple[str, ...]) -> st
     def fill(match: re.Match) -> str:
         name, path, fmt = match.groups()
         if name == "load_table":
-            return load_table(sources["load"]) if sources["load"] else "(bench/load.py has not been run.)"
-        if name in TABLES:  # {{sizing_table:scale}}: a table drawn from that JSON
-            return TABLES[name](sources.get(path) or {})
+            runs = load.read(results)
+            return load.load_table(runs) if runs else "(bench/load.py has not been run.)"
+        if name in TABLES:  # {{sizing_table:scale}}: a table drawn from scale.json
+            figures = scale.read(results) if path == "scale" else None
+            if figures is None:
+                raise SystemExit(f"{template}: {{{{{name}:…}}}} needs bench/results/scale.json")
+            return TABLES[name](figures)
         if name == "goals":  # {{goals:backup}}: that JSON's goals as one sentence
-            return "\n".join(goals_line(sources.get(path) or {})).strip() or "(no goals in this run.)"
+            goals = goals_of(sources.get(path) or {}, f"bench/results/{path}.json")
+            return "\n".join(goals_line(goals)).strip() or "(no goals in this run.)"
         data = sources.get(name)
         if data is None:
             raise SystemExit(f"{template}: {{{{{name}:…}}}} needs bench/results/{name}.json")
