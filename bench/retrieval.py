@@ -146,7 +146,7 @@ def latency(calls: Mapping[str, Callable[[str], object]], queries: Sequence[str]
 
 def main(argv: Sequence[str] | None = None) -> int:
     settings = load_settings()
-    parser = argparse.ArgumentParser(prog="bench/retrieval.py", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.retrieval", description=__doc__.split("\n\n")[0])
     parser.add_argument("--data-dir", type=Path, default=settings.data_dir)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--seed", type=int, default=13, help="seed of a new split and of the reworded names")
