@@ -13,7 +13,7 @@ related pair and as many unrelated ones, at most ``--train-pairs``) for ``--step
 on 10% of the training documents held out of its training. Scored on the Dev splits like the feature scorer:
 document-level pair precision, recall and F1.
 
-Usage: ``python bench/suggest_cross_encoder.py [--steps N] [--train-pairs N]``. Test splits are not read.
+Usage: ``python -m bench.suggest_cross_encoder [--steps N] [--train-pairs N]``. Test splits are not read.
 """
 
 from __future__ import annotations
@@ -31,18 +31,17 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from bench._relation_extraction import read_documents
+from curation.config import load_settings
+from curation.relations import training_data as data
+from curation.relations.evaluation import pair_scores, uncovered
+from curation.relations.features import feature_matrix
+from curation.relations.pairs import Pair, candidate_pairs, group_by_concept
+from curation.relations.scorer import best_threshold
+from curation.relations.stored_pairs import evidence_span
+from curation.relations.training import train_scorer
 
-from bench.suggest import _read  # noqa: E402
-from curation.config import load_settings  # noqa: E402
-from curation.relations import training_data as data  # noqa: E402
-from curation.relations.evaluation import pair_scores, uncovered  # noqa: E402
-from curation.relations.features import feature_matrix  # noqa: E402
-from curation.relations.pairs import Pair, candidate_pairs, group_by_concept  # noqa: E402
-from curation.relations.scorer import best_threshold  # noqa: E402
-from curation.relations.stored_pairs import evidence_span  # noqa: E402
-from curation.relations.training import train_scorer  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def marked(document, pair: Pair, by_concept) -> tuple[str, str]:
@@ -129,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
                      "dev": {}}
         feature_scorer = train_scorer(training)
         for corpus, _, dev, _, types in data.CORPORA:
-            docs = [d for d in _read(data_dir / dev) if d.relations]
+            docs = [d for d in read_documents(data_dir / dev) if d.relations]
             kinds = set(types) if types else None
             pairs = [p for d in docs for p in candidate_pairs(d, types=kinds)]
             by_pmid = {d.pmid: d for d in docs}

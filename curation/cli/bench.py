@@ -1,4 +1,4 @@
-"""``python -m curation bench NAME``: run one benchmark script of bench/."""
+"""``python -m curation bench NAME``: run one benchmark module of bench/."""
 
 from __future__ import annotations
 
@@ -7,15 +7,15 @@ import sys
 
 from curation.errors import CurationError
 
-# The scripts `python -m curation bench NAME` runs (bench/NAME.py; each writes bench/results/NAME.json).
+# The modules `python -m curation bench NAME` runs (`python -m bench.NAME`; each writes bench/results/NAME.json).
 BENCHMARKS = ("app", "backup", "edel", "entities", "feedback", "first_run", "load", "matching", "report", "reproduce",
               "retrieval", "scale", "suggest", "suggest_cross_encoder", "team")
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    """Run ``bench/<name>.py`` as its own process with the arguments after the name.
+    """Run ``python -m bench.<name>`` as its own process with the arguments after the name.
 
-    The package never imports bench/: a benchmark is a script over the package, started like any other.
+    The package never imports bench/: a benchmark is a module of its own package, started like any other.
     """
     import subprocess
 
@@ -24,7 +24,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     path = PROJECT_ROOT / "bench" / f"{args.name}.py"
     if not args.name.replace("_", "").isalnum() or args.name.startswith("_") or not path.is_file():
         raise CurationError(f"benchmark script {path} is missing (see bench/ for the names)")
-    return subprocess.run([sys.executable, str(path), *args.args], cwd=PROJECT_ROOT).returncode
+    return subprocess.run([sys.executable, "-m", f"bench.{args.name}", *args.args], cwd=PROJECT_ROOT).returncode
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
