@@ -27,6 +27,7 @@ from bench.reports import (
     entities,
     feedback,
     first_run,
+    house,
     matching,
     reproduce,
     retrieval,
@@ -58,6 +59,7 @@ SECTIONS: tuple[tuple[Callable[[Path], Any], Callable[[Any], list[str]]], ...] =
     (first_run.read, first_run.first_run_section),
     (reproduce.read, reproduce.reproduce_section),
     (team.read, team.team_section),
+    (house.read, house.house_section),
 )
 
 

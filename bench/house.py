@@ -1,0 +1,179 @@
+"""The house: the code's shape and the CI's wall time (bench/results/house.json).
+
+Section ``layout`` (seconds): every module's length against the house limits (a page <= 200 lines; a module
+of curation/, index/, pages/ or bench/ <= 400), ``sys.path`` edits and ``E402`` waivers left in the code, the
+import contract (``lint-imports``: layers, index free of curation, pages through workflows, no cycles) and how
+many tests the suite collects.
+
+Section ``ci`` (``--ci``, about 20 minutes on 2 cores): what CI does, timed — a fresh clone of HEAD beside this
+checkout (so ``../shared`` is the same folder), ``bash .ci/run`` with ``CI=true``: the environment set up from
+requirements.txt (pip's cache as this machine has it), the import contract, the whole test suite. The wall time,
+the pytest summary and its slowest tests are read from the run's own output; the clone is removed afterwards.
+
+    python -m bench.house            # layout only
+    python -m bench.house --ci       # layout + one timed CI run
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from bench._benchmark import goal
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "results"
+#: The house limits (shared/STYLE.md habit 1 and the thin-page rule): folder → most lines a module may have.
+LIMITS = {"pages": 200, "curation": 400, "index": 400, "bench": 400}
+#: CI's budget for one run of .ci/run on this machine.
+CI_BUDGET_S = 20 * 60
+SYS_PATH = re.compile(r"\bsys\.path\.(insert|append|extend)\(|\bsys\.path\s*=|\bsys\.path\s*\+=")
+E402 = re.compile(r"#\s*noqa:[^\n]*\bE402\b")
+SUMMARY = re.compile(r"^=*\s*(?P<counts>(?:\d+ \w+(?:, )?)+) in (?P<seconds>[\d.]+)s")
+DURATION = re.compile(r"^(?P<seconds>[\d.]+)s (?P<when>call|setup|teardown)\s+(?P<test>\S+)")
+
+
+def tracked_python(root: Path) -> list[Path]:
+    """The repository's tracked .py files (what a clone has), relative to ``root``."""
+    out = subprocess.run(["git", "ls-files", "*.py"], cwd=root, capture_output=True, text=True, check=True).stdout
+    return [Path(line) for line in out.splitlines() if line]
+
+
+def lines_of(path: Path) -> int:
+    with path.open(encoding="utf-8") as f:
+        return sum(1 for _ in f)
+
+
+def layout(root: Path) -> dict:
+    """Module lengths against :data:`LIMITS`, sys.path edits, E402 waivers, the import contract, the test count."""
+    files = tracked_python(root)
+    folders: dict[str, dict] = {}
+    for top, limit in LIMITS.items():
+        sizes = {str(p): lines_of(root / p) for p in files if p.parts[0] == top}
+        over = sorted(((p, n) for p, n in sizes.items() if n > limit), key=lambda item: -item[1])
+        largest = max(sizes.items(), key=lambda item: item[1]) if sizes else ("", 0)
+        folders[top] = {"limit": limit, "modules": len(sizes), "lines": sum(sizes.values()),
+                        "largest": {"path": largest[0], "lines": largest[1]},
+                        "over_limit": [{"path": p, "lines": n} for p, n in over]}
+    texts = {str(p): (root / p).read_text(encoding="utf-8") for p in files}
+    sys_path = sorted(p for p, t in texts.items() if p.startswith("bench/") and SYS_PATH.search(t))
+    waivers = sum(len(E402.findall(t)) for t in texts.values())
+    return {"folders": folders, "bench_sys_path_edits": sys_path, "e402_waivers": waivers,
+            "contracts": contracts(root), "tests_collected": collected(root)}
+
+
+def contracts(root: Path) -> dict:
+    """``lint-imports`` over the tree: contracts kept and broken (its own summary line)."""
+    tool = Path(sys.executable).with_name("lint-imports")
+    run = subprocess.run([str(tool), "--no-cache"], cwd=root, capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(root)})
+    found = re.search(r"Contracts: (\d+) kept, (\d+) broken", run.stdout)
+    if not found:
+        raise SystemExit(f"lint-imports printed no summary (exit {run.returncode}):\n{run.stdout[-2000:]}")
+    kept = [line.rsplit(" KEPT", 1)[0] for line in run.stdout.splitlines() if line.endswith(" KEPT")]
+    return {"kept": int(found.group(1)), "broken": int(found.group(2)), "names": kept}
+
+
+def collected(root: Path) -> int:
+    """How many tests ``pytest --collect-only`` finds (every test, browser and slow ones included)."""
+    run = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"],
+                         cwd=root, capture_output=True, text=True)
+    found = re.search(r"^(\d+) tests? collected", run.stdout, re.MULTILINE)
+    if not found:
+        raise SystemExit(f"pytest --collect-only printed no count (exit {run.returncode}):\n{run.stdout[-2000:]}")
+    return int(found.group(1))
+
+
+def parse_ci_output(text: str) -> dict:
+    """The pytest summary (counts, seconds) and the slowest tests from one CI run's output."""
+    summary: dict = {}
+    slowest = []
+    for line in text.splitlines():
+        if m := SUMMARY.match(line.strip()):
+            counts = {word: int(n) for n, word in (part.split(" ", 1) for part in m.group("counts").split(", "))}
+            summary = {"counts": counts, "pytest_s": float(m.group("seconds"))}
+        elif m := DURATION.match(line.strip()):
+            slowest.append({"test": m.group("test"), "when": m.group("when"), "seconds": float(m.group("seconds"))})
+    return {**summary, "slowest": slowest[:15]}
+
+
+def ci_run(root: Path, log: Path) -> dict:
+    """Clone HEAD beside ``root`` (``../shared`` is then this checkout's) and time ``bash .ci/run`` in it."""
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
+                          check=True).stdout.strip()
+    clone = Path(tempfile.mkdtemp(prefix=".house-ci-", dir=root.parent))
+    try:
+        subprocess.run(["git", "clone", "--quiet", str(root), str(clone / "repo")], check=True)
+        subprocess.run(["git", "checkout", "--quiet", head], cwd=clone / "repo", check=True)
+        # A copy of shared/ beside the clone, as CI has it: a link to this checkout's neighbour.
+        if (root.parent / "shared").exists():
+            (clone / "shared").symlink_to(root.parent / "shared")
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("VIRTUAL_ENV", "PYTEST"))}
+        env["CI"] = "true"
+        started = time.perf_counter()
+        with log.open("w", encoding="utf-8") as out:
+            run = subprocess.run(["bash", ".ci/run"], cwd=clone / "repo", stdout=out, stderr=subprocess.STDOUT,
+                                 stdin=subprocess.DEVNULL, env=env)
+        wall = time.perf_counter() - started
+    finally:
+        shutil.rmtree(clone, ignore_errors=True)
+    parsed = parse_ci_output(log.read_text(encoding="utf-8", errors="replace"))
+    return {"commit": head, "exit_code": run.returncode, "wall_s": round(wall, 1), **parsed,
+            "log": str(log)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ci", action="store_true", help="also time one run of .ci/run on a fresh clone of HEAD")
+    parser.add_argument("--ci-log", type=Path, default=Path(tempfile.gettempdir()) / "house-ci.log",
+                        help="where the CI run's output goes (kept for reading)")
+    parser.add_argument("--out", type=Path, default=RESULTS / "house.json")
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    shape = layout(ROOT)
+    out: dict = {"benchmark": "house", "date": datetime.now(UTC).isoformat(timespec="seconds"),
+                 "params": {"cpu_count": os.cpu_count(), "python": platform.python_version(), "limits": LIMITS,
+                            "ci_budget_s": CI_BUDGET_S},
+                 "layout": shape, "layout_s": round(time.perf_counter() - started, 1)}
+    folders = shape["folders"]
+    goals = {
+        "pages_over_200_lines": goal(len(folders["pages"]["over_limit"]), 0, "<="),
+        "modules_over_400_lines": goal(sum(len(folders[k]["over_limit"]) for k in ("curation", "index", "bench")),
+                                       0, "<="),
+        "bench_sys_path_edits": goal(len(shape["bench_sys_path_edits"]), 0, "<="),
+        "import_contracts_broken": goal(shape["contracts"]["broken"], 0, "<="),
+    }
+    if args.ci:
+        ci = ci_run(ROOT, args.ci_log)
+        out["ci"] = ci
+        counts = ci.get("counts", {})
+        failed = counts.get("failed", 0) + counts.get("error", 0) + counts.get("errors", 0)
+        goals["ci_wall_s"] = goal(ci["wall_s"], CI_BUDGET_S, "<=")
+        # A run that failed before or outside the tests (set-up, the import contract) counts as one failure.
+        goals["ci_tests_failed"] = goal(max(failed, int(ci["exit_code"] != 0)), 0, "<=")
+    elif (previous := args.out).exists():
+        # A layout-only run keeps the last timed CI run (and its goals) rather than dropping them.
+        old = json.loads(previous.read_text(encoding="utf-8"))
+        if "ci" in old:
+            out["ci"] = old["ci"]
+            goals.update({k: v for k, v in old.get("goals", {}).items() if k.startswith("ci_")})
+    out["goals"] = goals
+    args.out.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
+    for name, g in goals.items():
+        print(f"{name}: {g['value']} {g['op']} {g['target']} {'met' if g['met'] else 'MISSED'}")
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
