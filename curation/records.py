@@ -130,6 +130,19 @@ class Span:
 
 
 @dataclass(frozen=True)
+class MarkedText:
+    """Untrusted text and the spans to mark in it: what a workflow hands a page to draw (the page escapes it).
+
+    Attributes:
+        text: the text, as stored (never escaped here).
+        spans: offsets into ``text``; each span's ``entity_type`` is its role ("query", "answer", "other").
+    """
+
+    text: str
+    spans: tuple[Span, ...] = ()
+
+
+@dataclass(frozen=True)
 class Synonym:
     """One name of a concept in a dictionary."""
 

@@ -13,8 +13,7 @@ import streamlit as st
 from curation.config import load_settings
 from curation.errors import USER_ERRORS, StoreLockedError
 from curation.grades import GRADES
-from curation.workflows import curate, entities, retrain, serving, timing
-from curation.workflows.highlight import escape_text
+from curation.workflows import entities, results, retrain, serving, timing
 from curation.workflows.session import (
     acknowledge,
     content_fingerprint,
@@ -27,6 +26,7 @@ from curation.workflows.session import (
 from curation.workflows.team import SignedIn, Who
 from curation.workflows.versions import active_version
 from pages import team_gate
+from pages.highlight import escape_text
 
 # Keyboard shortcuts of the grade buttons on the Curate and Annotate pages: 1, 2, 3, best grade first.
 GRADE_SHORTCUTS = {grade: str(n) for n, grade in enumerate(GRADES, start=1)}
@@ -234,7 +234,7 @@ def normaliser(con: duckdb.DuckDBPyConnection):
 
 @st.cache_resource(show_spinner="Preparing the query linker…", max_entries=2)
 def _query_linker(db_path: str, fingerprint: tuple[int, int, int], models: tuple[str, str]):
-    return curate.default_linker(
+    return results.default_linker(
         _connection(db_path).cursor(), _matcher(db_path, fingerprint), _normaliser(db_path, fingerprint),
         _annotator(db_path, fingerprint, models).annotator.linker,
     )

@@ -10,9 +10,9 @@ import streamlit as st
 
 from curation.config import load_settings
 from curation.errors import USER_ERRORS
-from curation.workflows.highlight import escape_text
 from curation.workflows.quickstart import SampleFile, find_sample, load_sample
 from pages.common import annotator, connection, matcher, retriever, who
+from pages.highlight import escape_text
 
 
 def _load() -> None:

@@ -6,8 +6,8 @@ import streamlit as st
 
 from curation.errors import USER_ERRORS
 from curation.workflows import team
-from curation.workflows.highlight import escape_text
 from pages.common import connection, who
+from pages.highlight import escape_text
 from pages.legacy_mode import leave_legacy_pages_mode
 
 leave_legacy_pages_mode()  # first, before anything is drawn (see pages/common.py)

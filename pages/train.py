@@ -12,11 +12,11 @@ from curation.grades import Grade
 from curation.workflows import recogniser_training as recognisers
 from curation.workflows import relation_scoring, retrain
 from curation.workflows import versions as catalogue
-from curation.workflows.curate import curate_search
-from curation.workflows.highlight import escape_text
+from curation.workflows.results import curate_search
 from curation.workflows.session import schemas as store_schemas
 from curation.workflows.versions import METRICS
 from pages.common import connection, current_job, matcher, query_linker, retriever_of_version, who
+from pages.highlight import escape_text
 from pages.legacy_mode import leave_legacy_pages_mode
 
 leave_legacy_pages_mode()  # first, before anything is drawn (see pages/common.py)
