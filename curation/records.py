@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from curation.grades import Grade
+
 
 @dataclass(frozen=True)
 class KBRecord:
@@ -163,7 +165,7 @@ class Decision:
     query: str
     query_entities: tuple[tuple[str, str], ...]
     pmid: str
-    grade: str
+    grade: Grade  # stored as its value
     answer: str = ""
     note: str = ""
     created_at: str = ""

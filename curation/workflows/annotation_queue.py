@@ -39,7 +39,7 @@ from curation import access, store
 from curation.access import Action, Who
 from curation.entities.matching import Matcher
 from curation.errors import USER_ERRORS, CurationError
-from curation.grades import RELEVANT_GRADES
+from curation.grades import RELEVANT_GRADES, Grade
 from curation.records import ADJUDICATION_NOTE, Decision, ItemKey, MarkedText, fold_relation, is_adjudication, item_key
 from curation.retrieval.passages import shift
 from curation.schemas import RelationSchema
@@ -317,7 +317,7 @@ def build_queue(
 
 def record_label(
     con: duckdb.DuckDBPyConnection, annotator: Who, schema: RelationSchema, values: Mapping[str, str], pmid: str,
-    grade: str,
+    grade: Grade,
 ) -> Decision:
     """Record an annotator's grade of one (relation, abstract) pair from the queue."""
     identity = access.require(con, annotator, Action.LABEL)
@@ -329,7 +329,7 @@ def adjudicate(
     adjudicator: Who,
     schema: RelationSchema,
     disagreement: Disagreement,
-    grade: str,
+    grade: Grade,
     answer: str = "",
 ) -> Decision:
     """Record the final grade of a disagreement under the adjudicator's name (note ``adjudication``).
