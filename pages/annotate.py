@@ -10,11 +10,12 @@ from curation.workflows import team
 from curation.workflows.annotation_queue import ORDERS, adjudicate, annotation_view, record_label
 from curation.workflows.session import corpus_size, current_schema
 from pages import highlight
-from pages.common import GRADE_SHORTCUTS, connection, matcher, retriever, who
+from pages.common import GRADE_SHORTCUTS, connection, matcher, who
 from pages.highlight import escape_text
 from pages.legacy_mode import leave_legacy_pages_mode
+from pages.retrievers import retriever
 
-leave_legacy_pages_mode()  # first, before anything is drawn (see pages/common.py)
+leave_legacy_pages_mode()  # first, before anything is drawn (see pages/legacy_mode.py)
 
 st.title("Annotate")
 con = connection()

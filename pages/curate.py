@@ -20,22 +20,14 @@ from curation.workflows.session import corpus_size, current_schema
 from pages import concept_chips as chips
 from pages import curate_lists, keyboard, suggestion_panel
 from pages import result_filters as filters
-from pages.common import (
-    connection,
-    loaded_retriever,
-    matcher,
-    planned_version,
-    query_linker,
-    retriever,
-    serving_problem,
-    who,
-)
+from pages.common import connection, matcher, query_linker, who
 from pages.highlight import escape_text
 from pages.legacy_mode import leave_legacy_pages_mode
 from pages.result_card import Card, result_card, undo
+from pages.retrievers import loaded_retriever, planned_version, retriever, serving_problem
 from pages.sample_loader import sample_action
 
-leave_legacy_pages_mode()  # first, before anything is drawn (see pages/common.py)
+leave_legacy_pages_mode()  # first, before anything is drawn (see pages/legacy_mode.py)
 
 # One colour per highlight role (a constant: no user or corpus text goes into this block).
 HIGHLIGHT_CSS = """<style>

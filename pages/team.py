@@ -10,7 +10,7 @@ from pages.common import connection, who
 from pages.highlight import escape_text
 from pages.legacy_mode import leave_legacy_pages_mode
 
-leave_legacy_pages_mode()  # first, before anything is drawn (see pages/common.py)
+leave_legacy_pages_mode()  # first, before anything is drawn (see pages/legacy_mode.py)
 
 st.title("Team")
 con = connection()

@@ -14,10 +14,11 @@ from curation.config import load_settings
 from curation.workflows.train_view import open_train
 from curation.workflows.versions import BUILD_HELP
 from pages import train_jobs, train_versions
-from pages.common import connection, preload_retriever
+from pages.common import connection
 from pages.legacy_mode import leave_legacy_pages_mode
+from pages.retrievers import preload_retriever
 
-leave_legacy_pages_mode()  # first, before anything is drawn (see pages/common.py)
+leave_legacy_pages_mode()  # first, before anything is drawn (see pages/legacy_mode.py)
 
 st.title("Train & evaluate")
 con = connection()

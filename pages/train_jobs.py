@@ -12,8 +12,9 @@ from curation.errors import USER_ERRORS
 from curation.workflows import recogniser_training as recognisers
 from curation.workflows import relation_scoring, retrain
 from curation.workflows.train_view import TrainView
-from pages.common import connection, current_job, who
+from pages.common import connection, who
 from pages.highlight import escape_text
+from pages.retrievers import current_job
 
 POLL_SECONDS = 2.0
 JOB_PREFIXES = {"recogniser": "rec", "relations": "rel"}  # a job kind's panel; retraining: "rt"

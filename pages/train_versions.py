@@ -13,8 +13,9 @@ from curation.errors import USER_ERRORS
 from curation.workflows import versions as catalogue
 from curation.workflows.train_view import TrainView, compare_versions
 from curation.workflows.versions import METRICS
-from pages.common import connection, matcher, query_linker, retriever_of_version, who
+from pages.common import connection, matcher, query_linker, who
 from pages.highlight import escape_text
+from pages.retrievers import retriever_of_version
 
 
 def _activate() -> None:
