@@ -1,8 +1,9 @@
 """Curate: complete a partial relation by judging ranked abstracts.
 
-The page reads its widgets, makes one workflow call (:func:`curation.workflows.curate.open_curate`) and draws
-the :class:`~curation.workflows.curate.CurateView` it gets back; a grade is one call too
-(:func:`curation.workflows.curate.decide`, from :mod:`pages.result_card`).
+The page reads its widgets, makes one workflow call per action and draws the typed view it gets back: opening
+the page (:func:`curation.workflows.curate.open_form` → ``CurateForm``), a search
+(:func:`curation.workflows.curate.open_curate` → ``CurateView``), a grade (:func:`curation.workflows.curate.decide`,
+from :mod:`pages.result_card`).
 """
 
 from __future__ import annotations
@@ -12,11 +13,8 @@ from functools import partial
 import streamlit as st
 
 from curation.errors import USER_ERRORS
-from curation.workflows import curate, team, watch
-from curation.workflows.entities import annotator_note
+from curation.workflows import curate, watch
 from curation.workflows.results import ENTITY_KINDS, ROLES
-from curation.workflows.serving import BM25_ONLY
-from curation.workflows.session import corpus_size, current_schema
 from pages import concept_chips as chips
 from pages import curate_lists, keyboard, suggestion_panel
 from pages import result_filters as filters
@@ -24,7 +22,7 @@ from pages.common import connection, matcher, query_linker, who
 from pages.highlight import escape_text
 from pages.legacy_mode import leave_legacy_pages_mode
 from pages.result_card import Card, result_card, undo
-from pages.retrievers import loaded_retriever, planned_version, retriever, serving_problem
+from pages.retrievers import loaded_retriever, planned_version, ranking_modes, retriever, serving_problem
 from pages.sample_loader import sample_action
 
 leave_legacy_pages_mode()  # first, before anything is drawn (see pages/legacy_mode.py)
@@ -41,15 +39,15 @@ st.markdown(HIGHLIGHT_CSS, unsafe_allow_html=True)
 con = connection()
 if con is None:
     st.stop()
-if corpus_size(con) == 0:
+form = curate.open_form(con, st.session_state.get("schema"))
+if form.abstracts == 0:
     st.info("No abstracts yet: load the sample, or your own files on the Knowledge base page.")
     sample_action(con, key="sample_curate")
     st.page_link("pages/knowledge_base.py", label="Go to Knowledge base", icon=":material/database:")
     st.stop()
 
-schema = current_schema(con, st.session_state.get("schema"))
+schema = form.schema
 curator = (st.session_state.get("curator") or "").strip()
-in_team = team.is_team_store(con)  # typed names from before are marked self-declared in the history
 # After a restart the page is drawn while the ranking loads in the background; a search waits for it.
 engine = loaded_retriever(con, schema.name)
 serving_version = engine.version if engine is not None else planned_version(con, schema.name)
@@ -63,14 +61,13 @@ curate_lists.saved_panel(con, schema, curator)
 columns = st.columns(len(schema.query_types) + 1)
 values = {}
 for column, entity_type in zip(columns, schema.query_types, strict=False):
-    known = curate.known_values(con, schema, entity_type)
+    known = form.known[entity_type]
     current = st.session_state.get(f"pick_{entity_type}")
     # Free text typed earlier, or a relation taken from the worklist, stays selectable.
     options = [current, *known] if current and current not in known else known
     values[entity_type] = column.selectbox(entity_type, options, index=None, key=f"pick_{entity_type}",
                                            accept_new_options=True, placeholder=f"type a {entity_type.lower()}") or ""
-dense = engine.dense is not None if engine is not None else serving_version != BM25_ONLY  # versions have one
-mode = columns[-1].radio("Ranking", ["hybrid", "bm25"] if dense else ["bm25"], horizontal=True,
+mode = columns[-1].radio("Ranking", ranking_modes(engine, serving_version), horizontal=True,
                          help=f"model version: {serving_version}")
 rm3 = columns[-1].toggle("RM3 feedback", key="rm3", help="Expand the query with the words of the best abstracts "
                          "(pseudo-relevance feedback) before ranking.")
@@ -84,7 +81,7 @@ def _remember_kinds() -> None:
 # Entity kinds shown, remembered in session state (a widget's own key is dropped when a run stops before it).
 kinds = st.pills(
     "Entity types", ENTITY_KINDS, default=st.session_state.get("highlight_kinds", list(ENTITY_KINDS)),
-    selection_mode="multi", key="kinds_input", on_change=_remember_kinds, help=annotator_note(con),
+    selection_mode="multi", key="kinds_input", on_change=_remember_kinds, help=form.annotator_note,
 )
 if not any(v.strip() for v in values.values()):
     st.info(f"Type a partial relation — {', '.join(schema.query_types)} — to find abstracts that complete its "
@@ -137,7 +134,7 @@ if result.rows and not rows:
     st.info(f"None of the {len(result.rows)} results passes the filters "
             f"({escape_text(shown_rows.row_filter.describe())}).")
 focus = keyboard.focus_controls(len(rows), curator, partial(undo, con))
-card = Card(con, view, curator, in_team, chosen)
+card = Card(con, view, curator, form.in_team, chosen)  # in a team store typed names are marked self-declared
 for group, group_rows in shown_rows.groups.items():
     if rows and group in chips.GROUP_TITLES and (group_rows or len(result.concepts) > 1):
         chips.group_header(result, group, len(group_rows))

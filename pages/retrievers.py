@@ -78,6 +78,13 @@ def planned_version(con: duckdb.DuckDBPyConnection, schema: str = "") -> str:
     return serving.planned_version(con, load_settings().models_dir, serving.serving_key(con, schema))
 
 
+def ranking_modes(engine, serving_version: str) -> list[str]:
+    """The rankings a search can ask for: "hybrid" too when what serves (or will, once loaded) has a dense index
+    (every model version has one; BM25 alone has none)."""
+    dense = engine.dense is not None if engine is not None else serving_version != serving.BM25_ONLY
+    return ["hybrid", "bm25"] if dense else ["bm25"]
+
+
 def preload_retriever(con: duckdb.DuckDBPyConnection, path) -> None:
     """Load a version's retriever into the cache under the key it will have once it is active.
 

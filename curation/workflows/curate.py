@@ -1,6 +1,6 @@
-"""The Curate page's calls: open a partial relation (:func:`open_curate` → a :class:`CurateView`), and
-record, undo or withdraw a decision on one of its abstracts (:func:`decide`, :func:`undo_last`,
-:func:`withdraw`).
+"""The Curate page's calls: open the page (:func:`open_form` → a :class:`CurateForm`), search a partial
+relation (:func:`open_curate` → a :class:`CurateView`), and record, undo or withdraw a decision on one of its
+abstracts (:func:`decide`, :func:`undo_last`, :func:`withdraw`).
 
 A :class:`CurateView` is everything the page draws for one search: the ranked rows with their entity
 spans (:mod:`curation.workflows.results`), the suggestions for the missing slot, the search's notes, or
@@ -27,10 +27,45 @@ from curation.grades import Grade
 from curation.records import Decision
 from curation.schemas import RelationSchema
 from curation.workflows.answers import AnswerKindError, answer_kind_problem
+from curation.workflows.entities import annotator_note
 from curation.workflows.provenance import decision_provenance
 from curation.workflows.result_filter import RowFilter, filter_rows
 from curation.workflows.results import GROUPS, CurateResult, ResultRow, curate_search
+from curation.workflows.session import corpus_size, current_schema
 from curation.workflows.suggest import DEFAULT_TOP_DOCS, Suggestion, SuggestionResult, suggest_from
+
+KNOWN_VALUES_SHOWN = 2000  # typed-ahead choices per slot, most frequent first
+
+
+@dataclass(frozen=True)
+class CurateForm:
+    """What the Curate page draws before a search.
+
+    Attributes:
+        abstracts: abstracts in the store (0: the page points to the Knowledge base page instead).
+        schema: the relation schema chosen in the sidebar (the default one before a choice).
+        in_team: whether the store is a team store (typed names from before are marked self-declared).
+        known: slot → the KB's values of it, most frequent first (the slots' type-ahead choices).
+        annotator_note: what the highlights come from (the entity kinds' help).
+    """
+
+    abstracts: int
+    schema: RelationSchema
+    in_team: bool
+    known: dict[str, list[str]]
+    annotator_note: str
+
+
+def open_form(con: duckdb.DuckDBPyConnection, schema: str | None) -> CurateForm:
+    """The page before a search: the schema ``schema`` names (None: the default), its slots' choices.
+
+    Raises:
+        SchemaError: ``schema`` is not a schema of this store.
+    """
+    abstracts = corpus_size(con)
+    chosen = current_schema(con, schema)
+    known = {slot: known_values(con, chosen, slot) for slot in chosen.query_types} if abstracts else {}
+    return CurateForm(abstracts, chosen, access.is_team_store(con), known, annotator_note(con))
 
 
 @dataclass(frozen=True)
@@ -212,9 +247,6 @@ def card_decisions(
     """The active decisions of every curator on one abstract for one partial relation (a result card's
     caption and history, read again after a grade)."""
     return tuple(d for d in store.decisions_for(con, schema, values) if d.pmid == pmid)
-
-
-KNOWN_VALUES_SHOWN = 2000  # typed-ahead choices per slot, most frequent first
 
 
 def known_values(con: duckdb.DuckDBPyConnection, schema: RelationSchema, entity_type: str) -> list[str]:

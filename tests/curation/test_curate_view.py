@@ -14,7 +14,7 @@ from curation.grades import Grade
 from curation.records import Document
 from curation.schemas import PO
 from curation.workflows.answers import AnswerKindError
-from curation.workflows.curate import decide, open_curate
+from curation.workflows.curate import decide, open_curate, open_form
 from curation.workflows.ingestion import ingest_corpus, ingest_kb
 from curation.workflows.result_filter import RowFilter
 from curation.workflows.results import default_linker
@@ -43,6 +43,17 @@ def page(con, fixtures):
 def _open(page, values=BRAF, **options):
     con, retriever, matcher, linker = page
     return open_curate(con, retriever, matcher, linker, PO, values, **options)
+
+
+def test_open_form_has_the_schema_and_its_slots_choices(page, tmp_path):
+    con = page[0]
+    form = open_form(con, None)  # before a choice in the sidebar: the default schema
+    assert form.schema is PO and form.abstracts == 4 and not form.in_team
+    assert list(form.known) == ["Gene", "Variant"] and "BRAF" in form.known["Gene"]
+    assert form.annotator_note  # what the highlights come from: the dictionaries, no recogniser yet
+    empty = store.open_store(tmp_path / "empty.duckdb")
+    assert (open_form(empty, "PO").abstracts, open_form(empty, "PO").known) == (0, {})
+    empty.close()
 
 
 def test_open_curate_holds_the_ranking_its_concepts_and_the_suggestions(page):
