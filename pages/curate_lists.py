@@ -12,7 +12,7 @@ import streamlit as st
 
 from curation.schemas import RelationSchema
 from curation.workflows import watch
-from curation.workflows.worklist import fill_worklist, take_worklist_item, worklist, worklist_table
+from curation.workflows.worklist import fill_worklist, open_worklist, take_worklist_item
 from pages.common import who
 
 
@@ -26,13 +26,12 @@ def worklist_panel(con: duckdb.DuckDBPyConnection, schema: RelationSchema) -> No
     with st.expander("Worklist", expanded=False):
         if st.button("Add the KB's relations without an answer"):
             st.toast(f"{fill_worklist(con, schema, who=who())} relations added")
-        items = worklist(con, schema)
-        open_items = [i for i in items if i["status"] in ("open", "in_progress")]
-        st.caption(f"{len(open_items)} open of {len(items)}")
-        if items:
-            st.dataframe(worklist_table(items), hide_index=True, height=200)
-        if open_items and st.button("Next open relation", shortcut="n"):
-            item = open_items[0]
+        items = open_worklist(con, schema)
+        st.caption(items.caption)
+        if items.rows:
+            st.dataframe(items.rows, hide_index=True, height=200)
+        if items.open_items and st.button("Next open relation", shortcut="n"):
+            item = items.open_items[0]
             _fill_slots(schema, item["values"])
             take_worklist_item(con, item["item_id"], who())
             st.rerun()

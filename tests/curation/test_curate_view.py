@@ -130,3 +130,17 @@ def test_arrange_groups_filters_and_narrows_the_rows_in_drawing_order(page):
     chosen = Suggestion(1, "MESH:C000", "vemurafenib", "chemical", 0.9, (paper,), 1)
     narrowed = view.arrange(RowFilter(), chosen=chosen)
     assert [r.pmid for r in narrowed.rows] == ["1000001"] and narrowed.filtered == 3
+
+
+def test_the_worklist_panel_lists_every_item_and_the_open_ones_next_first(page):
+    from curation.workflows.worklist import fill_worklist, open_worklist, take_worklist_item
+
+    con = page[0]
+    assert open_worklist(con, PO).caption == "0 open of 0"
+    added = fill_worklist(con, PO, who="ana")
+    listed = open_worklist(con, PO)
+    assert added > 0 and len(listed.rows) == len(listed.open_items) == added
+    assert set(listed.rows[0]) >= {"id", "status", "assignee", "judged", "Gene"}
+    take_worklist_item(con, listed.open_items[0]["item_id"], "ana")  # in progress: still open
+    store.set_worklist_status(con, listed.open_items[-1]["item_id"], "done", "ana")
+    assert open_worklist(con, PO).caption == f"{added - 1} open of {added}"
