@@ -21,21 +21,14 @@ from pages import result_filters as filters
 from pages.common import connection, matcher, query_linker, who
 from pages.highlight import escape_text
 from pages.legacy_mode import leave_legacy_pages_mode
-from pages.result_card import Card, result_card, undo
+from pages.result_card import Card, card_style, result_card, undo
 from pages.retrievers import loaded_retriever, planned_version, ranking_modes, retriever, serving_problem
 from pages.sample_loader import sample_action
 
 leave_legacy_pages_mode()  # first, before anything is drawn (see pages/legacy_mode.py)
 
-# One colour per highlight role (a constant: no user or corpus text goes into this block).
-HIGHLIGHT_CSS = """<style>
-mark.ent-query {background: #cfe3ff; border-bottom: 2px solid #1f6f8b;}
-mark.ent-answer {background: #c9f2d0; border-bottom: 2px solid #2e8b57;}
-mark.ent-other {background: #eeeeee;}
-</style>"""
-
 st.title("Curate")
-st.markdown(HIGHLIGHT_CSS, unsafe_allow_html=True)
+card_style()
 con = connection()
 if con is None:
     st.stop()

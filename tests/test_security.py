@@ -101,7 +101,7 @@ def test_streamlit_secrets_are_ignored_and_not_tracked():
 # Values a page may put into raw HTML besides those named *_html (built by pages.highlight,
 # which escapes every character of text): each is a number, a validated PMID or a constant.
 RAW_HTML_ALLOWED = {
-    "HIGHLIGHT_CSS": "a constant of pages/curate.py",
+    "HIGHLIGHT_CSS": "a constant of pages/result_card.py",
     "marker": "'▶ ' or ''",
     "row.rank": "an int",
     "row.pmid": "digits (PMIDs are checked by every loader and by record_decision)",
