@@ -41,19 +41,8 @@ def app_kill_campaign(db: Path, work: Path, kills: int, seed: int = 17) -> dict[
     reuses, the dictionaries' measured exclusions under ``CURATION_CACHE_DIR``. Each round clicks "Complete
     evidence" on 1–4 results (each waited for on its card) before the kill. The last server stops normally.
     """
-    from bench._browser import (
-        CHROMIUM,
-        _launch,
-        _stop,
-        _wait_healthy,
-        chromium,
-        decide,
-        free_port,
-        open_app,
-        result_pmids,
-        search,
-        set_curator,
-    )
+    from bench._browser import CHROMIUM, chromium, decide, open_app, result_pmids, search, set_curator
+    from bench._server import _launch, _stop, _wait_healthy, free_port
 
     if not CHROMIUM.exists():
         return {"skipped": f"no Chromium at {CHROMIUM}"}

@@ -4,7 +4,7 @@ re-rank a first stage's top 50, time the re-ranking on CPU.
 bench/feedback.py calls :func:`rerank_first_stage` and :func:`latency_p95_ms`; :func:`main` runs them once on
 DEV (a seeded share of the dev queries, canonical form) to size the stage:
 
-    PYTHONPATH=. .venv/bin/python bench/_cross_encoder.py --max-pairs 1500 --dev-queries 150 --out /tmp/ce.json
+    .venv/bin/python -m bench._cross_encoder --max-pairs 1500 --dev-queries 150 --out /tmp/ce.json
 """
 
 from __future__ import annotations
@@ -12,24 +12,21 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from curation.learning.cross_encoder import (  # noqa: E402
+from curation.learning.cross_encoder import (
     CrossEncoderConfig,
     CrossEncoderExample,
     cross_encoder_examples,
     label_counts,
     train_cross_encoder,
 )
-from curation.records import Document  # noqa: E402
-from index.hits import Hit, Run, RunDict, ranked  # noqa: E402
-from index.rerank import DEFAULT_K, CpuRule, CrossEncoderReranker, rerank_run, time_reranking  # noqa: E402
+from curation.records import Document
+from index.hits import Hit, Run, RunDict, ranked
+from index.rerank import DEFAULT_K, CpuRule, CrossEncoderReranker, rerank_run, time_reranking
 
 
 def document_texts(corpus: Sequence[Document]) -> dict[str, str]:

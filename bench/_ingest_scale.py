@@ -2,7 +2,7 @@
 
 Usage::
 
-    python bench/scale.py --sections ingest [--ingest-records 30000] [--encode-docs 500]
+    python -m bench.scale --sections ingest [--ingest-records 30000] [--encode-docs 500]
 
 (the ``ingest`` section of ``bench/results/scale.json``)
 
@@ -45,7 +45,6 @@ from pathlib import Path
 from xml.sax.saxutils import escape
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 FIRST_PMID = 90_000_001  # far above PubMed's ids, so the built records never pass for real ones
 

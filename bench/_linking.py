@@ -33,13 +33,13 @@ from pathlib import Path
 from curation.entities.linking import (
     DevName,
     LexiconLinker,
-    NameScorer,
     TrainedLinker,
     load_linker,
     read_manifest,
     train_linker,
 )
 from curation.entities.name_encoder import NameEncoderConfig
+from curation.entities.name_scoring import NameScorer
 from curation.entities.synonyms import Lexicon
 from curation.learning.linker_data import LinkerData, load_linker_data
 from curation.records import Synonym

@@ -15,9 +15,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from curation.entities.synonyms import PUBTATOR_KINDS
-from curation.learning import relations as rel
 from curation.records import Document, Mention
-from curation.retrieval.suggestions import PairEvidence, aggregate
+from curation.relations.pairs import concept_ids, sentences
+from curation.relations.scorer import RelationScorer
+from curation.relations.stored_pairs import score_document
+from curation.relations.suggestions import PairEvidence, aggregate
 
 ANSWER_KINDS = ("gene", "chemical", "disease", "variant")
 METRICS = {"map": "map", "mrr": "mrr", "hits@1": "hit_rate@1", "recall@10": "recall@10"}
@@ -50,7 +52,7 @@ class Pool:
             grouped: dict[str, list[Mention]] = defaultdict(list)
             for m in found:
                 kind = kind_of(m.type)
-                for cid in rel.concept_ids(m):
+                for cid in concept_ids(m):
                     grouped[cid].append(m)
                     if kind:
                         self.kinds.setdefault(cid, kind)
@@ -76,7 +78,7 @@ def make_queries(docs: Sequence[Document], corpus: str, cid_only: bool = False) 
     for d in docs:
         for m in d.mentions:
             kind = kind_of(m.type)
-            for cid in rel.concept_ids(m):
+            for cid in concept_ids(m):
                 if kind:
                     kinds.setdefault(cid, kind)
     related: dict[tuple[str, str], set[str]] = defaultdict(set)  # (concept, answer kind) → related concepts
@@ -106,12 +108,12 @@ def _variant_genes(docs: Sequence[Document]) -> dict[str, str]:
     """Variant concept → the gene concept most often in one sentence with it (its gene, as a curator types it)."""
     counts: dict[str, Counter] = defaultdict(Counter)
     for d in docs:
-        starts = [s for s, _ in rel.sentences(d.text)]
+        starts = [s for s, _ in sentences(d.text)]
         genes: dict[int, set[str]] = defaultdict(set)
         variants: dict[int, set[str]] = defaultdict(set)
         for m in d.mentions:
             kind = kind_of(m.type)
-            for cid in rel.concept_ids(m):
+            for cid in concept_ids(m):
                 if kind == "gene":
                     genes[bisect_right(starts, m.start) - 1].add(cid)
                 elif kind == "variant":
@@ -122,12 +124,12 @@ def _variant_genes(docs: Sequence[Document]) -> dict[str, str]:
     return {v: c.most_common(1)[0][0] for v, c in counts.items() if c}
 
 
-def score_pool(pool: Pool, scorer: rel.RelationScorer) -> dict[str, dict[tuple[str, str], tuple[float, bool]]]:
+def score_pool(pool: Pool, scorer: RelationScorer) -> dict[str, dict[tuple[str, str], tuple[float, bool]]]:
     """PMID → (concept, concept) (both orders) → (probability, same sentence), for every co-mentioned pair."""
     out: dict[str, dict[tuple[str, str], tuple[float, bool]]] = {}
     for pmid, document in pool.documents.items():
         mentions = pool.mentions.get(pmid, [])
-        pairs = rel.score_document(document, mentions, scorer)
+        pairs = score_document(document, mentions, scorer)
         table = {}
         for p in pairs:
             table[(p.concept_a, p.concept_b)] = table[(p.concept_b, p.concept_a)] = (p.score or 0.0, p.same_sentence)
@@ -193,7 +195,7 @@ def align(pool: Pool, gold: Mapping[str, Sequence[Mention]]) -> dict[str, str]:
             overlapping = [g for g in golds
                            if g.start < m.end and m.start < g.end and kind_of(g.type) == kind_of(m.type)]
             for g in overlapping:
-                for gid in rel.concept_ids(g):
-                    for pid in rel.concept_ids(m):
+                for gid in concept_ids(g):
+                    for pid in concept_ids(m):
                         votes[pid][gid] += 1
     return {pid: c.most_common(1)[0][0] for pid, c in votes.items()}

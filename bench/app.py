@@ -2,7 +2,7 @@
 
 Usage::
 
-    python bench/app.py [--data-dir D] [--pairs 20] [--seed 13] [--out bench/results/app.json]
+    python -m bench.app [--data-dir D] [--pairs 20] [--seed 13] [--out bench/results/app.json]
                         [--screenshots docs/screenshots] [--models-dir models]
 
 Builds a store in a temporary folder (CIViC's current export, BioRED and BC5CDR), starts
@@ -45,18 +45,13 @@ from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
+from playwright.sync_api import Error as PlaywrightError
+from playwright.sync_api import Page
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from playwright.sync_api import Error as PlaywrightError  # noqa: E402
-from playwright.sync_api import Page  # noqa: E402
-
-from bench._browser import (  # noqa: E402
+from bench._browser import (
     CHROMIUM,
     CHROMIUM_ARGS,
     VIEWPORT,
-    app_server,
-    build_store,
     chromium,
     decide,
     nav_titles,
@@ -68,12 +63,13 @@ from bench._browser import (  # noqa: E402
     set_curator,
     slug,
 )
-from curation import store  # noqa: E402
-from curation.config import load_settings  # noqa: E402
-from curation.grades import Grade  # noqa: E402
-from curation.ingest.problems import Problems  # noqa: E402
-from curation.ingest.pubtator import read_pubtator  # noqa: E402
-from curation.learning.benchmark import derive_records  # noqa: E402
+from bench._server import app_server, build_store
+from curation import store
+from curation.config import load_settings
+from curation.grades import Grade
+from curation.ingest.problems import Problems
+from curation.ingest.pubtator import read_pubtator
+from curation.learning.benchmark.records import derive_records
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = ROOT / "bench" / "results" / "app.json"

@@ -2,7 +2,7 @@
 
 Usage::
 
-    python bench/backup.py [--data-dir D] [--kills 20] [--decisions 2000] [--wal-trials 40]
+    python -m bench.backup [--data-dir D] [--kills 20] [--decisions 2000] [--wal-trials 40]
                            [--out bench/results/backup.json]
 
 Builds a temporary store from the real data exactly as the README's "Data" section does (CIViC
@@ -33,14 +33,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import platform
-import random
 import re
 import shutil
-import signal
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -49,38 +45,19 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+import duckdb
+
+from bench._app_restart import FIRST_PAGE_TARGET_S, app_kill_campaign
+from bench._backup_timing import ms_summary, timed_decision
+from bench._benchmark import goal
+from bench._kill_campaign import kill_campaign
+from bench._recovery_figures import recovery_figures
+from curation import store
+from curation.config import Settings
+from curation.ops.backup import backup_due, backup_store, verify_backup
+from curation.workflows.ingestion import ingest_corpus, ingest_kb
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-import duckdb  # noqa: E402
-
-from bench._app_restart import FIRST_PAGE_TARGET_S, app_kill_campaign  # noqa: E402
-from bench._benchmark import goal  # noqa: E402
-from curation import store  # noqa: E402
-from curation.config import Settings  # noqa: E402
-from curation.errors import StoreDamagedError  # noqa: E402
-from curation.grades import Grade  # noqa: E402
-from curation.ops.backup import backup_due, backup_store, verify_backup  # noqa: E402
-from curation.ops.recovery import recover_store, wal_path  # noqa: E402
-from curation.schemas import PO  # noqa: E402
-from curation.store.reconcile import open_notices  # noqa: E402
-from curation.workflows.ingestion import ingest_corpus, ingest_kb  # noqa: E402
-
-WRITER = """
-import sys  # noqa: E402
-from curation import store  # noqa: E402
-from curation.grades import Grade  # noqa: E402
-from curation.schemas import PO  # noqa: E402
-db, start = sys.argv[1], int(sys.argv[2])
-con = store.open_store(db)
-pmids = [r[0] for r in con.execute("SELECT pmid FROM documents ORDER BY pmid LIMIT 500").fetchall()]
-print("ready", flush=True)
-for i in range(start, start + 100000):
-    answer = f"drug{i}" if i % 2 == 0 else ""
-    d = store.record_decision(con, f"curator{i % 4}", PO, {"Gene": f"GENE{i % 50}", "Variant": "V600E"},
-                              pmids[i % len(pmids)], Grade.COMPLETE if answer else Grade.PARTIAL, answer=answer)
-    print("ack", d.decision_id, flush=True)
-"""
 
 
 def build_store(data_dir: Path, path: Path) -> dict[str, float]:
@@ -96,24 +73,6 @@ def build_store(data_dir: Path, path: Path) -> dict[str, float]:
     ingest_corpus(con, "jsonl", data_dir / "hoc" / "hoc_abstracts.jsonl")
     con.close()
     return {"ingest_s": round(time.perf_counter() - started, 2)}
-
-
-def _decide(con, i: int, pmids: list[str]) -> float:
-    answer = f"drug{i}" if i % 2 == 0 else ""
-    started = time.perf_counter()
-    store.record_decision(con, f"curator{i % 4}", PO, {"Gene": f"GENE{i % 50}", "Variant": "V600E"},
-                          pmids[i % len(pmids)], Grade.COMPLETE if answer else Grade.PARTIAL, answer=answer)
-    return (time.perf_counter() - started) * 1000
-
-
-def _ms(values: list[float]) -> dict[str, float]:
-    ordered = sorted(values)
-    return {
-        "n": len(ordered),
-        "p50": round(statistics.median(ordered), 2),
-        "p95": round(ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)], 2),  # nearest rank
-        "max": round(ordered[-1], 2),
-    }
 
 
 def fdatasyncs_per_decision(db: Path, decisions: int = 50) -> float | None:
@@ -159,7 +118,7 @@ def backup_figures(db: Path, folder: Path, decisions: int, pmids: list[str]) -> 
         cursor = con.cursor()
         i = decisions
         while not stop.is_set():
-            latencies.append(_decide(cursor, i, pmids))
+            latencies.append(timed_decision(cursor, i, pmids))
             i += 1
 
     writer = threading.Thread(target=write)
@@ -174,7 +133,7 @@ def backup_figures(db: Path, folder: Path, decisions: int, pmids: list[str]) -> 
     writer.join()
     checkpoint_ms = []
     for i in range(20):
-        _decide(con, 10_000_000 + i, pmids)
+        timed_decision(con, 10_000_000 + i, pmids)
         started = time.perf_counter()
         con.execute("CHECKPOINT")
         checkpoint_ms.append((time.perf_counter() - started) * 1000)
@@ -185,193 +144,14 @@ def backup_figures(db: Path, folder: Path, decisions: int, pmids: list[str]) -> 
         "store_bytes": db.stat().st_size,
         "seconds_alone": [round(s, 3) for s in alone],
         "seconds_while_writing": [round(s, 3) for s in under_load],
-        "decision_ms_during_backups": _ms(latencies),
+        "decision_ms_during_backups": ms_summary(latencies),
         "decisions_during_backups": len(latencies),
         "rows_in_last_backup_while_writing": loaded.counts["decisions"],
         "verify_s": round(verify_s, 3),
         "verify_problems": problems,
         "backup_due_not_due_us": round(due_us, 1),
-        "checkpoint_after_one_decision_ms": _ms(checkpoint_ms),
+        "checkpoint_after_one_decision_ms": ms_summary(checkpoint_ms),
     }
-
-
-def recovery_figures(db: Path, folder: Path, work: Path, pmids: list[str], trials: int) -> dict[str, object]:
-    """Recover a copy whose store file is damaged; then damage a WAL of 200 decisions at random places
-    (16 bytes inverted) and see what DuckDB does with each, and what ``recover`` gets back when it refuses."""
-    out: dict[str, object] = {}
-    broken = work / "headers" / "store.duckdb"
-    broken.parent.mkdir()
-    shutil.copyfile(db, broken)
-    with open(broken, "r+b") as handle:
-        handle.write(b"\0" * 12288)
-    started = time.perf_counter()
-    report = recover_store(broken, folder)
-    out["damaged_file"] = {"seconds": round(time.perf_counter() - started, 3), "restored": report.restored_kind,
-                           "decision_rows": report.decisions[0]}
-
-    walled = work / "wal" / "store.duckdb"
-    walled.parent.mkdir()
-    shutil.copyfile(db, walled)
-    con = store.open_store(walled)
-    before = con.execute("SELECT count(*) FROM decisions").fetchall()[0][0]
-    for i in range(200):
-        _decide(con, 20_000_000 + i, pmids)
-    con.execute("PRAGMA disable_checkpoint_on_shutdown")  # leave the WAL as a killed process would
-    con.close()
-    size = wal_path(walled).stat().st_size
-    chooser = random.Random(11)
-    outcomes = []
-    for position in sorted(chooser.randrange(0, size - 16) for _ in range(trials)):
-        trial = work / "trial" / "store.duckdb"
-        trial.parent.mkdir()
-        shutil.copyfile(walled, trial)
-        shutil.copyfile(wal_path(walled), wal_path(trial))
-        with open(wal_path(trial), "r+b") as handle:
-            handle.seek(position)
-            data = handle.read(16)
-            handle.seek(position)
-            handle.write(bytes(b ^ 0xFF for b in data))
-        outcome: dict[str, object] = {"position": position}
-        outcome["product"] = _product_open(walled, work, folder, before, 200, position=position)
-        try:
-            with duckdb.connect(str(trial)) as probe:
-                outcome["opened_with"] = probe.execute("SELECT count(*) FROM decisions").fetchall()[0][0] - before
-        except duckdb.Error as exc:
-            outcome["refused"] = "checksum" if "Corrupt WAL file" in str(exc) else str(exc).splitlines()[0][-160:]
-            started = time.perf_counter()
-            report = recover_store(trial, folder)
-            outcome["recover_s"] = round(time.perf_counter() - started, 3)
-            outcome["restored"] = report.restored_kind
-            outcome["recovered"] = report.decisions[0] - before
-        outcomes.append(outcome)
-        shutil.rmtree(trial.parent)
-    silent = [o for o in outcomes if "opened_with" in o]
-    refused = [o for o in outcomes if "refused" in o]
-    out["corrupt_wal"] = {
-        "wal_bytes": size,
-        "decisions_in_wal": 200,
-        "trials": len(outcomes),
-        "refused": len(refused),
-        "refused_checksum": sum(o["refused"] == "checksum" for o in refused),
-        "opened_silently": len(silent),
-        "opened_silently_lost_decisions": sorted(200 - o["opened_with"] for o in silent),
-        "recovered_decisions_when_refused": sorted(o["recovered"] for o in refused),
-        "restored_from": sorted({o["restored"] for o in refused}),
-        "recover_s": _ms([o["recover_s"] * 1000 for o in refused]) if refused else None,
-        "product": _product_summary([o["product"] for o in outcomes]),
-        "outcomes": outcomes,
-    }
-    truncated = []
-    for cut in sorted(chooser.randrange(1, size) for _ in range(max(1, trials // 4))):
-        trial = work / "trial" / "store.duckdb"
-        trial.parent.mkdir()
-        shutil.copyfile(walled, trial)
-        shutil.copyfile(wal_path(walled), wal_path(trial))
-        os.truncate(wal_path(trial), cut)
-        product = _product_open(walled, work, folder, before, 200, cut=cut)
-        try:
-            with duckdb.connect(str(trial)) as probe:
-                kept = probe.execute("SELECT count(*) FROM decisions").fetchall()[0][0] - before
-            truncated.append({"cut_at": cut, "opened_with": kept, "product": product})
-        except duckdb.Error as exc:
-            truncated.append({"cut_at": cut, "refused": str(exc)[:120], "product": product})
-        shutil.rmtree(trial.parent)
-    out["truncated_wal"] = {
-        "trials": len(truncated),
-        "opened_silently": sum("opened_with" in t for t in truncated),
-        "lost_decisions": sorted(200 - t["opened_with"] for t in truncated if "opened_with" in t),
-        "product": _product_summary([t["product"] for t in truncated]),
-        "outcomes": truncated,
-    }
-    return out
-
-
-def _product_open(walled: Path, work: Path, folder: Path, before: int, made: int, position: int | None = None,
-                  cut: int | None = None) -> dict[str, object]:
-    """What the product gives back from a damaged copy: the store, its WAL (16 bytes inverted at ``position``,
-    or cut at ``cut``) and its decision journal, as they sit side by side in a deployment. ``store.open_store``
-    (which checks the store against the journal), and ``recover_store`` when it refuses; then how many of the
-    ``made`` decisions are there, and whether a person is told (a notice, or the recovery report)."""
-    copy = work / "product" / "store.duckdb"
-    copy.parent.mkdir()
-    try:
-        shutil.copyfile(walled, copy)
-        shutil.copyfile(wal_path(walled), wal_path(copy))
-        journal = walled.with_name(walled.name + ".journal")
-        if journal.is_dir():
-            shutil.copytree(journal, copy.with_name(copy.name + ".journal"))
-        with open(wal_path(copy), "r+b") as handle:
-            if position is not None:
-                handle.seek(position)
-                data = handle.read(16)
-                handle.seek(position)
-                handle.write(bytes(b ^ 0xFF for b in data))
-        if cut is not None:
-            os.truncate(wal_path(copy), cut)
-        started = time.perf_counter()
-        told: list[str] = []
-        try:
-            con = store.open_store(copy)
-            path = "opened"
-        except StoreDamagedError:
-            report = recover_store(copy, folder)
-            told.append(f"recover: restored from {report.restored_kind}")
-            con = store.open_store(copy)
-            path = "recovered"
-        try:
-            present = con.execute("SELECT count(*) FROM decisions").fetchall()[0][0] - before
-            told += [f"{n.kind}" for n in open_notices(con)]
-        finally:
-            con.close()
-        lost = max(0, made - present)
-        return {"path": path, "seconds": round(time.perf_counter() - started, 3), "present": present, "lost": lost,
-                "told": told, "silent_lost": 0 if told else lost}
-    finally:
-        shutil.rmtree(copy.parent, ignore_errors=True)
-
-
-def _product_summary(results: list[dict[str, object]]) -> dict[str, object]:
-    return {
-        "trials": len(results),
-        "opened": sum(r["path"] == "opened" for r in results),
-        "recovered": sum(r["path"] == "recovered" for r in results),
-        "lost_decisions": sum(r["lost"] for r in results),
-        "silent_lost_decisions": sum(r["silent_lost"] for r in results),
-        "told": sum(bool(r["told"]) for r in results),
-        "seconds": _ms([r["seconds"] * 1000 for r in results]) if results else None,
-    }
-
-
-def kill_campaign(db: Path, kills: int, seed: int = 7) -> dict[str, object]:
-    chooser = random.Random(seed)
-    acked: list[int] = []
-    lost: set[int] = set()
-    reopen = []
-    for round_ in range(kills):
-        child = subprocess.Popen([sys.executable, "-c", WRITER, str(db), str(round_ * 100_000)], cwd=ROOT,
-                                 env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE, text=True)
-        target, seen = chooser.randint(1, 80), 0
-        for line in child.stdout:
-            if line.startswith("ack "):
-                acked.append(int(line.split()[1]))
-                seen += 1
-                if seen >= target:
-                    break
-        os.kill(child.pid, signal.SIGKILL)
-        acked += [int(line.split()[1]) for line in child.stdout if line.startswith("ack ") and line.endswith("\n")]
-        child.wait()
-        started = time.perf_counter()
-        con = store.open_store(db)
-        reopen.append(time.perf_counter() - started)
-        present = {row[0] for row in con.execute("SELECT decision_id FROM decisions").fetchall()}
-        con.close()
-        missing = [d for d in acked if d not in present]
-        if missing:  # counted (the goal kill9_lost), and the run ends with status 1
-            lost.update(missing)
-            print(f"acknowledged decisions lost after kill {round_ + 1}: {missing[:10]}", file=sys.stderr)
-    # reopen_s holds milliseconds, as its _ms says (the key is kept so that older JSONs read the same).
-    return {"kills": kills, "acknowledged": len(acked), "lost": len(lost), "lost_ids": sorted(lost)[:20],
-            "reopen_s": _ms([s * 1000 for s in reopen])}
 
 
 def durability_goals(report: dict) -> dict[str, dict[str, object]]:
@@ -409,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
         report["build"] = build_store(args.data_dir, db)
         con = store.open_store(db)
         pmids = [row[0] for row in con.execute("SELECT pmid FROM documents ORDER BY pmid").fetchall()]
-        report["record_decision_ms"] = _ms([_decide(con, i, pmids) for i in range(args.decisions)])
+        report["record_decision_ms"] = ms_summary([timed_decision(con, i, pmids) for i in range(args.decisions)])
         report["store"] = {k: v for k, v in store.stats(con).items() if isinstance(v, int)}
         con.close()
         report["fdatasync_per_decision"] = fdatasyncs_per_decision(db)

@@ -2,8 +2,8 @@
 
 Usage::
 
-    python bench/edel.py [--epochs 0] [--patience 2] [--max-records 500] [--out bench/results/edel.json]
-    python bench/edel.py --smoke --out /tmp/edel-smoke.json     # a few steps: checks the script and its JSON
+    python -m bench.edel [--epochs 0] [--patience 2] [--max-records 500] [--out bench/results/edel.json]
+    python -m bench.edel --smoke --out /tmp/edel-smoke.json     # a few steps: checks the script and its JSON
 
 ``--epochs 0`` (the default) trains as long as the device's default (curation.learning.training.device_defaults:
 10 epochs on a GPU, 1 on a CPU). With more than one epoch every trained system is evaluated on the dev split
@@ -34,7 +34,6 @@ import argparse
 import json
 import platform
 import random
-import sys
 import time
 from collections import defaultdict
 from dataclasses import asdict, replace
@@ -43,9 +42,7 @@ from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from bench._benchmark import (  # noqa: E402
+from bench._benchmark import (
     evaluate_system,
     goal,
     goals_of,
@@ -56,19 +53,19 @@ from bench._benchmark import (  # noqa: E402
     renamed_queries,
     report_forms,
     system,
-)  # noqa: E402
-from bench.retrieval import build_lexicon  # noqa: E402
-from curation.config import load_settings  # noqa: E402
-from curation.learning.benchmark import Benchmark, BenchRecord, kind_of  # noqa: E402
-from curation.learning.build import retriever_for  # noqa: E402
-from curation.learning.margins import margin_table  # noqa: E402
-from curation.learning.sampling import Ablation, SamplingConfig, TrainingSet, build_training_set  # noqa: E402
-from curation.learning.training import DevPool, TrainConfig, device_defaults, pool_evaluator, train  # noqa: E402
-from curation.records import Document, KBRecord  # noqa: E402
-from curation.schemas import PO, RelationSchema  # noqa: E402
-from index.encoder import EncoderConfig, document_text, load_encoder, separator_of  # noqa: E402
-from index.lexical import LexicalIndex  # noqa: E402
-from index.search import FusionConfig, FusionMethod, Mode, Retriever  # noqa: E402
+)
+from bench.retrieval import build_lexicon
+from curation.config import load_settings
+from curation.learning.benchmark import Benchmark, BenchRecord, kind_of
+from curation.learning.build import retriever_for
+from curation.learning.margins import margin_table
+from curation.learning.sampling import Ablation, SamplingConfig, TrainingSet, build_training_set
+from curation.learning.training import DevPool, TrainConfig, device_defaults, pool_evaluator, train
+from curation.records import Document, KBRecord
+from curation.schemas import PO, RelationSchema
+from index.encoder import EncoderConfig, document_text, load_encoder, separator_of
+from index.lexical import LexicalIndex
+from index.search import FusionConfig, FusionMethod, Mode, Retriever
 
 KINDS_OF_ENTITY = {"Gene": "gene", "Variant": "variant", "Chemical": "chemical", "Disease": "disease"}
 TRAIN_KINDS = ("gene_variant", "gene_disease", "gene_chemical", "chemical_disease")

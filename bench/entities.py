@@ -2,7 +2,7 @@
 
 Usage::
 
-    python bench/entities.py [--data-dir D] [--recogniser models/recognisers/biomed]
+    python -m bench.entities [--data-dir D] [--recogniser models/recognisers/biomed]
                              [--linker models/linkers/biomed] [--test] [--out bench/results/entities.json]
 
 NER: exact-span precision / recall / F1 per type (same start, end and kind as a gold mention)
@@ -30,34 +30,31 @@ import argparse
 import json
 import os
 import platform
-import sys
 import time
 from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from bench._benchmark import goal  # noqa: E402
-from bench._linking import LINKER_NAME  # noqa: E402
-from bench.matching import measured_exclusions, score  # noqa: E402
-from curation.config import Settings  # noqa: E402
-from curation.entities.annotation import DEFAULT_POLICY, POLICIES, Annotator  # noqa: E402
-from curation.entities.lexicon import Lexicon  # noqa: E402
-from curation.entities.matching import Matcher  # noqa: E402
-from curation.entities.recogniser import LABELS, load_recogniser  # noqa: E402
-from curation.entities.synonyms import (  # noqa: E402
+from bench._benchmark import goal
+from bench._linking import LINKER_NAME
+from bench.matching import measured_exclusions, score
+from curation.config import Settings
+from curation.entities.annotation import DEFAULT_POLICY, POLICIES, Annotator
+from curation.entities.lexicon import Lexicon
+from curation.entities.matching import Matcher
+from curation.entities.recogniser import LABELS, load_recogniser
+from curation.entities.synonyms import (
     drugbank_synonyms,
     element_synonyms,
     kb_synonyms,
     mention_synonyms,
     ptm_synonyms,
 )
-from curation.ingest.civic import read_civic  # noqa: E402
-from curation.ingest.problems import Problems  # noqa: E402
-from curation.learning.recogniser_data import CorpusPart, load_corpora  # noqa: E402
-from curation.records import Document  # noqa: E402
-from curation.schemas import PO  # noqa: E402
+from curation.ingest.civic import read_civic
+from curation.ingest.problems import Problems
+from curation.learning.recogniser_data import CorpusPart, load_corpora
+from curation.records import Document
+from curation.schemas import PO
 
 KINDS = ("gene", "variant", "chemical", "disease")
 

@@ -2,8 +2,8 @@
 
 Usage::
 
-    python bench/feedback.py [--queries 150] [--out bench/results/feedback.json]
-    python bench/feedback.py --queue-orders [--rounds 6] [--round 25] [--pool 60] [--max-steps N]
+    python -m bench.feedback [--queries 150] [--out bench/results/feedback.json]
+    python -m bench.feedback --queue-orders [--rounds 6] [--round 25] [--pool 60] [--max-steps N]
 
 Everything goes through the product's own path: a fresh store holds the corpus and the
 benchmark's **train-split** gene + disease records with a treatment as a GDT knowledge base (canonical
@@ -42,7 +42,6 @@ import json
 import os
 import platform
 import random
-import sys
 import tempfile
 import time
 from collections import Counter
@@ -51,10 +50,8 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from bench import _concepts  # noqa: E402
-from bench._benchmark import (  # noqa: E402
+from bench import _concepts
+from bench._benchmark import (
     evaluate_system,
     goal,
     goals_of,
@@ -65,22 +62,22 @@ from bench._benchmark import (  # noqa: E402
     renamed_queries,
     report_forms,
     system,
-)  # noqa: E402
-from bench.edel import GDT  # noqa: E402
-from curation import store  # noqa: E402
-from curation.config import load_settings  # noqa: E402
-from curation.grades import Grade  # noqa: E402
-from curation.jobs import retraining  # noqa: E402
-from curation.jobs.result import job_result  # noqa: E402
-from curation.learning.benchmark import Benchmark  # noqa: E402
-from curation.learning.build import BuildRequest, build_version  # noqa: E402
-from curation.learning.statistics import bootstrap_ci  # noqa: E402
-from curation.learning.training import TrainConfig  # noqa: E402
-from curation.records import KBRecord  # noqa: E402
-from curation.retrieval.relation_search import SearchOptions  # noqa: E402
-from curation.versions import catalog, registry  # noqa: E402
-from index.loading import open_retriever  # noqa: E402
-from index.search import Mode  # noqa: E402
+)
+from bench.edel import GDT
+from curation import store
+from curation.config import load_settings
+from curation.grades import Grade
+from curation.jobs import retraining
+from curation.jobs.result import job_result
+from curation.learning.benchmark import Benchmark
+from curation.learning.build import BuildRequest, build_version
+from curation.learning.statistics import bootstrap_ci
+from curation.learning.training import TrainConfig
+from curation.records import KBRecord
+from curation.retrieval.relation_search import SearchOptions
+from curation.versions import catalog, registry
+from index.loading import open_retriever
+from index.search import Mode
 
 SYSTEMS = ("before", "after_decisions", "after_kb", "after_kb_and_decisions")
 SERVED_FORMS = ("canonical",)

@@ -2,7 +2,7 @@
 
 Usage::
 
-    python bench/first_run.py [--runs 3] [--data-dir D] [--out bench/results/first_run.json]
+    python -m bench.first_run [--runs 3] [--data-dir D] [--out bench/results/first_run.json]
     python -m curation bench first_run
 
 Each browser run starts from nothing in a temporary folder: the README's first command (the first
@@ -43,29 +43,25 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from playwright.sync_api import Error as PlaywrightError
 
-from playwright.sync_api import Error as PlaywrightError  # noqa: E402
-
-from bench._browser import (  # noqa: E402
+from bench._browser import (
     CHROMIUM,
     CHROMIUM_ARGS,
     VIEWPORT,
     AppError,
     chromium,
-    command_server,
-    first_run_env,
     load_sample,
     marked_results,
     open_page,
-    readme_first_command,
     result_pmids,
     search,
     wait_for_page,
 )
-from curation import store  # noqa: E402
-from curation.config import load_settings  # noqa: E402
-from curation.workflows.quickstart import find_sample  # noqa: E402
+from bench._server import command_server, first_run_env, readme_first_command
+from curation import store
+from curation.config import load_settings
+from curation.workflows.quickstart import find_sample
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = ROOT / "bench" / "results" / "first_run.json"

@@ -2,8 +2,8 @@
 
 Usage::
 
-    python bench/load.py [--sessions 4,8] [--decisions 250] [--out bench/results/load.json]
-    python bench/load.py --small --sessions 2 --decisions 6    # the test fixtures, a minute
+    python -m bench.load [--sessions 4,8] [--decisions 250] [--out bench/results/load.json]
+    python -m bench.load --small --sessions 2 --decisions 6    # the test fixtures, a minute
 
 A real ``streamlit run app.py`` serves a store built from the real data (CIViC + BioRED +
 BC5CDR, as bench/app.py). Each session is its own headless Chromium (own Playwright, own
@@ -41,17 +41,14 @@ import json
 import os
 import platform
 import shutil
-import sys
 import tempfile
 import threading
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from bench._benchmark import goal  # noqa: E402
-from curation.grades import GRADE_LABELS, GRADES  # noqa: E402
+from bench._benchmark import goal
+from curation.grades import GRADE_LABELS, GRADES
 
 ROOT = Path(__file__).resolve().parent.parent
 # The browsers stand for curators' own machines: under nice, they leave the CPU to the server they load
@@ -61,7 +58,7 @@ SHM = Path("/dev/shm")
 
 
 def load_store(db: Path, data_dir: Path, small: bool) -> dict:
-    from bench._browser import build_store
+    from bench._server import build_store
     from curation import store
     from curation.workflows.ingestion import ingest_corpus, ingest_kb
 
@@ -238,7 +235,7 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def run(work: Path, sessions: int, decisions: int, retrain: bool, small: bool, timeout_s: float) -> dict:
-    from bench._browser import app_server
+    from bench._server import app_server
     from curation import store
     from curation.jobs import retraining
 

@@ -2,7 +2,7 @@
 
 Usage::
 
-    python bench/matching.py [--data-dir D] [--out bench/results/matching.json]
+    python -m bench.matching [--data-dir D] [--out bench/results/matching.json]
 
 Gold: BioRED ``Dev.PubTator`` mentions of GeneOrGeneProduct, SequenceVariant and
 ChemicalEntity. Dictionaries come only from other sources: the CIViC 2026 evidence TSV
@@ -28,12 +28,10 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from curation.config import Settings  # noqa: E402
-from curation.entities.matching import Matcher  # noqa: E402
-from curation.entities.name_filter import measure_names, merge_stats, unreliable_names  # noqa: E402
-from curation.entities.synonyms import (  # noqa: E402
+from curation.config import Settings
+from curation.entities.matching import Matcher
+from curation.entities.name_filter import measure_names, merge_stats, unreliable_names
+from curation.entities.synonyms import (
     Lexicon,
     drugbank_synonyms,
     element_synonyms,
@@ -41,11 +39,11 @@ from curation.entities.synonyms import (  # noqa: E402
     mention_synonyms,
     ptm_synonyms,
 )
-from curation.ingest.civic import read_civic  # noqa: E402
-from curation.ingest.problems import Problems  # noqa: E402
-from curation.ingest.pubtator import read_pubtator  # noqa: E402
-from curation.records import Document, KBRecord  # noqa: E402
-from curation.schemas import PO  # noqa: E402
+from curation.ingest.civic import read_civic
+from curation.ingest.problems import Problems
+from curation.ingest.pubtator import read_pubtator
+from curation.records import Document, KBRecord
+from curation.schemas import PO
 
 EVALUATED = {"GeneOrGeneProduct": "gene", "SequenceVariant": "variant", "ChemicalEntity": "chemical",
              "DiseaseOrPhenotypicFeature": "disease"}

@@ -4,8 +4,8 @@ A structure-only change must not move a figure: this script runs each named benc
 file, compares every number that measures quality (timings, latencies, dates and machine facts are
 left out: they change from run to run), and writes bench/results/reproduce.json with what differs.
 
-    .venv/bin/python bench/reproduce.py                    # matching and retrieval (about 10 min on 2 cores)
-    .venv/bin/python bench/reproduce.py --names matching   # one of them
+    .venv/bin/python -m bench.reproduce                    # matching and retrieval (about 10 min on 2 cores)
+    .venv/bin/python -m bench.reproduce --names matching   # one of them
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Usage::
 
-    python -m curation bench retrieval        (or: python bench/retrieval.py [--data-dir D] [--out F])
+    python -m curation bench retrieval        (or: python -m bench.retrieval [--data-dir D] [--out F])
 
 Builds the benchmark (:mod:`curation.learning.benchmark`, the split saved in bench/splits/), the BM25
 and flat FAISS indexes over the 3,476-abstract corpus (corpus embeddings are cached under
@@ -27,7 +27,6 @@ bench/report.py`` renders it into docs/BENCHMARKS.md.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import platform
@@ -36,224 +35,49 @@ import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from bench import _concepts, _curator_path  # noqa: E402
-from bench._benchmark import (  # noqa: E402
+from bench import _concepts, _curator_path
+from bench._benchmark import (
     EVAL_K,
     evaluate_system,
     goal,
     goals_of,
     leaks,
     load_benchmark,
-    mean_of,
-    pooled,
     renamed_queries,
     report_forms,
     system,
-)  # noqa: E402
-from curation.config import load_settings  # noqa: E402
-from curation.learning.benchmark import Benchmark  # noqa: E402
-from curation.records import Document  # noqa: E402
-from curation.retrieval.relation_search import SearchOptions  # noqa: E402
-from index.dense import DenseIndex  # noqa: E402
-from index.encoder import (  # noqa: E402
+)
+from bench._dev_choices import (
+    CANDIDATES,
+    CHOICE_FORMS,
+    GATE,
+    choose,
+    choose_weight,
+    concept_sweep,
+    dense_share,
+    sweep,
+)
+from bench._embeddings import MemoEncoder, _now, corpus_embeddings, model_key
+from bench._retrieval_notes import notes
+from curation.config import load_settings
+from curation.records import Document
+from curation.retrieval.relation_search import SearchOptions
+from index.dense import DenseIndex
+from index.encoder import (
     DEFAULT_MODEL,
     EncoderConfig,
-    document_text,
-    embedding_dimension,
-    encode_documents,
     load_encoder,
-    resolve_model,
-    separator_of,
 )
-from index.lexical import LexicalIndex  # noqa: E402
-from index.search import FusionConfig, Retriever  # noqa: E402
+from index.lexical import LexicalIndex
+from index.search import FusionConfig, Retriever
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "retrieval.json"
 CURATOR_K = 20
-GATE = ("ndcg@10", "entity_recall@10")
-CHOICE_FORMS = ("canonical", "reworded")  # the forms curators type; the hybrid is chosen on their dev queries
 LATENCY_QUERIES = 120
-# The hybrid candidates tried on dev. "bm25_dense_fallback" keeps BM25's order and lets dense
-# fill the list only when BM25 finds fewer than k documents (rerank with no dense share);
-# every other candidate lets dense change BM25's order.
-CANDIDATES: dict[str, FusionConfig] = {
-    "rrf": FusionConfig("rrf"),
-    "rrf_bm25x2": FusionConfig("rrf", weights=(2.0, 1.0)),
-    "slate": FusionConfig("slate", depth=10),
-    **{f"weighted_{w:g}": FusionConfig("weighted", weights=(1 - w, w)) for w in (0.02, 0.05, 0.1, 0.2, 0.3, 0.5)},
-    **{
-        f"rerank_d{d}_mix{m:g}": FusionConfig("rerank", depth=d, mix=m)
-        for d in (50, 100)
-        for m in (0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0)
-    },
-    "bm25_dense_fallback": FusionConfig("rerank", depth=50, mix=0.0),
-}
-
-
-def dense_share(config: FusionConfig) -> float:
-    """How much say dense has over the order (0: none, BM25 order kept)."""
-    if config.method == "rerank":
-        return config.mix
-    if config.method in ("weighted", "rrf"):
-        return config.weights[1] / sum(config.weights)
-    return 0.5
-
-
-# --- corpus embeddings, cached ------------------------------------------------------------
-
-
-def corpus_embeddings(
-    model, model_key: str, corpus: Sequence[Document], cache_dir: Path
-) -> tuple[np.ndarray, float, bool]:
-    """(vectors (n_docs, dim), seconds the encoding took, whether they came from the cache).
-
-    The cache key hashes ``model_key`` (model name and max sequence length) and every
-    (pmid, encoded text), so any change to either re-encodes.
-    """
-    separator = separator_of(model)
-    digest = hashlib.sha256()
-    digest.update(f"{model_key}\n".encode())
-    for document in corpus:
-        digest.update(f"{document.pmid}\t{document_text(document, separator)}\n".encode())
-    key = digest.hexdigest()[:20]
-    folder = cache_dir / "bench"
-    vectors_path, meta_path = folder / f"corpus-{key}.npy", folder / f"corpus-{key}.json"
-    if vectors_path.exists() and meta_path.exists():
-        meta = json.loads(meta_path.read_text())
-        vectors = np.load(vectors_path)
-        if vectors.shape == (len(corpus), meta["dimension"]):
-            return vectors, float(meta["encode_seconds"]), True
-    start = time.perf_counter()
-    vectors = encode_documents(model, corpus, batch_size=32, progress=sys.stderr.isatty())  # (n_docs, dim)
-    seconds = time.perf_counter() - start
-    folder.mkdir(parents=True, exist_ok=True)
-    tmp = vectors_path.with_name(vectors_path.stem + ".tmp.npy")
-    np.save(tmp, vectors)
-    tmp.replace(vectors_path)
-    meta = {"model": model_key, "documents": len(corpus), "dimension": int(vectors.shape[1]),
-            "encode_seconds": round(seconds, 2), "created_at": _now()}
-    meta_path.write_text(json.dumps(meta, indent=2))
-    return vectors, seconds, False
-
-
-def model_key(config: EncoderConfig) -> str:
-    """The encoder as named in the embedding cache key and the dense index manifest."""
-    return f"{Path(resolve_model(config.model)).name}|max_seq_length={config.max_seq_length}"
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
-
-
-class MemoEncoder:
-    """The encoder with query embeddings remembered by text.
-
-    Used only for the dev sweep and test scoring, where every fusion candidate encodes the
-    same queries; latency is measured with the plain encoder.
-    """
-
-    def __init__(self, model) -> None:
-        self.model = model
-        self.tokenizer = model.tokenizer
-        self._memo: dict[str, np.ndarray] = {}
-
-    def encode(self, texts, batch_size=64, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False):
-        todo = [t for t in dict.fromkeys(texts) if t not in self._memo]
-        if todo:
-            vectors = self.model.encode(todo, batch_size=batch_size, normalize_embeddings=normalize_embeddings,
-                                        convert_to_numpy=True, show_progress_bar=False)
-            self._memo.update(zip(todo, vectors, strict=True))
-        return np.stack([self._memo[t] for t in texts])
-
-    def get_embedding_dimension(self) -> int:
-        return embedding_dimension(self.model)
-
-
-# --- scoring and choosing the hybrid ------------------------------------------------------
-
-
-def sweep(retriever: Retriever, benchmark: Benchmark, split: str) -> dict[str, dict[str, dict[str, float]]]:
-    """form → system → mean metrics over every kind's queries, for BM25, dense and every hybrid candidate."""
-    systems = {"bm25": system(retriever, "bm25"), "dense": system(retriever, "dense")}
-    systems.update({name: system(retriever, "hybrid", config) for name, config in CANDIDATES.items()})
-    table: dict[str, dict[str, dict[str, float]]] = {form: {} for form in CHOICE_FORMS}
-    for name, retrieve in systems.items():
-        figures = evaluate_system(retrieve, benchmark, split, CHOICE_FORMS)
-        for form in CHOICE_FORMS:
-            table[form][name] = mean_of(pooled(figures[form]))
-    return table
-
-
-def shortfall(table: Mapping[str, Mapping[str, Mapping[str, float]]], system: str) -> float:
-    """How far ``system`` falls below the better component at worst (<= 0: the gate is met)."""
-    return max(
-        max(rows["bm25"][m], rows["dense"][m]) - rows[system][m] for rows in table.values() for m in GATE
-    )
-
-
-def choose(table: Mapping[str, Mapping[str, Mapping[str, float]]]) -> tuple[str, str, str]:
-    """(chosen candidate, why, best candidate in which dense changes the order).
-
-    Chosen: among candidates meeting the gate on every form, the best mean of the gated
-    metrics, ties going to the larger dense share; if none meets it, the smallest worst
-    shortfall. The best mixed candidate is reported beside it when the chosen one gives dense
-    no say, so the cost of mixing stays visible.
-    """
-    def mean(system: str) -> float:
-        return float(np.mean([rows[system][m] for rows in table.values() for m in GATE]))
-
-    def rank(name: str) -> tuple[float, float, float]:
-        return (max(shortfall(table, name), 0.0), -mean(name), -dense_share(CANDIDATES[name]))
-
-    mixed = [name for name in CANDIDATES if dense_share(CANDIDATES[name]) > 0]
-    best_mixed = min(mixed, key=rank)
-    passing = [name for name in CANDIDATES if shortfall(table, name) <= 1e-9]
-    best = min(CANDIDATES, key=rank)
-    if not passing:
-        return best, (f"no candidate met the gate on dev; {best} falls least short "
-                      f"({shortfall(table, best):.4f} at worst)"), best_mixed
-    why = (f"{len(passing)} of {len(CANDIDATES)} candidates met the gate on dev ({', '.join(passing)}); {best} has "
-           f"the best mean of {', '.join(GATE)} over the {' and '.join(CHOICE_FORMS)} forms ({mean(best):.4f})")
-    if dense_share(CANDIDATES[best]) == 0:
-        why += (f". Every candidate in which dense changes BM25's order fell below BM25 on dev; the closest, "
-                f"{best_mixed}, by {shortfall(table, best_mixed):.4f} at worst (reported as hybrid_mixed)")
-    return best, why, best_mixed
-
-
-# --- the concept search: the one choice made on dev ----------------------------------------
-
-ALTERNATIVE_WEIGHTS = (0.25, 0.5, 1.0)  # an alias's weight in the expanded query, tried on dev
-
-
-def concept_sweep(concept: _concepts.ConceptBench, engine: Retriever, benchmark: Benchmark) -> dict:
-    """form → system → mean dev metrics of the concept search (lexical order) for each alias weight, and RM3."""
-    systems = {f"concepts_w{w:g}": _concepts.served_system(concept, engine, benchmark, "dev",
-                                                         SearchOptions(mode="bm25", k=EVAL_K, alternative_weight=w))
-               for w in ALTERNATIVE_WEIGHTS}
-    systems["concepts_rm3_w0.5"] = _concepts.served_system(
-        concept, engine, benchmark, "dev", SearchOptions(mode="bm25", k=EVAL_K, rm3=True))
-    systems["bm25"] = system(engine, "bm25")
-    table: dict[str, dict[str, dict[str, float]]] = {form: {} for form in CHOICE_FORMS}
-    for name, retrieve in systems.items():
-        figures = evaluate_system(retrieve, benchmark, "dev", CHOICE_FORMS)
-        for form in CHOICE_FORMS:
-            table[form][name] = mean_of(pooled(figures[form]))
-    return table
-
-
-def choose_weight(table: Mapping[str, Mapping[str, Mapping[str, float]]]) -> float:
-    """The alias weight with the best mean of NDCG@10 and EntityRecall@10 over the dev forms (ties: 0.5)."""
-    def mean(weight: float) -> float:
-        return float(np.mean([rows[f"concepts_w{weight:g}"][m] for rows in table.values() for m in GATE]))
-
-    return max(ALTERNATIVE_WEIGHTS, key=lambda w: (round(mean(w), 4), w == 0.5))
 
 
 def biored_pmids(data_dir: Path, part: str) -> set[str]:
@@ -317,67 +141,12 @@ def latency(calls: Mapping[str, Callable[[str], object]], queries: Sequence[str]
     }
 
 
-# --- what the figures mean ----------------------------------------------------------------
-
-
-def notes(report: Mapping, chosen: str, mixed: str, dev: Mapping) -> list[str]:
-    """Sentences on what the figures mean, built from this run's figures."""
-    counts, latency_ms, forms = report["counts"], report["latency_ms"], report["forms"]
-    derivation = counts["derivation"]
-
-    def ndcg(form: str, system: str) -> float:
-        return forms[form]["all"]["ndcg@10"]["systems"][system]["mean"]
-
-    out = [
-        f"gene_variant records: {derivation['variant_relations']} variant-chemical/disease relations over "
-        f"{derivation['variants_with_gene'] + derivation['variants_without_gene']} (document, variant) pairs; "
-        f"{derivation['variants_with_gene']} got the gene whose single-id mention lies nearest (character gap; ties "
-        "to the more often mentioned gene, then the smaller id), "
-        f"{derivation['variants_without_gene']} had no gene mention; median gap "
-        f"{derivation['variant_gene_gap_median_chars']} characters, {derivation['variant_gene_gap_over_100_chars']} "
-        "over 100 (rs numbers in association studies are often far from their gene: the likeliest wrong genes).",
-        f"Names matter more than models: BM25 NDCG@10 over every test query is {ndcg('verbatim', 'bm25'):.3f} when "
-        f"queries quote the evidence (verbatim), {ndcg('canonical', 'bm25'):.3f} with the KB's names (canonical) and "
-        f"{ndcg('reworded', 'bm25'):.3f} with other documents' names (reworded); zero-shot dense "
-        f"{ndcg('verbatim', 'dense'):.3f} / {ndcg('canonical', 'dense'):.3f} / {ndcg('reworded', 'dense'):.3f}.",
-    ]
-    if dense_share(CANDIDATES[chosen]) == 0:
-        out.append(
-            f"The hybrid chosen on dev keeps BM25's order (dense fills the list only when BM25 finds fewer than k): "
-            f"every fusion in which the zero-shot MiniLM changes BM25's order fell below BM25 on dev (the closest, "
-            f"{mixed}, by {shortfall(dev, mixed):.4f}). A trained encoder is judged by the same dev rule."
-        )
-    served = latency_ms["curator_path"]["p95"]
-    renamed = forms["canonical"]["all_renamed"]["ndcg@10"]["systems"]
-    out.append(
-        "Served over BM25 on the canonical form, NDCG@10: "
-        f"{ndcg('canonical', 'served') / ndcg('canonical', 'bm25'):.3f} over every query; a 1.25 ratio would need "
-        f"NDCG@10 {1.25 * ndcg('canonical', 'bm25'):.3f} "
-        f"({'above' if 1.25 * ndcg('canonical', 'bm25') > 1 else 'within'} the metric's ceiling of 1). On the "
-        f"{forms['canonical']['all_renamed']['queries']} queries whose reworded form renames every entity (where the "
-        f"canonical name is least often the evidence's), the ratio is "
-        f"{renamed['served']['mean'] / renamed['bm25']['mean']:.3f}."
-    )
-    out.append(
-        f"Concept search: served NDCG@10 {ndcg('canonical', 'served'):.3f} canonical / "
-        f"{ndcg('reworded', 'served'):.3f} reworded against BM25's {ndcg('canonical', 'bm25'):.3f} / "
-        f"{ndcg('reworded', 'bm25'):.3f}; BM25 over every form alone (bm25_expanded) "
-        f"{ndcg('canonical', 'bm25_expanded'):.3f} / {ndcg('reworded', 'bm25_expanded'):.3f}; with RM3 "
-        f"{ndcg('canonical', 'concepts_rm3'):.3f} / {ndcg('reworded', 'concepts_rm3'):.3f}."
-    )
-    out.append(
-        f"Curator path p95 <= 100 ms: {'met' if served <= 100 else 'missed'} ({served:.0f} ms through curate_search on "
-        f"a real store, the concept index in it)."
-    )
-    return out
-
-
 # --- the run ------------------------------------------------------------------------------
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     settings = load_settings()
-    parser = argparse.ArgumentParser(prog="bench/retrieval.py", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.retrieval", description=__doc__.split("\n\n")[0])
     parser.add_argument("--data-dir", type=Path, default=settings.data_dir)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--seed", type=int, default=13, help="seed of a new split and of the reworded names")

@@ -1,7 +1,7 @@
 """Suggest the missing slot — the relation scorer and the suggestions (bench/results/suggest.json).
 
 Section ``relation_extraction``: document-level relation extraction over co-mentioned concept pairs with gold
-mentions. The scorer (``curation.learning.relations``: pair features + logistic regression, threshold chosen
+mentions. The scorer (``curation.relations``: pair features + logistic regression, threshold chosen
 out of fold on Train) is trained on BioRED Train (any relation type) + BC5CDR Train (chemical-induced disease),
 every Dev and Test PMID of both corpora held out of training, and scored on BioRED Dev (any relation between
 any two co-mentioned concepts) and BC5CDR Dev (chemical–disease pairs), next to co-occurrence (every
@@ -10,14 +10,14 @@ co-mentioned pair), same sentence, and a gradient-boosted learner on the same fe
 Section ``suggestions``: partial queries from the Dev relations (``bench/_suggestions.py``: binary both ways,
 BC5CDR chemical ↔ disease, BioRED n-ary variant + its gene), ranked by a frequency prior, co-occurrence over
 every document mentioning the query, co-occurrence over the served top N, and the relation scorer aggregated
-(``curation.retrieval.suggestions``) — in the realistic setting (dictionary annotator over a lexicon without
+(``curation.relations.suggestions``) — in the realistic setting (dictionary annotator over a lexicon without
 Dev/Test names, the served search over the Dev abstracts plus HoC distractors) and with gold mentions (upper
 bound). The aggregation rule and N are chosen here on dev; the product's constants are checked against them.
 
 Section ``latency``: a fresh store loaded with the sample and the scorer active; ``workflows.suggest`` timed (the
 served search and the suggestions; the Curate page reuses its own search and adds only the second part).
 
-Usage: ``python bench/suggest.py [--out FILE]``; ``--test`` scores the Test splits once with everything chosen
+Usage: ``python -m bench.suggest [--out FILE]``; ``--test`` scores the Test splits once with everything chosen
 on dev (bench/results/suggest_test.json). Without ``--test`` only the Test splits' PMIDs are read.
 """
 
@@ -27,86 +27,21 @@ import argparse
 import json
 import os
 import platform
-import sys
 import time
 from collections import Counter, defaultdict
 from datetime import UTC, datetime
 from pathlib import Path
 
-import numpy as np
+import bench._suggestions as S
+from bench._benchmark import goal
+from bench._relation_extraction import read_documents, relation_extraction
+from bench._suggest_latency import latency
+from curation.config import load_settings
+from curation.ingest.problems import Problems
+from curation.relations import training_data as data
+from curation.relations.pairs import concept_ids
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-import bench._suggestions as S  # noqa: E402
-from bench._benchmark import goal  # noqa: E402
-from curation.config import load_settings  # noqa: E402
-from curation.ingest.problems import Problems  # noqa: E402
-from curation.ingest.pubtator import read_pubtator  # noqa: E402
-from curation.learning import relation_data as data  # noqa: E402
-from curation.learning import relations as rel  # noqa: E402
-
-CID = {frozenset(("Chemical", "Disease"))}
-FILES = {
-    "biored": {"train": "biored/Train.PubTator", "dev": "biored/Dev.PubTator", "test": "biored/Test.PubTator"},
-    "bc5cdr": {"train": "bc5cdr/CDR_TrainingSet.PubTator.txt", "dev": "bc5cdr/CDR_DevelopmentSet.PubTator.txt",
-               "test": "bc5cdr/CDR_TestSet.PubTator.txt"},
-}
-
-
-def _read(path: Path) -> list:
-    return list(read_pubtator(path, Problems(path, lenient=True)))
-
-
-def relation_extraction(data_dir: Path, split: str = "dev") -> tuple[dict, rel.RelationScorer, data.TrainingSet]:
-    """Train on both Train splits (Dev and Test PMIDs held out), score both Dev splits."""
-    started = time.perf_counter()
-    training = data.corpus_training_set(data_dir)
-    pairs, by_pmid, held_out = training.pairs, training.documents, training.held_out
-    features = rel.feature_matrix(by_pmid, pairs)
-    labels = np.array([p.label for p in pairs])
-    scorer = rel.RelationScorer.fit(features, labels)
-    train_s = time.perf_counter() - started
-    from sklearn.ensemble import HistGradientBoostingClassifier
-    from sklearn.model_selection import cross_val_predict
-
-    boosted = HistGradientBoostingClassifier(random_state=0, class_weight="balanced")
-    oof = cross_val_predict(boosted, features, labels, cv=5, method="predict_proba")[:, 1]
-    boosted_threshold = rel.best_threshold(labels, oof)
-    boosted.fit(features, labels)
-
-    out: dict = {"training": {"documents": len(by_pmid), "pairs": len(pairs), "positives": int(labels.sum()),
-                              "held_out_pmids": len(held_out),
-                              "train_pmids_also_held_out": training.train_pmids_held_out,
-                              "seconds": round(train_s, 1), "threshold_logreg": round(scorer.threshold, 4),
-                              "threshold_boosted": round(boosted_threshold, 4)},
-                 split: {}}
-    for corpus, types in (("biored", None), ("bc5cdr", CID)):
-        docs = [d for d in _read(data_dir / FILES[corpus][split]) if d.relations]
-        assert not {d.pmid for d in docs} & set(by_pmid)
-        dev_pairs = [p for d in docs for p in rel.candidate_pairs(d, types=types)]
-        x = rel.feature_matrix({d.pmid: d for d in docs}, dev_pairs)
-        y = [p.label for p in dev_pairs]
-        missed = rel.uncovered(docs, dev_pairs, types)
-        same = x[:, rel.FEATURES.index("same_sentence")] > 0
-        t = time.perf_counter()
-        probabilities = scorer.probabilities(x)
-        score_ms = (time.perf_counter() - t) * 1000
-        out[split][corpus] = {
-            "documents": len(docs), "candidate_pairs": len(dev_pairs), "gold_relations": int(sum(y)) + missed,
-            "gold_without_candidate": missed,
-            "systems": {
-                "cooccurrence": rel.pair_scores(y, [1] * len(y), missed),
-                "same_sentence": rel.pair_scores(y, same.astype(int).tolist(), missed),
-                "scorer_logreg": rel.pair_scores(y, (probabilities >= scorer.threshold).astype(int).tolist(), missed),
-                "scorer_boosted": rel.pair_scores(
-                    y, (boosted.predict_proba(x)[:, 1] >= boosted_threshold).astype(int).tolist(), missed),
-            },
-            "scoring_ms_per_1000_pairs": round(score_ms / max(1, len(dev_pairs)) * 1000, 2),
-        }
-        print(f"{corpus} {split}: " + ", ".join(f"{n} F1 {s['f1']}" for n, s in out[split][corpus]["systems"].items()),
-              file=sys.stderr)
-    return out, scorer, training
 
 
 TOP_DOCS = (20, 50, 100)
@@ -174,7 +109,7 @@ def _typed_name(concept: str, docs) -> str:
     """How papers write a concept most often (what a curator copies into the slot)."""
     from collections import Counter
 
-    counts = Counter(m.text for d in docs for m in d.mentions if concept in rel.concept_ids(m))
+    counts = Counter(m.text for d in docs for m in d.mentions if concept in concept_ids(m))
     return counts.most_common(1)[0][0] if counts else concept
 
 
@@ -188,13 +123,13 @@ def suggestion_benchmark(data_dir: Path, scorer, training, split: str = "dev") -
     from curation.entities.variants import variant_keys
     from curation.ingest.jsonl import read_jsonl
     from curation.records import Mention
+    from curation.relations.suggestions import slot_concept_ids
     from curation.retrieval.relation_search import SearchOptions, search_relation
-    from curation.retrieval.suggestions import slot_concept_ids
     from index.lexical import LexicalIndex
     from index.search import Retriever
 
     column = {"dev": 2, "test": 3}[split]
-    corpora = {name: _read(data_dir / files[column - 1]) for name, *files, _ in data.CORPORA}
+    corpora = {name: read_documents(data_dir / files[column - 1]) for name, *files, _ in data.CORPORA}
     for name, docs in corpora.items():
         assert not {d.pmid for d in docs} & set(training.documents), f"{name} {split} documents were trained on"
     queries = {"biored": S.make_queries(corpora["biored"], "biored"),
@@ -314,7 +249,8 @@ def suggestion_benchmark(data_dir: Path, scorer, training, split: str = "dev") -
     near = [k for k, v in candidates.items() if v >= top - TOLERANCE]
     best = min(near, key=lambda k: (k[0], k[3] != "min", -candidates[k]))
     if split != "dev":  # never chosen on test: the product's rule, chosen on dev
-        from curation.workflows.suggest import DEFAULT_TOP_DOCS, NARY_COMBINE, RULE
+        from curation.relations.suggestions import NARY_COMBINE, RULE
+        from curation.workflows.suggest import DEFAULT_TOP_DOCS
 
         best = (DEFAULT_TOP_DOCS, RULE["rule"], RULE["weight"], NARY_COMBINE)
     out["selection"] = {"split": split, "by": "mean MAP over every query of the split, realistic setting; among the "
@@ -346,87 +282,6 @@ def suggestion_benchmark(data_dir: Path, scorer, training, split: str = "dev") -
     return out
 
 
-def latency(data_dir: Path, scorer, queries: int = 200, seed: int = 13) -> dict:
-    """The product path on a real store: load the sample into a fresh store, score every document's pairs at
-    annotation (the scorer activated first), then time :func:`curation.workflows.suggest.suggest` (the served
-    search and the suggestions; the Curate page draws them from its own search) on PO queries typed from the KB
-    (gene + variant, and gene alone), top 50 documents and the product's default."""
-    import random
-    import tempfile
-
-    from curation import store
-    from curation.cli.search import Searcher
-    from curation.config import Settings
-    from curation.schemas import PO
-    from curation.workflows.quickstart import load_sample
-    from curation.workflows.relation_scoring import SCORER_FILE, activate_scorer
-    from curation.workflows.suggest import DEFAULT_TOP_DOCS, suggest
-
-    out: dict = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp) / "scorer"
-        folder.mkdir()
-        scorer.save(folder / SCORER_FILE)
-        settings = Settings(db_path=Path(tmp) / "store.duckdb", data_dir=data_dir, models_dir=Path(tmp) / "models",
-                            cache_dir=Path(tmp) / "cache")
-        con = store.open_store(settings.db_path)
-        activate_scorer(con, folder)  # active before the load: documents are scored as they are annotated
-        t = time.perf_counter()
-        from curation.entities.annotation import Annotator
-        from curation.workflows.entities import dictionary_matcher
-
-        report = load_sample(con, settings, annotator=lambda: Annotator(dictionary_matcher(con)))
-        out["sample_load_s"] = round(time.perf_counter() - t, 1)
-        out["annotation_with_scoring"] = report.annotation.summary() if report.annotation else report.annotation_error
-        from curation.workflows.relation_scoring import active_scorer as current
-        from curation.workflows.relation_scoring import score_documents
-
-        pmids = [p for (p,) in con.execute("SELECT pmid FROM documents ORDER BY pmid").fetchall()]
-        t = time.perf_counter()
-        scored = score_documents(con, current(con), pmids)
-        seconds = time.perf_counter() - t
-        out["scoring_at_ingest"] = {"documents": scored.documents, "pairs": scored.pairs,
-                                    "seconds": round(seconds, 1),
-                                    "documents_per_s_cpu": round(scored.documents / seconds, 1)}
-        rows = con.execute("SELECT entities FROM kb_records WHERE schema_name = 'PO' ORDER BY record_id").fetchall()
-        typed = []
-        for (entities,) in rows:
-            values = json.loads(entities)
-            if values.get("Gene") and values.get("Variant") and len(values["Variant"]) <= 12:
-                typed.append({"Gene": values["Gene"], "Variant": values["Variant"]})
-                typed.append({"Gene": values["Gene"]})
-        unique = list({json.dumps(v, sort_keys=True): v for v in typed}.values())
-        random.Random(seed).shuffle(unique)
-        sample = unique[:queries]
-        from curation.workflows.results import default_linker
-        from curation.workflows.serving import build_matcher, build_normaliser
-
-        searcher = Searcher(con)
-        engine, _ = searcher.engine(PO)
-        t = time.perf_counter()
-        matcher = build_matcher(con)  # the app's: the corpus analysed ahead (pages/common.py builds it so)
-        out["matcher_warm_s"] = round(time.perf_counter() - t, 1)
-        linker = default_linker(con, matcher, build_normaliser(matcher))
-        suggest(con, engine, linker, matcher, PO, {"Gene": "BRAF", "Variant": "V600E"}, mode="bm25")  # first search
-        for top_docs in dict.fromkeys((50, DEFAULT_TOP_DOCS)):  # the issue's 50, and the product's default
-            times, counts, new = [], [], []
-            for values in sample:
-                t = time.perf_counter()
-                result = suggest(con, engine, linker, matcher, PO, values, top_docs=top_docs, mode="bm25")
-                times.append((time.perf_counter() - t) * 1000)
-                counts.append(len(result.suggestions))
-                new.append(len(result.new_to_kb))
-            times_a = np.array(times)
-            out[f"suggest_top{top_docs}"] = {
-                "queries": len(times), "top_docs": top_docs, "mode": "bm25 (a fresh store has no dense version)",
-                "p50_ms": round(float(np.percentile(times_a, 50)), 1),
-                "p95_ms": round(float(np.percentile(times_a, 95)), 1), "max_ms": round(float(times_a.max()), 1),
-                "queries_with_suggestions": int(sum(1 for c in counts if c)),
-                "mean_suggestions": round(float(np.mean(counts)), 2), "mean_new_to_kb": round(float(np.mean(new)), 2)}
-        con.close()
-    return out
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=None,
@@ -446,7 +301,8 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     report["suggestions"] = suggestion_benchmark(data_dir, scorer, training, split)
     report["suggestions"]["seconds"] = round(time.perf_counter() - started, 1)
-    from curation.workflows.suggest import DEFAULT_TOP_DOCS, NARY_COMBINE, RULE
+    from curation.relations.suggestions import NARY_COMBINE, RULE
+    from curation.workflows.suggest import DEFAULT_TOP_DOCS
 
     chosen = report["suggestions"]["selection"]
     report["suggestions"]["product"] = {

@@ -1,6 +1,6 @@
 """The relation scorer's second candidate: a sentence-pair cross-encoder (bench/results/suggest_cross_encoder.json).
 
-The issue's comparison: the feature scorer the product keeps (``curation.learning.relations``: logistic
+The issue's comparison: the feature scorer the product keeps (``curation.relations``: logistic
 regression over pair features) against a cross-encoder reading the sentence that relates the two concepts best
 (``relations.evidence_span``), both concepts marked in it (``[[ A ]]``, ``<< B >>``), paired with the two
 names — sentence-transformers' ``CrossEncoder`` from the offline MiniLM weights (no biomedical model is
@@ -13,7 +13,7 @@ related pair and as many unrelated ones, at most ``--train-pairs``) for ``--step
 on 10% of the training documents held out of its training. Scored on the Dev splits like the feature scorer:
 document-level pair precision, recall and F1.
 
-Usage: ``python bench/suggest_cross_encoder.py [--steps N] [--train-pairs N]``. Test splits are not read.
+Usage: ``python -m bench.suggest_cross_encoder [--steps N] [--train-pairs N]``. Test splits are not read.
 """
 
 from __future__ import annotations
@@ -31,20 +31,24 @@ from pathlib import Path
 
 import numpy as np
 
+from bench._relation_extraction import read_documents
+from curation.config import load_settings
+from curation.relations import training_data as data
+from curation.relations.evaluation import pair_scores, uncovered
+from curation.relations.features import feature_matrix
+from curation.relations.pairs import Pair, candidate_pairs, group_by_concept
+from curation.relations.scorer import best_threshold
+from curation.relations.stored_pairs import evidence_span
+from curation.relations.training import train_scorer
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from bench.suggest import _read  # noqa: E402
-from curation.config import load_settings  # noqa: E402
-from curation.learning import relation_data as data  # noqa: E402
-from curation.learning import relations as rel  # noqa: E402
 
 
-def marked(document, pair: rel.Pair, by_concept) -> tuple[str, str]:
+def marked(document, pair: Pair, by_concept) -> tuple[str, str]:
     """(the two names, the evidence sentence with both concepts' mentions marked) of one pair."""
     text = document.text
     ma, mb = by_concept[pair.concept_a], by_concept[pair.concept_b]
-    start, end, _ = rel.evidence_span(text, ma, mb)
+    start, end, _ = evidence_span(text, ma, mb)
     spans = sorted({(m.start, m.end, "a") for m in ma if start <= m.start < m.end <= end}
                    | {(m.start, m.end, "b") for m in mb if start <= m.start < m.end <= end})
     out, at = [], start
@@ -63,7 +67,7 @@ def inputs(documents, pairs):
     rows = []
     for p in pairs:
         if p.pmid not in cache:
-            cache[p.pmid] = rel._by_concept(documents[p.pmid].mentions)
+            cache[p.pmid] = group_by_concept(documents[p.pmid].mentions)
         rows.append(marked(documents[p.pmid], p, cache[p.pmid]))
     return rows
 
@@ -113,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
 
         t = time.perf_counter()
         held_probabilities = probabilities(training.documents, threshold_pairs)
-        threshold = rel.best_threshold(np.array([p.label for p in threshold_pairs]), held_probabilities)
+        threshold = best_threshold(np.array([p.label for p in threshold_pairs]), held_probabilities)
         out: dict = {"date": datetime.now(UTC).isoformat(timespec="seconds"),
                      "params": {"cpu_count": os.cpu_count(), "python": platform.python_version(),
                                 "base_model": result.base_model, "steps": result.steps, "batch_size": 16,
@@ -122,23 +126,23 @@ def main(argv: list[str] | None = None) -> int:
                                 "device": result.device, "train_s": round(train_s, 1), "seed": args.seed,
                                 "splits_read": "Train and Dev; Test PMIDs only"},
                      "dev": {}}
-        feature_scorer = data.train_scorer(training)
+        feature_scorer = train_scorer(training)
         for corpus, _, dev, _, types in data.CORPORA:
-            docs = [d for d in _read(data_dir / dev) if d.relations]
+            docs = [d for d in read_documents(data_dir / dev) if d.relations]
             kinds = set(types) if types else None
-            pairs = [p for d in docs for p in rel.candidate_pairs(d, types=kinds)]
+            pairs = [p for d in docs for p in candidate_pairs(d, types=kinds)]
             by_pmid = {d.pmid: d for d in docs}
             labels = [p.label for p in pairs]
-            missed = rel.uncovered(docs, pairs, kinds)
+            missed = uncovered(docs, pairs, kinds)
             t = time.perf_counter()
             ce = probabilities(by_pmid, pairs)
             ce_s = time.perf_counter() - t
-            features = feature_scorer.probabilities(rel.feature_matrix(by_pmid, pairs))
+            features = feature_scorer.probabilities(feature_matrix(by_pmid, pairs))
             out["dev"][corpus] = {
                 "pairs": len(pairs),
-                "scorer_logreg": rel.pair_scores(labels, (features >= feature_scorer.threshold).astype(int).tolist(),
+                "scorer_logreg": pair_scores(labels, (features >= feature_scorer.threshold).astype(int).tolist(),
                                                  missed),
-                "scorer_cross_encoder": rel.pair_scores(labels, (ce >= threshold).astype(int).tolist(), missed),
+                "scorer_cross_encoder": pair_scores(labels, (ce >= threshold).astype(int).tolist(), missed),
                 "cross_encoder_ms_per_pair_cpu": round(ce_s / max(1, len(pairs)) * 1000, 2),
             }
             print(f"{corpus}: logreg F1 {out['dev'][corpus]['scorer_logreg']['f1']}, cross-encoder F1 "

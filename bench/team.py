@@ -2,7 +2,7 @@
 
 Usage::
 
-    python bench/team.py [--data-dir D] [--decisions 300] [--sign-ins 3] [--no-browser]
+    python -m bench.team [--data-dir D] [--decisions 300] [--sign-ins 3] [--no-browser]
                          [--out bench/results/team.json]
 
 On a store built from the real data as the browser tests build it (CIViC's current export, BioRED, BC5CDR):
@@ -32,23 +32,19 @@ import platform
 import secrets
 import shutil
 import statistics
-import sys
 import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from bench._benchmark import goal  # noqa: E402
-from curation import access, store  # noqa: E402
-from curation.access import Action, Identity, IdentitySource, Role  # noqa: E402
-from curation.config import Settings  # noqa: E402
-from curation.errors import AccessDeniedError, CurationError  # noqa: E402
-from curation.grades import Grade  # noqa: E402
-from curation.schemas import PO  # noqa: E402
-from curation.workflows import (  # noqa: E402
+from bench._benchmark import goal
+from curation import access, store
+from curation.access import Action, Identity, IdentitySource, Role
+from curation.config import Settings
+from curation.errors import AccessDeniedError, CurationError
+from curation.grades import Grade
+from curation.schemas import PO
+from curation.workflows import (
     annotation_queue,
     curate,
     entities,
@@ -63,8 +59,10 @@ from curation.workflows import (  # noqa: E402
     watch,
     worklist,
 )
-from curation.workflows.agreement import disagreements  # noqa: E402
-from curation.workflows.ingestion import ingest_corpus, ingest_kb  # noqa: E402
+from curation.workflows.agreement import disagreements
+from curation.workflows.ingestion import ingest_corpus, ingest_kb
+
+ROOT = Path(__file__).resolve().parent.parent
 
 OIDC = IdentitySource.OIDC
 PEOPLE = {
@@ -201,7 +199,8 @@ def sign_in_times(db: Path, tmp: Path, runs: int) -> dict:
     """Seconds from the Sign in click to the signed-in sidebar, through a real OIDC provider and Chromium."""
     from oidc_provider_mock import User, run_server_in_thread
 
-    from bench._browser import app_server, chromium
+    from bench._browser import chromium
+    from bench._server import app_server
 
     email = "main@example.org"
     users = [User(sub=email, claims={"email": email, "email_verified": True})]
@@ -237,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-browser", action="store_true")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "team.json")
     args = parser.parse_args(argv)
-    from bench._browser import build_store
+    from bench._server import build_store
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-team-"))
     try:

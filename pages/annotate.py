@@ -7,7 +7,8 @@ import streamlit as st
 from curation.errors import USER_ERRORS
 from curation.grades import GRADE_LABELS, GRADES
 from curation.workflows import team
-from curation.workflows.annotation_queue import ORDERS, adjudicate, annotation_view, record_label
+from curation.workflows.annotation_queue import adjudicate, annotation_view, record_label
+from curation.workflows.least_sure import ORDERS
 from curation.workflows.session import corpus_size, current_schema
 from pages import highlight
 from pages.common import GRADE_SHORTCUTS, connection, matcher, who

@@ -1,4 +1,4 @@
-"""Commands that fill and inspect the store: ingest, quickstart, fetch, dictionaries, stats, normalise."""
+"""Commands that fill and inspect the store: ingest a KB or a corpus, add schemas, quickstart, stats."""
 
 from __future__ import annotations
 
@@ -12,7 +12,13 @@ from curation.access import Action
 from curation.cli.common import _open, _open_for, _print_report, _progress_bar, operator
 from curation.config import load_settings
 from curation.schemas import load_schemas
-from curation.workflows.ingestion import ingest_corpus, ingest_corpus_files, ingest_kb
+from curation.workflows.ingestion import (
+    BATCH_DOCUMENTS,
+    CORPUS_FORMATS,
+    KB_FORMATS,
+    ingest_corpus_files,
+    ingest_kb,
+)
 
 
 def cmd_ingest_kb(args: argparse.Namespace) -> int:
@@ -167,90 +173,37 @@ def cmd_stats(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_fetch_pubmed(args: argparse.Namespace) -> int:
-    from curation.ingest import fetch
-
+def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    """Add ingest-kb, ingest-corpus, add-schemas, quickstart and stats to ``sub`` (``common`` holds ``--db``)."""
     settings = load_settings()
-    con = _open(args)
-    if args.pmids_from_kb:
-        pmids = sorted({r.pmid for r in store.list_kb_records(con) if r.pmid})
-    else:
-        pmids = fetch.search_pubmed(args.query, retmax=args.retmax, email=settings.ncbi_email,
-                                    api_key=settings.ncbi_api_key)
-    have = {d.pmid for d in store.get_documents(con, pmids)}
-    missing = [p for p in pmids if p not in have]
-    print(f"{len(pmids)} PMIDs, {len(missing)} not yet in the store")
-    files = fetch.fetch_pubmed(missing, settings.cache_dir / "pubmed", email=settings.ncbi_email,
-                               api_key=settings.ncbi_api_key)
-    for path in files:
-        _print_report(ingest_corpus(con, "pubmed-xml", path, lenient=True, who=operator()))
-    return 0
+    p = sub.add_parser("ingest-kb", parents=[common], help="ingest a knowledge base file")
+    p.add_argument("format", choices=KB_FORMATS)
+    p.add_argument("paths", nargs="+", type=Path)
+    p.add_argument("--schema", help="schema of a generic TSV (PO, PTM, or one added with add-schemas)")
+    p.add_argument("--lenient", action="store_true", help="skip bad rows (and list them) instead of stopping")
+    p.set_defaults(func=cmd_ingest_kb)
 
+    p = sub.add_parser("ingest-corpus", parents=[common], help="ingest abstracts (and gold annotations)",
+                       description="Ingest corpus files or folders of them (a PubMed baseline folder), file by file. "
+                                   "A file already ingested whole and not modified since is skipped, so a killed run "
+                                   "goes on where it stopped; the file it stopped in is read again and merged by PMID.")
+    p.add_argument("format", choices=CORPUS_FORMATS)
+    p.add_argument("paths", nargs="+", type=Path, help="files, or folders whose files of the format are read by name")
+    p.add_argument("--lenient", action="store_true",
+                   help=f"skip bad rows (and list them) instead of stopping, and commit every {BATCH_DOCUMENTS:,} "
+                        "documents (PubMed baseline files need it: many articles have no abstract)")
+    p.add_argument("--again", action="store_true", help="read files already ingested whole again")
+    p.set_defaults(func=cmd_ingest_corpus)
 
-def cmd_fetch_kb(args: argparse.Namespace) -> int:
-    from curation.ingest import fetch
+    p = sub.add_parser("add-schemas", parents=[common], help="add user-defined relation schemas from a TOML file")
+    p.add_argument("path", type=Path)
+    p.set_defaults(func=cmd_add_schemas)
 
-    settings = load_settings()
-    path = fetch.fetch_civic(settings.cache_dir / "civic")
-    print(f"downloaded {path}")
-    con = _open(args)
-    _print_report(ingest_kb(con, "civic", path, lenient=True, who=operator()))
-    return 0
+    p = sub.add_parser("quickstart", parents=[common],
+                       help="load the sample (CURATION_DATA_DIR, else fetched online) and check a first search")
+    p.add_argument("--data-dir", type=Path, default=None, help=f"folder of sample files (default {settings.data_dir})")
+    p.set_defaults(func=cmd_quickstart)
 
-
-def cmd_ingest_dict(args: argparse.Namespace) -> int:
-    from curation.entities.dictionaries import ingest_dictionary
-
-    con = _open_for(args, Action.IMPORT)
-    for path in args.paths:
-        read, added = ingest_dictionary(con, args.format, path)
-        print(f"{args.format} {path}: {read} names read, {added} new")
-    return 0
-
-
-def cmd_normalise(args: argparse.Namespace) -> int:
-    from curation.entities.dictionaries import build_lexicon
-    from curation.entities.normalise import Normaliser
-
-    con = _open(args)
-    normaliser = Normaliser(build_lexicon(con))
-    candidates = normaliser.normalise(args.text, kind=args.kind, k=args.k)
-    if args.json:
-        print(json.dumps([c.__dict__ if hasattr(c, "__dict__") else c._asdict() for c in candidates], indent=2))
-        return 0
-    if not candidates:
-        print(f"no concept found for '{args.text}'")
-        return 1
-    for c in candidates:
-        print(f"{c.score:6.3f}  {c.kind:<9} {c.canonical:<30} (matched '{c.matched}' by {c.how}; {c.concept_id})")
-    return 0
-
-
-def cmd_export(args: argparse.Namespace) -> int:
-    """Write curators' work: decisions, the KB records they made, or CIViC source suggestions."""
-    from curation.errors import CurationError
-    from curation.files import write_atomic
-    from curation.schemas import resolve_schema
-    from curation.workflows import export
-
-    con = store.open_store(args.db, read_only=True)
-    try:
-        if args.what == "civic-suggestions":
-            made = export.civic_suggestions(con, curator=args.curator, who=operator())
-        elif args.format not in export.FORMATS:
-            raise CurationError(f"--format must be one of {export.FORMATS} for {args.what}")
-        elif args.what == "decisions":
-            made = export.decisions_file(con, args.format, curator=args.curator, active_only=args.active_only,
-                                            who=operator())
-        else:
-            schema = resolve_schema(args.schema, store.list_schemas(con))
-            made = export.new_records_file(con, schema, args.format, curator=args.curator, who=operator())
-    finally:
-        con.close()
-    if args.out:
-        write_atomic(args.out, made.text)  # all or nothing
-        print(f"wrote {args.out}: {made.summary()}")
-    else:
-        print(made.text, end="")
-        print(made.summary(), file=sys.stderr)
-    return 0
+    p = sub.add_parser("stats", parents=[common], help="counts of what the store holds")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_stats)

@@ -1,9 +1,12 @@
-"""Commands of the concept index: annotate files, activate a recogniser, re-annotate the store."""
+"""Commands of the concept index: normalise a name, annotate files, activate a recogniser or linker, re-annotate
+the store."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from pathlib import Path
 
 from tqdm import tqdm
 
@@ -20,6 +23,24 @@ def _bar(description: str):
         bar.update(done - bar.n)
 
     return bar, update
+
+
+def cmd_normalise(args: argparse.Namespace) -> int:
+    from curation.entities.dictionaries import build_lexicon
+    from curation.entities.normalise import Normaliser
+
+    con = _open(args)
+    normaliser = Normaliser(build_lexicon(con))
+    candidates = normaliser.normalise(args.text, kind=args.kind, k=args.k)
+    if args.json:
+        print(json.dumps([c.__dict__ if hasattr(c, "__dict__") else c._asdict() for c in candidates], indent=2))
+        return 0
+    if not candidates:
+        print(f"no concept found for '{args.text}'")
+        return 1
+    for c in candidates:
+        print(f"{c.score:6.3f}  {c.kind:<9} {c.canonical:<30} (matched '{c.matched}' by {c.how}; {c.concept_id})")
+    return 0
 
 
 def cmd_annotate(args: argparse.Namespace) -> int:
@@ -130,3 +151,42 @@ def cmd_reannotate(args: argparse.Namespace) -> int:
     if chosen.message:
         print(f"note: {chosen.message}")
     return _reannotate(con, chosen.annotator, stale_only=not args.all)
+
+
+def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    """Add normalise, annotate, activate-recogniser, activate-linker and reannotate to ``sub`` (``common`` holds
+    ``--db``)."""
+    p = sub.add_parser("normalise", parents=[common], help="find the concepts a typed name may mean")
+    p.add_argument("text")
+    p.add_argument("--kind", choices=("gene", "variant", "chemical", "disease", "ptm", "residue"))
+    p.add_argument("-k", type=int, default=5, help="how many candidates")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_normalise)
+
+    p = sub.add_parser("annotate", parents=[common],
+                       help="write every recognised mention of text / JSONL / PubTator files as PubTator or JSONL")
+    p.add_argument("inputs", nargs="+", type=Path)
+    p.add_argument("--format", choices=("text", "jsonl", "pubtator"), default=None,
+                   help="input format (default: from each file's name: .jsonl, *pubtator*, else text with documents "
+                        "separated by blank lines)")
+    p.add_argument("--out", type=Path, help="output file, written whole or not at all (default: standard output)")
+    p.add_argument("--output-format", choices=("pubtator", "jsonl"), default="pubtator")
+    p.add_argument("--recogniser", type=Path, help="a recogniser folder (default: the store's active one, if any)")
+    p.set_defaults(func=cmd_annotate)
+
+    for kind, does, off, func in (
+        ("recogniser", "re-annotate the documents", "use no recogniser (dictionaries only)", cmd_activate_recogniser),
+        ("linker", "re-annotate with the active recogniser", "use no linker (exact dictionary names only)",
+         cmd_activate_linker),
+    ):
+        p = sub.add_parser(f"activate-{kind}", parents=[common],
+                           help=f"check a trained {kind} folder, make it the app's, {does}")
+        p.add_argument("path", type=Path, nargs="?")
+        p.add_argument("--off", action="store_true", help=off)
+        p.add_argument("--no-reannotate", action="store_true", help="only activate; `reannotate` later")
+        p.set_defaults(func=func)
+
+    p = sub.add_parser("reannotate", parents=[common],
+                       help="annotate the store's documents not yet annotated by the current annotator")
+    p.add_argument("--all", action="store_true", help="every document, stale or not")
+    p.set_defaults(func=cmd_reannotate)

@@ -1,17 +1,14 @@
-"""Commands that build and serve models, and keep the store safe: train, retrain, backup, recover, bench."""
+"""Commands that train models: the retriever (train, retrain), the entity recogniser and the entity linker."""
 
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from pathlib import Path
 
 from curation import store
 from curation.access import Action
-from curation.cli.common import _open, _open_for, operator
+from curation.cli.common import _open_for
 from curation.config import load_settings
-from curation.errors import CurationError
 
 
 def cmd_train(args: argparse.Namespace) -> int:
@@ -152,44 +149,77 @@ def cmd_retrain(args: argparse.Namespace) -> int:
     return 0 if job.state == "succeeded" else 1
 
 
-def cmd_backup(args: argparse.Namespace) -> int:
-    from curation.ops.backup import backups_dir_for
-    from curation.workflows.maintenance import back_up
-
-    folder = args.dir or backups_dir_for(load_settings().backups_dir, args.db)
-    made = back_up(_open(args), load_settings(), folder, keep=args.keep, who=operator())
-    counts = made.counts
-    print(f"backed up {args.db} to {made.folder} in {made.manifest['seconds']} s "
-          f"({made.manifest['bytes']:,} bytes): {counts.get('decisions', 0)} decision rows, "
-          f"{counts.get('kb_records', 0)} KB records, {counts.get('documents', 0)} documents")
-    return 0
+def _index_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--index-kind", choices=("auto", "flat", "hnsw", "ivfpq"), default="",
+                   help="the dense index (default CURATION_INDEX_KIND, else auto: flat up to 200k abstracts, then "
+                        "HNSW while it fits in half the memory, then IVF-PQ with 8-bit re-ranking)")
+    p.add_argument("--backend", choices=("faiss", "milvus"), default="",
+                   help="where the vectors live (default CURATION_INDEX_BACKEND, else faiss; milvus: "
+                        "CURATION_MILVUS_URI, or a Milvus Lite file in the version folder)")
 
 
-def cmd_recover(args: argparse.Namespace) -> int:
-    from curation.ops.backup import backups_dir_for
-    from curation.workflows.maintenance import restore
+def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    """Add train, train-recogniser, train-linker and retrain to ``sub`` (``common`` holds ``--db``)."""
+    settings = load_settings()
+    p = sub.add_parser("train", parents=[common], help="train an EDEL retriever on the KB and publish a model version")
+    p.add_argument("--schema", required=True)
+    p.add_argument("--base", default="", help="base encoder: a sentence-transformers name or folder (default MiniLM)")
+    p.add_argument("--out", type=Path, required=True, help="models/<version> (must not exist)")
+    p.add_argument("--epochs", type=int, default=1)
+    p.add_argument("--batch-size", type=int, default=16)
+    p.add_argument("--lr", type=float, default=2e-5)
+    p.add_argument("--max-seq-length", type=int, default=256)
+    p.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (0: no limit)")
+    p.add_argument("--per-class", type=int, default=2, help="negatives per class per positive")
+    p.add_argument("--ablation", default="edel", choices=("edel", "no_multimargin", "no_noisy_pos", "no_hard_neg"))
+    p.add_argument("--zero-shot", action="store_true", help="index with the base model, no training")
+    p.add_argument("--device", default="", help="cuda or cpu (default: CUDA when present)")
+    p.add_argument("--seed", type=int, default=13)
+    p.add_argument("--progress-file", type=Path, help="JSON progress (step, total, loss, eta) for other programs")
+    _index_options(p)
+    p.set_defaults(func=cmd_train)
 
-    folder = args.dir or backups_dir_for(load_settings().backups_dir, args.db)
-    report = restore(args.db, load_settings(), folder, who=operator())
-    print(json.dumps(report.to_dict(), indent=2) if args.json else "\n".join(report.lines()))
-    return 0
+    p = sub.add_parser("train-recogniser",
+                       help="train the entity recogniser on BioRED + BC5CDR Train (selected on BioRED Dev)")
+    p.add_argument("--data-dir", type=Path, default=None, help=f"annotated corpora (default {settings.data_dir})")
+    p.add_argument("--out", type=Path, default=None,
+                   help=f"recogniser folder (default {settings.models_dir}/recognisers/biomed)")
+    p.add_argument("--epochs", type=int, default=25, help="at most this many epochs (best dev checkpoint kept)")
+    p.add_argument("--width", type=int, default=128, help="token vector width")
+    p.add_argument("--gpu", type=int, default=-1, help="GPU id (default: CPU)")
+    p.set_defaults(func=cmd_train_recogniser)
 
+    p = sub.add_parser("train-linker", help="fine-tune the entity linker's name encoder on synonym sets")
+    p.add_argument("--data-dir", type=Path, default=None, help=f"shared data folder (default {settings.data_dir})")
+    p.add_argument("--out", type=Path, default=None,
+                   help=f"linker folder (default {settings.models_dir / 'linkers' / 'names-minilm'})")
+    p.add_argument("--steps", type=int, default=600, help="optimisation steps (about 12 min on one CPU core)")
+    p.add_argument("--device", default="", help="cuda or cpu (default: CUDA when present)")
+    p.add_argument("--seed", type=int, default=13)
+    p.set_defaults(func=cmd_train_linker)
 
-# The scripts `python -m curation bench NAME` runs (bench/NAME.py; each writes bench/results/NAME.json).
-BENCHMARKS = ("app", "backup", "edel", "entities", "feedback", "first_run", "load", "matching", "report", "reproduce",
-              "retrieval", "scale", "suggest", "suggest_cross_encoder", "team")
-
-
-def cmd_bench(args: argparse.Namespace) -> int:
-    """Run ``bench/<name>.py`` as its own process with the arguments after the name.
-
-    The package never imports bench/: a benchmark is a script over the package, started like any other.
-    """
-    import subprocess
-
-    from curation.config import PROJECT_ROOT
-
-    path = PROJECT_ROOT / "bench" / f"{args.name}.py"
-    if not args.name.replace("_", "").isalnum() or args.name.startswith("_") or not path.is_file():
-        raise CurationError(f"benchmark script {path} is missing (see bench/ for the names)")
-    return subprocess.run([sys.executable, str(path), *args.args], cwd=PROJECT_ROOT).returncode
+    p = sub.add_parser("retrain", parents=[common],
+                       help="retrain in the background on the KB and curators' decisions; activate if not worse")
+    p.add_argument("--schema", default="PO")
+    p.add_argument("--base", default="", help="base encoder: a sentence-transformers name or folder (default MiniLM)")
+    p.add_argument("--epochs", type=int, default=0, help="0: 10 on CUDA (best dev epoch kept), 1 on a CPU")
+    p.add_argument("--batch-size", type=int, default=0, help="0: 32 on CUDA, 16 on a CPU")
+    p.add_argument("--cross-encoder", choices=("auto", "on", "off"), default="auto",
+                   help="also train the cross-encoder re-ranker (auto: on a GPU only); served if it helps on dev")
+    p.add_argument("--lr", type=float, default=2e-5)
+    p.add_argument("--max-seq-length", type=int, default=0, help="0: 256 tokens on CUDA, 128 on a CPU")
+    p.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (0: no limit)")
+    p.add_argument("--device", default="", help="cuda or cpu (default: CUDA when present)")
+    p.add_argument("--tolerance", type=float, default=0.01, help="activate when dev nDCG@10 >= active's minus this")
+    p.add_argument("--conflicts", choices=("exclude", "latest"), default="exclude",
+                   help="items curators disagree on, without adjudication: leave out, or take the latest")
+    p.add_argument("--decision-repeat", type=int, default=1, help="how many times each decision pair is used")
+    p.add_argument("--seed", type=int, default=13)
+    only = p.add_mutually_exclusive_group()
+    only.add_argument("--kb-only", action="store_true", help="train on the KB alone")
+    only.add_argument("--decisions-only", action="store_true", help="train on the decisions alone")
+    _index_options(p)
+    p.add_argument("--no-wait", action="store_true", help="start the job and return")
+    p.add_argument("--status", action="store_true", help="list recent jobs (and finish any whose worker ended)")
+    p.add_argument("--cancel", action="store_true", help="cancel the running job")
+    p.set_defaults(func=cmd_retrain)

@@ -17,17 +17,25 @@ import argparse
 import json
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import duckdb
 
 from curation import store
+from curation.cli.search_requests import (
+    DEFAULT_TOP,
+    MAX_TOP,
+    SearchRequest,
+    Where,
+    check_applied,
+    parse_pairs,
+    read_queries,
+    resolve,
+)
 from curation.config import load_settings
-from curation.entities.query import MAX_TYPED_CHARS, RULE_KINDS, QueryConcept, QueryError, check_typed
-from curation.entities.variants import variant_keys
-from curation.errors import USER_ERRORS, CurationError, InputError
+from curation.entities.query import QueryConcept
+from curation.errors import USER_ERRORS, CurationError
 from curation.files import write_atomic
 from curation.schemas import RelationSchema
 from curation.workflows.provenance import hit_provenance
@@ -35,205 +43,10 @@ from curation.workflows.provenance import hit_provenance
 if TYPE_CHECKING:  # the search stack loads when a search runs, not when the CLI starts
     from curation.retrieval.relation_search import RelationSearch
 
-MAX_TOP = 1000  # hits per relation
 CONCEPT_INDEX_MIGRATION = 4  # the store's schema version that added the concept index (annotations)
-DEFAULT_TOP = 20
-QUERY_FIELDS = ("schema", "entities", "top", "id", "apply")
 TITLE_CHARS = 60  # of a title in the table
 NO_HITS = ("no abstract mentions any of the concepts, so nothing is ranked "
            "(a document that mentions none is never shown)")
-
-
-@dataclass(frozen=True)
-class SearchRequest:
-    """One relation to search, as given (checked against the store's schemas by :func:`resolve`).
-
-    Attributes:
-        schema: the schema name.
-        values: slot → typed name.
-        top: how many hits.
-        applied: slot → concept id chosen among the suggestions.
-        id: the caller's id (JSON lines), or None.
-        line: the line of the ``--queries`` file (None for ``--entity``).
-    """
-
-    schema: str
-    values: Mapping[str, str]
-    top: int = DEFAULT_TOP
-    applied: Mapping[str, str] = field(default_factory=dict)
-    id: str | int | None = None
-    line: int | None = None
-
-
-FLAGS = {"schema": "--schema", "entities": "--entity", "apply": "--apply", "top": "--top"}  # field -> its flag
-
-
-class _Where:
-    """Names the place of a problem: a flag of the command line, or a field of a line of the file."""
-
-    def __init__(self, path: Path | None = None, line: int | None = None) -> None:
-        self.path, self.line = path, line
-
-    def name(self, field_name: str, slot: str = "") -> str:
-        """How a person knows the field: ``entities.Gene`` in a file, ``--entity`` on the command line."""
-        if self.path is None:
-            return FLAGS.get(field_name, field_name)
-        return f"{field_name}.{slot[:60]}" if slot else field_name
-
-    def error(self, field_name: str | None, problem: str, slot: str = "") -> CurationError:
-        where = self.name(field_name, slot) if field_name else None
-        if self.path is None:
-            return CurationError(f"{where}: {problem}" if where else problem)
-        return InputError(str(self.path), self.line, where, problem)
-
-
-# --- reading the requests -----------------------------------------------------------------------
-
-
-def parse_pairs(pairs: Sequence[str], flag: str) -> dict[str, str]:
-    """``["Gene=BRAF", ...]`` → {"Gene": "BRAF"}; a pair without '=', an empty side or a slot given twice stops."""
-    out: dict[str, str] = {}
-    for pair in pairs:
-        slot, sep, value = pair.partition("=")
-        slot, value = slot.strip(), value.strip()
-        shown = pair if len(pair) <= 60 else pair[:57] + "..."
-        if not sep:
-            raise CurationError(f"{flag} '{shown}': write SLOT=NAME, e.g. {flag} Gene=BRAF")
-        if not slot:
-            raise CurationError(f"{flag} '{shown}': no slot before '='; write SLOT=NAME, e.g. {flag} Gene=BRAF")
-        if not value:
-            raise CurationError(f"{flag} {slot}: the value is empty; write {slot}=NAME")
-        if slot in out:
-            raise CurationError(f"{flag} {slot} is given twice; give one name per slot")
-        out[slot] = value
-    return out
-
-
-def read_queries(path: Path, default_schema: str | None, default_top: int) -> list[SearchRequest]:
-    """The relations of a JSON lines file, one object per line (blank lines skipped).
-
-    Raises:
-        InputError: the file is missing or unreadable, or a line is not a relation; names the line and field.
-    """
-    requests = []
-    number = 0
-    try:
-        with open(path, encoding="utf-8") as handle:
-            for number, text in enumerate(handle, start=1):
-                if text.strip():
-                    requests.append(_request(text, default_schema, default_top, _Where(path, number)))
-    except FileNotFoundError:
-        raise InputError(str(path), None, None, "no such file; give a JSON lines file of relations") from None
-    except IsADirectoryError:
-        raise InputError(str(path), None, None, "is a folder; give a JSON lines file of relations") from None
-    except UnicodeDecodeError as exc:
-        raise InputError(str(path), number + 1, None, f"not UTF-8 text ({exc.reason})") from None
-    if not requests:
-        raise InputError(str(path), None, None, 'no relations; write one JSON object a line, e.g. '
-                         '{"schema": "PO", "entities": {"Gene": "BRAF", "Variant": "V600E"}}')
-    return requests
-
-
-def _request(text: str, default_schema: str | None, default_top: int, where: _Where) -> SearchRequest:
-    try:
-        row = json.loads(text.strip())
-    except json.JSONDecodeError as exc:
-        raise where.error(None, f"not JSON ({exc.msg}, column {exc.colno})") from None
-    if not isinstance(row, dict):
-        raise where.error(None, 'not a JSON object; write e.g. {"schema": "PO", "entities": {"Gene": "BRAF"}}')
-    unknown = [k for k in row if k not in QUERY_FIELDS]
-    if unknown:
-        raise where.error(str(unknown[0])[:60], f"unknown field; a relation has {', '.join(QUERY_FIELDS)}")
-    schema = row.get("schema", default_schema)
-    if schema is None:
-        raise where.error("schema", 'missing; add "schema": "PO" to the line or pass --schema')
-    if not isinstance(schema, str) or not schema.strip():
-        raise where.error("schema", "must be a schema name such as \"PO\"")
-    if "entities" not in row:
-        raise where.error("entities", 'missing; write e.g. "entities": {"Gene": "BRAF", "Variant": "V600E"}')
-    values = _names(row["entities"], "entities", where)
-    if not values:
-        raise where.error("entities", "empty; give at least one slot and name")
-    top = row.get("top", default_top)
-    if isinstance(top, bool) or not isinstance(top, int):
-        raise where.error("top", f"must be a whole number of hits (1 to {MAX_TOP})")
-    ident = row.get("id")
-    if ident is not None and (isinstance(ident, bool) or not isinstance(ident, str | int)):
-        raise where.error("id", "must be a string or a whole number")
-    applied = _names(row.get("apply", {}), "apply", where)
-    return SearchRequest(schema.strip(), values, top, applied, ident, where.line)
-
-
-def _names(value: Any, name: str, where: _Where) -> dict[str, str]:
-    if not isinstance(value, dict):
-        raise where.error(name, 'must be an object of slot → name, e.g. {"Gene": "BRAF"}')
-    for slot, typed in value.items():
-        if not isinstance(typed, str):
-            raise where.error(name, "must be a string", slot)
-        if not typed.strip():
-            raise where.error(name, "is empty; give a name or leave the slot out", slot)
-    return {slot.strip(): typed for slot, typed in value.items()}
-
-
-# --- checking them against the store ------------------------------------------------------------
-
-
-def resolve(request: SearchRequest, schemas: Mapping[str, RelationSchema], where: _Where
-            ) -> tuple[RelationSchema, SearchRequest]:
-    """The request's schema, and the request with its slots spelt as the schema spells them.
-
-    Raises:
-        CurationError: an unknown schema or slot, the answer slot given, a name too long, a top out of range.
-    """
-    found = {name.casefold(): s for name, s in schemas.items()}.get(request.schema.casefold())
-    if found is None:
-        raise where.error("schema", f"unknown schema '{request.schema[:60]}'; this store knows {', '.join(schemas)} "
-                          "(add one with `python -m curation add-schemas`)")
-    if not 1 <= request.top <= MAX_TOP:
-        raise where.error("top", f"{request.top} hits asked; ask for 1 to {MAX_TOP}")
-    values = {}
-    for slot, typed in request.values.items():
-        spelt = _slot(found, slot, "entities", where)
-        if spelt in values:
-            raise where.error("entities", f"{spelt} is given twice; give one name per slot", spelt)
-        try:
-            values[spelt] = check_typed(spelt, typed)
-        except QueryError as exc:
-            raise where.error("entities", str(exc), spelt) from None
-    applied = {}
-    for slot, concept in request.applied.items():
-        spelt = _slot(found, slot, "apply", where)
-        if spelt in applied:
-            raise where.error("apply", f"{spelt} is applied twice; apply one concept per slot", spelt)
-        if spelt not in values:
-            raise where.error("apply", f"{spelt} is applied but not typed; give its name too "
-                                       f"({where.name('entities', spelt)})", spelt)
-        if len(concept) > MAX_TYPED_CHARS:
-            raise where.error("apply", f"a concept id has at most {MAX_TYPED_CHARS} characters", spelt)
-        applied[spelt] = concept.strip()
-    return found, SearchRequest(found.name, values, request.top, applied, request.id, request.line)
-
-
-def _slot(schema: RelationSchema, slot: str, field_name: str, where: _Where) -> str:
-    for name in schema.query_types:
-        if name.casefold() == slot.casefold():
-            return name
-    if slot.casefold() == schema.answer.casefold():
-        raise where.error(field_name, f"{schema.answer} is what a {schema.name} search looks for, not a slot to "
-                                      f"fill; fill {', '.join(schema.query_types)}", slot)
-    raise where.error(field_name, f"'{slot[:60]}' is not a slot of {schema.name}; its slots are "
-                                  f"{', '.join(schema.query_types)}", slot)
-
-
-def check_applied(request: SearchRequest, schema: RelationSchema, lexicon, where: _Where) -> None:
-    """An applied concept id the dictionaries (or, for a variant, the notation rules) do not know stops."""
-    for slot, concept in request.applied.items():
-        kind = schema.kind(slot)
-        known = bool(variant_keys(concept)) if kind == "variant" else (
-            kind in RULE_KINDS or kind == "generic" or bool(lexicon.canonical(kind, concept)))
-        if not known:
-            raise where.error("apply", f"no {kind} concept has the id '{concept[:60]}'; apply one of the ids the "
-                                       f"search lists as alternatives for {slot}", slot)
 
 
 # --- searching ---------------------------------------------------------------------------------------
@@ -329,13 +142,13 @@ def cmd_search(args: argparse.Namespace) -> int:
         if args.apply:
             raise CurationError('--apply is for one relation; in a --queries file write "apply": {"Slot": "id"}')
         requests = read_queries(args.queries, args.schema, args.top)
-        places = [_Where(args.queries, r.line) for r in requests]
+        places = [Where(args.queries, r.line) for r in requests]
     else:
         if not args.schema:
             raise CurationError("--schema: give the relation's schema, e.g. --schema PO")
         requests = [SearchRequest(args.schema, parse_pairs(args.entity, "--entity"), args.top,
                                   parse_pairs(args.apply or [], "--apply"))]
-        places = [_Where()]
+        places = [Where()]
     db = Path(args.db)
     if str(db) != ":memory:" and not db.exists():
         raise CurationError(f"{db}: no store here; ingest a knowledge base and a corpus first, or pass --db")
@@ -427,3 +240,28 @@ def _match(m: Mapping[str, Any]) -> str:
 def _columns(rows: Sequence[Sequence[str]]) -> list[str]:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return ["  " + "  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+
+
+def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    """Add search to ``sub`` (``common`` holds ``--db``)."""
+    p = sub.add_parser("search", parents=[common],
+                       help="search a partial relation as the Curate page does: linked concepts, ranked abstracts",
+                       description="Search as the Curate page does (same linker, concept index and served version), "
+                                   "with each hit's provenance. Exit status: 0; 1 when the one relation searched has "
+                                   "no hits; 2 for bad input (nothing is written). The store is opened read-only.")
+    p.add_argument("--schema", help="the relation's schema (PO, PTM, or one added with add-schemas); in a --queries "
+                                    "file, the schema of lines that name none")
+    p.add_argument("--entity", action="append", metavar="SLOT=NAME",
+                   help="a typed slot, e.g. --entity Gene=BRAF --entity Variant=V600E (repeat per slot)")
+    p.add_argument("--queries", type=Path, metavar="FILE.jsonl",
+                   help='relations, one JSON object a line: {"schema": "PO", "entities": {"Gene": "BRAF"}, '
+                        '"top": 20, "id": "q1", "apply": {"Gene": "673"}}; prints one JSON line per relation')
+    p.add_argument("--top", type=int, default=DEFAULT_TOP, help=f"hits per relation (1 to {MAX_TOP})")
+    p.add_argument("--mode", choices=("hybrid", "bm25"), default="hybrid",
+                   help="hybrid: the active version's dense model re-scores (when one serves); bm25: lexical only")
+    p.add_argument("--rm3", action="store_true", help="RM3 pseudo-relevance feedback on the lexical stage")
+    p.add_argument("--apply", action="append", metavar="SLOT=ID",
+                   help="apply a suggested concept to a slot the search did not link (an id it lists as alternative)")
+    p.add_argument("--json", action="store_true", help="JSON instead of a table")
+    p.add_argument("--out", type=Path, help="write the output here, whole or not at all (default: standard output)")
+    p.set_defaults(func=cmd_search)

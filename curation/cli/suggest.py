@@ -18,16 +18,8 @@ import duckdb
 
 from curation import store
 from curation.cli.common import _open, operator
-from curation.cli.search import (
-    Searcher,
-    SearchRequest,
-    _Where,
-    check_applied,
-    emit,
-    parse_pairs,
-    read_queries,
-    resolve,
-)
+from curation.cli.search import Searcher, emit
+from curation.cli.search_requests import SearchRequest, Where, check_applied, parse_pairs, read_queries, resolve
 from curation.config import load_settings
 from curation.errors import USER_ERRORS, CurationError
 from curation.files import write_atomic
@@ -72,13 +64,13 @@ def cmd_suggest(args: argparse.Namespace) -> int:
         raise CurationError("--export-format: give the file to write with --export FILE")
     if args.queries:
         requests = read_queries(args.queries, args.schema, args.top_docs)
-        places = [_Where(args.queries, r.line) for r in requests]
+        places = [Where(args.queries, r.line) for r in requests]
     else:
         if not args.schema:
             raise CurationError("--schema: give the relation's schema, e.g. --schema PO")
         requests = [SearchRequest(args.schema, parse_pairs(args.entity, "--entity"), args.top_docs,
                                   parse_pairs(args.apply or [], "--apply"))]
-        places = [_Where()]
+        places = [Where()]
     con = _read_only(Path(args.db))
     try:
         schemas = {s.name: s for s in store.list_schemas(con)}
@@ -184,3 +176,50 @@ def cmd_rescore(args: argparse.Namespace) -> int:
     finally:
         con.close()
     return 0
+
+
+def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    """Add suggest, train-relations and rescore to ``sub`` (``common`` holds ``--db``)."""
+    p = sub.add_parser("suggest", parents=[common],
+                       help="suggest the missing slot of a partial relation: candidates the top abstracts relate "
+                            "to it, marked new to the KB",
+                       description="What the Curate page's 'Suggested <slot>' panel shows: candidates for the missing "
+                                   "slot, ranked from the relation scores of the served top N abstracts, each with "
+                                   "its supporting papers and sentences and whether the KB holds it. Exit status: "
+                                   "0; 1 when the one relation asked has no suggestion; 2 for bad input. The store "
+                                   "is opened read-only.")
+    p.add_argument("--schema", help="the relation's schema (PO, PTM, ...); in a --queries file, the default")
+    p.add_argument("--entity", action="append", metavar="SLOT=NAME",
+                   help="a typed slot, e.g. --entity Gene=BRAF --entity Variant=V600E (repeat per slot)")
+    p.add_argument("--queries", type=Path, metavar="FILE.jsonl",
+                   help='partial relations, one JSON object a line: {"schema": "PO", "entities": {"Gene": "BRAF"}, '
+                        '"top": 20, "id": "q1"} ("top": documents read); prints one JSON line per relation')
+    p.add_argument("--top-docs", type=int, default=None,
+                   help="documents of the served ranking read (1 to 500; default: the number chosen on dev)")
+    p.add_argument("--mode", choices=("hybrid", "bm25"), default="hybrid",
+                   help="the served search's mode (hybrid: the active version's dense model re-scores)")
+    p.add_argument("--apply", action="append", metavar="SLOT=ID", help="apply a suggested concept to a slot")
+    p.add_argument("--new-only", action="store_true", help="only the suggestions the KB lacks")
+    p.add_argument("--json", action="store_true", help="JSON instead of a table")
+    p.add_argument("--export", type=Path, metavar="FILE.csv|FILE.jsonl",
+                   help="also write the review list: one row per supporting paper (CSV) or suggestion (JSONL)")
+    p.add_argument("--export-format", choices=("csv", "jsonl", "civic-suggestions"), default=None,
+                   help="the review list's format (default: from the file's extension); civic-suggestions: CIViC's "
+                        "source-suggestion CSV (PO relations), which ingest-kb civic-suggestions reads back")
+    p.add_argument("--out", type=Path, help="write the output here, whole or not at all (default: standard output)")
+    p.set_defaults(func=cmd_suggest)
+
+    p = sub.add_parser("train-relations", parents=[common],
+                       help="train the relation scorer on BioRED + BC5CDR Train and curators' decisions; activate "
+                            "it when it is not worse on Dev than the active one, and re-score the documents")
+    p.add_argument("--data-dir", type=Path, default=None, help="the corpora (default CURATION_DATA_DIR)")
+    p.add_argument("--name", default=None, help="the scorer's name (default relations-<date>)")
+    p.add_argument("--no-decisions", action="store_true", help="train on the corpora alone")
+    p.add_argument("--no-activate", action="store_true", help="only write the folder")
+    p.add_argument("--force", action="store_true", help="activate even when it is worse on Dev than the active one")
+    p.set_defaults(func=cmd_train_relations)
+
+    p = sub.add_parser("rescore", parents=[common],
+                       help="store relation scores for the documents the active scorer has not scored")
+    p.add_argument("--scorer", type=Path, default=None, help="a folder train-relations wrote: activate it first")
+    p.set_defaults(func=cmd_rescore)

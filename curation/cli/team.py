@@ -53,3 +53,21 @@ def cmd_withdraw(args: argparse.Namespace) -> int:
     print(f"withdrew decision {decision.decision_id} by {decision.curator} ({decision.identity_source}): PMID "
           f"{decision.pmid}, {decision.grade}")
     return 0
+
+
+def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    """Add roles and withdraw to ``sub`` (``common`` holds ``--db``)."""
+    p = sub.add_parser("roles", parents=[common],
+                       help="team mode: who holds which role; grant or revoke one (audited); the audit")
+    p.add_argument("action", nargs="?", choices=("list", "grant", "revoke", "audit", "leave-team"), default="list")
+    p.add_argument("person", nargs="?", help="the person's sign-in email (grant, revoke)")
+    p.add_argument("role", nargs="?", help="curator, annotator, adjudicator or maintainer (grant, revoke)")
+    p.add_argument("--reason", default="", help="why, kept in the audit")
+    p.add_argument("--yes", action="store_true", help="leave-team: yes, revoke every role")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_roles)
+
+    p = sub.add_parser("withdraw", parents=[common],
+                       help="withdraw one decision by id (kept in the history, marked withdrawn)")
+    p.add_argument("decision", type=int, help="the decision's id (the decisions export's first column)")
+    p.set_defaults(func=cmd_withdraw)

@@ -2,6 +2,7 @@
 
 Owns: EDEL's text-matching function g(e, d) (``matching.Matcher``), the typed-name normaliser, and the
 notation grammars it uses; the learned entity linker (``linking``); gold mentions as concept-index rows
-(``gold``). May import: curation.store (dictionaries
-are read from the store), index.encoder (the linker's name encoder) and the vocabulary.
+(``gold``); which annotator serves: the active recogniser and linker, or the dictionaries (``served_annotator``).
+May import: curation.store (dictionaries are read from the store), index.encoder (the linker's name encoder) and
+the vocabulary.
 """

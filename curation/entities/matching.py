@@ -29,18 +29,12 @@ import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from curation.entities.abbreviations import Abbreviation, covers, find_abbreviations
+from curation.entities.hits import RANK, Hit, compound_hits, resolve_overlaps, same_sentence
 from curation.entities.lexicon import Lexicon
-from curation.entities.morphology import (
-    CHEMICAL_AFTER_TARGET,
-    GENE_AFTER_CHEMICAL,
-    find_drug_stems,
-    find_formulas,
-    looks_chemical,
-    looks_gene_product,
-)
+from curation.entities.morphology import find_drug_stems, find_formulas, looks_chemical, looks_gene_product
 from curation.entities.name_patterns import case_sensitive, fusion_regex, gene_lookup, names_regex
 from curation.entities.ptm import find_ptms, find_residues, normalise_ptm, normalise_residue
 from curation.entities.variant_categories import category_regex, variant_category
@@ -54,16 +48,7 @@ RULE_KINDS = ("variant", "residue", "ptm")
 _COMBINATION = re.compile(r"\s*(?:,|\s\+\s|\s(?:and|AND)\s)\s*")
 # scispaCy's detector runs an empty spaCy Matcher on texts without abbreviations (W036).
 _QUIET = r".*\[W036\]"
-# On overlap the longer span wins; at equal length, the lower rank.
-_RANK = {"variant": 0, "residue": 1, "abbreviation": 2, "dictionary": 3, "ptm": 4, "shape": 5}
-
-
-class _Hit(NamedTuple):
-    start: int
-    end: int
-    kind: str
-    concept: str
-    how: str
+_GENE_FIRST = re.compile(r"(?P<gene>[A-Z][A-Za-z0-9-]{1,15})\s+\S")
 
 
 @dataclass
@@ -73,9 +58,9 @@ class _Analysis:
 
     text: str
     abbreviations: tuple[Abbreviation, ...] = ()
-    dictionary: list[_Hit] | None = None
-    variants: list[_Hit] | None = None
-    extras: dict[str, list[_Hit]] = field(default_factory=dict)
+    dictionary: list[Hit] | None = None
+    variants: list[Hit] | None = None
+    extras: dict[str, list[Hit]] = field(default_factory=dict)
 
 
 class Matcher:
@@ -215,11 +200,11 @@ class Matcher:
         hits = list(self._dictionary(analysis)) + self._variants(analysis) + self._ptms(analysis)
         hits += self._residues(analysis, one_letter=bool(self._ptms(analysis)))
         if self.shapes:
-            hits += _compounds(hits, text, every)
+            hits += compound_hits(hits, text, every)
             found = find_drug_stems(text) + find_formulas(text)
-            hits += [_Hit(m.start, m.end, "chemical", m.text, "shape") for m in found]
+            hits += [Hit(m.start, m.end, "chemical", m.text, "shape") for m in found]
         hits = self._with_abbreviations(hits, analysis, every | {"chemical", "gene"})
-        kept = _resolve(hits, self.lexicon, text)
+        kept = resolve_overlaps(hits, self.lexicon, text)
         return [self._span(text, h, h.kind) for h in kept if h.kind in wanted]
 
     def analyse_many(self, texts: Iterable[str], batch_size: int = 64) -> None:
@@ -256,7 +241,7 @@ class Matcher:
             span = doc[start:end]
             kind = self.nlp.vocab.strings[label]
             concept = self._concept(span.text, kind)
-            hits.append(_Hit(span.start_char, span.end_char, kind, concept, "dictionary"))
+            hits.append(Hit(span.start_char, span.end_char, kind, concept, "dictionary"))
         analysis.dictionary = hits
         return analysis
 
@@ -264,31 +249,31 @@ class Matcher:
         found = self.lexicon.lookup(name, kind)
         return found[0][1] if found else name
 
-    def _dictionary(self, analysis: _Analysis) -> list[_Hit]:
+    def _dictionary(self, analysis: _Analysis) -> list[Hit]:
         return analysis.dictionary or []
 
-    def _variants(self, analysis: _Analysis) -> list[_Hit]:
+    def _variants(self, analysis: _Analysis) -> list[Hit]:
         if analysis.variants is None:
             analysis.variants = [
-                _Hit(v.start, v.end, "variant", v.key, "variant") for v in find_variants(analysis.text)
+                Hit(v.start, v.end, "variant", v.key, "variant") for v in find_variants(analysis.text)
             ]
         return analysis.variants
 
-    def _ptms(self, analysis: _Analysis) -> list[_Hit]:
+    def _ptms(self, analysis: _Analysis) -> list[Hit]:
         if "ptm" not in analysis.extras:
-            analysis.extras["ptm"] = [_Hit(p.start, p.end, "ptm", p.key, "ptm") for p in find_ptms(analysis.text)]
+            analysis.extras["ptm"] = [Hit(p.start, p.end, "ptm", p.key, "ptm") for p in find_ptms(analysis.text)]
         return analysis.extras["ptm"]
 
-    def _residues(self, analysis: _Analysis, one_letter: bool) -> list[_Hit]:
+    def _residues(self, analysis: _Analysis, one_letter: bool) -> list[Hit]:
         key = f"residue{int(one_letter)}"
         if key not in analysis.extras:
             found = find_residues(analysis.text, one_letter=one_letter)
-            analysis.extras[key] = [_Hit(r.start, r.end, "residue", r.key, "residue") for r in found]
+            analysis.extras[key] = [Hit(r.start, r.end, "residue", r.key, "residue") for r in found]
         return analysis.extras[key]
 
     # --- abbreviations ----------------------------------------------------------------
 
-    def _with_abbreviations(self, hits: list[_Hit], analysis: _Analysis, wanted: set[str]) -> list[_Hit]:
+    def _with_abbreviations(self, hits: list[Hit], analysis: _Analysis, wanted: set[str]) -> list[Hit]:
         if not self.use_abbreviations or not analysis.abbreviations:
             return hits
         out = list(hits)
@@ -300,9 +285,9 @@ class Matcher:
                 out += covering
             kinds = {h.kind for h in covering}
             if covering:
-                best = max(covering, key=lambda h: (h.end - h.start, -_RANK[h.how]))
+                best = max(covering, key=lambda h: (h.end - h.start, -RANK[h.how]))
                 for start, end in abbreviation.occurrences:
-                    out.append(_Hit(start, end, best.kind, best.concept, "abbreviation"))
+                    out.append(Hit(start, end, best.kind, best.concept, "abbreviation"))
             if self.veto:
                 for kind in wanted - kinds:
                     vetoed.add((abbreviation.short, kind))
@@ -311,27 +296,27 @@ class Matcher:
             out = [h for h in out if h.how != "dictionary" or (text[h.start : h.end], h.kind) not in vetoed]
         return out
 
-    def _shaped(self, abbreviation: Abbreviation, text: str, wanted: set[str]) -> list[_Hit]:
+    def _shaped(self, abbreviation: Abbreviation, text: str, wanted: set[str]) -> list[Hit]:
         """The long form of an abbreviation as a chemical or gene product, by its shape alone."""
         long = text[abbreviation.long_start : abbreviation.long_end]
         for kind, test in (("gene", looks_gene_product), ("chemical", looks_chemical)):
             if kind in wanted and test(long):
-                return [_Hit(abbreviation.long_start, abbreviation.long_end, kind, long.lower(), "shape")]
+                return [Hit(abbreviation.long_start, abbreviation.long_end, kind, long.lower(), "shape")]
         return []
 
     # --- g(e, d) helpers --------------------------------------------------------------
 
-    def _name_hits(self, entity: str, kind: str, analysis: _Analysis) -> list[_Hit]:
+    def _name_hits(self, entity: str, kind: str, analysis: _Analysis) -> list[Hit]:
         regex = self._name_regex(entity, kind)
         if regex is None:
             return []
         concept = self._concept(entity, kind)
         text = analysis.text
-        hits = [_Hit(m.start(), m.end(), kind, concept, "dictionary") for m in regex.finditer(text)]
+        hits = [Hit(m.start(), m.end(), kind, concept, "dictionary") for m in regex.finditer(text)]
         if self.use_abbreviations:
             for abbreviation in analysis.abbreviations:
                 if any(covers(h.start, h.end, abbreviation) for h in hits):
-                    hits += [_Hit(s, e, kind, concept, "abbreviation") for s, e in abbreviation.occurrences]
+                    hits += [Hit(s, e, kind, concept, "abbreviation") for s, e in abbreviation.occurrences]
         return hits
 
     def _name_regex(self, entity: str, kind: str) -> re.Pattern[str] | None:
@@ -343,7 +328,7 @@ class Matcher:
             self._regexes[key] = names_regex(names)
         return self._regexes[key]
 
-    def _variant_hits(self, entity: str, analysis: _Analysis) -> list[_Hit]:
+    def _variant_hits(self, entity: str, analysis: _Analysis) -> list[Hit]:
         if self._gene_of is None:
             self._gene_of = gene_lookup(self.lexicon)
         keys = variant_keys(entity, gene_of=self._gene_of)
@@ -351,86 +336,34 @@ class Matcher:
             return self._name_hits(entity, "variant", analysis)
         text = analysis.text
         hits = [h for h in self._variants(analysis) if any(variant_matches(k, h.concept) for k in keys)]
-        categories: list[_Hit] = []
+        categories: list[Hit] = []
         for key in keys:
             codon = re.fullmatch(r"(?:codon |[A-Z])(\d+)", key)
             if "::" in key:
                 hits += self._fusion_hits(key, analysis)
             elif codon:  # "V600", "codon 600": also the codon named in words
                 regex = re.compile(rf"(?i)\bcodons?\s(?:\d{{1,5}}\s?(?:,|/|and|or)\s?)*{codon[1]}(?!\d)")
-                hits += [_Hit(m.start(), m.end(), "variant", key, "variant") for m in regex.finditer(text)]
+                hits += [Hit(m.start(), m.end(), "variant", key, "variant") for m in regex.finditer(text)]
             elif variant_category(key) or variant_category(key, loose=True) == key:
                 regex = category_regex(key)
                 if regex is not None:
-                    categories += [_Hit(m.start(), m.end(), "variant", key, "variant") for m in regex.finditer(text)]
+                    categories += [Hit(m.start(), m.end(), "variant", key, "variant") for m in regex.finditer(text)]
         gene = _GENE_FIRST.match(entity)
         if categories and gene and self.lexicon.lookup(gene["gene"], "gene") and not variant_keys(gene["gene"]):
             # "CDKN2A deletion": a category says nothing of the gene, so the typed gene must be
             # named in the same sentence ("PTEN deletion" is another gene's deletion).
             named = self._name_hits(gene["gene"], "gene", analysis)
-            categories = [h for h in categories if any(_same_sentence(text, h, g) for g in named)]
+            categories = [h for h in categories if any(same_sentence(text, h, g) for g in named)]
         return hits + categories
 
-    def _fusion_hits(self, key: str, analysis: _Analysis) -> list[_Hit]:
+    def _fusion_hits(self, key: str, analysis: _Analysis) -> list[Hit]:
         regex = self._regexes.get((key, "fusion"))
         if (key, "fusion") not in self._regexes:
             regex = fusion_regex(key, self.lexicon)
             self._regexes[(key, "fusion")] = regex
         if regex is None:
             return []
-        return [_Hit(m.start(), m.end(), "variant", key, "variant") for m in regex.finditer(analysis.text)]
+        return [Hit(m.start(), m.end(), "variant", key, "variant") for m in regex.finditer(analysis.text)]
 
-    def _span(self, text: str, hit: _Hit, kind: str) -> Span:
+    def _span(self, text: str, hit: Hit, kind: str) -> Span:
         return Span(hit.start, hit.end, text[hit.start : hit.end], kind, hit.concept, hit.how)
-
-
-_GENE_FIRST = re.compile(r"(?P<gene>[A-Z][A-Za-z0-9-]{1,15})\s+\S")
-_SENTENCE_END = re.compile(r"[.!?;]\s+(?=[A-Z(])")
-
-
-def _same_sentence(text: str, a: _Hit, b: _Hit) -> bool:
-    """Whether two hits lie in one sentence (no sentence end between them)."""
-    start, end = min(a.start, b.start), max(a.end, b.end)
-    return _SENTENCE_END.search(text, start, end) is None
-
-
-def _compounds(hits: list[_Hit], text: str, wanted: set[str]) -> list[_Hit]:
-    """Longer names built on dictionary hits: "mineralocorticoid receptor" (a gene from a
-    chemical), "COX-2 inhibitors" (a chemical class from a gene)."""
-    out = []
-    for hit in hits:
-        if hit.how != "dictionary":
-            continue
-        if hit.kind == "chemical" and "gene" in wanted:
-            m = GENE_AFTER_CHEMICAL.match(text, hit.end)
-            if m:
-                out.append(_Hit(hit.start, m.end(), "gene", text[hit.start : m.end()], "shape"))
-        if hit.kind in ("chemical", "gene") and "chemical" in wanted:
-            m = CHEMICAL_AFTER_TARGET.match(text, hit.end)
-            if m:
-                out.append(_Hit(hit.start, m.end(), "chemical", text[hit.start : m.end()], "shape"))
-    return out
-
-
-def _resolve(hits: list[_Hit], lexicon: Lexicon, text: str) -> list[_Hit]:
-    """Non-overlapping hits: longest first, then by rank, then the kind the lexicon uses most."""
-    ordered = sorted(
-        set(hits),
-        # The last keys only make ties deterministic (a set's order changes with the hash seed).
-        key=lambda h: (
-            -(h.end - h.start),
-            _RANK[h.how],
-            -lexicon.weight(text[h.start : h.end], h.kind),
-            h.start,
-            h.kind,
-            h.concept,
-        ),
-    )
-    taken = bytearray(len(text) + 1)
-    kept: list[_Hit] = []
-    for hit in ordered:
-        if any(taken[hit.start : hit.end]):
-            continue
-        taken[hit.start : hit.end] = b"\x01" * (hit.end - hit.start)
-        kept.append(hit)
-    return sorted(kept)

@@ -25,21 +25,9 @@ import re
 from collections.abc import Callable
 from typing import NamedTuple
 
-from curation.entities.amino_acids import AA1, AA3, AA_NAMES
 from curation.entities.variant_categories import variant_category
+from curation.entities.variant_grammar import A1, A3, FINDERS, FUSION, key_of_match, one_letter, protein_key
 from curation.entities.variant_prose import find_prose
-
-STOP_WORDS = ("*", "x", "ter", "stop", "term")
-
-_A1 = f"[{AA1}]"
-_A3 = "(?:" + "|".join(sorted((k.capitalize() for k in AA3 if k != "ter"), key=len, reverse=True)) + ")"
-_A3I = "(?i:" + "|".join(k for k in AA3 if k != "ter") + ")"  # three-letter, any case (CIViC upper-cases)
-_ANAME = "(?i:" + "|".join(sorted(AA_NAMES, key=len, reverse=True)) + ")"
-_STOP = r"(?:\*|X|Ter|stop|STOP|Stop)"
-_L = r"(?<![A-Za-z0-9_.\-+*>])"  # left boundary of a DNA mention ("-" belongs to positions)
-_LP = r"(?<![A-Za-z0-9_.*>])"  # left boundary of a protein mention ("rs123-V274I", "*15+C1007G")
-_R = r"(?![A-Za-z0-9_+>])"  # right boundary
-_NUC = "[ACGTU]"
 
 
 class VariantMention(NamedTuple):
@@ -51,173 +39,8 @@ class VariantMention(NamedTuple):
     key: str
 
 
-def _aa(token: str) -> str:
-    """One-letter code of an amino acid written as 1 or 3 letters or a stop word."""
-    low = token.lower()
-    if low in STOP_WORDS:
-        return "*"
-    if low in AA3:
-        return AA3[low]
-    if low in AA_NAMES:
-        return AA_NAMES[low]
-    if low == "=":
-        return "="
-    return token.upper()
-
-
-def _seq(text: str) -> str:
-    """An amino-acid sequence in one-letter code ("GluAla" -> "EA", "fqea" -> "FQEA")."""
-    if not text:
-        return ""
-    three = re.fullmatch(rf"(?:{_A3I})+", text)
-    if three and len(text) % 3 == 0 and not re.fullmatch(f"{_A1}+", text):
-        return "".join(_aa(text[i : i + 3]) for i in range(0, len(text), 3))
-    return text.upper()
-
-
-# --- protein notation -------------------------------------------------------------------
-
-_AA_ANY = rf"(?:{_A3}|{_A1})"
-_PREFIX = r"(?:p\.\s?(?P<open>\()?)?"
-_CLOSE = r"(?(open)\))"
-_FS = r"(?:fs|FS|Fs|frameshift)(?:\s?(?:\*|X|Ter|x)\s?\d*|\d+)?"
-
-_P_FS = re.compile(rf"{_LP}{_PREFIX}(?P<ref>{_AA_ANY})(?P<pos>\d{{1,5}})(?P<alt>{_AA_ANY})?{_FS}{_CLOSE}{_R}")
-_P_RANGE = re.compile(  # "E746_A750del", and the older "E746-A750del"
-    rf"{_LP}{_PREFIX}(?P<r1>{_AA_ANY})(?P<p1>\d{{1,5}})(?:[_-](?P<r2>{_AA_ANY})(?P<p2>\d{{1,5}}))?"
-    rf"(?P<op>delins|del|ins|dup|DELINS|DEL|INS|DUP)(?P<seq>(?:{_A3}|[A-Z])*){_CLOSE}{_R}"
-)
-_P_SUB1 = re.compile(
-    rf"{_LP}(?P<pre>p\.\s?(?P<open>\()?)?(?P<ref>{_A1})(?P<pos>\d{{1,5}})(?P<alt>{_A1}|\*|X|=){_CLOSE}(?![A-Za-z0-9_])"
-)
-_P_SUB3 = re.compile(
-    rf"{_LP}{_PREFIX}(?P<ref>{_A3})\s?[-(]?\s?(?P<pos>\d{{1,5}})\)?\s?(?:-->|->|→|-|to\s)?\s?"
-    rf"(?P<alt>{_A3}|{_STOP}|=){_CLOSE}{_R}"
-)
-# A substitution glued to a lower-case prefix: "KrasG12D", "sG145R", "hGRalphaD401H".
-_P_GLUED = re.compile(rf"(?<=[a-z])(?P<ref>{_A1})(?P<pos>\d{{2,5}})(?P<alt>{_A1})(?![A-Za-z0-9_])")
-_P_STOPWORD = re.compile(rf"{_LP}(?P<ref>{_A1})(?P<pos>\d{{1,5}})(?P<alt>stop|Stop|STOP|Ter)\b")
-_P_NAMES = re.compile(
-    rf"(?<![A-Za-z])(?P<ref>{_ANAME})[\s-]?\(?(?P<pos>\d{{1,5}})\)?\s?(?:(?:-->|->|→|to|by|>|-)\s?)?(?P<alt>{_ANAME}|stop)\b"
-)
-
-# --- DNA notation -----------------------------------------------------------------------
-
-_POS = r"[-+*]?\d+(?:\s?[+-]\s?\d+)?(?:_[-*]?\d+(?:[+-]\d+)?)?"
-_ARROW = r"\s?(?:>|-->|->|→)\s?"
-_D_SUB = re.compile(
-    rf"{_L}(?:(?P<pre>[cgmnr])\.\s?)?(?P<pos>{_POS})\s?(?P<ref>{_NUC})(?:{_ARROW})(?P<alt>{_NUC})(?![A-Za-z0-9])"
-)
-_D_OP = re.compile(
-    rf"{_L}(?:(?P<pre>[cgmnr])\.\s?)(?P<pos>{_POS})(?P<op>delins|del|ins|dup|inv)(?P<seq>{_NUC}+|\d+)?(?![A-Za-z0-9])",
-    re.IGNORECASE,
-)
-_D_BARE_OP = re.compile(
-    rf"{_L}(?P<pos>[-+]?\d+(?:[+-]\d+)?(?:[_-]\d+(?:[+-]\d+)?)?)\s?(?P<op>delins|del|ins|dup|DEL|INS|DUP)(?:\s?(?P<seq>{_NUC}+|\d+))?(?![A-Za-z0-9])"
-)
-_D_LETTERS = re.compile(rf"{_L}(?P<pre>[cg])\.(?P<ref>{_NUC})(?P<pos>\d+)(?P<alt>{_NUC})(?![A-Za-z0-9])")  # c.G1714C
-_D_DELPOS = re.compile(rf"(?<![A-Za-z0-9])(?P<op>del|ins)(?P<pos>\d+)(?P<seq>{_NUC}+)(?![A-Za-z0-9])")  # del642T
-_DELTA = re.compile(r"(?<![A-Za-z0-9])(?:[Dd]elta|\u0394|\u2206|DD)\s?(?P<pos>\d{2,5}(?:-\d{2,5})?)(?![A-Za-z0-9])")
-_P_CODON = re.compile(rf"(?<![A-Za-z0-9])p\.\s?(?P<ref>{_A3}|{_A1})(?P<pos>\d{{1,5}})(?![A-Za-z0-9_])")
-_IVS = re.compile(
-    rf"{_L}IVS\s?(?P<n>\d+)\s?(?P<sign>[+-])\s?(?P<off>\d+)\s?(?:(?P<ref>{_NUC})(?:{_ARROW})(?P<alt>{_NUC})"
-    rf"|(?P<op>del|ins|dup)(?P<seq>{_NUC}*))(?![A-Za-z0-9])"
-)
-_RS = re.compile(r"(?<![A-Za-z0-9])[rR][sS]\s?(?P<num>\d{3,})(?![0-9])")
-
-# --- fusions ------------------------------------------------------------------------------
-
-_GENE = r"[A-Z][A-Z0-9]{1,9}(?:-[A-Z0-9]{1,4})?"
-_FUSION = re.compile(rf"(?<![A-Za-z0-9])(?P<g1>{_GENE}|v)::(?P<g2>{_GENE}|v|\?)(?![A-Za-z0-9])")
-
-
-# --- key builders ------------------------------------------------------------------------
-
-
-def _protein_key(ref: str, pos: str, alt: str) -> str:
-    ref_1, alt_1 = _aa(ref), _aa(alt)
-    if alt_1 == "=":
-        alt_1 = ref_1
-    return f"{ref_1}{int(pos)}{alt_1}"
-
-
-def _range_key(m: re.Match[str]) -> str:
-    left = f"{_aa(m['r1'])}{int(m['p1'])}"
-    if m["r2"]:
-        left += f"_{_aa(m['r2'])}{int(m['p2'])}"
-    op = m["op"].lower()
-    seq = _seq(m["seq"] or "")
-    # A deleted or duplicated sequence is implied by the range; inserted ones are not.
-    return left + op + (seq if op in ("ins", "delins") else "")
-
-
-def _dna_pos(text: str) -> str:
-    return re.sub(r"\s+", "", text)
-
-
-def _dna_op_key(prefix: str, m: re.Match[str]) -> str:
-    op = m["op"].lower()
-    seq = (m["seq"] or "").upper()
-    return f"{prefix}.{_dna_pos(m['pos'])}{op}" + (seq if op in ("ins", "delins") and not seq.isdigit() else "")
-
-
-def _key_of_match(name: str, m: re.Match[str]) -> str:
-    """Canonical key of a match of one of the module regexes, by regex name."""
-    if name == "fs":
-        return f"{_aa(m['ref'])}{int(m['pos'])}fs"
-    if name == "range":
-        return _range_key(m)
-    if name in ("sub1", "sub3", "stopword", "names", "glued"):
-        return _protein_key(m["ref"], m["pos"], m["alt"])
-    if name == "dsub":
-        return f"{(m['pre'] or 'c').lower()}.{_dna_pos(m['pos'])}{m['ref'].upper()}>{m['alt'].upper()}"
-    if name == "dop":
-        return _dna_op_key(m["pre"].lower(), m)
-    if name == "bareop":
-        return _dna_op_key("c", m)
-    if name == "ivs":
-        where = f"IVS{m['n']}{m['sign']}{m['off']}"
-        if m["ref"]:
-            return f"{where}{m['ref'].upper()}>{m['alt'].upper()}"
-        return where + m["op"].lower() + (m["seq"] or "").upper() * (m["op"].lower() == "ins")
-    if name == "dletters":
-        return f"{m['pre']}.{m['pos']}{m['ref']}>{m['alt']}"
-    if name == "ddelpos":
-        return f"c.{m['pos']}{m['op']}" + (m["seq"] if m["op"] == "ins" else "")
-    if name == "delta":
-        return f"\u0394{m['pos']}"  # "Delta32", "DD32" (an ASCII rendering of Δ32)
-    if name == "pcodon":
-        return f"{_aa(m['ref'])}{int(m['pos'])}"
-    if name == "rs":
-        return f"rs{m['num']}"
-    if name == "fusion":
-        return f"{m['g1']}::{m['g2']}"
-    raise ValueError(f"unknown variant regex {name!r}")
-
-
-# Finder regexes in priority order: on overlap the longer match wins, then the earlier one.
-_FINDERS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("fs", _P_FS),
-    ("range", _P_RANGE),
-    ("sub3", _P_SUB3),
-    ("stopword", _P_STOPWORD),
-    ("sub1", _P_SUB1),
-    ("glued", _P_GLUED),
-    ("names", _P_NAMES),
-    ("dsub", _D_SUB),
-    ("dop", _D_OP),
-    ("ivs", _IVS),
-    ("bareop", _D_BARE_OP),
-    ("dletters", _D_LETTERS),
-    ("ddelpos", _D_DELPOS),
-    ("delta", _DELTA),
-    ("pcodon", _P_CODON),
-    ("rs", _RS),
-    ("fusion", _FUSION),
-)
-
-_CODON = re.compile(rf"(?:p\.\s?)?(?P<ref>{_A3}|{_A1})(?P<pos>\d{{1,5}})")
-_ALTS = re.compile(rf"(?:p\.\s?)?(?P<ref>{_A3}|{_A1})(?P<pos>\d{{1,5}})(?P<alts>(?:{_A1}|\*)(?:/(?:{_A1}|\*))+)")
+_CODON = re.compile(rf"(?:p\.\s?)?(?P<ref>{A3}|{A1})(?P<pos>\d{{1,5}})")
+_ALTS = re.compile(rf"(?:p\.\s?)?(?P<ref>{A3}|{A1})(?P<pos>\d{{1,5}})(?P<alts>(?:{A1}|\*)(?:/(?:{A1}|\*))+)")
 _GENE_PREFIX = re.compile(r"^(?P<gene>[A-Z][A-Za-z0-9-]{1,15})\s+(?P<rest>.+)$")
 # A gene symbol as typed: "ALK", "NTRK1"; not "Kinase", "NUCLEAR", "TRUNCATING" (long, no digit).
 _SYMBOL = re.compile(r"[A-Z](?:[A-Z0-9]{1,5}|[A-Z0-9]*\d[A-Z0-9]*)")
@@ -281,9 +104,9 @@ def _typed_fusion(clean: str, gene_of: Callable[[str], str | None]) -> str | Non
 
 
 def _keys(clean: str) -> list[str]:
-    fusion = _FUSION.match(clean)
+    fusion = FUSION.match(clean)
     if fusion:  # "EML4::ALK Fusion", "EML4::ALK e6::e20": the partner genes are the key
-        return [_key_of_match("fusion", fusion)]
+        return [key_of_match("fusion", fusion)]
     keys: list[str] = []
     for part in re.split(r"\s*[()]\s*", clean):
         if part:
@@ -297,26 +120,26 @@ def _part_keys(part: str) -> list[str]:
         return [category]
     alts = _ALTS.fullmatch(part)
     if alts:
-        return [_protein_key(alts["ref"], alts["pos"], a) for a in alts["alts"].split("/")]
-    for name, regex in _FINDERS:
+        return [protein_key(alts["ref"], alts["pos"], a) for a in alts["alts"].split("/")]
+    for name, regex in FINDERS:
         found = regex.fullmatch(part)
         if found:
-            return [_key_of_match(name, found)]
-    spaced = re.fullmatch(rf"(?:p\.\s?)?({_A1})\s+(\d{{1,5}})\s+({_A1}|\*|X)", part)
+            return [key_of_match(name, found)]
+    spaced = re.fullmatch(rf"(?:p\.\s?)?({A1})\s+(\d{{1,5}})\s+({A1}|\*|X)", part)
     if spaced:  # "V 600 E": too loose to find in text, fine as typed by a curator
-        return [_protein_key(*spaced.groups())]
+        return [protein_key(*spaced.groups())]
     codon = _CODON.fullmatch(part)
     if codon:
-        return [f"{_aa(codon['ref'])}{int(codon['pos'])}"]
+        return [f"{one_letter(codon['ref'])}{int(codon['pos'])}"]
     codons = _CODON_WORD.fullmatch(part)  # "codon 600", "codons 12/13": the residue unknown
     if codons:
         return [f"codon {int(pos)}" for pos in re.findall(r"\d+", codons["pos"])]
-    if re.fullmatch(rf"{_A1}\d+(?:/{_A1}\d+)+", part):  # "G12/G13"
+    if re.fullmatch(rf"{A1}\d+(?:/{A1}\d+)+", part):  # "G12/G13"
         return part.split("/")
-    stop_loss = re.fullmatch(rf"\*(\d+)({_A1})", part)  # "*757L"
+    stop_loss = re.fullmatch(rf"\*(\d+)({A1})", part)  # "*757L"
     if stop_loss:
         return [f"*{stop_loss[1]}{stop_loss[2]}"]
-    legacy = re.fullmatch(rf"({_A1}\d+_{_A1}\d+)>({_A1}+)", part)  # "E746_T751>I"
+    legacy = re.fullmatch(rf"({A1}\d+_{A1}\d+)>({A1}+)", part)  # "E746_T751>I"
     if legacy:
         return [f"{legacy[1]}delins{legacy[2]}"]
     star = re.fullmatch(r"([A-Z][A-Z0-9]+)\*(\d+[A-Z]?)", part)  # star alleles "UGT1A1*28"
@@ -347,14 +170,14 @@ def find_variants(text: str, prose: bool = True) -> list[VariantMention]:
     :func:`curation.entities.variant_categories.category_regex`.
     """
     found: list[tuple[int, int, int, str]] = []
-    for rank, (name, regex) in enumerate(_FINDERS):
+    for rank, (name, regex) in enumerate(FINDERS):
         for m in regex.finditer(text):
             if name == "sub1" and not _plausible_sub1(m):
                 continue
-            found.append((m.start(), m.end(), rank, _key_of_match(name, m)))
+            found.append((m.start(), m.end(), rank, key_of_match(name, m)))
     if prose:
 
-        found.extend((start, end, len(_FINDERS), key) for start, end, key in find_prose(text))
+        found.extend((start, end, len(FINDERS), key) for start, end, key in find_prose(text))
     found.sort(key=lambda f: (-(f[1] - f[0]), f[2], f[0]))
     taken: list[tuple[int, int]] = []
     kept: list[VariantMention] = []
@@ -391,7 +214,7 @@ def variant_matches(query: str, found: str) -> bool:
     codon = re.fullmatch(r"codon (\d+)", query)
     if codon:
         return re.match(rf"(?:codon )?[A-Z*]?{codon[1]}(?!\d)", found) is not None
-    if re.fullmatch(rf"{_A1}\d+", query):
+    if re.fullmatch(rf"{A1}\d+", query):
         return re.match(rf"{re.escape(query)}(?!\d)", found) is not None
     fusion = re.fullmatch(r"(.+)::(.+)", query)
     other = re.fullmatch(r"(.+)::(.+)", found)

@@ -7,7 +7,7 @@ with ``request.json`` and the store's ``snapshot/``, the worker ``python -m cura
 The worker:
 
 1. trains a scorer on BioRED + BC5CDR Train (every Dev and Test PMID held out) and the snapshot's decisions
-   (:func:`curation.learning.relations.decision_training_pairs`), measures its Dev pair F1 (what the app's gate
+   (:func:`curation.relations.training.train_with_manifest`), measures its Dev pair F1 (what the app's gate
    compares), and writes ``models/relations/<name>`` (staged as ``<name>.tmp``; the name goes to
    ``version.txt`` first);
 2. scores every annotated document of the snapshot with it and writes ``pairs.jsonl``: a header with the scorer
@@ -24,7 +24,6 @@ import json
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, replace
-from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
@@ -36,13 +35,13 @@ from curation.files import write_atomic
 from curation.jobs.protocol import read_worker_lines, request_from_dict
 from curation.jobs.result import JobResult
 from curation.jobs.retraining import REQUEST, SNAPSHOT, VERSION, launch_job
+from curation.relations.scorer_folder import SCORERS, write_scorer
+from curation.relations.stored_pairs import DocumentPairs, annotated_pairs
+from curation.relations.training import train_with_manifest
 from curation.versions.registry import check_name
 
 KIND = "relations"
-SCORERS = "relations"  # the models folder's sub-folder of relation scorers
 PAIRS = "pairs.jsonl"
-SCORER_FILE = "scorer.json"
-MANIFEST_FILE = "manifest.json"
 BATCH = 200  # documents scored between progress reports and cancel checks
 
 
@@ -77,10 +76,6 @@ class RelationsRequest:
         return request_from_dict(cls, data, where)
 
 
-def new_scorer_name() -> str:
-    return "relations-" + datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-
-
 def start_relations_job(con: duckdb.DuckDBPyConnection, request: RelationsRequest, settings: Settings,
                         launch: Callable[[Path], int] | None = None) -> store.Job:
     """Record a relation-scorer job, export its snapshot and start the worker.
@@ -94,45 +89,9 @@ def start_relations_job(con: duckdb.DuckDBPyConnection, request: RelationsReques
     return launch_job(con, settings, KIND, request.to_dict(), "relation-scorer", launch)
 
 
-def write_scorer(folder: Path, scorer, manifest: dict) -> Path:
-    """Write a scorer folder whole: staged as ``<name>.tmp`` (what the app removes when a worker died), renamed
-    when complete."""
-    if folder.exists():
-        raise CurationError(f"{folder} already exists; give another name")
-    tmp = folder.with_name(folder.name + ".tmp")
-    tmp.mkdir(parents=True, exist_ok=False)
-    scorer.save(tmp / SCORER_FILE)
-    (tmp / MANIFEST_FILE).write_text(json.dumps(manifest, indent=1))
-    tmp.replace(folder)
-    return folder
-
-
-def train(data_dir: Path, decisions, schemas, documents, mentions, lexicon, name: str) -> tuple[object, dict]:
-    """A scorer trained on the corpora and the decisions, and its manifest (with its Dev pair F1)."""
-    from curation.learning import relation_data
-    from curation.learning import relations as rel
-
-    started = time.time()
-    training = relation_data.corpus_training_set(data_dir)
-    extra, extra_documents = ([], {}) if decisions is None else relation_data.decision_training_pairs(
-        decisions, schemas, documents, mentions, lexicon, training.held_out)
-    scorer = relation_data.train_scorer(training, extra, extra_documents)
-    dev = relation_data.dev_pair_f1(scorer, data_dir)
-    manifest = {
-        "name": name, "format_version": rel.FORMAT_VERSION, "created": datetime.now(UTC).isoformat(timespec="seconds"),
-        "data_dir": str(data_dir), "corpus_documents": training.per_corpus, "corpus_pairs": len(training.pairs),
-        "corpus_positives": sum(p.label for p in training.pairs), "held_out_pmids": len(training.held_out),
-        "decision_pairs": len(extra), "decision_positives": sum(p.label for p in extra),
-        "threshold": round(scorer.threshold, 6), "dev_pair_f1": dev,
-        "dev_pair_f1_mean": round(sum(dev.values()) / len(dev), 4), "seconds": round(time.time() - started, 1),
-    }
-    return scorer, manifest
-
-
 def run_relations_job(job_dir: Path, data: dict, progress: Path, cancel: Path) -> JobResult:
     """Do the relation-scorer job in ``job_dir`` (the worker's dispatch); failures raise as in retraining."""
     from curation.entities.dictionaries import snapshot_lexicon
-    from curation.learning import relations as rel
     from curation.learning.snapshot import load_snapshot
     from curation.learning.training import TrainingCancelled, write_progress
     from curation.records import Mention
@@ -146,8 +105,9 @@ def run_relations_job(job_dir: Path, data: dict, progress: Path, cancel: Path) -
     mentions = {pmid: [Mention(pmid, a.start, a.end, a.text, a.type, a.concept_id, a.source) for a in found]
                 for pmid, found in snapshot.annotations.items()}
     schemas = {s.name: s for s in snapshot.schemas}
-    scorer, manifest = train(Path(request.data_dir), snapshot.decisions if request.decisions else None, schemas,
-                             snapshot.documents, mentions, snapshot_lexicon(snapshot), request.name)
+    decisions = snapshot.decisions if request.decisions else None
+    scorer, manifest = train_with_manifest(Path(request.data_dir), decisions, schemas, snapshot.documents, mentions,
+                                           snapshot_lexicon(snapshot), request.name)
     timings = {"train": round(time.time() - started, 1)}
     if cancel.exists():
         raise TrainingCancelled("cancelled after training; nothing was written")
@@ -161,7 +121,7 @@ def run_relations_job(job_dir: Path, data: dict, progress: Path, cancel: Path) -
                        eta_s=None, epoch=None)
         for document in documents[first:first + BATCH]:
             found = snapshot.annotations[document.pmid]
-            pairs = rel.annotated_pairs(document, found, scorer)
+            pairs = annotated_pairs(document, found, scorer)
             lines.append(json.dumps({"pmid": document.pmid, "annotations": len(found),
                                      "pairs": [list(p) for p in pairs]}, ensure_ascii=False))
     write_atomic(job_dir / PAIRS, "\n".join(lines) + "\n")
@@ -177,17 +137,8 @@ def run_relations_job(job_dir: Path, data: dict, progress: Path, cancel: Path) -
     )
 
 
-@dataclass(frozen=True)
-class DocumentPairs:
-    """One line of ``pairs.jsonl``: a document, how many annotations it was scored from, its pairs."""
-
-    pmid: str
-    annotations: int
-    rows: tuple[store.PairRow, ...]
-
-
 def read_pairs(path: Path) -> tuple[str, Iterator[DocumentPairs]]:
-    """The scorer name of ``pairs.jsonl`` and its documents (read lazily).
+    """The scorer name of ``pairs.jsonl`` and its documents, one a line (read lazily).
 
     Raises:
         CurationError: the file is missing, its header is not one, or a line is corrupted (named).

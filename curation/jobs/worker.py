@@ -28,7 +28,8 @@ from curation.errors import CurationError
 from curation.files import write_atomic
 from curation.jobs import result as job_result
 from curation.jobs.result import DecisionSummary, JobResult, TrainingSummary, WorkerSettings
-from curation.jobs.retraining import CANCEL, PROGRESS, REQUEST, RESULT, SNAPSHOT, VERSION, RetrainRequest
+from curation.jobs.retrain_request import RetrainRequest
+from curation.jobs.retraining import CANCEL, PROGRESS, REQUEST, RESULT, SNAPSHOT, VERSION
 from curation.versions.manifest import training_report
 
 WORKER_NICENESS = 19  # nice(1) step of the retraining worker: it trains on the CPU the app leaves idle

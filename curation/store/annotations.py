@@ -90,6 +90,7 @@ WHERE (? OR d.pmid IN (SELECT unnest(?)))
 ORDER BY d.pmid
 """
 SQL_ANNOTATION_COUNTS = "SELECT source, count(*) FROM annotations GROUP BY source ORDER BY source"
+SQL_ANNOTATIONS_PER_DOCUMENT = "SELECT pmid, annotations FROM annotated_documents"
 SQL_ANNOTATORS = "SELECT annotator, count(*) FROM annotated_documents GROUP BY annotator ORDER BY 2 DESC, 1"
 
 SQL_REGISTER_MODEL = """
@@ -227,6 +228,11 @@ def list_stale_documents(
 def annotation_counts(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
     """Annotation rows by source (gold, recogniser, dictionary, rule)."""
     return dict(con.execute(SQL_ANNOTATION_COUNTS).fetchall())
+
+
+def annotations_per_document(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
+    """PMID → how many annotations its last annotation wrote, for every annotated document."""
+    return dict(con.execute(SQL_ANNOTATIONS_PER_DOCUMENT).fetchall())
 
 
 def list_annotators(con: duckdb.DuckDBPyConnection) -> dict[str, int]:

@@ -21,7 +21,7 @@ UNSCORED = "co-mention"
 
 
 class PairRow(NamedTuple):
-    """One row of ``relation_pairs`` (``curation.learning.relations.ScoredPair`` in the store's form)."""
+    """One row of ``relation_pairs`` (what :mod:`curation.relations.stored_pairs` computes)."""
 
     pmid: str
     concept_a: str

@@ -38,11 +38,16 @@ import duckdb
 from curation import store
 from curation.config import Settings
 from curation.entities.annotation import Annotation, Annotator
+from curation.entities.served_annotator import (
+    CurrentAnnotator,
+    current_annotator,
+    dictionary_matcher,
+    load_entity_model,
+)
 from curation.errors import InputError
 from curation.ingest.problems import Problems
 from curation.ingest.pubtator import read_pubtator
 from curation.records import Document
-from curation.workflows.entities import CurrentAnnotator, current_annotator, dictionary_matcher, load_entity_model
 
 INPUT_FORMATS = ("text", "jsonl", "pubtator")
 OUTPUT_FORMATS = ("pubtator", "jsonl")

@@ -1,4 +1,4 @@
-"""Entities in the app: which annotator serves, the concept index it fills, activating a recogniser.
+"""Entities in the app: the concept index the annotator fills, activating a recogniser or linker.
 
 The concept index is the store's ``annotations`` table (:mod:`curation.store.annotations`): each
 document's gold mentions (source "gold") and what the app's :class:`~curation.entities.annotation.Annotator`
@@ -8,10 +8,8 @@ written in its own transaction: a batch that fails leaves the documents ingested
 Curate page then highlights them from the dictionaries in memory) and named in the report, and the
 next ``reannotate`` picks them up, since they are still stale.
 
-Which annotator: the recogniser (and linker) marked active in ``entity_models`` when there is one
-and it loads, else the dictionary matcher alone, with a message saying so (:func:`current_annotator`).
-The recogniser and linker modules are imported only when a model is loaded, so the app works without
-them and without a trained model.
+Which annotator serves is assembled in :mod:`curation.entities.served_annotator`; its names are offered here
+for the pages and the command line.
 """
 
 from __future__ import annotations
@@ -27,32 +25,33 @@ from curation import access, store
 from curation.access import Action, Who
 from curation.config import Settings
 from curation.entities.annotation import Annotation, Annotator
-from curation.entities.dictionaries import build_lexicon
 from curation.entities.gold import gold_rows
 from curation.entities.lexicon import Lexicon
-from curation.entities.matching import Matcher
-from curation.errors import CurationError
-from curation.workflows.relation_scoring import ActiveScorer, active_scorer, pair_rows
-
-MODEL_KINDS = ("recogniser", "linker")
-NO_RECOGNISER = (
-    "no recogniser trained: highlights come from dictionaries; train one with python -m curation train-recogniser"
+from curation.entities.served_annotator import (
+    MODEL_KINDS,
+    NO_RECOGNISER,
+    CurrentAnnotator,
+    EntityModelError,
+    active_models_key,
+    annotator_note,
+    current_annotator,
+    dictionary_matcher,
+    load_entity_model,
+    resolve_model_folder,
 )
+from curation.relations.active import ActiveScorer, active_scorer
+from curation.relations.stored_pairs import pair_rows
+
+__all__ = [
+    "MODEL_KINDS", "NO_RECOGNISER", "ActivatedModel", "AnnotationReport", "CurrentAnnotator", "EntityModelError",
+    "Progress", "activate_entity_model", "active_models_key", "annotate_documents", "annotate_new",
+    "annotator_note", "current_annotator", "deactivate_entity_model", "dictionary_matcher", "load_entity_model",
+    "reannotate", "stored_annotations",
+]
+
 BATCH = 200  # documents annotated and written per transaction
 
 Progress = Callable[[int, int], None]  # (documents done, documents in all)
-
-
-class EntityModelError(CurationError):
-    """A recogniser or linker folder that cannot be activated, and what to do."""
-
-
-@dataclass(frozen=True)
-class CurrentAnnotator:
-    """The annotator the app uses now, and a message for a person when it is not the active recogniser."""
-
-    annotator: Annotator
-    message: str = ""
 
 
 @dataclass(frozen=True)
@@ -85,101 +84,6 @@ class AnnotationReport:
         return text
 
 
-# --- which annotator ----------------------------------------------------------------------------
-
-
-def dictionary_matcher(con: duckdb.DuckDBPyConnection) -> Matcher:
-    """The dictionary matcher over the store's lexicon (as the app builds it, without analysing ahead)."""
-    return Matcher(build_lexicon(con))
-
-
-def _resolve(path: str | Path, settings: Settings | None = None) -> Path:
-    path = Path(path).expanduser()
-    if not path.is_absolute() and settings is not None and not path.exists():
-        path = settings.models_dir / path
-    return path.resolve()
-
-
-def load_entity_model(kind: str, path: str | Path, lexicon: Lexicon | None = None):
-    """Load a recogniser or linker folder.
-
-    Raises:
-        EntityModelError: the folder is missing, malformed, from another version, or the module that
-            loads it is not installed; the message names the folder and says what to do.
-    """
-    if kind not in MODEL_KINDS:
-        raise EntityModelError(f"unknown entity model kind '{kind}'; use one of {', '.join(MODEL_KINDS)}")
-    path = Path(path)
-    if kind == "recogniser" and not path.is_dir():
-        import spacy.util
-
-        if spacy.util.is_package(path.name):  # an installed spaCy NER package (a scispaCy model)
-            path = Path(spacy.util.get_package_path(path.name))
-    if not path.is_dir():
-        raise EntityModelError(f"{path}: no such folder; give the folder `python -m curation train-{kind}` wrote")
-    try:
-        if kind == "recogniser":
-            from curation.entities.recogniser import load_recogniser
-
-            return load_recogniser(path)
-        from curation.entities.linking import load_linker
-
-        if lexicon is None:
-            raise EntityModelError(f"{path}: a linker needs the store's lexicon to load")
-        return load_linker(path, lexicon)
-    except EntityModelError:
-        raise
-    except ImportError as exc:
-        raise EntityModelError(f"{path}: {kind}s cannot be loaded in this installation ({exc})") from None
-    except CurationError as exc:
-        raise EntityModelError(str(exc)) from None
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise EntityModelError(f"{path}: cannot be loaded as a {kind} ({type(exc).__name__}: {exc}); train it "
-                               f"again with `python -m curation train-{kind}`") from None
-
-
-def current_annotator(
-    con: duckdb.DuckDBPyConnection, settings: Settings | None, matcher: Matcher, recogniser=None
-) -> CurrentAnnotator:
-    """The active recogniser and linker over ``matcher``, or the dictionaries alone with the reason.
-
-    Never raises for a model that fails to load: the app keeps working with dictionaries, and the
-    message says which folder failed and why. ``recogniser``: the active recogniser, already loaded
-    (just activated), so it is not loaded a second time.
-    """
-    row = store.get_active_entity_model(con, "recogniser")
-    if row is None:
-        return CurrentAnnotator(Annotator(matcher), NO_RECOGNISER)
-    if recogniser is None:
-        try:
-            recogniser = load_entity_model("recogniser", _resolve(row.path, settings))
-        except EntityModelError as exc:
-            return CurrentAnnotator(Annotator(matcher), f"the active recogniser could not be loaded ({exc}): "
-                                                        "highlights come from dictionaries")
-    linker, message = None, ""
-    linker_row = store.get_active_entity_model(con, "linker")
-    if linker_row is not None:
-        try:
-            linker = load_entity_model("linker", _resolve(linker_row.path, settings), matcher.lexicon)
-        except EntityModelError as exc:
-            message = f"the active linker could not be loaded ({exc}): recognised names are linked exactly only"
-    return CurrentAnnotator(Annotator(matcher, recogniser=recogniser, linker=linker), message)
-
-
-def active_models_key(con: duckdb.DuckDBPyConnection) -> tuple[str, str]:
-    """(active recogniser path, active linker path), "" for none: what a cached annotator is keyed on."""
-    rows = [store.get_active_entity_model(con, kind) for kind in MODEL_KINDS]
-    return tuple(row.path if row is not None else "" for row in rows)  # type: ignore[return-value]
-
-
-def annotator_note(con: duckdb.DuckDBPyConnection) -> str:
-    """What highlights come from, for a page (reads the store only; loads nothing)."""
-    row = store.get_active_entity_model(con, "recogniser")
-    if row is None:
-        return NO_RECOGNISER
-    return f"highlights come from the stored annotations of recogniser {row.name} and the dictionaries"
-
-
 def activate_entity_model(
     con: duckdb.DuckDBPyConnection, kind: str, path: str | Path, lexicon: Lexicon | None = None,
     settings: Settings | None = None, *, who: Who = "",
@@ -195,7 +99,7 @@ def activate_entity_model(
     access.require(con, who, Action.ACTIVATE)
     if kind not in MODEL_KINDS:
         raise EntityModelError(f"unknown entity model kind '{kind}'; use one of {', '.join(MODEL_KINDS)}")
-    folder = _resolve(path, settings)
+    folder = resolve_model_folder(path, settings)
     model = load_entity_model(kind, folder, lexicon)
     name = str(getattr(model, "name", "") or folder.name)
     with store.transaction(con):

@@ -33,6 +33,7 @@ import duckdb
 from curation import access, store
 from curation.access import Action, Who
 from curation.config import Settings
+from curation.entities.served_annotator import EntityModelError, annotator_note
 from curation.errors import CurationError
 from curation.jobs.recogniser import (
     ANNOTATIONS,
@@ -45,8 +46,9 @@ from curation.jobs.recogniser import (
 )
 from curation.jobs.result import JobResult, JobResultError, job_result, result_json
 from curation.learning.recogniser_data import check_data_dir
-from curation.workflows.entities import EntityModelError, activate_entity_model, annotator_note
-from curation.workflows.relation_scoring import active_scorer, score_documents
+from curation.relations.active import active_scorer
+from curation.relations.stored_pairs import score_documents
+from curation.workflows.entities import activate_entity_model
 
 __all__ = [
     "RecogniserOverview", "TrainedRecogniser", "apply_recogniser_jobs", "load_annotations", "recogniser_overview",

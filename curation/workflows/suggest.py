@@ -3,12 +3,13 @@ has them.
 
 :func:`suggest` runs the served search (:func:`curation.retrieval.relation_search.search_relation`, the Curate
 page's ranking) for the top ``top_docs`` documents, reads their stored relation pairs (scored when each document
-was annotated: :mod:`curation.workflows.relation_scoring`; nothing is scored here), keeps the pairs joining a
+was annotated: :mod:`curation.relations.stored_pairs`; nothing is scored here), keeps the pairs joining a
 query slot's concepts to a concept of the missing slot's kind, and ranks those candidates with
-:func:`curation.retrieval.suggestions.aggregate` (the rule chosen on dev, :data:`RULE`). Each suggestion
-carries its supporting documents (those whose probability reaches the scorer's threshold), each with the sentence
-that relates them (escaped, the two concepts marked), and whether the KB already holds the completed relation,
-with the KB's PMIDs for it.
+:func:`curation.relations.suggestions.aggregate` (the rule chosen on dev,
+:data:`~curation.relations.suggestions.RULE`). Each suggestion carries its supporting documents (those whose
+probability reaches the scorer's threshold), each with the sentence that relates them (escaped, the two concepts
+marked), and whether the KB already holds the completed relation, with the KB's PMIDs for it
+(:mod:`curation.relations.kb_check`).
 
 For two or more query slots a document supports a candidate only when its probabilities for the typed slots
 average to the scorer's threshold (:data:`NARY_COMBINE`: Gene + Variant → a treatment the document relates to
@@ -29,27 +30,20 @@ from dataclasses import dataclass, field
 import duckdb
 
 from curation import store
-from curation.entities.lexicon import Lexicon
 from curation.entities.matching import Matcher
 from curation.entities.postings import StorePostings
 from curation.entities.query import QueryConcept, QueryLinker
 from curation.records import Span
+from curation.relations.active import ActiveScorer, active_scorer
+from curation.relations.kb_check import held_in_kb, kb_holdings
+from curation.relations.suggestions import NARY_COMBINE, RULE, aggregate, gather_evidence, merge_names, slot_concept_ids
 from curation.retrieval.relation_search import SearchOptions, search_relation
-from curation.retrieval.suggestions import PairEvidence, aggregate, evidence_from_pairs, slot_concept_ids
 from curation.schemas import RelationSchema
-from curation.workflows.relation_scoring import ActiveScorer, active_scorer
 
 #: documents of the served ranking the suggestions are drawn from (chosen on dev by bench/suggest.py)
 DEFAULT_TOP_DOCS = 20
-#: how a candidate's per-document probabilities become its score (chosen on dev by bench/suggest.py): the
-#: documents' noisy-or, every served rank weighing alike
-RULE = {"rule": "noisy_or", "weight": "flat"}
-#: how one document's probabilities for two or more typed slots combine (chosen on dev): their mean, so a
-#: document that relates the candidate to one slot only stays below the scorer's threshold
-NARY_COMBINE = "mean"
 MAX_TOP_DOCS = 500
 SHOWN = 30  # suggestions kept (each with every supporting document)
-_PARTS = re.compile(r"\s*(?:,|\+|;|/|\band\b|\bplus\b)\s*", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -111,61 +105,6 @@ class SuggestionResult:
     @property
     def new_to_kb(self) -> tuple[Suggestion, ...]:
         return tuple(s for s in self.suggestions if not s.in_kb)
-
-
-def gather_evidence(con: duckdb.DuckDBPyConnection, ranks: Mapping[str, int], slots: Mapping[str, dict[str, set[str]]],
-                    slot_kinds: Mapping[str, str], answer_kind: str) -> list[PairEvidence]:
-    """Every stored pair of the ranked documents joining a slot's concepts to a concept of ``answer_kind``."""
-    out = []
-    pmids = list(ranks)
-    for slot, per_doc in slots.items():
-        ids = sorted({c for pmid in pmids for c in per_doc.get(pmid, ())})
-        if ids:
-            rows = store.list_relation_pairs(con, pmids, slot_kinds[slot], ids, answer_kind)
-            out += evidence_from_pairs(rows, ranks, slot, per_doc, slot_kinds[slot], answer_kind)
-    return out
-
-
-def kb_holdings(con: duckdb.DuckDBPyConnection, schema: RelationSchema, concepts: Sequence[QueryConcept],
-                lexicon: Lexicon) -> dict[str, list[str | None]]:
-    """Casefolded answer name → the PMIDs of the KB records that complete this partial relation with it.
-
-    A KB record completes it when each typed slot holds one of the slot's names (typed, canonical, or any
-    form the search looks for); a combination answer ("Dabrafenib, Trametinib") counts for each of its parts.
-    """
-    names = {c.slot: [c.typed, c.canonical, *c.forms, *(
-        n for cid in c.concept_ids for n in lexicon.names(c.kind, cid))] for c in concepts}
-    out: dict[str, list[str | None]] = defaultdict(list)
-    for value, pmid in store.list_kb_answers(con, schema.name, schema.answer, names):
-        for part in {p.casefold() for p in [value, *_PARTS.split(value)] if p.strip()}:
-            if pmid not in out[part]:
-                out[part].append(pmid)
-    return out
-
-
-def merge_names(evidence: Sequence[PairEvidence], lexicon: Lexicon, kind: str
-                ) -> tuple[list[PairEvidence], dict[str, tuple[str, ...]]]:
-    """The evidence with each candidate keyed by its display name (casefolded), so that one substance linked to
-    two vocabularies (a MeSH id from a corpus, a DrugBank id from the dictionary) is one suggestion; and
-    concept id → its keys."""
-    merged: dict[str, tuple[str, ...]] = {}
-    out = []
-    for e in evidence:
-        name = lexicon.canonical(kind, e.candidate) or e.name
-        key = name.casefold()
-        merged.setdefault(e.candidate, (key,))
-        out.append(PairEvidence(e.pmid, e.rank, e.slot, key, name, e.probability, e.evidence, e.same_sentence))
-    return out, merged
-
-
-def _in_kb(holdings: Mapping[str, list[str | None]], lexicon: Lexicon, kind: str, concept_id: str, name: str
-           ) -> tuple[bool, tuple[str, ...]]:
-    names = {name.casefold(), concept_id.casefold(), *(n.casefold() for n in lexicon.names(kind, concept_id))}
-    canonical = lexicon.canonical(kind, concept_id)
-    if canonical:
-        names.add(canonical.casefold())
-    found = [pmid for n in names for pmid in holdings.get(n, ())]
-    return bool(found), tuple(sorted({p for p in found if p}))
 
 
 def _sentence_marks(text: str, start: int, end: int, marks: Sequence[tuple[int, int, str, str]]
@@ -268,7 +207,7 @@ def suggest_from(con: duckdb.DuckDBPyConnection, matcher: Matcher, schema: Relat
                                           _sentence_marks(doc.text, *s.evidence, own), s.same_sentence,
                                           doc.text[s.evidence[0]:s.evidence[1]]))
         ids = tuple(cid for cid, keys in merged.items() if candidate.concept_id in keys)
-        found = [_in_kb(holdings, lexicon, answer_kind, cid, candidate.name) for cid in ids]
+        found = [held_in_kb(holdings, lexicon, answer_kind, cid, candidate.name) for cid in ids]
         in_kb = any(f for f, _ in found)
         kb_pmids = tuple(sorted({p for _, pmids in found for p in pmids}))
         out.append(Suggestion(rank, ids[0], candidate.name, answer_kind, candidate.score, tuple(papers),

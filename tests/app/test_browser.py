@@ -10,13 +10,11 @@ from playwright.sync_api import Page, expect
 
 from bench._browser import (
     CHROMIUM,
-    app_server,
     chromium,
     commit_slot,
     decide,
     open_app,
     query_text,
-    real_data_app,
     result_pmids,
     screenshot,
     search,
@@ -24,6 +22,7 @@ from bench._browser import (
     type_slot,
     wait_for_page,
 )
+from bench._server import app_server, real_data_app
 from curation import store
 from curation.grades import Grade
 

@@ -16,7 +16,6 @@ from playwright.sync_api import expect
 
 from bench._browser import (
     CHROMIUM,
-    app_server,
     choose_option,
     chromium,
     open_app,
@@ -26,6 +25,7 @@ from bench._browser import (
     search_slots,
     sidebar_text,
 )
+from bench._server import app_server
 from curation import store
 from curation.learning.build import BuildRequest, EvalSet, build_version
 from curation.schemas import PO

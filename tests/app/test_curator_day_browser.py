@@ -23,13 +23,11 @@ from playwright.sync_api import Page, expect
 
 from bench._browser import (
     CHROMIUM,
-    app_server,
     choose_option,
     chromium,
     grade_by_keyboard,
     open_app,
     open_page,
-    real_data_app,
     result_pmids,
     screenshot,
     search,
@@ -38,6 +36,7 @@ from bench._browser import (
     wait_for_decision,
     wait_for_page,
 )
+from bench._server import app_server, real_data_app
 from curation import store
 from curation.grades import Grade
 

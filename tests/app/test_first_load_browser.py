@@ -15,7 +15,8 @@ from urllib.parse import urlparse
 import pytest
 from playwright.sync_api import expect
 
-from bench._browser import CHROMIUM, app_server, chromium, nav_titles, open_page, set_curator, wait_for_page
+from bench._browser import CHROMIUM, chromium, nav_titles, open_page, set_curator, wait_for_page
+from bench._server import app_server
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

@@ -11,7 +11,7 @@ import pytest
 
 from bench._browser import CHROMIUM
 
-SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "load.py"
+ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
@@ -20,8 +20,8 @@ def test_load_bench_small_run(tmp_path):
         pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium; .ci/run does it)")
     out = tmp_path / "load.json"
     done = subprocess.run(
-        [sys.executable, str(SCRIPT), "--small", "--sessions", "2", "--decisions", "6", "--out", str(out)],
-        capture_output=True, text=True, timeout=900,
+        [sys.executable, "-m", "bench.load", "--small", "--sessions", "2", "--decisions", "6", "--out", str(out)],
+        cwd=ROOT, capture_output=True, text=True, timeout=900,
     )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     (run,) = json.loads(out.read_text())["runs"]

@@ -21,11 +21,8 @@ from playwright.sync_api import expect
 
 from bench._browser import (
     CHROMIUM,
-    README,
     ROOT,
     chromium,
-    command_server,
-    first_run_env,
     grade_by_keyboard,
     load_sample,
     marked_results,
@@ -39,7 +36,8 @@ from bench._browser import (
     wait_for_decision,
     wait_for_page,
 )
-from bench._browser import readme_first_command as first_command
+from bench._server import README, command_server, first_run_env
+from bench._server import readme_first_command as first_command
 from curation import store
 from curation.grades import Grade
 

@@ -13,6 +13,7 @@ import threading
 from streamlit.testing.v1 import AppTest
 
 from curation.config import PROJECT_ROOT
+from curation.runtime import matcher as matcher_build
 from curation.workflows import serving
 
 APP = str(PROJECT_ROOT / "app.py")
@@ -21,7 +22,7 @@ APP = str(PROJECT_ROOT / "app.py")
 def test_the_first_page_is_drawn_while_the_matcher_is_still_being_built(loaded_db, monkeypatch):
     release, started = threading.Event(), threading.Event()
     built = []
-    real_build = serving.build_lexicon
+    real_build = matcher_build.build_lexicon
 
     def slow_build(con, *args, **kwargs):
         started.set()
@@ -29,7 +30,7 @@ def test_the_first_page_is_drawn_while_the_matcher_is_still_being_built(loaded_d
         built.append(real_build(con, *args, **kwargs))
         return built[-1]
 
-    monkeypatch.setattr(serving, "build_lexicon", slow_build)
+    monkeypatch.setattr(matcher_build, "build_lexicon", slow_build)
     at = AppTest.from_file(APP, default_timeout=30)
     at.run()  # returns although the build cannot finish
     assert not at.exception

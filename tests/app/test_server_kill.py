@@ -13,20 +13,8 @@ import signal
 
 import pytest
 
-from bench._browser import (
-    CHROMIUM,
-    _launch,
-    _stop,
-    _wait_healthy,
-    build_store,
-    chromium,
-    decide,
-    free_port,
-    open_app,
-    result_pmids,
-    search,
-    set_curator,
-)
+from bench._browser import CHROMIUM, chromium, decide, open_app, result_pmids, search, set_curator
+from bench._server import _launch, _stop, _wait_healthy, build_store, free_port
 from curation import store
 from curation.grades import Grade
 from curation.ops.recovery import wal_path

@@ -24,7 +24,6 @@ from playwright.sync_api import Page, expect
 from bench._browser import (
     CHROMIUM,
     GRADE_LABEL,
-    app_server,
     chromium,
     decide,
     result_pmids,
@@ -33,6 +32,7 @@ from bench._browser import (
     sidebar_text,
     wait_for_page,
 )
+from bench._server import app_server
 from curation import store
 from curation.workflows.ingestion import ingest_corpus, ingest_kb
 

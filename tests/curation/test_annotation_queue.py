@@ -18,6 +18,9 @@ from curation.workflows.annotation_queue import (
     annotation_view,
     build_queue,
     candidate_relations,
+)
+from curation.workflows.ingestion import ingest_corpus, ingest_kb
+from curation.workflows.least_sure import (
     closeness,
     component_ranks,
     learned_boundary,
@@ -26,7 +29,6 @@ from curation.workflows.annotation_queue import (
     ranking_mode,
     scale_scores,
 )
-from curation.workflows.ingestion import ingest_corpus, ingest_kb
 from index.hits import Hit, SearchResult
 from index.lexical import LexicalIndex
 from index.search import Mode, Retriever

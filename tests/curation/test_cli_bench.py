@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from curation.cli import BENCHMARKS
+from curation.cli.bench import BENCHMARKS
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -15,20 +15,20 @@ from curation import store
 from curation.cli import main
 from curation.entities.annotation import Annotator
 from curation.grades import Grade
-from curation.learning import relation_data
-from curation.learning import relations as rel
 from curation.records import Document
-from curation.retrieval.suggestions import PairEvidence, aggregate
+from curation.relations import training_data
+from curation.relations.features import FEATURES, feature_matrix
+from curation.relations.pairs import RelationError
+from curation.relations.scorer import RelationScorer
+from curation.relations.scorer_folder import SCORER_FILE
+from curation.relations.stored_pairs import DocumentPairs, load_scored_pairs
+from curation.relations.suggestions import PairEvidence, aggregate
+from curation.relations.training_data import decision_examples
 from curation.schemas import PO
+from curation.store.annotations import annotations_per_document
 from curation.workflows.entities import dictionary_matcher, reannotate
 from curation.workflows.ingestion import ingest_kb
-from curation.workflows.relation_scoring import (
-    SCORER_FILE,
-    activate_scorer,
-    active_scorer,
-    decision_examples,
-    rescore,
-)
+from curation.workflows.relation_scoring import activate_scorer, active_scorer, rescore
 
 DOCS = (
     Document("2000001", "Vemurafenib in BRAF V600E melanoma.",
@@ -51,12 +51,12 @@ def _store(tmp_path, fixtures):
 
 def _scorer_folder(tmp_path, weights: dict[str, float], intercept: float = -1.0, threshold: float = 0.5):
     """A scorer with chosen weights on raw features (mean 0, scale 1): its behaviour is known in advance."""
-    coef = np.zeros(len(rel.FEATURES))
+    coef = np.zeros(len(FEATURES))
     for name, value in weights.items():
-        coef[rel.FEATURES.index(name)] = value
+        coef[FEATURES.index(name)] = value
     folder = tmp_path / "scorer"
     folder.mkdir()
-    rel.RelationScorer(np.zeros(len(coef)), np.ones(len(coef)), coef, intercept, threshold).save(folder / SCORER_FILE)
+    RelationScorer(np.zeros(len(coef)), np.ones(len(coef)), coef, intercept, threshold).save(folder / SCORER_FILE)
     return folder
 
 
@@ -143,11 +143,24 @@ def test_replacing_annotations_drops_their_pairs(tmp_path, fixtures):
     assert "2000001" in store.list_unscored_documents(con, store.UNSCORED)
 
 
+def test_pairs_scored_elsewhere_load_only_for_documents_whose_annotations_are_unchanged(tmp_path, fixtures):
+    con = _store(tmp_path, fixtures)
+    counts = annotations_per_document(con)
+    scored = {pmid: tuple(r._replace(score=0.9) for r in store.list_relation_pairs(con, [pmid]))
+              for pmid in ("2000001", "2000002")}
+    documents = [DocumentPairs("2000001", counts["2000001"], scored["2000001"]),
+                 DocumentPairs("2000002", counts["2000002"] + 1, scored["2000002"])]  # re-annotated since
+    assert load_scored_pairs(con, "elsewhere", documents) == (1, 1)
+    assert {r.score for r in store.list_relation_pairs(con, ["2000001"])} == {0.9}
+    assert {r.score for r in store.list_relation_pairs(con, ["2000002"])} == {None}  # left for a rescore
+    assert store.list_relation_scorers(con) == {store.UNSCORED: 3, "elsewhere": 1}
+
+
 def test_a_scorer_folder_that_does_not_load_changes_nothing(tmp_path, fixtures):
     con = _store(tmp_path, fixtures)
     (tmp_path / "bad").mkdir()
     (tmp_path / "bad" / SCORER_FILE).write_text("{not json")
-    with pytest.raises(rel.RelationError, match="cannot be read"):
+    with pytest.raises(RelationError, match="cannot be read"):
         activate_scorer(con, tmp_path / "bad")
     assert active_scorer(con).scorer is None
 
@@ -229,8 +242,8 @@ def test_decisions_become_labelled_pairs(tmp_path, fixtures):
     held, _ = decision_examples(con, {"PO": PO}, dictionary_matcher(con).lexicon, held_out=["2000002"])
     assert {p.pmid for p in held} == {"2000001"}
     # and the pairs train: features exist for each
-    x = rel.feature_matrix(documents, pairs)
-    assert x.shape == (len(pairs), len(rel.FEATURES)) and np.isfinite(x).all()
+    x = feature_matrix(documents, pairs)
+    assert x.shape == (len(pairs), len(FEATURES)) and np.isfinite(x).all()
 
 
 # --- the command line -------------------------------------------------------------------------------------------
@@ -299,10 +312,10 @@ def test_cli_suggest_batch_and_bad_input(cli_store, tmp_path, capsys):
 
 
 def test_the_corpus_training_set_holds_no_dev_or_test_document(data_dir):
-    training = relation_data.corpus_training_set(data_dir)
+    training = training_data.corpus_training_set(data_dir)
     held = set()
-    for _, _, dev, test, _ in relation_data.CORPORA:
-        held |= relation_data.split_pmids(data_dir / dev) | relation_data.split_pmids(data_dir / test)
+    for _, _, dev, test, _ in training_data.CORPORA:
+        held |= training_data.split_pmids(data_dir / dev) | training_data.split_pmids(data_dir / test)
     assert training.held_out == frozenset(held)
     assert not set(training.documents) & held
     assert not {p.pmid for p in training.pairs} & held
@@ -322,7 +335,7 @@ def _folder_with_manifest(tmp_path, name, dev_mean):
 
 
 def test_a_new_scorer_replaces_the_active_one_only_when_not_worse_on_dev(tmp_path, fixtures):
-    from curation.workflows.relation_scoring import GATE_TOLERANCE, judge
+    from curation.relations.active import GATE_TOLERANCE, judge
 
     con = _store(tmp_path, fixtures)
     ok, why = judge(con, {"dev_pair_f1_mean": 0.5})
@@ -345,7 +358,7 @@ def _tiny_corpora(root):
     another drug it does not relate (distinct PMIDs per file)."""
     drugs = ("cisplatin", "lithium", "haloperidol", "amiodarone")
     diseases = ("nephrotoxicity", "tremor", "dystonia", "fibrosis")
-    for offset, (_, *files, _) in enumerate(relation_data.CORPORA):
+    for offset, (_, *files, _) in enumerate(training_data.CORPORA):
         for split, name in enumerate(files):
             lines = []
             for i in range(12 if split == 0 else 4):

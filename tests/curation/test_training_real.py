@@ -3,8 +3,6 @@ positives' distances shrink."""
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
 import torch
 
@@ -17,10 +15,9 @@ from index.lexical import LexicalIndex
 
 
 def _edel_bench():
-    spec = importlib.util.spec_from_file_location("bench_edel", PROJECT_ROOT / "bench" / "edel.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    from bench import edel
+
+    return edel
 
 
 @pytest.mark.slow

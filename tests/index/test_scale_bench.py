@@ -9,15 +9,16 @@ from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "scale.py"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.slow
 def test_scale_bench_tiny_run(tmp_path):
     out = tmp_path / "scale.json"
     subprocess.run(
-        [sys.executable, str(SCRIPT), "--vectors", "3000", "--documents", "400", "--queries", "30", "--out", str(out)],
-        check=True, capture_output=True, text=True, timeout=600,
+        [sys.executable, "-m", "bench.scale", "--vectors", "3000", "--documents", "400", "--queries", "30",
+         "--out", str(out)],
+        cwd=ROOT, check=True, capture_output=True, text=True, timeout=600,
     )
     report = json.loads(out.read_text())
 
@@ -49,8 +50,7 @@ def test_scale_bench_tiny_run(tmp_path):
 
 
 def test_sizing_scales_measured_figures_and_extrapolates_the_product_path():
-    sys.path.insert(0, str(SCRIPT.parents[1]))
-    from bench.scale import scale_goals, sizing
+    from bench._scale_sizing import scale_goals, sizing
 
     report = {
         "milvus_synthetic": {"vectors": 200_000, "systems": {"milvus_lite_hnsw": {

@@ -5,8 +5,7 @@
   holds BC5CDR Dev/Test abstracts);
 * :func:`decision_training_pairs`: curators' decisions as labelled pairs (an accepted abstract with its answer →
   related; a rejected one → every answer-kind concept it mentions unrelated to the query's);
-* :func:`train_scorer` fits :class:`~curation.learning.relations.RelationScorer` on both, and :func:`dev_pair_f1`
-  measures it on the Dev splits (what decides whether a new scorer replaces the active one).
+  :func:`decision_examples` reads them, with their documents and stored mentions, from the store.
 """
 
 from __future__ import annotations
@@ -15,21 +14,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
+import duckdb
 
-from curation.learning.relations import (
-    Pair,
-    RelationError,
-    RelationScorer,
-    _by_concept,
-    candidate_pairs,
-    concept_ids,
-    feature_matrix,
-    pair_scores,
-    training_pairs,
-    uncovered,
-)
+from curation import store
+from curation.entities.lexicon import Lexicon
 from curation.records import Document, Mention
+from curation.relations.pairs import Pair, RelationError, concept_ids, group_by_concept, training_pairs
+from curation.schemas import RelationSchema
 
 #: (corpus, Train file, Dev file, Test file, the type pairs its relations cover (its PubTator type names):
 #: None = every pair)
@@ -120,8 +111,8 @@ def decision_pairs(decisions: Iterable[tuple[str, Sequence[str], str, int]], doc
         if pmid in held or pmid not in documents:
             continue
         doc_mentions = [m for m in mentions.get(pmid, ()) if concept_ids(m)]
-        by_concept = _by_concept(doc_mentions)
-        kinds = {c: ms[0].type for c, ms in by_concept.items()}
+        grouped = group_by_concept(doc_mentions)
+        kinds = {c: ms[0].type for c, ms in grouped.items()}
         answers = [answer] if answer else [c for c, k in kinds.items() if k == answer_kind]
         found = [tuple(sorted((q, a))) for q in query for a in answers if q != a and q in kinds and a in kinds]
         out += [Pair(pmid, x, kinds[x], y, kinds[y], int(label)) for x, y in dict.fromkeys(found)]
@@ -129,42 +120,6 @@ def decision_pairs(decisions: Iterable[tuple[str, Sequence[str], str, int]], doc
             d = documents[pmid]
             used[pmid] = Document(d.pmid, d.title, d.abstract, mentions=tuple(doc_mentions))
     return out, used
-
-
-def train_scorer(training: TrainingSet, extra: Sequence[Pair] = (),
-                 extra_documents: Mapping[str, Document] | None = None, c: float = 1.0) -> RelationScorer:
-    """A scorer fitted on ``training``'s pairs plus ``extra`` (curators' decisions, with their documents: a
-    document of both keeps the corpus's gold mentions for the corpus's pairs and the stored ones for the
-    decisions' — the decisions' pairs are computed first)."""
-    extra_features = feature_matrix(dict(extra_documents or {}), extra)
-    features = np.vstack([feature_matrix(training.documents, training.pairs), extra_features])
-    labels = np.array([p.label for p in training.pairs] + [p.label for p in extra])
-    return RelationScorer.fit(features, labels, c=c)
-
-
-def dev_pair_f1(scorer: RelationScorer, data_dir: Path) -> dict[str, float]:
-    """Document-level pair F1 on the Dev splits (gold mentions): BioRED any relation, BC5CDR chemical-induced
-    disease — what decides whether a newly trained scorer replaces the active one (the retriever's gate, for
-    relations).
-
-    Raises:
-        RelationError: a Dev file is missing (named).
-    """
-    from curation.ingest.problems import Problems
-    from curation.ingest.pubtator import read_pubtator
-
-    out = {}
-    for corpus, _, dev, _, types in CORPORA:
-        path = Path(data_dir) / dev
-        if not path.is_file():
-            raise RelationError(f"{path}: missing; the relation scorer is judged on BioRED and BC5CDR Dev")
-        docs = [d for d in read_pubtator(path, Problems(path, lenient=True)) if d.relations]
-        kinds = set(types) if types else None
-        pairs = [p for d in docs for p in candidate_pairs(d, types=kinds)]
-        x = feature_matrix({d.pmid: d for d in docs}, pairs)
-        predicted = (scorer.probabilities(x) >= scorer.threshold).astype(int).tolist()
-        out[corpus] = pair_scores([p.label for p in pairs], predicted, uncovered(docs, pairs, kinds))["f1"]
-    return out
 
 
 def _slot_concepts(lexicon, kind: str, value: str, mentions: Sequence[Mention]) -> list[str]:
@@ -216,3 +171,23 @@ def decision_training_pairs(decisions: Iterable, schemas: Mapping, documents: Ma
         pairs += got
         used.update(docs)
     return pairs, used
+
+
+def decision_examples(con: duckdb.DuckDBPyConnection, schemas: Mapping[str, RelationSchema], lexicon: Lexicon,
+                      held_out: Sequence[str] = ()) -> tuple[list[Pair], dict[str, Document]]:
+    """The store's active curator decisions as labelled pairs (:func:`decision_training_pairs`)."""
+    decisions = [d for d in store.list_decisions(con) if d.schema in schemas]
+    if not decisions:
+        return [], {}
+    documents, mentions = decided_documents(con, decisions)
+    return decision_training_pairs(decisions, schemas, documents, mentions, lexicon, held_out)
+
+
+def decided_documents(con: duckdb.DuckDBPyConnection, decisions: Sequence
+                      ) -> tuple[dict[str, Document], dict[str, list[Mention]]]:
+    """The decided documents and their stored mentions (what decisions become training pairs from)."""
+    pmids = list(dict.fromkeys(d.pmid for d in decisions))
+    documents = {d.pmid: d for d in store.get_documents(con, pmids)}
+    mentions = {pmid: [Mention(r.pmid, r.start, r.end, r.text, r.entity_type, r.concept_id, r.source)
+                       for r in rows] for pmid, rows in store.list_annotations(con, pmids).items()}
+    return documents, mentions

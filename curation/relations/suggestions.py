@@ -11,7 +11,9 @@ scores; 1.0 for a plain co-mention when no scorer was active). :func:`aggregate`
   ``flat`` 1, ``log`` 1/log2(rank + 1), ``reciprocal`` 1/rank) — or, with ``rule="noisy_or"``,
   1 − Π(1 − w·p), or with ``rule="max"`` the best single document.
 
-The defaults are the rule chosen on dev by bench/suggest.py (see docs/BENCHMARKS.md). A document *supports* a
+The product's rule, chosen on dev by bench/suggest.py (see docs/BENCHMARKS.md), is :data:`RULE` and
+:data:`NARY_COMBINE`. :func:`gather_evidence` reads the stored pairs a ranking's documents hold for each slot, and
+:func:`merge_names` makes one candidate of one substance linked in two vocabularies. A document *supports* a
 candidate when its probability reaches ``threshold`` (the scorer's decision threshold); the supporting
 documents, best first, are what a curator reads.
 """
@@ -21,12 +23,22 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+import duckdb
+
+from curation import store
+from curation.entities.lexicon import Lexicon
 from curation.entities.postings import PostingsSource, slot_postings
 from curation.entities.query import QueryConcept
 
+#: how a candidate's per-document probabilities become its score (chosen on dev by bench/suggest.py): the
+#: documents' noisy-or, every served rank weighing alike
+RULE = {"rule": "noisy_or", "weight": "flat"}
+#: how one document's probabilities for two or more typed slots combine (chosen on dev): their mean, so a
+#: document that relates the candidate to one slot only stays below the scorer's threshold
+NARY_COMBINE = "mean"
 COMBINES = ("min", "mean", "max")
 RULES = ("sum", "noisy_or", "max")
 WEIGHTS = ("flat", "log", "reciprocal")
@@ -169,3 +181,31 @@ def evidence_from_pairs(rows: Iterable, ranks: Mapping[str, int], slot: str, per
             out.append(PairEvidence(row.pmid, ranks[row.pmid], slot, candidate, name, p,
                                     (row.evidence_start, row.evidence_end), bool(row.same_sentence)))
     return out
+
+
+def gather_evidence(con: duckdb.DuckDBPyConnection, ranks: Mapping[str, int], slots: Mapping[str, dict[str, set[str]]],
+                    slot_kinds: Mapping[str, str], answer_kind: str) -> list[PairEvidence]:
+    """Every stored pair of the ranked documents joining a slot's concepts to a concept of ``answer_kind``."""
+    out = []
+    pmids = list(ranks)
+    for slot, per_doc in slots.items():
+        ids = sorted({c for pmid in pmids for c in per_doc.get(pmid, ())})
+        if ids:
+            rows = store.list_relation_pairs(con, pmids, slot_kinds[slot], ids, answer_kind)
+            out += evidence_from_pairs(rows, ranks, slot, per_doc, slot_kinds[slot], answer_kind)
+    return out
+
+
+def merge_names(evidence: Sequence[PairEvidence], lexicon: Lexicon, kind: str
+                ) -> tuple[list[PairEvidence], dict[str, tuple[str, ...]]]:
+    """The evidence with each candidate keyed by its display name (casefolded), so that one substance linked to
+    two vocabularies (a MeSH id from a corpus, a DrugBank id from the dictionary) is one suggestion; and
+    concept id → its keys."""
+    merged: dict[str, tuple[str, ...]] = {}
+    out = []
+    for e in evidence:
+        name = lexicon.canonical(kind, e.candidate) or e.name
+        key = name.casefold()
+        merged.setdefault(e.candidate, (key,))
+        out.append(PairEvidence(e.pmid, e.rank, e.slot, key, name, e.probability, e.evidence, e.same_sentence))
+    return out, merged

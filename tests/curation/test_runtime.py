@@ -1,21 +1,25 @@
-"""What the app keeps alive: a value built in the background, and the matcher built that way."""
+"""The served app's process concerns: a value built in the background, the heap settled, the matcher built ahead."""
 
 from __future__ import annotations
 
 import gc
 import threading
+import time
 import weakref
 
 import pytest
 
-from curation.workflows import serving
+from curation.runtime import exit as process_exit
+from curation.runtime import heap
+from curation.runtime.background import Background
+from curation.runtime.matcher import build_matcher, start_matcher
 from curation.workflows.ingestion import ingest_corpus, ingest_kb
 
 
 def test_a_background_value_is_waited_for_and_its_error_raised_where_it_is_used():
     go = threading.Event()
     later = []
-    value = serving.Background(lambda: go.wait(10) and 42, "test", then=later.append)
+    value = Background(lambda: go.wait(10) and 42, "test", then=later.append)
     assert not value.ready()
     go.set()
     assert value.result() == 42 and value.ready() and not value.failed()
@@ -25,10 +29,32 @@ def test_a_background_value_is_waited_for_and_its_error_raised_where_it_is_used(
     def broken():
         raise ValueError("no dictionaries")
 
-    failed = serving.Background(broken, "test", then=later.append)
+    failed = Background(broken, "test", then=later.append)
     with pytest.raises(ValueError, match="no dictionaries"):
         failed.result()
     assert failed.failed() and later == [42]  # nothing to improve when the build failed
+
+
+def test_the_exit_asks_background_work_to_stop_and_waits_for_it(monkeypatch):
+    # A fresh exit state: the real one must stay unset for the rest of the test run.
+    monkeypatch.setattr(process_exit, "_EXITING", threading.Event())
+    monkeypatch.setattr(process_exit, "_RUNNING", weakref.WeakSet())
+    steps, stopped = [], threading.Event()
+
+    def warm(value):  # an improvement that runs until the process exits, one step at a time
+        while not process_exit.exiting():
+            steps.append(value)
+            time.sleep(0.01)
+        stopped.set()
+
+    value = Background(lambda: 7, "test", then=warm)
+    assert value.result() == 7
+    deadline = time.monotonic() + 10
+    while not steps and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert steps and value._thread.is_alive()
+    process_exit._finish_at_exit()  # what the interpreter's exit runs
+    assert stopped.is_set() and not value._thread.is_alive()
 
 
 class _Node:
@@ -39,28 +65,26 @@ class _Node:
 def test_what_a_background_build_made_is_kept_out_of_full_collections_and_freed_once_replaced():
     gc.unfreeze()
     try:
-        built = serving.Background(lambda: [_Node() for _ in range(50_000)], "test")
+        built = Background(lambda: [_Node() for _ in range(50_000)], "test")
         nodes = built.result()
         built._thread.join(10)
         assert gc.get_freeze_count() >= len(nodes)  # a full pass no longer walks them
         gone = weakref.ref(nodes[0])
         del nodes, built
-        serving.settle_heap()  # the next build's settle frees the replaced value's cycles
+        heap.settle_heap()  # the next build's settle frees the replaced value's cycles
         assert gone() is None
     finally:
         gc.unfreeze()
 
 
 def test_a_slow_full_collection_gets_the_heap_settled_in_the_background(monkeypatch):
-    import time
-
-    monkeypatch.setattr(serving, "SLOW_PASS_S", 0.0)  # every full pass counts as slow
-    monkeypatch.setattr(serving, "SETTLE_EVERY_S", 0.1)
+    monkeypatch.setattr(heap, "SLOW_PASS_S", 0.0)  # every full pass counts as slow
+    monkeypatch.setattr(heap, "SETTLE_EVERY_S", 0.1)
     gc.unfreeze()
     try:
-        serving.watch_collector()
-        serving.watch_collector()  # idempotent: one callback
-        assert gc.callbacks.count(serving._time_full_passes) == 1
+        heap.watch_collector()
+        heap.watch_collector()  # idempotent: one callback
+        assert gc.callbacks.count(heap._time_full_passes) == 1
         grown = [_Node() for _ in range(50_000)]  # built outside any Background (as a first search's index)
         gc.collect()  # a full pass
         deadline = time.monotonic() + 10
@@ -68,10 +92,10 @@ def test_a_slow_full_collection_gets_the_heap_settled_in_the_background(monkeypa
             time.sleep(0.05)
         assert gc.get_freeze_count() >= len(grown)
         time.sleep(0.3)  # the settler is waiting again
-        serving.settle_heap()  # a settle's own full pass is slow by design: it does not ask for another
-        assert not serving._slow_pass.is_set()
+        heap.settle_heap()  # a settle's own full pass is slow by design: it does not ask for another
+        assert not heap._slow_pass.is_set()
     finally:
-        gc.callbacks.remove(serving._time_full_passes)  # the rest of the test run is not settled behind its back
+        gc.callbacks.remove(heap._time_full_passes)  # the rest of the test run is not settled behind its back
         gc.unfreeze()
 
 
@@ -79,8 +103,8 @@ def test_the_background_matcher_finds_what_the_built_one_finds(con, fixtures, tm
     ingest_kb(con, "civic", fixtures / "civic" / "current.tsv")
     ingest_corpus(con, "pubtator", fixtures / "pubtator" / "small.PubTator")
     texts = [row[0] for row in con.execute("SELECT title || ' ' || abstract FROM documents").fetchall()]
-    built = serving.build_matcher(con)
-    background = serving.start_matcher(con.cursor, tmp_path / "lexicon")
+    built = build_matcher(con)
+    background = start_matcher(con.cursor, tmp_path / "lexicon")
     matcher = background.result()
     background._thread.join(30)  # the abstracts analysed ahead
     assert matcher.lexicon.sizes() == built.lexicon.sizes()

@@ -1,0 +1,83 @@
+"""The suggest benchmark's relation extraction.
+
+The relation scorer against co-occurrence on BioRED and BC5CDR Dev (or Test), gold mentions.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from curation.ingest.problems import Problems
+from curation.ingest.pubtator import read_pubtator
+from curation.relations import training_data as data
+from curation.relations.evaluation import pair_scores, uncovered
+from curation.relations.features import FEATURES, feature_matrix
+from curation.relations.pairs import candidate_pairs
+from curation.relations.scorer import RelationScorer, best_threshold
+
+CID = {frozenset(("Chemical", "Disease"))}
+FILES = {
+    "biored": {"train": "biored/Train.PubTator", "dev": "biored/Dev.PubTator", "test": "biored/Test.PubTator"},
+    "bc5cdr": {"train": "bc5cdr/CDR_TrainingSet.PubTator.txt", "dev": "bc5cdr/CDR_DevelopmentSet.PubTator.txt",
+               "test": "bc5cdr/CDR_TestSet.PubTator.txt"},
+}
+
+
+def read_documents(path: Path) -> list:
+    """The documents of a PubTator file, read leniently (a bad row is skipped, not fatal)."""
+    return list(read_pubtator(path, Problems(path, lenient=True)))
+
+
+def relation_extraction(data_dir: Path, split: str = "dev") -> tuple[dict, RelationScorer, data.TrainingSet]:
+    """Train on both Train splits (Dev and Test PMIDs held out), score both Dev splits."""
+    started = time.perf_counter()
+    training = data.corpus_training_set(data_dir)
+    pairs, by_pmid, held_out = training.pairs, training.documents, training.held_out
+    features = feature_matrix(by_pmid, pairs)
+    labels = np.array([p.label for p in pairs])
+    scorer = RelationScorer.fit(features, labels)
+    train_s = time.perf_counter() - started
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    from sklearn.model_selection import cross_val_predict
+
+    boosted = HistGradientBoostingClassifier(random_state=0, class_weight="balanced")
+    oof = cross_val_predict(boosted, features, labels, cv=5, method="predict_proba")[:, 1]
+    boosted_threshold = best_threshold(labels, oof)
+    boosted.fit(features, labels)
+
+    out: dict = {"training": {"documents": len(by_pmid), "pairs": len(pairs), "positives": int(labels.sum()),
+                              "held_out_pmids": len(held_out),
+                              "train_pmids_also_held_out": training.train_pmids_held_out,
+                              "seconds": round(train_s, 1), "threshold_logreg": round(scorer.threshold, 4),
+                              "threshold_boosted": round(boosted_threshold, 4)},
+                 split: {}}
+    for corpus, types in (("biored", None), ("bc5cdr", CID)):
+        docs = [d for d in read_documents(data_dir / FILES[corpus][split]) if d.relations]
+        assert not {d.pmid for d in docs} & set(by_pmid)
+        dev_pairs = [p for d in docs for p in candidate_pairs(d, types=types)]
+        x = feature_matrix({d.pmid: d for d in docs}, dev_pairs)
+        y = [p.label for p in dev_pairs]
+        missed = uncovered(docs, dev_pairs, types)
+        same = x[:, FEATURES.index("same_sentence")] > 0
+        t = time.perf_counter()
+        probabilities = scorer.probabilities(x)
+        score_ms = (time.perf_counter() - t) * 1000
+        out[split][corpus] = {
+            "documents": len(docs), "candidate_pairs": len(dev_pairs), "gold_relations": int(sum(y)) + missed,
+            "gold_without_candidate": missed,
+            "systems": {
+                "cooccurrence": pair_scores(y, [1] * len(y), missed),
+                "same_sentence": pair_scores(y, same.astype(int).tolist(), missed),
+                "scorer_logreg": pair_scores(y, (probabilities >= scorer.threshold).astype(int).tolist(), missed),
+                "scorer_boosted": pair_scores(
+                    y, (boosted.predict_proba(x)[:, 1] >= boosted_threshold).astype(int).tolist(), missed),
+            },
+            "scoring_ms_per_1000_pairs": round(score_ms / max(1, len(dev_pairs)) * 1000, 2),
+        }
+        print(f"{corpus} {split}: " + ", ".join(f"{n} F1 {s['f1']}" for n, s in out[split][corpus]["systems"].items()),
+              file=sys.stderr)
+    return out, scorer, training

@@ -1,0 +1,255 @@
+"""bench/results/entities.json -> the entities section (recogniser, linker) of docs/BENCHMARKS.md."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bench.reports.matching import KindScores
+from bench.reports.readers import Goals, decode_result, read_result
+from bench.reports.text import fmt, goals_line
+from curation.versions.typed_json import OPTIONAL
+
+ENTITY_SPLITS = {"biored_dev": "BioRED Dev", "bc5cdr_dev": "BC5CDR Dev", "biored_test": "BioRED Test",
+                 "bc5cdr_test": "BC5CDR Test"}
+NER_LABELS = {"dictionary": "dictionaries only (no recogniser)", "recogniser": "recogniser (+ notation rules)",
+              "union": "recogniser, then dictionaries", "per_kind": "per-kind policy chosen on dev"}
+LINK_SETS = {"bc5cdr_chemical": "BC5CDR Test chemicals → MeSH", "bc5cdr_disease": "BC5CDR Test diseases → MeSH",
+             "biored_dev_gene": "BioRED Dev genes → gene ids", "biored_test_gene": "BioRED Test genes → gene ids",
+             "drugbank_held_out": "held-out DrugBank synonyms → DrugBank ids"}
+LINK_SYSTEMS = ("exact", "tfidf", "zero_shot", "trained", "trained_prototype", "combined", "linker")
+
+
+
+
+@dataclass(frozen=True)
+class ChosenOnDev:
+    """The annotation system chosen on BioRED Dev, and (per_kind) its policy per entity kind."""
+
+    system: str
+    rule: str
+    policy_f1_biored_dev: Mapping[str, Mapping[str, float]]
+    mean_f1: Mapping[str, float]
+    app_default_policy: Mapping[str, str]
+    app_default_matches: bool
+    policy: Mapping[str, str] = field(default_factory=dict, metadata=OPTIONAL)
+
+
+@dataclass(frozen=True)
+class NerSplit:
+    documents: int
+    scores: Mapping[str, KindScores]
+    abstracts_per_s: float
+
+
+@dataclass(frozen=True)
+class ProcessRun:
+    processes: int
+    seconds: float
+    abstracts_per_s: float
+    mentions: int
+
+
+@dataclass(frozen=True)
+class Throughput:
+    system: str
+    abstracts: int
+    by_processes: Mapping[str, ProcessRun]
+    abstracts_per_s_cpu: float
+    setup_s: float
+
+
+@dataclass(frozen=True)
+class Accuracy:
+    """A linker's accuracy@1 / @5 per mention, per distinct name and on reachable mentions."""
+
+    mention_acc1: float
+    mention_acc5: float
+    unique_acc1: float | None = field(default=None, metadata=OPTIONAL)
+    unique_acc5: float | None = field(default=None, metadata=OPTIONAL)
+    reachable_acc1: float | None = field(default=None, metadata=OPTIONAL)
+    reachable_acc5: float | None = field(default=None, metadata=OPTIONAL)
+
+
+@dataclass(frozen=True)
+class AutoLink:
+    """Links applied without asking on Test, at thresholds chosen on Dev."""
+
+    sets: tuple[str, ...]
+    applied: int
+    correct: int
+    fuzzy_applied: int
+    fuzzy_correct: int
+    mentions: int
+    precision: float
+    fuzzy_precision: float
+    coverage: float
+    thresholds: Mapping[str, object]
+    weight: float
+
+
+@dataclass(frozen=True)
+class Linking:
+    """bench/_linking.py's figures: the fine-tuned name encoder against simpler linkers."""
+
+    linker: str
+    trained_now: bool
+    train_seconds: float
+    device: str
+    base_model: str
+    counts: Mapping[str, int]
+    config: Mapping[str, object]
+    dev: Mapping[str, object]
+    tests: Mapping[str, Mapping[str, object]]  # set → mentions, unreachable_mentions and each linker's accuracy
+    with_dev_dictionary: Mapping[str, Mapping[str, object]]
+    goal_values: Mapping[str, float]
+    goals: Mapping[str, float]  # the targets of goal_values
+    evaluation_level: str
+    seconds: float
+    auto_link: AutoLink | None = field(default=None, metadata=OPTIONAL)
+
+    def accuracy(self, tests: Mapping[str, object], system: str, where: str) -> Accuracy | None:
+        """``system``'s accuracy in one test set's figures, None when it was not run there."""
+        figures = tests.get(system)
+        return None if figures is None else decode_result(Accuracy, figures, f"entities.json linking.{where}.{system}")
+
+
+@dataclass(frozen=True)
+class EdelRun:
+    """EDEL retrained with one g(e, d)."""
+
+    file: str
+    pairs: int
+    classes: Mapping[str, int]
+    edel: float
+    hybrid: float
+    g: Mapping[str, object]
+
+
+@dataclass(frozen=True)
+class Entities:
+    """bench/entities.py's result: recogniser, dictionaries and linker on BioRED and BC5CDR."""
+
+    date: str
+    params: Mapping[str, object]  # the settings echoed, the recogniser's manifest among them
+    counts: Mapping[str, object]
+    ner: Mapping[str, Mapping[str, NerSplit]]  # system → split → scores
+    chosen_on_dev: ChosenOnDev
+    throughput: Throughput
+    goals: Goals = field(default_factory=dict, metadata=OPTIONAL)
+    linking: Linking | None = field(default=None, metadata=OPTIONAL)
+    edel_before_after: Mapping[str, EdelRun] = field(default_factory=dict, metadata=OPTIONAL)
+    notes: Mapping[str, str] = field(default_factory=dict, metadata=OPTIONAL)
+
+
+def read(results: Path) -> Entities | None:
+    """bench/results/entities.json, None when it was not run."""
+    return read_result(results, "entities", Entities)
+
+
+def linking_lines(linking: Linking | None) -> list[str]:
+    if linking is None or not linking.tests:
+        return []
+    counts = linking.counts
+    lines = [
+        f"Linking (`bench/_linking.py`): accuracy@1 / @5 per mention of held-out names. The name encoder "
+        f"`{linking.linker}` was fine-tuned SapBERT-style (multi-similarity loss, online hard-pair mining; "
+        f"{counts.get('train_concepts')} concepts, {counts.get('train_names')} names from BioRED Train, BC5CDR "
+        f"Train and DrugBank) in {fmt(linking.train_seconds, 0)} s on {linking.device}. Dictionary: "
+        "the same training sources; 'unreachable' mentions have a concept the dictionary never names.",
+        "",
+        "| names | mentions | unreachable | " + " | ".join(LINK_SYSTEMS) + " | linker, reachable only |",
+        "| --- | ---: | ---: |" + " ---: |" * (len(LINK_SYSTEMS) + 1),
+    ]
+    for key, title in LINK_SETS.items():
+        t = linking.tests.get(key)
+        if not t:
+            continue
+        found = {s: linking.accuracy(t, s, f"tests.{key}") for s in LINK_SYSTEMS}
+        cells = [f"{fmt(a.mention_acc1)} / {fmt(a.mention_acc5)}" if a else "–" for a in found.values()]
+        reach = fmt(found["linker"].reachable_acc1) if found["linker"] else "–"
+        lines.append(f"| {title} | {t['mentions']} | {t.get('unreachable_mentions', 0)} | " + " | ".join(cells)
+                     + f" | {reach} |")
+    auto = linking.auto_link
+    if auto:
+        lines += [
+            "",
+            f"Links applied automatically on Test (thresholds chosen on BioRED Dev + BC5CDR Dev for precision ≥ "
+            f"0.98): {auto.applied} of {auto.mentions} mentions ({fmt(auto.coverage)}), precision "
+            f"{fmt(auto.precision)}; of these, {auto.fuzzy_applied} were not exact dictionary names, precision "
+            f"{fmt(auto.fuzzy_precision)}. Below the thresholds the candidates are offered, never applied.",
+        ]
+    dev_dict = linking.with_dev_dictionary
+    if dev_dict:
+        found = {k: linking.accuracy(v, "linker", f"with_dev_dictionary.{k}") for k, v in dev_dict.items()}
+        parts = [f"{LINK_SETS.get(k, k)} {fmt(a.mention_acc1)}" for k, a in found.items() if a]
+        lines += ["", "With the Dev names added to the dictionary (as BC5CDR linking work usually does), the "
+                  "linker's acc@1: " + "; ".join(parts) + "."]
+    return lines + [""]
+
+
+def _default_matches(chosen: ChosenOnDev) -> bool:
+    """Whether the code's default per-kind policy is the one chosen on dev in this run (checked when rendering)."""
+    from curation.entities.annotation import DEFAULT_POLICY
+
+    return chosen.system == "per_kind" and all(DEFAULT_POLICY.get(k, "recogniser_first") == v
+                                               for k, v in chosen.policy.items())
+
+
+def entities_section(data: Entities) -> list[str]:
+    chosen = data.chosen_on_dev.system
+    manifest = data.params.get("recogniser_manifest", {})
+    lines = [
+        "## Entities: recogniser, linker, concept index (`bench/entities.py`)",
+        "",
+        f"Run {data.date}. Exact-span precision / recall / F1 (same start, end and type as a gold mention). "
+        f"The recogniser (`{manifest.get('name', '?')}`, spaCy CNN NER, width "
+        f"{manifest.get('settings', {}).get('width', '?')}) was trained on BioRED Train + BC5CDR Train in "
+        f"{fmt(manifest.get('train_seconds'), 0)} s on {manifest.get('device', '?')}, its checkpoint chosen on "
+        "BioRED Dev; dictionaries come from the same training documents plus CIViC and DrugBank. "
+        f"The system the app uses was chosen on BioRED Dev: **{NER_LABELS.get(chosen, chosen)}** "
+        f"({data.chosen_on_dev.rule}; the per-kind policy: "
+        + ", ".join(f"{k} {v.replace('_', '-')}" for k, v in data.chosen_on_dev.policy.items())
+        + f"; the app's default (`DEFAULT_POLICY`) is this policy: "
+        f"{'yes' if _default_matches(data.chosen_on_dev) else 'no'}"
+        "). BC5CDR figures are chemicals and diseases only, without the documents BioRED Train holds.",
+        "",
+        "| split | system | gene P / R / F1 | variant P / R / F1 | chemical P / R / F1 | disease P / R / F1 |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for split, title in ENTITY_SPLITS.items():
+        for name, per_split in data.ner.items():
+            if split not in per_split:
+                continue
+            scores = per_split[split].scores
+            cells = []
+            for kind in ("gene", "variant", "chemical", "disease"):
+                e = scores[kind].exact if kind in scores else None
+                cells.append(f"{fmt(e.precision)} / {fmt(e.recall)} / {fmt(e.f1)}" if e else "–")
+            lines.append(f"| {title} | {NER_LABELS.get(name, name)} | " + " | ".join(cells) + " |")
+    t = data.throughput
+    runs = "; ".join(f"{r.processes} recogniser process(es): {fmt(r.seconds, 1)} s, "
+                     f"{fmt(r.abstracts_per_s, 1)} abstracts/s" for r in t.by_processes.values())
+    lines += [
+        "",
+        f"Throughput ({NER_LABELS.get(t.system, t.system)} + linker, first sight of each text, "
+        f"{data.params.get('cpu_count')} CPU cores): {t.abstracts} abstracts (every abstract of the data "
+        f"directory, as ingest annotates them): {runs}. Loading the dictionaries, recogniser and linker took "
+        f"{fmt(t.setup_s, 1)} s.",
+        "",
+    ]
+    lines += linking_lines(data.linking)
+    if data.edel_before_after:
+        lines += [
+            "EDEL retrained with the concept index as g(e, d) (`bench/edel.py --g concepts`), against the text "
+            "matcher alone (`bench/edel.py`), same records, seed and settings:",
+            "",
+            "| g(e, d) | pairs | margin classes | EDEL NDCG@10 canonical (test) | EDEL + BM25 |",
+            "| --- | ---: | --- | ---: | ---: |",
+        ]
+        for label, entry in data.edel_before_after.items():
+            classes = ", ".join(f"{k} {v}" for k, v in entry.classes.items())
+            lines.append(f"| {label} | {entry.pairs} | {classes} | {fmt(entry.edel)} | {fmt(entry.hybrid)} |")
+        lines.append("")
+    return lines + goals_line(data.goals)

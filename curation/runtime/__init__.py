@@ -1,0 +1,6 @@
+"""Runtime: process concerns of the served app: background builds, heap settling, exit hooks.
+
+Owns: ``background`` (a value built in a daemon thread), ``heap`` (garbage-collector settling), ``exit`` (the
+process's exit waits for background work), ``matcher`` (the matcher built ahead). May import: versions, entities,
+store and the vocabulary; only curation.workflows imports it.
+"""

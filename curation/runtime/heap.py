@@ -1,0 +1,62 @@
+"""Heap settling: keep what the builds made (millions of long-lived objects) out of the collector's full passes.
+
+Each full pass walks every tracked object with the GIL held: with the dictionaries loaded that took 0.5–1 s,
+every few seconds while curators click (bench/load.py), and every session waited for it. :func:`settle_heap`
+freezes what exists now; :func:`watch_collector` settles again in the background whenever a full pass was slow.
+"""
+
+from __future__ import annotations
+
+import gc
+import threading
+import time
+
+from curation.runtime.exit import exiting
+
+SLOW_PASS_S = 0.05  # a full collection longer than this: long-lived objects piled up since the last settle
+SETTLE_EVERY_S = 30.0  # at most one settle in this time
+_slow_pass = threading.Event()
+_settling = threading.Event()  # the settle's own full pass is slow by design: it does not ask for another
+_pass_started = [0.0]
+
+
+def settle_heap() -> None:
+    """Keep what was just built (dictionaries, indexes, models) out of the garbage collector's full passes.
+
+    Frozen objects are skipped; a pass then walks the page runs' short-lived objects. Unfreezing first lets this
+    collection free what an earlier build left behind (a replaced matcher), so nothing stays frozen for good.
+    """
+    _settling.set()
+    try:
+        gc.unfreeze()
+        gc.collect()
+        gc.freeze()
+    finally:
+        _settling.clear()
+
+
+def _time_full_passes(phase: str, info: dict) -> None:
+    if info.get("generation") != 2 or _settling.is_set():
+        return
+    if phase == "start":
+        _pass_started[0] = time.perf_counter()
+    elif time.perf_counter() - _pass_started[0] > SLOW_PASS_S:
+        _slow_pass.set()
+
+
+def _settler() -> None:
+    while not exiting():
+        if _slow_pass.wait(timeout=1.0):
+            _slow_pass.clear()
+            settle_heap()
+            time.sleep(SETTLE_EVERY_S)
+
+
+def watch_collector() -> None:
+    """Settle the heap again (in a daemon thread, at most every :data:`SETTLE_EVERY_S`) whenever a full
+    collection took longer than :data:`SLOW_PASS_S`: what the builds did not cover (indexes a first search
+    builds, caches that grow) is frozen too. Idempotent."""
+    if _time_full_passes in gc.callbacks:
+        return
+    gc.callbacks.append(_time_full_passes)
+    threading.Thread(target=_settler, name="settle-heap", daemon=True).start()
