@@ -6,8 +6,9 @@ import streamlit as st
 
 from curation.workflows.session import corpus_size
 from pages import team_gate
-from pages.common import connection, preload_search, sidebar, store_notice_banner
+from pages.common import connection, preload_search
 from pages.legacy_mode import leave_legacy_pages_mode
+from pages.sidebar import sidebar, store_notice_banner
 
 leave_legacy_pages_mode()  # before anything is drawn: the first run after the server starts
 st.set_page_config(page_title="Curation workbench", page_icon=":material/biotech:", layout="wide")

@@ -146,8 +146,9 @@ def _replicated(corpus: RealCorpus, documents: int, seed: int = 0) -> tuple[list
 def bench_product(corpus: RealCorpus, documents: int) -> dict:
     """The served search plus the shown hits' highlights, per query, at ``documents`` abstracts."""
     from curation.entities.annotation import Annotator
-    from curation.workflows.curate import kinded_spans
-    from curation.workflows.highlight import best_sentences, shift, to_html
+    from curation.retrieval.passages import best_sentences, shift
+    from curation.workflows.results import kinded_spans
+    from pages.highlight import to_html
 
     t = time.perf_counter()
     docs, vectors = _replicated(corpus, documents)

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from curation.grades import Grade
+
 
 @dataclass(frozen=True)
 class KBRecord:
@@ -130,6 +132,19 @@ class Span:
 
 
 @dataclass(frozen=True)
+class MarkedText:
+    """Untrusted text and the spans to mark in it: what a workflow hands a page to draw (the page escapes it).
+
+    Attributes:
+        text: the text, as stored (never escaped here).
+        spans: offsets into ``text``; each span's ``entity_type`` is its role ("query", "answer", "other").
+    """
+
+    text: str
+    spans: tuple[Span, ...] = ()
+
+
+@dataclass(frozen=True)
 class Synonym:
     """One name of a concept in a dictionary."""
 
@@ -150,7 +165,7 @@ class Decision:
     query: str
     query_entities: tuple[tuple[str, str], ...]
     pmid: str
-    grade: str
+    grade: Grade  # stored as its value
     answer: str = ""
     note: str = ""
     created_at: str = ""

@@ -8,13 +8,15 @@ from curation.errors import USER_ERRORS
 from curation.grades import GRADE_LABELS, GRADES
 from curation.workflows import team
 from curation.workflows.annotation_queue import adjudicate, annotation_view, record_label
-from curation.workflows.highlight import escape_text
 from curation.workflows.least_sure import ORDERS
 from curation.workflows.session import corpus_size, current_schema
-from pages.common import GRADE_SHORTCUTS, connection, matcher, retriever, who
+from pages import highlight
+from pages.common import GRADE_SHORTCUTS, connection, matcher, who
+from pages.highlight import escape_text
 from pages.legacy_mode import leave_legacy_pages_mode
+from pages.retrievers import retriever
 
-leave_legacy_pages_mode()  # first, before anything is drawn (see pages/common.py)
+leave_legacy_pages_mode()  # first, before anything is drawn (see pages/legacy_mode.py)
 
 st.title("Annotate")
 con = connection()
@@ -70,12 +72,11 @@ else:
     with st.container(border=True):
         st.caption(f"{entry.source} — {entry.reason} · ranking: {view.mode}")
         st.text(f"Query: {entry.query}")  # typed text: plain, never markdown
-        # title_html and abstract_html are escaped by curation.workflows.highlight; only its <mark> tags are markup.
-        st.markdown(
-            f"[PMID {entry.pmid}](https://pubmed.ncbi.nlm.nih.gov/{entry.pmid}/) {view.next.title_html}",
-            unsafe_allow_html=True,
-        )
-        st.markdown(view.next.abstract_html, unsafe_allow_html=True)
+        # title_html and abstract_html are escaped by pages.highlight; only its <mark> tags are markup.
+        title_html, abstract_html = highlight.title_html(view.next.title), highlight.marked_html(view.next.abstract)
+        st.markdown(f"[PMID {entry.pmid}](https://pubmed.ncbi.nlm.nih.gov/{entry.pmid}/) {title_html}",
+                    unsafe_allow_html=True)
+        st.markdown(abstract_html, unsafe_allow_html=True)
         buttons = st.columns(4)
         for button, grade in zip(buttons, GRADES, strict=False):
             button.button(

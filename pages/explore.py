@@ -26,7 +26,7 @@ from curation.workflows.versions import BUILD_HELP, active_version, model_versio
 from pages.common import connection, matcher
 from pages.legacy_mode import leave_legacy_pages_mode
 
-leave_legacy_pages_mode()  # first, before anything is drawn (see pages/common.py)
+leave_legacy_pages_mode()  # first, before anything is drawn (see pages/legacy_mode.py)
 
 COLOUR_LABELS = {
     ColourBy.GRADE: "Decision grade",

@@ -9,14 +9,15 @@ import streamlit as st
 from curation.errors import USER_ERRORS
 from curation.workflows import team
 from curation.workflows.export import FORMATS, civic_suggestions, export_decisions, export_new_records
-from curation.workflows.highlight import escape_text
 from curation.workflows.ingestion import CORPUS_FORMATS, KB_FORMATS, check_upload_size, ingest_corpus, ingest_kb
 from curation.workflows.session import schema_or_first, schemas, store_counts
-from pages.common import annotator, connection, save_upload, who
+from pages.common import annotator, connection, who
+from pages.highlight import escape_text
 from pages.legacy_mode import leave_legacy_pages_mode
 from pages.sample_loader import sample_action
+from pages.uploads import save_upload
 
-leave_legacy_pages_mode()  # first, before anything is drawn (see pages/common.py)
+leave_legacy_pages_mode()  # first, before anything is drawn (see pages/legacy_mode.py)
 
 st.title("Knowledge base")
 con = connection()

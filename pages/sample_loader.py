@@ -10,9 +10,10 @@ import streamlit as st
 
 from curation.config import load_settings
 from curation.errors import USER_ERRORS
-from curation.workflows.highlight import escape_text
 from curation.workflows.quickstart import SampleFile, find_sample, load_sample
-from pages.common import annotator, connection, matcher, retriever, who
+from pages.common import annotator, connection, matcher, who
+from pages.highlight import escape_text
+from pages.retrievers import retriever
 
 
 def _load() -> None:

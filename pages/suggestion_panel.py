@@ -2,14 +2,14 @@
 
 Clicking a chip keeps only its supporting abstracts in the results, shows the sentence of each that relates
 them, and pre-fills the answer of those abstracts; a decision made then records the suggestion (its rank and
-score) in its provenance. Every name and sentence comes escaped from ``curation.workflows.suggest``.
+score) in its provenance. Every name and sentence is escaped here (:mod:`pages.highlight`).
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from curation.workflows.highlight import escape_text
+from pages.highlight import escape_text, to_html
 
 PICK = "suggestion_pick"
 
@@ -39,9 +39,9 @@ def panel(result, key_values: dict[str, str]):
     st.caption(escape_text(f"{chosen.name}: score {chosen.score:.3f}, {chosen.supporting} supporting of "
                            f"{chosen.co_mentions} abstracts that mention it with the query; {where}"))
     for paper in chosen.papers:
+        sentence_html = to_html(paper.sentence, paper.sentence_marks)  # escaped; only its <mark> tags are markup
         st.markdown(f"> [PMID {paper.pmid}](https://pubmed.ncbi.nlm.nih.gov/{paper.pmid}/) "
-                    f"(rank {paper.rank}, p {paper.probability:.2f}): {paper.sentence_html}",
-                    unsafe_allow_html=True)  # escaped by the workflow; only its <mark> tags are markup
+                    f"(rank {paper.rank}, p {paper.probability:.2f}): {sentence_html}", unsafe_allow_html=True)
     for paper in chosen.papers:  # the answer of each supporting abstract, unless the curator typed one
         if not st.session_state.get(f"answer_{paper.pmid}"):
             st.session_state[f"answer_{paper.pmid}"] = chosen.name

@@ -6,11 +6,11 @@ import streamlit as st
 
 from curation.errors import USER_ERRORS
 from curation.workflows import team
-from curation.workflows.highlight import escape_text
 from pages.common import connection, who
+from pages.highlight import escape_text
 from pages.legacy_mode import leave_legacy_pages_mode
 
-leave_legacy_pages_mode()  # first, before anything is drawn (see pages/common.py)
+leave_legacy_pages_mode()  # first, before anything is drawn (see pages/legacy_mode.py)
 
 st.title("Team")
 con = connection()

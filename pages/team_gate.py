@@ -19,7 +19,7 @@ import streamlit as st
 from curation.config import Settings, load_settings
 from curation.errors import USER_ERRORS, CurationError, SignInExpiredError
 from curation.workflows import team
-from curation.workflows.highlight import escape_text
+from pages.highlight import escape_text
 
 SESSION = "identity"  # session key: the signed-in person's Identity (set on every run, read by callbacks)
 NOTED = "identity_noted"  # session key: the name whose sign-in was noted in the store this session

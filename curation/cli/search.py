@@ -57,8 +57,8 @@ class Searcher:
 
     def __init__(self, con) -> None:
         from curation.entities.postings import StorePostings
-        from curation.workflows.curate import default_linker
         from curation.workflows.entities import NO_RECOGNISER, current_annotator, dictionary_matcher
+        from curation.workflows.results import default_linker
         from curation.workflows.serving import build_normaliser
 
         self.con = con

@@ -24,6 +24,7 @@ from curation import store
 from curation.entities.annotation import Annotation
 from curation.errors import CurationError
 from curation.files import write_atomic
+from curation.grades import Grade
 from curation.records import Decision, Document, KBRecord, Mention, Synonym
 from curation.schemas import BUILTIN, RelationSchema, schema_from_dict
 
@@ -159,7 +160,7 @@ def load_snapshot(folder: str | Path) -> Snapshot:
     }
     synonyms = tuple(Synonym(**s) for s in _read_jsonl(folder / "synonyms.jsonl"))
     decisions = tuple(
-        Decision(**{**d, "query_entities": tuple(map(tuple, d["query_entities"]))})
+        Decision(**{**d, "query_entities": tuple(map(tuple, d["query_entities"])), "grade": Grade(d["grade"])})
         for d in _read_jsonl(folder / "decisions.jsonl")
     )
     annotations: dict[str, list[Annotation]] = {}

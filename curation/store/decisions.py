@@ -102,7 +102,7 @@ def record_decision(
     schema: RelationSchema,
     values: Mapping[str, str],
     pmid: str,
-    grade: str,
+    grade: Grade,
     answer: str = "",
     note: str = "",
     provenance: str = "",
@@ -128,7 +128,7 @@ def record_decision(
         raise CurationError(f"the curator name has {len(curator)} characters; at most {MAX_CURATOR}: shorten it")
     if grade not in GRADES:
         raise CurationError(f"grade must be one of {tuple(g.value for g in GRADES)}, got '{grade}'")
-    grade = Grade(grade).value  # stored and returned as the plain string
+    grade = Grade(grade)  # written as its value, returned as the Grade
     query_values = relation_values(schema, values)
     if not query_values:
         raise CurationError(f"fill in at least one of {list(schema.query_types)} before judging documents")
@@ -149,7 +149,7 @@ def record_decision(
     row = {
         "curator": curator, "schema_name": schema.name, "query": query,
         "query_entities": json.dumps(query_values, sort_keys=True), "entity_key": key, "pmid": pmid,
-        "grade": grade, "answer": answer, "note": note, "provenance": provenance,
+        "grade": grade.value, "answer": answer, "note": note, "provenance": provenance,
         "identity_source": identity_source,
         # the KB record an answer makes: each entity type with its value (the answer in the answer's slot)
         "kb_entities": [[t, answer if t == schema.answer else query_values.get(t, "")] for t in schema.entity_types]
@@ -354,7 +354,7 @@ def _decision(row: tuple) -> Decision:
         query,
         tuple(sorted(json.loads(entities).items())),
         pmid,
-        grade,
+        Grade(grade),
         answer,
         note,
         created,

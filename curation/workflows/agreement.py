@@ -35,7 +35,7 @@ import krippendorff
 import numpy as np
 from sklearn.metrics import cohen_kappa_score
 
-from curation.grades import ORDINAL_GRADES
+from curation.grades import ORDINAL_GRADES, Grade
 from curation.records import Decision, ItemKey, is_adjudication, item_key
 
 
@@ -53,7 +53,7 @@ class Label:
 
     annotator: str
     item: ItemKey
-    grade: str
+    grade: Grade
     decision: Decision
 
 

@@ -27,7 +27,9 @@ from curation import access, store
 from curation.access import Action, Who
 from curation.entities.matching import Matcher
 from curation.errors import CurationError
-from curation.records import ADJUDICATION_NOTE, Decision, ItemKey, fold_relation, is_adjudication, item_key
+from curation.grades import Grade
+from curation.records import ADJUDICATION_NOTE, Decision, ItemKey, MarkedText, fold_relation, is_adjudication, item_key
+from curation.retrieval.passages import shift
 from curation.schemas import RelationSchema
 from curation.workflows.agreement import (
     Alpha,
@@ -42,9 +44,8 @@ from curation.workflows.agreement import (
     pairwise_kappa,
     progress,
 )
-from curation.workflows.curate import role_spans
-from curation.workflows.highlight import NO_TITLE_HTML, shift, to_html
 from curation.workflows.least_sure import UncertainHit, least_sure, ranking_mode
+from curation.workflows.results import role_spans
 
 
 class QueueSource(StrEnum):
@@ -70,11 +71,11 @@ class QueueItem:
 
 @dataclass(frozen=True)
 class AnnotationRow:
-    """The next pair, ready to show: title and abstract escaped, with highlight marks only."""
+    """The next pair, ready to show: title and abstract with their role spans (the page escapes and marks them)."""
 
     entry: QueueItem
-    title_html: str
-    abstract_html: str
+    title: MarkedText
+    abstract: MarkedText
 
 
 @dataclass(frozen=True)
@@ -139,7 +140,7 @@ def build_queue(
 
 def record_label(
     con: duckdb.DuckDBPyConnection, annotator: Who, schema: RelationSchema, values: Mapping[str, str], pmid: str,
-    grade: str,
+    grade: Grade,
 ) -> Decision:
     """Record an annotator's grade of one (relation, abstract) pair from the queue."""
     identity = access.require(con, annotator, Action.LABEL)
@@ -151,7 +152,7 @@ def adjudicate(
     adjudicator: Who,
     schema: RelationSchema,
     disagreement: Disagreement,
-    grade: str,
+    grade: Grade,
     answer: str = "",
 ) -> Decision:
     """Record the final grade of a disagreement under the adjudicator's name (note ``adjudication``).
@@ -221,9 +222,8 @@ def _first_showable(
         doc = documents[0]
         spans = role_spans(matcher, schema, dict(entry.values), doc)
         offset = len(doc.title) + 1 if doc.title else 0
-        title_html = to_html(doc.title, shift(spans, 0, len(doc.title))) if doc.title else NO_TITLE_HTML
-        abstract_html = to_html(doc.abstract, shift(spans, offset, len(doc.abstract)))
-        return AnnotationRow(entry, title_html, abstract_html)
+        return AnnotationRow(entry, MarkedText(doc.title, tuple(shift(spans, 0, len(doc.title)))),
+                             MarkedText(doc.abstract, tuple(shift(spans, offset, len(doc.abstract)))))
     return None
 
 

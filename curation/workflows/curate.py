@@ -1,270 +1,209 @@
-"""The Curate page's one call: a partial relation in, ranked and highlighted abstracts out.
+"""The Curate page's calls: open the page (:func:`open_form` → a :class:`CurateForm`), search a partial
+relation (:func:`open_curate` → a :class:`CurateView`), and record, undo or withdraw a decision on one of its
+abstracts (:func:`decide`, :func:`undo_last`, :func:`withdraw`).
 
-The ranking is the concept search (:func:`curation.retrieval.relation_search.search_relation`): each typed
-slot linked to its concepts, documents that mention every concept first, then those that mention
-some, never one that mentions none. For each hit: the escaped abstract with entity highlights by
-role (query entities, candidate answers, other entities), the two or three best sentences, each component's score, the
-answer-type entities found in it (to pre-fill the answer field) and the decisions already
-recorded for this relation and document.
-
-Entity highlights come from the concept index (the store's annotations, written at ingest), read
-for all hits in one query; a document without stored annotations is annotated in memory with the
-dictionaries (nothing is written on a page view). Query entities are found by the matcher's g(e, d)
-(every synonym and notation of what was typed). Each entity kind can be hidden (``kinds``).
-
-:func:`record_judgement` is the page's other call: a decision, after checking that a typed
-answer is not a name the dictionaries know only as another kind of entity (a gene given as
-a treatment), which the curator may confirm.
+A :class:`CurateView` is everything the page draws for one search: the ranked rows with their entity
+spans (:mod:`curation.workflows.results`), the suggestions for the missing slot, the search's notes, or
+the message that stopped it. :func:`decide` builds the decision's provenance from the view (where the
+curator saw the abstract, what ranked it, the suggestion followed) and checks a typed answer's kind
+before writing it (:mod:`curation.workflows.answers`); the curator may confirm an answer the
+dictionaries know only as another kind of entity.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, replace
 
 import duckdb
 
 from curation import access, store
 from curation.access import Action, Who
-from curation.entities.annotation import Annotation, Annotator
 from curation.entities.lexicon import Lexicon
 from curation.entities.matching import Matcher
-from curation.entities.postings import StorePostings
-from curation.entities.query import QueryConcept, QueryError, QueryLinker
-from curation.errors import CurationError
-from curation.records import Decision, Document, KBRecord, Span
-from curation.retrieval.relation_search import SearchOptions, search_relation
+from curation.entities.query import QueryLinker
+from curation.errors import USER_ERRORS, CurationError
+from curation.grades import Grade
+from curation.records import Decision
 from curation.schemas import RelationSchema
-from curation.workflows.entities import stored_annotations
-from curation.workflows.highlight import NO_TITLE_HTML, best_sentences, shift, to_html
-from index.hits import ConceptMatch, StageScore
+from curation.workflows.answers import AnswerKindError, answer_kind_problem
+from curation.workflows.entities import annotator_note
+from curation.workflows.provenance import decision_provenance
+from curation.workflows.result_filter import RowFilter, filter_rows
+from curation.workflows.results import GROUPS, CurateResult, ResultRow, curate_search
+from curation.workflows.session import corpus_size, current_schema
+from curation.workflows.suggest import DEFAULT_TOP_DOCS, Suggestion, SuggestionResult, suggest_from
 
-ROLES = ("query", "answer", "other")
-# The entity kinds the Curate page can show or hide (a kind outside this list is always shown).
-ENTITY_KINDS = ("gene", "variant", "chemical", "disease", "cellline", "species", "ptm", "residue")
+KNOWN_VALUES_SHOWN = 2000  # typed-ahead choices per slot, most frequent first
 
 
 @dataclass(frozen=True)
-class ResultRow:
-    rank: int
-    pmid: str
-    title_html: str
-    abstract_html: str
-    best_html: tuple[str, ...]
-    fused: float
-    bm25: float | None
-    dense: float | None
-    answers: tuple[str, ...]
-    decisions: tuple[Decision, ...] = ()
-    group: str = ""  # "all": mentions every query concept; "some"
-    concepts: tuple[ConceptMatch, ...] = ()  # the query concepts it mentions, and how
-    stages: tuple[StageScore, ...] = ()  # each stage's score and rank (the hit's provenance)
-    year: int | None = None
-    journal: str = ""
-    authors: str = ""
-    pub_types: tuple[str, ...] = ()
-    in_kb: tuple[KBRecord, ...] = ()  # the schema's KB records that cite this PMID
+class CurateForm:
+    """What the Curate page draws before a search.
+
+    Attributes:
+        abstracts: abstracts in the store (0: the page points to the Knowledge base page instead).
+        schema: the relation schema chosen in the sidebar (the default one before a choice).
+        in_team: whether the store is a team store (typed names from before are marked self-declared).
+        known: slot → the KB's values of it, most frequent first (the slots' type-ahead choices).
+        annotator_note: what the highlights come from (the entity kinds' help).
+    """
+
+    abstracts: int
+    schema: RelationSchema
+    in_team: bool
+    known: dict[str, list[str]]
+    annotator_note: str
+
+
+def open_form(con: duckdb.DuckDBPyConnection, schema: str | None) -> CurateForm:
+    """The page before a search: the schema ``schema`` names (None: the default), its slots' choices.
+
+    Raises:
+        SchemaError: ``schema`` is not a schema of this store.
+    """
+    abstracts = corpus_size(con)
+    chosen = current_schema(con, schema)
+    known = {slot: known_values(con, chosen, slot) for slot in chosen.query_types} if abstracts else {}
+    return CurateForm(abstracts, chosen, access.is_team_store(con), known, annotator_note(con))
+
+
+@dataclass(frozen=True)
+class Arrangement:
+    """The rows a curator sees, in the order they are drawn (the focus walks that order).
+
+    Attributes:
+        groups: group → its rows ("all", "some" under the relevance sort; "sorted" under another sort).
+        row_filter: the filter applied (the saved query's new abstracts included), for its description.
+        filtered: rows the filters keep, before a chosen suggestion narrows them to its abstracts.
+    """
+
+    groups: dict[str, tuple[ResultRow, ...]]
+    row_filter: RowFilter
+    filtered: int
 
     @property
-    def meta(self) -> str:
-        """ "2019 · J Clin Oncol · Smith J, Doe A, et al. · Clinical Trial" ("" when the source has none)."""
-        types = [t for t in self.pub_types if t != "Journal Article"]
-        parts = [str(self.year) if self.year else "", self.journal, self.authors, "; ".join(types)]
-        return " · ".join(p for p in parts if p)
+    def rows(self) -> tuple[ResultRow, ...]:
+        return tuple(row for rows in self.groups.values() for row in rows)
 
 
 @dataclass(frozen=True)
-class CurateResult:
-    query: str
-    rows: tuple[ResultRow, ...]
-    mode: str
-    version: str
-    notes: tuple[str, ...] = field(default_factory=tuple)
-    concepts: tuple[QueryConcept, ...] = ()  # each typed slot as linked (the page's chips)
-    groups: dict[str, int] = field(default_factory=dict)  # documents mentioning all / some of the concepts
-    per_concept: tuple[int, ...] = ()  # per slot, documents mentioning it
+class CurateView:
+    """One search of the Curate page, ready to draw.
 
-
-def role_spans(matcher: Matcher, schema: RelationSchema, values: Mapping[str, str], document: Document) -> list[Span]:
-    """Spans of ``document.text`` labelled by role: the query entities, candidate answers, the rest."""
-    text = document.text
-    spans: list[Span] = []
-    for entity_type in schema.query_types:
-        value = values.get(entity_type, "").strip()
-        if value:
-            for s in matcher.matches(value, schema.kind(entity_type), document):
-                spans.append(Span(s.start, s.end, s.text, "query", f"{entity_type}: {value}", s.how))
-    answer_kind = schema.kind(schema.answer)
-    for s in matcher.find_all(document):
-        if s.how == "abbreviation":
-            role = "abbreviation"
-        elif s.entity_type == answer_kind:
-            role = "answer"
-        else:
-            role = "other"
-        spans.append(
-            Span(s.start, s.end, text[s.start : s.end], role, f"{s.entity_type}: {s.concept or s.text}", s.how)
-        )
-    return spans
-
-
-def kinded_spans(
-    matcher: Matcher, schema: RelationSchema, values: Mapping[str, str], document: Document,
-    annotations: Sequence[Annotation],
-) -> list[tuple[str, Span]]:
-    """(entity kind, span labelled by role) of ``document.text``: the query entities, candidate answers, the rest.
-
-    Query entities are found by the matcher's g(e, d) (every synonym and notation of the typed value);
-    the others are ``annotations`` (the concept index's, or the dictionaries' computed in memory).
+    Attributes:
+        schema, values: the relation schema and the partial relation as typed (slot → value).
+        rm3: whether RM3 feedback ranked it (stored with a decision's provenance).
+        result: the ranked rows, the query as read, each slot's concepts and the search's notes
+            (None when ``error``).
+        suggestions: the candidates for the missing slot from the top abstracts (None when ``error``).
+        error: why the search could not run, for the curator ("" when it ran).
     """
-    text = document.text
-    out: list[tuple[str, Span]] = []
-    for entity_type in schema.query_types:
-        value = values.get(entity_type, "").strip()
-        if value:
-            kind = schema.kind(entity_type)
-            for s in matcher.matches(value, kind, document):
-                out.append((kind, Span(s.start, s.end, s.text, "query", f"{entity_type}: {value}", s.how)))
-    answer_kind = schema.kind(schema.answer)
-    for a in annotations:
-        if not (0 <= a.start < a.end <= len(text)):
-            continue  # offsets of a text that changed since it was annotated
-        role = "answer" if a.type == answer_kind else "other"
-        label = f"{a.type}: {a.canonical or a.concept_id or a.text}"
-        out.append((a.type, Span(a.start, a.end, text[a.start : a.end], role, label, a.source)))
-    return out
+
+    schema: RelationSchema
+    values: dict[str, str]
+    rm3: bool = False
+    result: CurateResult | None = None
+    suggestions: SuggestionResult | None = None
+    error: str = ""
+
+    def row(self, pmid: str) -> ResultRow | None:
+        """The result row of ``pmid`` (None when this search did not find it)."""
+        return next((r for r in self.result.rows if r.pmid == pmid), None) if self.result else None
+
+    def arrange(self, row_filter: RowFilter, only: Collection[str] | None = None,
+                chosen: Suggestion | None = None) -> Arrangement:
+        """The rows ``row_filter`` keeps, narrowed to ``only`` (a saved query's new abstracts: an empty
+        collection keeps none) and to the abstracts that support ``chosen``, grouped as drawn."""
+        if only is not None:
+            row_filter = replace(row_filter, only=frozenset(only) or frozenset({""}))
+        kept = filter_rows(self.result.rows if self.result else (), row_filter)
+        filtered = len(kept)
+        if chosen is not None:
+            supporting = {p.pmid for p in chosen.papers}
+            kept = [r for r in kept if r.pmid in supporting]
+        if row_filter.sort == "relevance":
+            groups = {group: tuple(r for r in kept if (r.group or "all") == group) for group in GROUPS}
+        else:
+            groups = {"sorted": tuple(kept)}
+        return Arrangement(groups, row_filter, filtered)
 
 
-def answer_candidates(spans: list[Span], limit: int = 8) -> tuple[str, ...]:
-    """Distinct candidate answer names in order of first mention."""
-    seen: dict[str, str] = {}
-    for s in sorted((s for s in spans if s.entity_type == "answer"), key=lambda s: s.start):
-        seen.setdefault(s.text.casefold(), s.text)
-    return tuple(list(seen.values())[:limit])
-
-
-def curate_search(
+def open_curate(
     con: duckdb.DuckDBPyConnection,
     retriever,
     matcher: Matcher,
+    linker: QueryLinker,
     schema: RelationSchema,
     values: Mapping[str, str],
+    *,
     mode: str = "hybrid",
-    k: int = 20,
+    depth: int = 20,
     shown: set[str] | None = None,
     kinds: Collection[str] | None = None,
-    linker: QueryLinker | None = None,
     applied: Mapping[str, str] | None = None,
     rm3: bool = False,
-) -> CurateResult:
-    """Search by concept, highlight and annotate with prior decisions (every text escaped).
+) -> CurateView:
+    """Search a partial relation and gather what the Curate page draws for it.
 
     Args:
-        linker: links typed names (None: one over the matcher's lexicon, without a learned linker).
-        applied: slot → concept id the curator applied from the suggestions.
-        rm3: RM3 feedback on the lexical stage.
-        shown: roles to mark (:data:`ROLES`; None: all).
-        kinds: entity kinds to mark (of :data:`ENTITY_KINDS`; None: all). Hidden kinds still give
-            candidate answers.
+        retriever: what serves the schema now; a retriever without a dense index ranks with BM25 alone.
+        depth: results shown; at least the abstracts the suggestions read are searched (every supporting
+            abstract is among the results).
+        shown, kinds, applied, rm3: as :func:`curation.workflows.results.curate_search`.
+
+    Returns:
+        The view; a message the curator can act on (a name too long, a slot that cannot be read) comes back
+        as ``error``, nothing else searched.
     """
-    if linker is None:
-        linker = default_linker(con, matcher)
-
-    def fetch(pmids):
-        return {d.pmid: d for d in store.get_documents(con, list(pmids))}
-
-    result = search_relation(
-        retriever, linker, matcher, StorePostings(con), fetch, schema, values,
-        SearchOptions(mode=mode, k=k, rm3=rm3, applied=dict(applied or {})),
-    )
-    pmids = [h.pmid for h in result.hits]
-    documents = fetch(pmids)
-    stored = stored_annotations(con, list(documents))
-    missing = [documents[p] for p in documents if p not in stored]
-    if missing:  # never annotated (ingested without an annotator): the dictionaries, in memory only
-        computed = Annotator(matcher).annotate([d.text for d in missing])
-        stored.update({d.pmid: found for d, found in zip(missing, computed, strict=True)})
-    hidden = set(ENTITY_KINDS) - set(kinds) if kinds is not None else set()
-    citing = store.kb_records_citing(con, schema.name, pmids)
-    decided: dict[str, list[Decision]] = {}
-    for decision in store.decisions_for(con, schema, values):
-        decided.setdefault(decision.pmid, []).append(decision)
-    # The query entities are marked as linked: a slot's canonical name finds every form of its concepts.
-    marked = {c.slot: (c.canonical if c.linked and c.how != "codon" else c.typed) for c in result.concepts}
-    rows = []
-    for hit in result.hits:
-        doc = documents.get(hit.pmid)
-        if doc is None:  # the index knows a document the store no longer has
-            continue
-        kinded = kinded_spans(matcher, schema, marked, doc, stored.get(hit.pmid, ()))
-        spans = [s for _, s in kinded]
-        visible = [s for kind, s in kinded if kind not in hidden]
-        offset = len(doc.title) + 1 if doc.title else 0
-        abstract_spans = shift(visible, offset, len(doc.abstract))
-        best = best_sentences(doc.abstract, shift(spans, offset, len(doc.abstract)), result.query, ("query",),
-                              "answer")
-        rows.append(
-            ResultRow(
-                rank=hit.rank,
-                pmid=hit.pmid,
-                title_html=to_html(doc.title, shift(visible, 0, len(doc.title)), shown=shown) if doc.title
-                else NO_TITLE_HTML,
-                abstract_html=to_html(doc.abstract, abstract_spans, shown=shown),
-                best_html=tuple(
-                    to_html(s.text, shift(abstract_spans, s.start, len(s.text)), shown=shown) for s in best
-                ),
-                fused=hit.score,
-                bm25=hit.bm25,
-                dense=hit.dense,
-                answers=answer_candidates(spans),
-                decisions=tuple(decided.get(hit.pmid, ())),
-                group=hit.group,
-                concepts=hit.concepts,
-                stages=hit.stages,
-                year=doc.year,
-                journal=doc.journal,
-                authors=doc.authors,
-                pub_types=doc.pub_types,
-                in_kb=tuple(citing.get(hit.pmid, ())),
-            )
-        )
-    return CurateResult(result.query, tuple(rows), result.mode, result.version, result.problems, result.concepts,
-                        dict(result.groups), result.per_concept)
+    values = dict(values)
+    if retriever.dense is None:
+        mode = "bm25"  # the planned version did not load: BM25 serves
+    try:
+        result = curate_search(con, retriever, matcher, schema, values, mode=mode, k=max(depth, DEFAULT_TOP_DOCS),
+                               shown=shown, kinds=kinds, linker=linker, applied=applied, rm3=rm3)
+        # The suggestions for the missing slot: the stored relation scores of this ranking's top abstracts.
+        suggestions = suggest_from(con, matcher, schema, values, result.concepts,
+                                   {row.pmid: row.rank for row in result.rows})
+    except USER_ERRORS as exc:
+        return CurateView(schema, values, rm3, error=str(exc))
+    return CurateView(schema, values, rm3, result, suggestions)
 
 
-def default_linker(con: duckdb.DuckDBPyConnection, matcher: Matcher, normaliser=None, linker=None) -> QueryLinker:
-    """The query linker over the matcher's lexicon: the normaliser's suggestions, the learned linker when given,
-    and the variant keys of the concept index (what a codon query expands to)."""
-    from curation.entities.normalise import Normaliser
-    from curation.entities.variants import variant_keys
+def decide(
+    con: duckdb.DuckDBPyConnection,
+    lexicon: Callable[[], Lexicon],
+    who: Who,
+    view: CurateView,
+    pmid: str,
+    grade: Grade,
+    answer: str = "",
+    note: str = "",
+    confirm_kind: bool = False,
+    suggestion: Suggestion | None = None,
+) -> Decision:
+    """Record a decision on one abstract of ``view``, with its provenance.
 
-    keys = {k for text in store.list_annotated_texts(con, "variant") for k in variant_keys(text)}
-    return QueryLinker(matcher.lexicon, normaliser or Normaliser(matcher.lexicon), linker, keys)
+    Args:
+        lexicon: the dictionaries, asked for only when a typed answer's kind is checked (a grade alone
+            does not wait for them).
+        suggestion: the suggestion the curator was following; stored with the decision when ``pmid`` is
+            one of its supporting abstracts.
 
-
-class AnswerKindError(CurationError):
-    """The answer is a name the dictionaries know only as another kind of entity (a warning to confirm)."""
-
-
-def answer_kind_problem(lexicon: Lexicon, schema: RelationSchema, answer: str) -> str | None:
-    """Why ``answer`` looks like the wrong kind of entity for the schema's answer, or None.
-
-    Conservative on purpose: only a name the lexicon knows as some other kind and never as the
-    answer's kind is questioned. A name it does not know passes (new names are what curators
-    add), and so does a schema whose answer kind is "generic".
+    Raises:
+        AnswerKindError: as :func:`record_judgement`; nothing is written.
+        CurationError: whatever :func:`record_judgement` refuses.
     """
-    expected = schema.kind(schema.answer)
-    answer = " ".join(answer.split())
-    if not answer or expected == "generic":
-        return None
-    kinds = sorted({kind for kind, _ in lexicon.lookup(answer)})
-    if not kinds or expected in kinds:
-        return None
-    return (
-        f"'{answer}' is known as a {' and '.join(kinds)} name, not a {expected}, but the {schema.answer} of a "
-        f"{schema.name} relation is a {expected}. Pick the {expected} the abstract names, or record it anyway "
-        "if the dictionaries are wrong about this name"
-    )
+    answer, note = answer or "", note or ""
+    row = view.row(pmid)
+    provenance = ""
+    if row is not None and view.result is not None:
+        followed = suggestion if suggestion is not None and pmid in {p.pmid for p in suggestion.papers} else None
+        provenance = decision_provenance(row, row.rank, view.result.version, view.result.mode, view.result.concepts,
+                                         view.rm3, suggestion=followed)
+    checked = lexicon() if answer.strip() and not confirm_kind else None
+    return record_judgement(con, checked, who, view.schema, view.values, pmid, grade, answer=answer, note=note,
+                            confirm_kind=confirm_kind, provenance=provenance)
 
 
 def record_judgement(
@@ -274,7 +213,7 @@ def record_judgement(
     schema: RelationSchema,
     values: Mapping[str, str],
     pmid: str,
-    grade: str,
+    grade: Grade,
     answer: str = "",
     note: str = "",
     confirm_kind: bool = False,
@@ -310,9 +249,6 @@ def card_decisions(
     return tuple(d for d in store.decisions_for(con, schema, values) if d.pmid == pmid)
 
 
-KNOWN_VALUES_SHOWN = 2000  # typed-ahead choices per slot, most frequent first
-
-
 def known_values(con: duckdb.DuckDBPyConnection, schema: RelationSchema, entity_type: str) -> list[str]:
     """The KB's values of one slot, most frequent first (the Curate page's type-ahead choices)."""
     return [v for v, _ in store.list_entity_values(con, schema.name, entity_type)[:KNOWN_VALUES_SHOWN]]
@@ -343,69 +279,3 @@ def withdraw(con: duckdb.DuckDBPyConnection, who: Who, decision_id: int) -> Deci
     identity = access.require(con, identity, Action.UNDO_OWN if own else Action.WITHDRAW_ANY)
     return store.withdraw_decision(con, decision_id, identity.name)
 
-
-@dataclass(frozen=True)
-class AnswerCheck:
-    """A typed answer as the search would read it, and whether the abstract names it.
-
-    Attributes:
-        answer: the answer as typed (spacing tidied).
-        status: "linked", "offered" (a suggestion waits: searched as typed) or "unknown", as a query slot's.
-        concept_ids: the concepts it links to (empty unless linked).
-        canonical: the linked concept's display name (the answer itself when not linked).
-        how: how it was linked ("exact", "notation", "linker", ...), "" when not linked.
-        suggestions: the dictionaries' close names when it is not linked, best first.
-        mentioned: whether the abstract writes it (any name or notation of its concepts).
-        forms: how the abstract writes it, in text order.
-        problem: a sentence for the curator when the answer is not mentioned or cannot be read, else "".
-    """
-
-    answer: str
-    status: str
-    concept_ids: tuple[str, ...] = ()
-    canonical: str = ""
-    how: str = ""
-    suggestions: tuple[str, ...] = ()
-    mentioned: bool = False
-    forms: tuple[str, ...] = ()
-    problem: str = ""
-
-    @property
-    def linked(self) -> bool:
-        return self.status == "linked"
-
-
-def check_answer(
-    con: duckdb.DuckDBPyConnection, matcher: Matcher, linker: QueryLinker, schema: RelationSchema, pmid: str,
-    answer: str,
-) -> AnswerCheck:
-    """Normalise a curator's answer as a query slot is (:meth:`QueryLinker.link`) and look for it in the abstract.
-
-    The abstract is searched with the matcher's g(e, d) for the linked name (every name and notation of
-    its concepts) or, when it is not linked, for the answer as typed. Never raises for what was typed:
-    an answer that cannot be read (a passage, not a name) comes back with ``problem`` saying why.
-    """
-    kind = schema.kind(schema.answer)
-    text = " ".join(answer.split())
-    try:
-        concept = linker.link(schema.answer, text, kind)
-    except QueryError as exc:
-        return AnswerCheck(text, "unknown", canonical=text, problem=str(exc))
-    suggestions = () if concept.linked else tuple(dict.fromkeys(c.canonical for c in concept.alternatives))[:3]
-    documents = store.get_documents(con, [pmid])
-    if not documents:
-        return AnswerCheck(concept.typed, concept.status, concept.concept_ids, concept.canonical, concept.how,
-                           suggestions, problem=f"PMID {pmid} is not in the store, so the answer cannot be checked")
-    name = concept.canonical if concept.linked and not concept.codon else concept.typed
-    spans = matcher.matches(name, kind, documents[0])
-    forms = tuple(dict.fromkeys(s.text for s in spans))
-    problem = ""
-    if not spans:
-        shown = f"'{concept.typed}'" + (f" ({concept.canonical})" if concept.canonical != concept.typed else "")
-        names = " or any other name of it" if concept.linked else ""
-        problem = (f"The abstract of PMID {pmid} does not mention {shown}{names}; check that it is this abstract's "
-                   f"{schema.answer.lower()}")
-        if suggestions:
-            problem += ". Did you mean " + ", ".join(f"'{s}'" for s in suggestions) + "?"
-    return AnswerCheck(concept.typed, concept.status, concept.concept_ids, concept.canonical, concept.how,
-                       suggestions, bool(spans), forms, problem)

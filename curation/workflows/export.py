@@ -19,6 +19,7 @@ import duckdb
 
 from curation import access, store
 from curation.access import Action, Who
+from curation.grades import Grade
 from curation.records import Decision, KBRecord
 from curation.schemas import RelationSchema
 
@@ -70,7 +71,7 @@ def decisions_export(decisions: Sequence[Decision], fmt: str = "tsv", with_ident
             d.query,
             json.dumps(dict(d.query_entities)),
             d.pmid,
-            d.grade,
+            d.grade.value,
             d.answer,
             d.note,
             d.superseded_by if d.superseded_by is not None else "",
@@ -178,7 +179,7 @@ def new_records_file(con: duckdb.DuckDBPyConnection, schema: RelationSchema, fmt
 
 #: The fields CIViC's "suggest a source" form asks for, as CSV columns.
 CIVIC_SUGGESTION_COLUMNS = ("pubmed_id", "gene", "variant", "disease", "therapy", "comment")
-SUGGESTED_GRADES = ("complete", "partial")
+SUGGESTED_GRADES = (Grade.COMPLETE, Grade.PARTIAL)
 
 
 @dataclass(frozen=True)
@@ -194,7 +195,7 @@ class Export:
 
 
 def civic_suggestions(con: duckdb.DuckDBPyConnection, curator: str | None = None,
-                      grades: Sequence[str] = SUGGESTED_GRADES, *, who: Who = "") -> Export:
+                      grades: Sequence[Grade] = SUGGESTED_GRADES, *, who: Who = "") -> Export:
     """CIViC source suggestions (CSV) from the active PO decisions that accepted an abstract.
 
     One row per (PMID, gene, variant, therapy): the therapy is the decision's answer (else the typed
@@ -210,7 +211,7 @@ def civic_suggestions(con: duckdb.DuckDBPyConnection, curator: str | None = None
         values = dict(d.query_entities)
         therapy = d.answer or values.get("Treatment", "")
         key = (d.pmid, values.get("Gene", ""), values.get("Variant", ""), therapy)
-        said = f"{d.grade} evidence per {d.curator} ({d.created_at[:10]})" + (f": {' '.join(d.note.split())}"
+        said = f"{d.grade.value} evidence per {d.curator} ({d.created_at[:10]})" + (f": {' '.join(d.note.split())}"
                                                                               if d.note else "")
         merged.setdefault(key, []).append(said)
     out = io.StringIO()
@@ -219,7 +220,7 @@ def civic_suggestions(con: duckdb.DuckDBPyConnection, curator: str | None = None
     for (pmid, gene, variant, therapy), said in sorted(merged.items()):
         writer.writerow([pmid, gene, variant, diseases.get(pmid, ""), therapy,
                          "Suggested from the curation workbench: " + "; ".join(said)])
-    filters = (f"schema PO, active decisions graded {' or '.join(grades)}"
+    filters = (f"schema PO, active decisions graded {' or '.join(g.value for g in grades)}"
                + (f", curator {curator}" if curator else ", every curator"))
     return Export(out.getvalue(), len(merged), filters)
 

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from curation.errors import CurationError
-from curation.workflows.curate import ResultRow
+from curation.workflows.results import ResultRow
 
 SORTS = ("relevance", "newest", "new to the KB first")
 DECIDED = ("any", "undecided", "decided by me", "decided by anyone")

@@ -6,11 +6,16 @@ questions every page shares, answered from the connection the page holds.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
 import duckdb
 
 from curation import store
 from curation.schemas import RelationSchema, resolve_schema
 from curation.store.reconcile import Notice, acknowledge_notice, open_notices
+from curation.workflows import retrain, versions
 
 DEFAULT_SCHEMA = "PO"
 MAX_CURATOR_NAME = store.MAX_CURATOR  # characters of a curator's name (a longer one is refused with the reason)
@@ -67,3 +72,39 @@ def curator_name_problem(name: str) -> str | None:
     if len(name) > MAX_CURATOR_NAME:
         return f"The curator name has {len(name):,} characters; at most {MAX_CURATOR_NAME}: shorten it."
     return None
+
+
+@dataclass(frozen=True)
+class SidebarView:
+    """What the sidebar shows on every page under the curator's name.
+
+    Attributes:
+        schemas: the store's relation schemas by name (the schema picker's choices).
+        store_line: the store's KB records, abstracts and decisions.
+        model_line: the active model version of the schema in use, or what serves without one.
+        job_line: the queued or running background job ("" when none).
+    """
+
+    schemas: tuple[str, ...]
+    store_line: str
+    model_line: str
+    job_line: str = ""
+
+
+def sidebar_view(con: duckdb.DuckDBPyConnection, schema: str | None,
+                 before_activate: Callable[[Path], None] | None = None) -> SidebarView:
+    """The sidebar's figures for the schema in use (``schema``; None: the store's first).
+
+    The current job is brought up to date first (:func:`curation.workflows.retrain.current_job`, with
+    ``before_activate``): finished, and its version swapped in, when done.
+    """
+    names = tuple(s.name for s in store.list_schemas(con))
+    counts = store.stats(con)
+    active = versions.active_version(con, schema or (names[0] if names else ""))
+    job = retrain.current_job(con, before_activate=before_activate)
+    return SidebarView(
+        names,
+        f"Store: {counts['kb_records']} KB records · {counts['documents']} abstracts · {counts['decisions']} decisions",
+        f"Model: {active.version} (active)" if active else "Model: none active (newest that fits, or BM25)",
+        retrain.status_line(job) if job is not None else "",
+    )

@@ -39,7 +39,6 @@ from curation.relations.kb_check import held_in_kb, kb_holdings
 from curation.relations.suggestions import NARY_COMBINE, RULE, aggregate, gather_evidence, merge_names, slot_concept_ids
 from curation.retrieval.relation_search import SearchOptions, search_relation
 from curation.schemas import RelationSchema
-from curation.workflows.highlight import to_html
 
 #: documents of the served ranking the suggestions are drawn from (chosen on dev by bench/suggest.py)
 DEFAULT_TOP_DOCS = 20
@@ -55,9 +54,9 @@ class SupportingPaper:
     rank: int
     probability: float
     title: str
-    sentence_html: str  # escaped; the query's and the suggestion's mentions marked
+    sentence_marks: tuple[Span, ...]  # the query's and the suggestion's mentions in ``sentence`` (roles)
     same_sentence: bool
-    sentence: str = ""  # the same sentence as plain text (exports)
+    sentence: str = ""  # the sentence as plain text (the page escapes it; exports write it)
 
 
 @dataclass(frozen=True)
@@ -108,10 +107,11 @@ class SuggestionResult:
         return tuple(s for s in self.suggestions if not s.in_kb)
 
 
-def _sentence_html(text: str, start: int, end: int, marks: Sequence[tuple[int, int, str, str]]) -> str:
-    spans = [Span(s - start, e - start, text[s:e], role, label, "") for s, e, role, label in marks
-             if start <= s < e <= end]
-    return to_html(text[start:end], spans)
+def _sentence_marks(text: str, start: int, end: int, marks: Sequence[tuple[int, int, str, str]]
+                    ) -> tuple[Span, ...]:
+    """The marks inside ``text[start:end]``, with offsets into that sentence."""
+    return tuple(Span(s - start, e - start, text[s:e], role, label, "") for s, e, role, label in marks
+                 if start <= s < e <= end)
 
 
 def suggest(con: duckdb.DuckDBPyConnection, retriever, linker: QueryLinker, matcher: Matcher, schema: RelationSchema,
@@ -204,7 +204,7 @@ def suggest_from(con: duckdb.DuckDBPyConnection, matcher: Matcher, schema: Relat
             own = [(a, b, "query" if role == "query" else "answer", label) for a, b, role, label in marks[s.pmid]
                    if role == "query" or candidate.concept_id in role.split(":", 1)[1].split("|")]
             papers.append(SupportingPaper(s.pmid, s.rank, round(s.probability, 4), doc.title,
-                                          _sentence_html(doc.text, *s.evidence, own), s.same_sentence,
+                                          _sentence_marks(doc.text, *s.evidence, own), s.same_sentence,
                                           doc.text[s.evidence[0]:s.evidence[1]]))
         ids = tuple(cid for cid, keys in merged.items() if candidate.concept_id in keys)
         found = [held_in_kb(holdings, lexicon, answer_kind, cid, candidate.name) for cid in ids]

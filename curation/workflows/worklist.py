@@ -2,11 +2,33 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import duckdb
 
 from curation import access, store
 from curation.access import Action, Who
 from curation.schemas import RelationSchema
+
+OPEN_STATUSES = ("open", "in_progress")  # a relation still to answer: nobody took it, or someone is on it
+
+
+@dataclass(frozen=True)
+class Worklist:
+    """The worklist panel: every item (as table rows) and the open ones, next first."""
+
+    rows: list[dict[str, object]]
+    open_items: list[dict[str, object]]
+
+    @property
+    def caption(self) -> str:
+        return f"{len(self.open_items)} open of {len(self.rows)}"
+
+
+def open_worklist(con: duckdb.DuckDBPyConnection, schema: RelationSchema) -> Worklist:
+    """The schema's worklist as the Curate page shows it."""
+    items = worklist(con, schema)
+    return Worklist(worklist_table(items), [i for i in items if i["status"] in OPEN_STATUSES])
 
 
 def worklist(con: duckdb.DuckDBPyConnection, schema: RelationSchema) -> list[dict[str, object]]:

@@ -7,7 +7,7 @@ from streamlit.testing.v1 import AppTest
 from curation import store
 from curation.config import PROJECT_ROOT
 from curation.grades import Grade
-from pages.common import safe_upload_name
+from pages.uploads import safe_upload_name
 
 APP = str(PROJECT_ROOT / "app.py")
 

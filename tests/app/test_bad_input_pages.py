@@ -101,16 +101,16 @@ def test_an_upload_over_the_limit_is_refused_before_it_is_saved(loaded_db, uploa
 
 
 def test_an_upload_name_cannot_lead_out_of_its_private_folder(loaded_db, uploads, monkeypatch):
-    import pages.common
+    import pages.uploads
 
     saved: list[Path] = []
-    original = pages.common.save_upload
+    original = pages.uploads.save_upload
 
     def spy(upload):
         saved.append(original(upload))
         return saved[-1]
 
-    monkeypatch.setattr(pages.common, "save_upload", spy)
+    monkeypatch.setattr(pages.uploads, "save_upload", spy)
     at = _import_kb("../../../evil.tsv", CIVIC.encode())
     assert not at.error
     assert any("1 added" in html.unescape(s.value) for s in at.success)
@@ -241,7 +241,7 @@ def test_an_answer_of_the_wrong_kind_asks_before_it_is_recorded(loaded_db):
          "shell-and-unicode", "only-dots", "empty", "overlong"],
 )
 def test_upload_names_become_plain_file_names_inside_the_private_folder(name, expected, tmp_path, monkeypatch):
-    from pages.common import safe_upload_name, save_upload
+    from pages.uploads import safe_upload_name, save_upload
 
     assert safe_upload_name(name) == expected
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))

@@ -31,7 +31,7 @@ from curation.learning.build import BuildRequest, EvalSet, build_version
 from curation.schemas import PO
 from curation.versions import catalog
 from curation.versions.manifest import Served
-from curation.workflows import curate, entities, serving
+from curation.workflows import entities, results, serving
 from curation.workflows.ingestion import ingest_corpus, ingest_kb
 from index.loading import open_retriever
 
@@ -77,12 +77,12 @@ def _build_store(tmp_path, fixtures):
         catalog.activate_version(con, "po-lexical")
         # The page's search: its matcher, linker and curate_search, over each version's loaded retriever.
         matcher = serving.build_matcher(con)
-        linker = curate.default_linker(con, matcher, serving.build_normaliser(matcher))
+        linker = results.default_linker(con, matcher, serving.build_normaliser(matcher))
         expected = {}
         for name, share in SHARES.items():
             engine = open_retriever(models / name)
             assert engine.served_dense_share == share
-            found = curate.curate_search(con, engine, matcher, PO, QUERY, linker=linker)
+            found = results.curate_search(con, engine, matcher, PO, QUERY, linker=linker)
             expected[name] = [row.pmid for row in found.rows]
     finally:
         con.close()  # DuckDB: one process per file; the server opens it next

@@ -374,3 +374,20 @@ def test_suggested_treatments_filter_to_supporting_abstracts_prefill_and_record(
     (stored,) = connection().execute("SELECT provenance FROM decisions WHERE pmid = '2000001'").fetchone()
     suggestion = json.loads(stored)["suggestion"]
     assert suggestion["name"] == "Sotorasib" and suggestion["rank"] >= 1 and suggestion["in_kb"] is False
+
+
+def test_the_worklist_fills_and_its_next_open_relation_fills_the_slots(loaded_db):
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["curator"] = "ana"
+    at.run()
+    next(b for b in at.button if b.label == "Add the KB's relations without an answer").click()
+    at.run()
+    assert not at.exception
+    (caption,) = [c.value for c in at.caption if " open of " in c.value]
+    opened, total = caption.split(" open of ")
+    assert int(opened) == int(total) > 0
+    next(b for b in at.button if b.label == "Next open relation").click()
+    at.run()
+    assert not at.exception
+    assert at.selectbox(key="pick_Gene").value  # the relation taken fills the slots and searches
+    assert any(t.value.startswith("Query: ") for t in at.text)

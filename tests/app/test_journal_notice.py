@@ -1,4 +1,4 @@
-"""A store repaired from its decision journal says so on every page until a curator reads it (pages/common.py)."""
+"""A store repaired from its decision journal says so on every page until a curator reads it (pages/sidebar.py)."""
 
 from __future__ import annotations
 

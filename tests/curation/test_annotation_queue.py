@@ -32,6 +32,7 @@ from curation.workflows.least_sure import (
 from index.hits import Hit, SearchResult
 from index.lexical import LexicalIndex
 from index.search import Mode, Retriever
+from pages.highlight import marked_html, title_html
 
 BRAF = {"Gene": "BRAF", "Variant": "V600E"}
 BRAF_KEY = (("Gene", "braf"), ("Variant", "v600e"))
@@ -238,9 +239,9 @@ def test_view_shows_the_next_pair_escaped_with_progress_and_agreement(setup):
     view = annotation_view(con, retriever, matcher, PO, "bo")
     row = view.next
     assert row.entry.pmid == "2000003" and row.entry.source is QueueSource.DECIDED
-    assert "<script>" not in row.title_html and "&lt;script&gt;" in row.title_html
-    assert "<img" not in row.abstract_html and "&lt;img" in row.abstract_html
-    assert '<mark class="ent-query"' in row.abstract_html  # V600E highlighted
+    assert "<script>" not in title_html(row.title) and "&lt;script&gt;" in title_html(row.title)
+    assert "<img" not in marked_html(row.abstract) and "&lt;img" in marked_html(row.abstract)
+    assert '<mark class="ent-query"' in marked_html(row.abstract)  # V600E highlighted
     assert {p.annotator: p.labelled for p in view.progress} == {"ana": 1, "bo": 0, "carl": 1}
     assert view.pool >= 1 and all(p.total == view.pool for p in view.progress)
     assert [(k.annotator_a, k.annotator_b, k.shared) for k in view.kappas] == [

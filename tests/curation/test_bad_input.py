@@ -25,11 +25,13 @@ from curation.records import Document, Span
 from curation.retrieval.relation_search import SearchInputError
 from curation.schemas import PO, PTM
 from curation.workflows.annotation_queue import annotation_view
-from curation.workflows.curate import AnswerKindError, card_decisions, curate_search, record_judgement
-from curation.workflows.highlight import escape_text, to_html
+from curation.workflows.answers import AnswerKindError
+from curation.workflows.curate import card_decisions, record_judgement
 from curation.workflows.ingestion import MAX_UPLOAD_MB, check_upload_size, ingest_corpus, ingest_kb
+from curation.workflows.results import curate_search
 from index.lexical import LexicalIndex
 from index.search import Retriever, SearchError
+from pages.highlight import escape_text, marked_html, title_html, to_html
 
 BRAF = {"Gene": "BRAF", "Variant": "V600E"}
 CIVIC_HEADER = "molecular_profile\ttherapies\tcitation_id\tsource_type\tevidence_id\n"
@@ -519,11 +521,12 @@ def test_hostile_titles_and_abstracts_reach_the_pages_escaped(searchable, text):
     store.record_decision(con, "<b>bo</b>", PO, BRAF, "1000009", Grade.COMPLETE, note=text)
     view = annotation_view(con, retriever, matcher, PO, "ana")  # ana's queue: the pair bo decided
     assert view.next is not None and view.next.entry.pmid == "1000009"
-    shown = [row.title_html, row.abstract_html, *row.best_html, view.next.title_html, view.next.abstract_html]
+    shown = [title_html(row.title), marked_html(row.abstract), *map(marked_html, row.best), title_html(view.next.title),
+             marked_html(view.next.abstract)]
     for fragment in shown:
         assert set(_parse(fragment).tags) <= {"mark"}, fragment
         assert not set(fragment.replace("<mark", "").replace("</mark>", "")) & set("<`*_[]~$|"), fragment
-    for fragment in (row.title_html, view.next.title_html):
+    for fragment in (title_html(row.title), title_html(view.next.title)):
         assert "".join(_parse(fragment).text) == f"BRAF V600E {text}"
-    for fragment in (row.abstract_html, view.next.abstract_html):
+    for fragment in (marked_html(row.abstract), marked_html(view.next.abstract)):
         assert "".join(_parse(fragment).text) == f"BRAF V600E with vemurafenib. {text}"

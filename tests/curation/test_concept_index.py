@@ -12,7 +12,6 @@ from curation.grades import Grade
 from curation.records import Document
 from curation.schemas import PO
 from curation.workflows import entities
-from curation.workflows.curate import curate_search
 from curation.workflows.entities import (
     NO_RECOGNISER,
     EntityModelError,
@@ -22,8 +21,10 @@ from curation.workflows.entities import (
     stored_annotations,
 )
 from curation.workflows.ingestion import ingest_corpus, ingest_kb
+from curation.workflows.results import curate_search
 from index.lexical import LexicalIndex
 from index.search import Retriever
+from pages.highlight import marked_html, title_html
 
 BRAF = {"Gene": "BRAF", "Variant": "V600E"}
 UNTOUCHED = ("decisions", "kb_records", "kb_entities", "mentions", "relations", "synonyms", "worklist")
@@ -177,13 +178,13 @@ def test_highlights_come_from_stored_annotations_and_kinds_can_be_hidden(loaded)
     matcher = Matcher(build_lexicon(con))
     result = curate_search(con, retriever, matcher, PO, BRAF, mode="bm25", k=5)
     braf = next(r for r in result.rows if r.pmid == "1000001")
-    assert 'disease: melanoma">melanoma</mark>' in braf.title_html
-    assert '<mark class="ent-query"' in braf.abstract_html and "Vemurafenib" in braf.answers
+    assert 'disease: melanoma">melanoma</mark>' in title_html(braf.title)
+    assert '<mark class="ent-query"' in marked_html(braf.abstract) and "Vemurafenib" in braf.answers
     hidden = curate_search(con, retriever, matcher, PO, BRAF, mode="bm25", k=5, kinds={"gene", "variant"})
     braf = next(r for r in hidden.rows if r.pmid == "1000001")
-    assert "disease:" not in braf.title_html and "chemical:" not in braf.abstract_html
+    assert "disease:" not in title_html(braf.title) and "chemical:" not in marked_html(braf.abstract)
     assert "Vemurafenib" in braf.answers  # a hidden kind still pre-fills the answer
-    assert '<mark class="ent-query"' in braf.abstract_html
+    assert '<mark class="ent-query"' in marked_html(braf.abstract)
 
 
 def test_a_document_without_stored_annotations_is_highlighted_in_memory(con, fixtures):
@@ -192,5 +193,5 @@ def test_a_document_without_stored_annotations_is_highlighted_in_memory(con, fix
     retriever = Retriever(lexical=LexicalIndex.build(list(store.iter_documents(con))))
     result = curate_search(con, retriever, Matcher(build_lexicon(con)), PO, BRAF, mode="bm25", k=5)
     braf = next(r for r in result.rows if r.pmid == "1000001")
-    assert "ent-answer" in braf.abstract_html and "Vemurafenib" in braf.answers
+    assert "ent-answer" in marked_html(braf.abstract) and "Vemurafenib" in braf.answers
     assert store.stats(con)["annotations"] == 0  # a page view writes nothing

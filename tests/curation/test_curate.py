@@ -8,10 +8,11 @@ from curation.entities.matching import Matcher
 from curation.grades import Grade
 from curation.records import Document
 from curation.schemas import PO
-from curation.workflows.curate import curate_search
 from curation.workflows.ingestion import ingest_corpus, ingest_kb
+from curation.workflows.results import curate_search
 from index.lexical import LexicalIndex
 from index.search import Retriever
+from pages.highlight import marked_html, title_html
 
 BRAF = {"Gene": "BRAF", "Variant": "V600E"}
 
@@ -42,12 +43,14 @@ def test_rows_are_ranked_highlighted_escaped_and_prefilled(setup):
     pmids = [row.pmid for row in result.rows]
     assert set(pmids) == {"1000001", "1000003"}
     nasty = next(r for r in result.rows if r.pmid == "1000003")
-    assert "<script>" not in nasty.title_html and "&lt;script&gt;" in nasty.title_html
-    assert "<img" not in nasty.abstract_html and "&lt;img" in nasty.abstract_html
+    assert "<script>" in nasty.title.text  # handed over as stored: the page escapes it
+    assert "<script>" not in title_html(nasty.title) and "&lt;script&gt;" in title_html(nasty.title)
+    assert "<img" not in marked_html(nasty.abstract) and "&lt;img" in marked_html(nasty.abstract)
     braf = next(r for r in result.rows if r.pmid == "1000001")
-    assert '<mark class="ent-query"' in braf.abstract_html
+    assert '<mark class="ent-query"' in marked_html(braf.abstract)
+    assert all(braf.abstract.text[s.start:s.end] == s.text for s in braf.abstract.spans)
     assert "Vemurafenib" in braf.answers
-    assert braf.best_html and braf.bm25 is not None and braf.dense is None
+    assert braf.best and braf.bm25 is not None and braf.dense is None
 
 
 def test_prior_decisions_are_attached(setup):
@@ -62,7 +65,8 @@ def test_hidden_types_are_not_marked(setup):
     con, retriever, matcher = setup
     result = curate_search(con, retriever, matcher, PO, BRAF, mode="bm25", k=5, shown={"answer"})
     braf = next(r for r in result.rows if r.pmid == "1000001")
-    assert "ent-query" not in braf.abstract_html and "ent-answer" in braf.abstract_html
+    assert {s.entity_type for s in braf.abstract.spans} == {"answer"}
+    assert "ent-query" not in marked_html(braf.abstract) and "ent-answer" in marked_html(braf.abstract)
 
 
 def test_a_document_without_a_title_says_so(con, fixtures):
@@ -72,22 +76,22 @@ def test_a_document_without_a_title_says_so(con, fixtures):
     docs = list(store.iter_documents(con))
     retriever, matcher = Retriever(lexical=LexicalIndex.build(docs)), Matcher(build_lexicon(con))
     (row,) = curate_search(con, retriever, matcher, PO, BRAF, mode="bm25", k=5).rows
-    assert row.title_html == "<em>(no title in the source)</em>"
+    assert row.title.text == "" and title_html(row.title) == "<em>(no title in the source)</em>"
 
 
 def test_filters_and_sorts_keep_the_search_ranks():
     from dataclasses import replace
 
     from curation.errors import CurationError
-    from curation.records import Decision, KBRecord
-    from curation.workflows.curate import ResultRow
+    from curation.records import Decision, KBRecord, MarkedText
     from curation.workflows.result_filter import RowFilter, filter_rows
+    from curation.workflows.results import ResultRow
 
     def row(rank, group="all", year=None, types=(), in_kb=False, by=()):
         record = KBRecord("PO", (("Gene", "BRAF"),), str(rank), "civic", f"EID{rank}")
         decisions = tuple(Decision(rank, who, "PO", "q", (), str(rank), "complete", "", "", "t", None) for who in by)
-        return ResultRow(rank, str(rank), "", "", (), 0.0, None, None, (), decisions, group, year=year,
-                         pub_types=tuple(types), in_kb=(record,) if in_kb else ())
+        return ResultRow(rank, str(rank), MarkedText(""), MarkedText(""), (), 0.0, None, None, (), decisions, group,
+                         year=year, pub_types=tuple(types), in_kb=(record,) if in_kb else ())
 
     rows = [row(1, year=2015, in_kb=True, by=("ana",)), row(2, "some", year=2021, types=("Clinical Trial",)),
             row(3, year=2019, types=("Review",), by=("bo",)), row(4, "some")]

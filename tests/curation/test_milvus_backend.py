@@ -20,7 +20,7 @@ from curation.learning.build import BuildRequest, IndexChoice, build_version
 from curation.learning.training import TrainConfig
 from curation.schemas import PO
 from curation.versions import catalog, serving
-from curation.workflows import curate
+from curation.workflows import results
 from curation.workflows import versions as catalogue
 from curation.workflows.ingestion import ingest_corpus, ingest_kb
 from index.milvus import MilvusIndex
@@ -65,12 +65,12 @@ def test_served_search_is_the_same_on_both_backends(built):
     from curation.workflows import serving as app_serving
 
     matcher = app_serving.build_matcher(con)
-    linker = curate.default_linker(con, matcher, app_serving.build_normaliser(matcher))
+    linker = results.default_linker(con, matcher, app_serving.build_normaliser(matcher))
     engines = {name: serving.open_version(models / name) for name in ("po-faiss", "po-milvus")}
     assert isinstance(engines["po-milvus"].dense, MilvusIndex)
     compared = 0
     for query in QUERIES:
-        orders = {name: [row.pmid for row in curate.curate_search(con, engine, matcher, PO, query,
+        orders = {name: [row.pmid for row in results.curate_search(con, engine, matcher, PO, query,
                                                                     linker=linker).rows]
                   for name, engine in engines.items()}
         assert orders["po-faiss"] == orders["po-milvus"], query

@@ -190,7 +190,8 @@ def test_suggestions_are_marked_new_to_the_kb_or_held_with_its_pmids(tmp_path, f
     assert [p.pmid for p in by_name["sotorasib"].papers] == ["2000002"]
     assert by_name["sotorasib"].co_mentions == 2
     paper = by_name["sotorasib"].papers[0]
-    assert '<mark class="ent-answer"' in paper.sentence_html and '<mark class="ent-query"' in paper.sentence_html
+    assert {m.entity_type for m in paper.sentence_marks} == {"answer", "query"}
+    assert all(paper.sentence[m.start:m.end] == m.text for m in paper.sentence_marks)
     assert "osimertinib" not in by_name  # in no document with BRAF V600E
     assert [s.name.casefold() for s in result.new_to_kb] == ["sotorasib"]
 

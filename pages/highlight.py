@@ -1,31 +1,25 @@
-"""Turning an abstract and its entity spans into safe HTML, and picking its best sentences.
+"""Turning an abstract and its entity spans into safe HTML (a helper of the pages that draw it, not a page).
 
 Abstracts are untrusted text: every character of it goes through :func:`escape_text`; only
 the ``<mark>`` tags this module writes are markup. The pages show this HTML with
 ``st.markdown(..., unsafe_allow_html=True)``, which still parses Markdown around the tags, so
 :func:`escape_text` also turns Markdown's punctuation into character references: an abstract's
 "*2/*2 genotype" stays literal instead of turning italic, and ``[text](url)`` or ``![](url)``
-in a title never becomes a link or a remote image. Sentence selection follows seeds 003/004:
-score each sentence by the query entities it mentions (most), candidate answers, and plain
-word overlap with the query, and show the best two or three first.
+in a title never becomes a link or a remote image. The workflows hand over text and spans
+(:class:`curation.records.MarkedText`); which sentences are best is
+:mod:`curation.retrieval.passages`'s.
 """
 
 from __future__ import annotations
 
 import html
 import re
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable
 
-from curation.records import Span
+from curation.records import MarkedText, Span
 
-_WORD = re.compile(r"[A-Za-z0-9]+")
-# A sentence ends at . ! ? followed by space and a capital, digit or bracket; not after
-# common abbreviations or single capitals ("e.g.", "Fig.", "B. subtilis").
-_BOUNDARY = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\bFig)(?<!\bet al)(?<!\b[A-Z])[.!?](?=\s+[A-Z0-9(\[])")
 #: What a result shows in place of a title its source does not have (HoC's abstracts have none).
 NO_TITLE_HTML = "<em>(no title in the source)</em>"
-STOP = frozenset("a an and are as at be by for from in is it of on or the to with was were this that".split())
 # HTML's five special characters, and Markdown punctuation that acts anywhere in a line (with GFM
 # and Streamlit's extensions: tables, strikethrough, $math$, :emoji: and :color[text]): a character
 # reference for it is plain text to a CommonMark parser. (GFM's autolinks of bare URLs and e-mail
@@ -60,50 +54,6 @@ def escape_text(text: str, line_start: bool = True) -> str:
         return match.group(0) if not newline and not line_start else f"{newline}&#{ord(first)};"
 
     return _BLOCK_START.sub(block, escaped)
-
-@dataclass(frozen=True)
-class Sentence:
-    start: int
-    end: int
-    text: str
-    score: float
-
-
-def split_sentences(text: str) -> list[tuple[int, int]]:
-    """(start, end) character offsets of the sentences of ``text``."""
-    spans, start = [], 0
-    for match in _BOUNDARY.finditer(text):
-        end = match.end()
-        if text[start:end].strip():
-            spans.append((start, end))
-        start = end
-    if text[start:].strip():
-        spans.append((start, len(text)))
-    return [(s + len(text[s:e]) - len(text[s:e].lstrip()), e) for s, e in spans]
-
-
-def best_sentences(
-    text: str, spans: Iterable[Span], query: str, query_types: Sequence[str], answer_type: str, limit: int = 3
-) -> list[Sentence]:
-    """The ``limit`` most informative sentences, in document order.
-
-    Score: 3 per distinct query entity type mentioned, 2 if a candidate answer is mentioned,
-    plus the share of the query's content words present. Sentences scoring 0 are never shown.
-    """
-    spans = list(spans)
-    words = {w.casefold() for w in _WORD.findall(query)} - STOP
-    scored = []
-    for start, end in split_sentences(text):
-        inside = [s for s in spans if s.start >= start and s.end <= end]
-        kinds = {s.entity_type for s in inside}
-        score = 3.0 * len(kinds & set(query_types)) + (2.0 if answer_type in kinds else 0.0)
-        if words:
-            present = {w.casefold() for w in _WORD.findall(text[start:end])}
-            score += len(words & present) / len(words)
-        if score > 0:
-            scored.append(Sentence(start, end, text[start:end], score))
-    chosen = sorted(scored, key=lambda s: (-s.score, s.start))[:limit]
-    return sorted(chosen, key=lambda s: s.start)
 
 
 def to_html(
@@ -142,10 +92,11 @@ def _escape_at(text: str, start: int, end: int) -> str:
     return escape_text(text[start:end], line_start=start == 0 or text[start - 1] == "\n")
 
 
-def shift(spans: Iterable[Span], offset: int, length: int) -> list[Span]:
-    """Spans moved by ``-offset`` and cut to those inside a window of ``length`` characters."""
-    out = []
-    for s in spans:
-        if s.start >= offset and s.end <= offset + length:
-            out.append(Span(s.start - offset, s.end - offset, s.text, s.entity_type, s.concept, s.how))
-    return out
+def marked_html(marked: MarkedText, shown: set[str] | None = None) -> str:
+    """A workflow's text with its spans as :func:`to_html` writes it (its role spans marked)."""
+    return to_html(marked.text, marked.spans, shown=shown)
+
+
+def title_html(title: MarkedText) -> str:
+    """A result's title as HTML, or :data:`NO_TITLE_HTML` when its source has none."""
+    return marked_html(title) if title.text else NO_TITLE_HTML

@@ -1,0 +1,75 @@
+"""What app.py draws around every page: the sidebar (curator, schema, store and model figures) and the store's
+notices (a helper module, not a page: app.py's navigation never lists it).
+
+Pages read the plain session keys ``curator`` and ``schema``, which the widgets' callbacks keep up to date
+(widget keys themselves are cleaned up by Streamlit when a widget is not drawn).
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import duckdb
+import streamlit as st
+
+from curation.workflows.session import acknowledge, curator_name_problem, sidebar_view, store_notices
+from curation.workflows.team import SignedIn
+from pages import team_gate
+from pages.common import store_cursor
+from pages.highlight import escape_text
+from pages.retrievers import preload_retriever
+
+
+def store_notice_banner(con: duckdb.DuckDBPyConnection | None) -> None:
+    """What opening the store repaired from the decision journal, or found wrong with it: shown above
+    every page (app.py draws it once per run) until a curator clicks "Got it"."""
+    if con is None:
+        return
+    for notice in store_notices(con):
+        st.warning(f"{escape_text(notice.message)} ({notice.created_at[:19]} UTC)", icon=":material/healing:")
+        st.button("Got it", key=f"notice_{notice.notice_id}", on_click=_acknowledge, args=(notice.notice_id,))
+
+
+def _acknowledge(notice_id: int) -> None:
+    acknowledge(store_cursor(), notice_id, st.session_state.get("curator") or "a curator")
+
+
+def _remember(widget_key: str, state_key: str) -> None:
+    value = st.session_state.get(widget_key)
+    st.session_state[state_key] = value.strip() if isinstance(value, str) else value
+
+
+def _remember_curator() -> None:
+    """The typed name becomes the session's curator when it is one a decision can carry; else it is refused
+    with the reason (the name in use stays as it was)."""
+    name = " ".join(str(st.session_state.get("curator_input") or "").split())
+    problem = curator_name_problem(name)
+    st.session_state["curator_problem"] = problem
+    if problem is None:
+        st.session_state["curator"] = name
+
+
+def sidebar(con: duckdb.DuckDBPyConnection | None, signed: SignedIn | None = None) -> None:
+    """Curator (typed, or the signed-in person in team mode), schema and store counts, shown on every page."""
+    with st.sidebar:
+        if signed is not None:
+            team_gate.sidebar_identity(signed)
+        else:
+            st.text_input(
+                "Curator",
+                key="curator_input",
+                placeholder="your name (needed to record decisions)",
+                on_change=_remember_curator,  # a name too long is refused with the reason (not cut silently)
+            )
+        if problem := st.session_state.get("curator_problem"):
+            st.error(escape_text(problem))
+        if con is None:
+            return
+        view = sidebar_view(con, st.session_state.get("schema"), before_activate=partial(preload_retriever, con))
+        st.selectbox(
+            "Relation schema", view.schemas, key="schema_input", on_change=_remember, args=("schema_input", "schema")
+        )
+        st.caption(view.store_line)
+        st.caption(view.model_line)
+        if view.job_line:
+            st.caption(view.job_line)

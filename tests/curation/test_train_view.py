@@ -1,0 +1,68 @@
+"""The Train & evaluate page's view and the sidebar's: what the pages draw, gathered without Streamlit."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from curation import store
+from curation.config import load_settings
+from curation.entities.dictionaries import build_lexicon
+from curation.entities.matching import Matcher
+from curation.grades import Grade
+from curation.schemas import PO
+from curation.workflows.ingestion import ingest_corpus, ingest_kb
+from curation.workflows.results import default_linker
+from curation.workflows.session import sidebar_view
+from curation.workflows.train_view import compare_versions, open_train
+from index.lexical import LexicalIndex
+from index.search import Retriever
+
+BRAF = {"Gene": "BRAF", "Variant": "V600E"}
+
+
+@pytest.fixture
+def loaded(con, fixtures):
+    ingest_kb(con, "civic", fixtures / "civic" / "current.tsv")
+    ingest_corpus(con, "pubtator", fixtures / "pubtator" / "small.PubTator")
+    store.record_decision(con, "ana", PO, BRAF, "1000001", Grade.COMPLETE, answer="Vemurafenib")
+    store.record_decision(con, "ben", PO, BRAF, "1000001", Grade.NOT_RELEVANT)
+    return con
+
+
+def test_open_train_gathers_the_decisions_jobs_and_versions(loaded, tmp_path):
+    settings = replace(load_settings(), models_dir=tmp_path / "models", jobs_dir=tmp_path / "jobs")
+    view = open_train(loaded, settings, "PO")
+    assert view.schema == "PO" and not view.running
+    assert view.decision_line == "PO: 2 active decisions (1 complete, 0 partial, 1 not relevant)"
+    assert view.active is None and view.base_model == ""
+    assert view.history == [] and view.training is None
+    assert view.versions == [] and view.models_dir == tmp_path / "models"
+    assert "auto" in view.index_kinds and "faiss" in view.index_backends
+    assert view.scorer  # the relation scorer's line: active, or how to train one
+    # Without a choice in the sidebar: the store's first schema.
+    assert open_train(loaded, settings, None).schema == view.schemas[0].name
+
+
+def test_compare_versions_says_which_version_cannot_serve_and_compares_those_that_do(loaded):
+    matcher = Matcher(build_lexicon(loaded))
+    lexical = LexicalIndex.build(list(store.iter_documents(loaded)))
+    linker = default_linker(loaded, matcher)
+    engines = {"v1": Retriever(lexical=lexical, version="v1"), "v2": Retriever(lexical=lexical, version="v1")}
+    refused = compare_versions(loaded, engines, matcher, linker, PO, BRAF, "v1", "v2")
+    assert refused.shifts is None and len(refused.problems) == 1 and refused.problems[0].startswith("v2 does not")
+    engines["v2"] = Retriever(lexical=lexical, version="v2")
+    same = compare_versions(loaded, engines, matcher, linker, PO, BRAF, "v1", "v2")
+    assert same.problems == () and [s.describe() for s in same.shifts] == ["same"] * len(same.shifts)
+    assert same.shifts and same.summary.startswith(f"0 of {len(same.shifts)} abstracts changed place")
+    assert {line["version"] for line in same.lines} == {"before: v1", "after: v2"}
+
+
+def test_sidebar_view_counts_the_store_and_names_what_serves(loaded):
+    view = sidebar_view(loaded, None)
+    assert view.schemas == tuple(s.name for s in store.list_schemas(loaded)) and "PO" in view.schemas
+    counts = store.stats(loaded)
+    assert view.store_line == (f"Store: {counts['kb_records']} KB records · {counts['documents']} abstracts · "
+                               f"{counts['decisions']} decisions")
+    assert view.model_line == "Model: none active (newest that fits, or BM25)" and view.job_line == ""
