@@ -26,17 +26,10 @@ from curation.learning.feedback import FeedbackConfig, FeedbackReport, decision_
 from curation.learning.margins import margin_table
 from curation.learning.sampling import SamplingConfig, TrainingSet, build_training_set
 from curation.learning.splits import gene_key, gene_part
-from curation.learning.training import (
-    DevPool,
-    TrainConfig,
-    TrainResult,
-    check_cancel,
-    pool_evaluator,
-    train,
-    write_progress,
-)
+from curation.learning.training import DevPool, TrainConfig, TrainResult, pool_evaluator, train
 from curation.records import Decision, Document, KBRecord
 from curation.schemas import RelationSchema
+from curation.training_loop import check_cancel, write_progress
 from curation.versions import registry
 from curation.versions.manifest import Fusion, Manifest, Served, pair_counts, training_report
 from index.dense import DenseConfig, DenseIndex, choose_config

@@ -36,8 +36,9 @@ from curation.learning.rerank_stage import served_chooser
 from curation.learning.sampling import TrainingSet
 from curation.learning.served_fusion import ServedSearch, served_search_for
 from curation.learning.snapshot import Snapshot
-from curation.learning.training import TrainingPair, write_progress
+from curation.learning.training import TrainingPair
 from curation.records import Decision
+from curation.training_loop import write_progress
 from curation.versions import registry
 from curation.versions.manifest import Baseline, DevMetrics, GateEvidence, write_manifest
 from index.lexical import LexicalIndex

@@ -8,8 +8,9 @@ from curation.learning.build import BuildRequest, EvalSet, build_version
 from curation.learning.cross_encoder import CrossEncoderConfig
 from curation.learning.rerank_stage import FOLDER, served_chooser
 from curation.learning.sampling import TrainingSet
-from curation.learning.training import TrainConfig, TrainingCancelled, TrainingPair
+from curation.learning.training import TrainConfig, TrainingPair
 from curation.schemas import PO
+from curation.training_loop import TrainingCancelled
 from index.loading import open_retriever
 from tests.curation.test_served_fusion import DOCS, setup  # noqa: F401  (the fixture)
 
