@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from curation.learning.build import EvalSet
 from curation.learning.served_fusion import ServedSearch, served_run
+from curation.learning.splits import EvalSet
 from curation.learning.statistics import bootstrap_ci, per_query
 from curation.retrieval.relation_search import SearchOptions
 from curation.versions.manifest import GateEvidence
