@@ -24,6 +24,7 @@ from index.lexical import LexicalIndex
 
 if TYPE_CHECKING:
     from index.milvus import MilvusIndex
+    from index.rerank import CrossEncoderReranker
 
 MAX_QUERY_CHARS = 2000
 
@@ -87,9 +88,9 @@ class Retriever:
     # The dense share of the concept search's order chosen on dev for this version (None: not chosen;
     # the caller derives one from ``fusion``).
     served_dense_share: float | None = None
-    # The version's cross-encoder (index.rerank.CrossEncoderReranker) when its manifest says to serve it, and
+    # The version's cross-encoder when its manifest says to serve it, and
     # how many of the concept search's best hits it re-orders.
-    reranker: object | None = None
+    reranker: CrossEncoderReranker | None = None
     rerank_k: int = 0
 
     def close(self) -> None:
