@@ -122,7 +122,8 @@ class IndexChoice:
         """``(vectors, ids, model, config) -> dense index`` for this backend."""
         if self.backend == "faiss":
             return DenseIndex.build
-        from index.milvus import LITE_FILE, MilvusIndex, collection_name
+        from index.milvus import LITE_FILE, MilvusIndex
+        from index.milvus_schema import collection_name
 
         uri = self.milvus_uri or str(staged / "dense" / LITE_FILE)
         texts = {d.pmid: f"{d.title}\n{d.abstract}" for d in documents}
