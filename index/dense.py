@@ -81,6 +81,9 @@ class DenseIndex:
         index.add(vectors)
         return cls(index, list(ids), config, model)
 
+    def close(self) -> None:
+        """Nothing to let go of (the index is in memory); :class:`index.milvus.MilvusIndex` has an engine to leave."""
+
     def __len__(self) -> int:
         return self.index.ntotal
 

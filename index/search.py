@@ -95,9 +95,8 @@ class Retriever:
 
     def close(self) -> None:
         """Let go of an engine-backed dense index (a Milvus connection; a FAISS index needs nothing)."""
-        close = getattr(self.dense, "close", None)
-        if close is not None:
-            close()
+        if self.dense is not None:
+            self.dense.close()
 
     def _check(self, mode: Mode) -> None:
         if mode in (Mode.BM25, Mode.HYBRID) and self.lexical is None:

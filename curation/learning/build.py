@@ -265,12 +265,12 @@ def _build(request: BuildRequest, documents: Mapping[str, Document], models_dir:
                                      progress_file, cancel_file, served, retriever, timings, dense_config, why,
                                      model, result, corpus, started)
     except BaseException:
-        if getattr(retriever.dense, "backend", "faiss") == "milvus" and request.index.milvus_uri:
+        if retriever.dense.backend == "milvus" and request.index.milvus_uri:
             try:  # a server keeps collections after the staged folder is removed: drop the unfinished one
                 retriever.dense.drop()
             except USER_ERRORS:
                 pass
-        _release(retriever.dense)
+        retriever.dense.close()
         raise
 
 
@@ -333,13 +333,5 @@ def _evaluate_and_publish(request, documents, models_dir, version, staged, train
         documents=len(corpus),
         python=platform.python_version(),
     )
-    _release(retriever.dense)
+    retriever.dense.close()  # before publishing: a Milvus Lite file is then free for the app to open
     return registry.publish(models_dir, version, manifest)
-
-
-def _release(dense) -> None:
-    """Close an engine-backed dense index before its folder is published (a Milvus Lite file is then free for
-    the app to open)."""
-    close = getattr(dense, "close", None)
-    if close is not None:
-        close()
