@@ -98,7 +98,8 @@ class RealCorpus:
 
 def bench_milvus(corpus: RealCorpus, folder: Path) -> dict:
     """Milvus Lite (FLAT, HNSW) against FAISS flat on the real corpus, same vectors and queries."""
-    from index.milvus import MilvusIndex, collection_name
+    from index.milvus import MilvusIndex
+    from index.milvus_schema import collection_name
 
     out: dict = {"documents": len(corpus.ids), "queries": len(corpus.texts), "k": K, "systems": {}}
     flat = DenseIndex.build(corpus.vectors, corpus.ids, "minilm", DenseConfig("flat"))
@@ -222,7 +223,8 @@ def bench_milvus_synthetic(vectors: int, queries: int, folder: Path) -> dict:
     p50 / p95 through ``MilvusIndex.search`` and recall@50 against exact search (numpy) on held-out queries.
     """
     from bench._synthetic import Mixture, folder_mb, synthetic_vectors
-    from index.milvus import MilvusIndex, collection_name
+    from index.milvus import MilvusIndex
+    from index.milvus_schema import collection_name
 
     k = 50
     data = synthetic_vectors(vectors + queries, Mixture())
@@ -269,7 +271,8 @@ SEALING_VECTORS = 50_000
 def _sealing(base: np.ndarray, ids: list[str], queries: np.ndarray, folder: Path) -> dict:
     """HNSW search latency with the rows still in growing segments (inserted, not flushed) and after sealing."""
     from index.dense import choose_config
-    from index.milvus import MilvusIndex, collection_name
+    from index.milvus import MilvusIndex
+    from index.milvus_schema import collection_name
 
     index = MilvusIndex.create(str(folder / "milvus.db"), collection_name("sealing"), base.shape[1], "synthetic",
                                choose_config(len(ids), base.shape[1], kind="hnsw")[0], full_text=False)

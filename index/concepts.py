@@ -101,14 +101,6 @@ class ConceptRanking:
     per_concept: tuple[int, ...]
 
 
-def _row_of(lexical: LexicalIndex) -> dict[str, int]:
-    cached = getattr(lexical, "_concept_row_of", None)
-    if cached is None or len(cached) != len(lexical.ids):
-        cached = {pmid: row for row, pmid in enumerate(lexical.ids)}
-        lexical._concept_row_of = cached  # an index's ids never change after it is built or loaded
-    return cached
-
-
 def _best_rows(scores: np.ndarray, n: int) -> np.ndarray:
     """The rows of the ``n`` best positive scores (all rows tied with the n-th too), best first, ties by row.
 
@@ -163,7 +155,7 @@ def concept_search(
     """
     if not concepts:
         raise RetrievalError("a concept search needs at least one query concept")
-    row_of = _row_of(lexical)
+    row_of = lexical.row_of
     ids = lexical.ids
     n_docs = len(ids)
     total = np.zeros(n_docs, dtype=np.float32)  # (n_docs,) the query's lexical score

@@ -81,6 +81,9 @@ class DenseIndex:
         index.add(vectors)
         return cls(index, list(ids), config, model)
 
+    def close(self) -> None:
+        """Nothing to let go of (the index is in memory); :class:`index.milvus.MilvusIndex` has an engine to leave."""
+
     def __len__(self) -> int:
         return self.index.ntotal
 
@@ -367,3 +370,21 @@ def choose_config(documents: int, dimension: int, memory: int | None = None,
             f"{memory / gib:.0f} GiB; use a Milvus server (CURATION_INDEX_BACKEND=milvus, CURATION_MILVUS_URI)")
     return ivfpq, (f"ivfpq: HNSW would take {need / gib:.1f} GiB, over half of this machine's {memory / gib:.0f} GiB; "
                    f"IVF-PQ with 8-bit re-ranking takes {need_pq / gib:.1f} GiB")
+
+
+def read_manifest(folder: Path) -> dict:
+    """A dense folder's manifest (either backend: FAISS here, Milvus in :mod:`index.milvus`).
+
+    Raises:
+        DenseIndexError: missing or unreadable.
+    """
+    path = Path(folder) / MANIFEST_FILE
+    if not path.is_file():
+        raise DenseIndexError(f"dense index in {folder} is incomplete: {MANIFEST_FILE} is missing")
+    try:
+        manifest = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise DenseIndexError(f"dense index in {folder} is corrupted ({exc}); rebuild it") from None
+    if not isinstance(manifest, dict) or manifest.get("format_version") != FORMAT_VERSION:
+        raise DenseIndexError(f"dense index in {folder} has an unknown format; rebuild it")
+    return manifest

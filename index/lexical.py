@@ -7,6 +7,7 @@ Snowball stemming. Documents are indexed as title + abstract.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from collections.abc import Mapping, Sequence
@@ -69,6 +70,12 @@ class LexicalIndex:
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    @functools.cached_property
+    def row_of(self) -> dict[str, int]:
+        """Document id → its row (the order of :attr:`ids`, of :meth:`weighted_scores` and of the
+        doc-term matrix); computed once: an index's ids never change after it is built or loaded."""
+        return {pmid: row for row, pmid in enumerate(self.ids)}
 
     def _tokens(self, queries: Sequence[str]) -> list[list[str]]:
         return bm25s.tokenize(

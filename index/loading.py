@@ -18,7 +18,8 @@ def load_dense(folder: str | Path, milvus_uri: str = "", milvus_token: str = "")
     Raises:
         RetrievalError: missing, corrupted, or (Milvus) the engine is unreachable or lacks the collection.
     """
-    from index.milvus import BACKEND, MilvusIndex, read_manifest
+    from index.dense import read_manifest
+    from index.milvus import BACKEND, MilvusIndex
 
     folder = Path(folder)
     if (folder / "manifest.json").is_file() and read_manifest(folder).get("backend") == BACKEND:

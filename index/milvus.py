@@ -17,7 +17,8 @@ parameters and the count, so a version is still one folder to register, activate
 live in the engine. Serving swaps a whole Retriever, so activating a version swaps collections atomically.
 
 Index kinds map to Milvus's: flat → ``FLAT``, hnsw → ``HNSW`` (M, efConstruction; ef at search),
-ivfpq → ``IVF_SQ8`` (nlist; nprobe at search): Milvus Lite 3.2 cannot build IVF_PQ (see ``_index_params``).
+ivfpq → ``IVF_SQ8`` (nlist; nprobe at search): Milvus Lite 3.2 cannot build IVF_PQ
+(see :func:`index.milvus_schema.index_params`).
 Inserted rows are sealed (flushed) and the collection reloaded after a build or an ``add``: rows left in
 growing segments are searched without their index. The BM25 function works on Lite too (bench/scale.py;
 docs/SCALING.md).
@@ -27,7 +28,6 @@ from __future__ import annotations
 
 import json
 import platform
-import re
 from collections.abc import Sequence
 from dataclasses import asdict, replace
 from datetime import UTC, datetime
@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from index.dense import FORMAT_VERSION, MANIFEST_FILE, DenseConfig, DenseIndexError
+from index.dense import FORMAT_VERSION, MANIFEST_FILE, DenseConfig, DenseIndexError, read_manifest
 from index.hits import Ranking
 from index.milvus_engine import (  # noqa: F401 - MilvusUnavailable and connect are also this module's interface
     MilvusUnavailable,
@@ -46,35 +46,12 @@ from index.milvus_engine import (  # noqa: F401 - MilvusUnavailable and connect 
     reading_copy,
     serving_here,
 )
+from index.milvus_schema import index_params
 
 BACKEND = "milvus"
 LITE_FILE = "milvus.db"
-DEFAULT_PREFIX = "curation"
 INSERT_BATCH = 2000
 MAX_TEXT_CHARS = 60000  # the text field's limit is 65,535 bytes; abstracts are far shorter
-_NAME = re.compile(r"[^A-Za-z0-9_]")
-
-
-def collection_name(version: str, prefix: str = DEFAULT_PREFIX) -> str:
-    """A valid Milvus collection name for a model version (letters, digits, underscores; 255 at most)."""
-    name = f"{prefix}_{_NAME.sub('_', version)}"
-    return name[:255]
-
-
-def _index_params(config: DenseConfig) -> tuple[str, dict, dict]:
-    """(Milvus index type, build params, search params) for a :class:`DenseConfig`."""
-    if config.kind == "flat":
-        return "FLAT", {}, {}
-    if config.kind == "hnsw":
-        return "HNSW", {"M": config.hnsw_m, "efConstruction": config.ef_construction}, {"ef": config.ef_search}
-    if config.kind == "ivfpq":
-        if config.refine not in ("", "flat", "sq8"):
-            raise DenseIndexError(f"unknown refine '{config.refine}'; use flat, sq8 or nothing")
-        # Milvus Lite 3.2 accepts IVF_PQ when the collection is created but refuses to build it when segments are
-        # sealed ("reserved for a future phase"; it builds HNSW, HNSW_SQ, IVF_FLAT, IVF_SQ8 and brute force), so the
-        # compressed kind is IVF_SQ8 on every Milvus: 8-bit codes scored exactly, no separate re-ranking store.
-        return "IVF_SQ8", {"nlist": config.nlist}, {"nprobe": config.nprobe}
-    raise DenseIndexError(f"unknown dense index kind '{config.kind}'; use flat, hnsw or ivfpq")
 
 
 class MilvusIndex:
@@ -91,7 +68,7 @@ class MilvusIndex:
         self.model = model
         self._dimension = dimension
         self.full_text = full_text
-        self._search_params = _index_params(config)[2]
+        self._search_params = index_params(config)[2]
         self._ids: list[str] | None = None
         self._count: int | None = None
 
@@ -106,7 +83,7 @@ class MilvusIndex:
         """
         from pymilvus import DataType, Function, FunctionType
 
-        index_type, build_params, _ = _index_params(config)
+        index_type, build_params, _ = index_params(config)
         client = connect(uri, token)
         try:
             if client.has_collection(collection):
@@ -288,7 +265,7 @@ class MilvusIndex:
         if unknown:
             raise DenseIndexError(f"not search-time parameters: {sorted(unknown)}")
         self.config = replace(self.config, **params)
-        self._search_params = _index_params(self.config)[2]
+        self._search_params = index_params(self.config)[2]
 
     # -- the version folder -----------------------------------------------------------------------
     def manifest(self) -> dict[str, object]:
@@ -304,7 +281,7 @@ class MilvusIndex:
             "dimension": self.dimension,
             "documents": len(self),
             "index": asdict(self.config),
-            "engine_index": dict(zip(("type", "build", "search"), _index_params(self.config), strict=True)),
+            "engine_index": dict(zip(("type", "build", "search"), index_params(self.config), strict=True)),
             "metric": "inner_product_on_unit_vectors",
             "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
             "versions": {"pymilvus": pymilvus.__version__, "numpy": np.__version__,
@@ -378,24 +355,6 @@ class MilvusIndex:
         if self.client is not None:
             disconnect(self.client, self.uri)
             self.client = None
-
-
-def read_manifest(folder: Path) -> dict:
-    """A dense folder's manifest (either backend).
-
-    Raises:
-        DenseIndexError: missing or unreadable.
-    """
-    path = Path(folder) / MANIFEST_FILE
-    if not path.is_file():
-        raise DenseIndexError(f"dense index in {folder} is incomplete: {MANIFEST_FILE} is missing")
-    try:
-        manifest = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
-        raise DenseIndexError(f"dense index in {folder} is corrupted ({exc}); rebuild it") from None
-    if not isinstance(manifest, dict) or manifest.get("format_version") != FORMAT_VERSION:
-        raise DenseIndexError(f"dense index in {folder} has an unknown format; rebuild it")
-    return manifest
 
 
 def _as_matrix(vectors: np.ndarray) -> np.ndarray:

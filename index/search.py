@@ -24,6 +24,7 @@ from index.lexical import LexicalIndex
 
 if TYPE_CHECKING:
     from index.milvus import MilvusIndex
+    from index.rerank import CrossEncoderReranker
 
 MAX_QUERY_CHARS = 2000
 
@@ -87,16 +88,15 @@ class Retriever:
     # The dense share of the concept search's order chosen on dev for this version (None: not chosen;
     # the caller derives one from ``fusion``).
     served_dense_share: float | None = None
-    # The version's cross-encoder (index.rerank.CrossEncoderReranker) when its manifest says to serve it, and
+    # The version's cross-encoder when its manifest says to serve it, and
     # how many of the concept search's best hits it re-orders.
-    reranker: object | None = None
+    reranker: CrossEncoderReranker | None = None
     rerank_k: int = 0
 
     def close(self) -> None:
         """Let go of an engine-backed dense index (a Milvus connection; a FAISS index needs nothing)."""
-        close = getattr(self.dense, "close", None)
-        if close is not None:
-            close()
+        if self.dense is not None:
+            self.dense.close()
 
     def _check(self, mode: Mode) -> None:
         if mode in (Mode.BM25, Mode.HYBRID) and self.lexical is None:

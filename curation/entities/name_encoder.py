@@ -9,17 +9,22 @@ because random concepts are easy negatives, each batch draws its concepts from o
 (chemicals against chemicals), where the confusable neighbours live.
 
 Names are short, so sequences are cut at 32 tokens: a few hundred steps of MiniLM run in
-minutes on a CPU; CUDA is used when present.
+minutes on a CPU; CUDA is used when present. The optimiser, schedule and steps are the shared loop's
+(:mod:`curation.training_loop`).
 """
 
 from __future__ import annotations
 
 import random
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from curation.entities.lexicon import normalise_name
+from curation.training_loop import LoopConfig, LoopEvent, fit
+
+if TYPE_CHECKING:
+    import torch
 
 
 @dataclass(frozen=True)
@@ -148,7 +153,6 @@ def fine_tune(
     torch.manual_seed(config.seed)
     model.to(device)
     model.max_seq_length = config.max_seq_length
-    model.train()
     # The word-embedding table is half of MiniLM's weights; names reuse common word pieces, so
     # freezing it costs little and halves the optimiser's work on a CPU.
     for name, parameter in model.named_parameters():
@@ -156,43 +160,37 @@ def fine_tune(
             parameter.requires_grad = False
     loss_fn = losses.MultiSimilarityLoss(alpha=config.alpha, beta=config.beta, base=config.base)
     miner = miners.MultiSimilarityMiner(epsilon=config.epsilon)
-    trainable = [p for p in model.parameters() if p.requires_grad]
-    optimiser = torch.optim.AdamW(trainable, lr=config.learning_rate, weight_decay=config.weight_decay)
-    warmup = max(1, config.max_steps // 10)
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimiser, lambda s: min((s + 1) / warmup, max(0.0, (config.max_steps - s) / (config.max_steps - warmup + 1)))
-    )
     sets = synonym_sets(sets)  # distinct names; concepts with one name give no positive pair
     batches = sample_batches(sets, kinds, config)
-    started = time.perf_counter()
-    losses_seen: list[float] = []
     mined: list[int] = []
-    use_amp = device.startswith("cuda")
-    for step, (texts, labels) in enumerate(batches, start=1):
+
+    def loss_of(batch: tuple[list[str], list[int]]) -> torch.Tensor:
+        texts, labels = batch
         features = model.preprocess(texts) if hasattr(model, "preprocess") else model.tokenize(texts)
         features = {k: v.to(device) if isinstance(v, torch.Tensor) else v for k, v in features.items()}
-        with torch.autocast(device_type="cuda", enabled=use_amp):
-            embeddings = model(features)["sentence_embedding"]  # (P*K, dim)
-        embeddings = embeddings.float()
+        embeddings = model(features)["sentence_embedding"].float()  # (P*K, dim)
         target = torch.tensor(labels, device=device)
-        pairs = miner(embeddings, target)  # (anchor_pos, pos, anchor_neg, neg) index tensors
-        loss = loss_fn(embeddings, target, pairs)
-        optimiser.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimiser.step()
-        schedule.step()
-        losses_seen.append(float(loss.detach()))
+        with torch.autocast(device_type="cuda", enabled=False):  # mining and the loss compare similarities in fp32
+            pairs = miner(embeddings, target)  # (anchor_pos, pos, anchor_neg, neg) index tensors
+            loss = loss_fn(embeddings, target, pairs)
         mined.append(int(pairs[0].numel() + pairs[2].numel()))
-        if progress is not None:
-            progress(step, len(batches), losses_seen[-1])
-    model.eval()
-    tail = losses_seen[-20:] or [0.0]
+        return loss
+
+    def on_event(event: LoopEvent) -> None:
+        if progress is not None and event.phase == "step":
+            progress(event.step, event.total, event.loss)
+
+    # A tenth of the steps warming up, then a linear decay to 0 at the last step.
+    loop = LoopConfig(epochs=1, steps_per_epoch=len(batches), learning_rate=config.learning_rate,
+                      weight_decay=config.weight_decay, warmup_ratio=0.1)
+    done = fit(model, lambda epoch: batches, loss_of, loop, device=device,
+               parameters=[p for p in model.parameters() if p.requires_grad], on_event=on_event)
+    tail = done.losses[-20:] or [0.0]
     return TrainingReport(
         steps=len(batches),
         concepts=len(sets),
         names=sum(len(v) for v in sets.values()),
-        seconds=round(time.perf_counter() - started, 1),
+        seconds=round(done.seconds, 1),
         device=device,
         final_loss=round(sum(tail) / len(tail), 4),
         mined_pairs=round(sum(mined) / max(1, len(mined)), 1),

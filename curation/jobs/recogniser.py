@@ -133,7 +133,7 @@ def _register_progress_logger() -> None:
         return
 
     def make(progress: str, cancel: str, max_epochs: int):
-        from curation.learning.training import TrainingCancelled, write_progress
+        from curation.training_loop import TrainingCancelled, write_progress
 
         def setup(nlp, stdout=None, stderr=None):
             started = time.time()
@@ -160,7 +160,7 @@ def _register_progress_logger() -> None:
 def run_recogniser_job(job_dir: Path, data: dict, progress: Path, cancel: Path) -> JobResult:
     """Do the recogniser job in ``job_dir`` (the worker's dispatch); failures raise as in retraining."""
     from curation.entities.recogniser import load_recogniser, read_recogniser_manifest
-    from curation.learning.training import write_progress
+    from curation.training_loop import write_progress
 
     request = RecogniserRequest.from_dict(data, f"{job_dir / REQUEST}")
     timings: dict[str, float] = {}
@@ -207,7 +207,7 @@ def annotate_snapshot(job_dir: Path, recogniser, linker_folder: str, progress: P
     from curation.entities.gold import gold_rows
     from curation.entities.matching import Matcher
     from curation.learning.snapshot import load_snapshot
-    from curation.learning.training import TrainingCancelled, write_progress
+    from curation.training_loop import TrainingCancelled, write_progress
 
     snapshot = load_snapshot(job_dir / SNAPSHOT)
     matcher = Matcher(snapshot_lexicon(snapshot))

@@ -93,8 +93,8 @@ def run_relations_job(job_dir: Path, data: dict, progress: Path, cancel: Path) -
     """Do the relation-scorer job in ``job_dir`` (the worker's dispatch); failures raise as in retraining."""
     from curation.entities.dictionaries import snapshot_lexicon
     from curation.learning.snapshot import load_snapshot
-    from curation.learning.training import TrainingCancelled, write_progress
     from curation.records import Mention
+    from curation.training_loop import TrainingCancelled, write_progress
 
     request = RelationsRequest.from_dict(data, f"{job_dir / REQUEST}")
     started = time.time()

@@ -71,7 +71,7 @@ def failure_message(exc: BaseException) -> str:
 
 def run(job_dir: Path) -> JobResult:
     """Do the job in ``job_dir`` and return its result (also written to ``result.json``)."""
-    from curation.learning.training import TrainingCancelled, write_progress
+    from curation.training_loop import TrainingCancelled, write_progress
 
     started = time.time()
     progress, cancel = job_dir / PROGRESS, job_dir / CANCEL

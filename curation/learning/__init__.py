@@ -1,5 +1,6 @@
 """Learning: EDEL margin classes, sampling, the loss, training, snapshots, evaluation, the benchmark, feedback pairs.
 
 Owns: the ONE build chain (``build.build_version``: train -> encode -> index -> evaluate -> manifest) that
-the CLI, the worker and bench/ call. May import: versions, entities, ingest, store, index and the vocabulary.
+the CLI, the worker and bench/ call. May import: versions, entities, ingest, store, training_loop, index and
+the vocabulary.
 """

@@ -16,27 +16,17 @@ from pathlib import Path
 
 import numpy as np
 
-from curation.entities.concepts import ConceptIndex
-from curation.entities.matching import Matcher
 from curation.errors import USER_ERRORS, CurationError
 from curation.learning import rerank_stage
 from curation.learning.cross_encoder import CrossEncoderConfig
-from curation.learning.evaluation import MatcherAnswerKey, evaluate
-from curation.learning.feedback import FeedbackConfig, FeedbackReport, decision_pairs, merge_pairs
-from curation.learning.margins import margin_table
-from curation.learning.sampling import SamplingConfig, TrainingSet, build_training_set
-from curation.learning.splits import gene_key, gene_part
-from curation.learning.training import (
-    DevPool,
-    TrainConfig,
-    TrainResult,
-    check_cancel,
-    pool_evaluator,
-    train,
-    write_progress,
-)
-from curation.records import Decision, Document, KBRecord
+from curation.learning.evaluation import evaluate
+from curation.learning.feedback import FeedbackConfig
+from curation.learning.sampling import SamplingConfig, TrainingSet
+from curation.learning.splits import EvalSet
+from curation.learning.training import DevPool, TrainConfig, TrainResult, pool_evaluator, train
+from curation.records import Document
 from curation.schemas import RelationSchema
+from curation.training_loop import check_cancel, write_progress
 from curation.versions import registry
 from curation.versions.manifest import Fusion, Manifest, Served, pair_counts, training_report
 from index.dense import DenseConfig, DenseIndex, choose_config
@@ -51,68 +41,9 @@ from index.encoder import (
 from index.lexical import LexicalIndex
 from index.search import FusionConfig, FusionMethod, Mode, Retriever
 
-
-@dataclass(frozen=True)
-class EvalSet:
-    """Queries with relevance judgements and an EntityRecall key."""
-
-    queries: Mapping[str, str]
-    qrels: Mapping[str, Mapping[str, int]]
-    answer_key: object | None = None
-    values: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # qid -> query slot -> typed name
-
-
 # (the new retriever, the dev set[, a trained cross-encoder's folder, the served fusion chosen without it]) -> the
 # served fusion chosen on dev (see curation.learning.rerank_stage.served_chooser)
 ServedChooser = Callable[..., "Served | None"]
-
-
-@dataclass(frozen=True)
-class KBSplit:
-    train: tuple[KBRecord, ...]
-    dev: EvalSet
-    test: EvalSet
-    genes: dict[str, int] = field(default_factory=dict)
-
-
-def kb_split(
-    schema: RelationSchema,
-    records: Sequence[KBRecord],
-    documents: Mapping[str, Document],
-    matcher: Matcher | ConceptIndex,
-    seed: int = 13, fractions: tuple[float, float, float] = (0.8, 0.1, 0.1),
-) -> KBSplit:
-    """Split a KB's records by their first query entity (gene / protein), and build dev and test sets.
-
-    No gene is in two splits, and a gene's split is a function of the gene alone
-    (:func:`curation.learning.splits.gene_part`): records added later never move a gene. A query
-    groups the records sharing its query entities; its relevant documents are their PMIDs;
-    EntityRecall judges answers with the matcher.
-    """
-    usable = [r for r in records if r.schema == schema.name and r.pmid in documents and r.get(schema.answer)]
-    gene_type = schema.query_types[0]
-    part = {g: gene_part(g, seed, fractions) for g in {gene_key(schema, r.get(gene_type)) for r in usable}}
-    by_split: dict[str, list[KBRecord]] = {"train": [], "dev": [], "test": []}
-    for r in usable:
-        by_split[part[gene_key(schema, r.get(gene_type))]].append(r)
-
-    def matched(value: str, kind: str, pmid: str) -> bool:
-        return pmid in documents and matcher.matched(value, kind, documents[pmid])
-
-    def eval_set(rows: list[KBRecord]) -> EvalSet:
-        queries, qrels, answers, query_entities, values = {}, {}, {}, {}, {}
-        for r in rows:
-            text = schema.render_query({t: r.get(t) for t in schema.query_types})
-            qid = text
-            queries[qid] = text
-            qrels.setdefault(qid, {})[r.pmid] = 1
-            answers.setdefault(qid, set()).add((r.get(schema.answer), schema.kind(schema.answer)))
-            query_entities[qid] = {(r.get(gene_type), schema.kind(gene_type))}
-            values[qid] = {t: r.get(t) for t in schema.query_types if r.get(t)}
-        return EvalSet(queries, qrels, MatcherAnswerKey(answers, query_entities, matched), values)
-
-    counts = {s: len({gene_key(schema, r.get(gene_type)) for r in rows}) for s, rows in by_split.items()}
-    return KBSplit(tuple(by_split["train"]), eval_set(by_split["dev"]), eval_set(by_split["test"]), counts)
 
 
 def retriever_for(model, documents: Sequence[Document], dense_config: DenseConfig = DenseConfig(),
@@ -191,7 +122,8 @@ class IndexChoice:
         """``(vectors, ids, model, config) -> dense index`` for this backend."""
         if self.backend == "faiss":
             return DenseIndex.build
-        from index.milvus import LITE_FILE, MilvusIndex, collection_name
+        from index.milvus import LITE_FILE, MilvusIndex
+        from index.milvus_schema import collection_name
 
         uri = self.milvus_uri or str(staged / "dense" / LITE_FILE)
         texts = {d.pmid: f"{d.title}\n{d.abstract}" for d in documents}
@@ -239,34 +171,6 @@ class BuildRequest:
     choose_fusion: bool = True
     cross_encoder: CrossEncoderConfig | None = None
     dev_pool_depth: int = 100
-
-
-def training_set_for(
-    request: BuildRequest,
-    records: Sequence[KBRecord],
-    documents: Mapping[str, Document],
-    matcher: Matcher | ConceptIndex,
-    lexical: LexicalIndex,
-    decisions: Sequence[Decision] = (),
-    use_kb: bool = True,
-) -> tuple[TrainingSet, FeedbackReport]:
-    """The EDEL pairs of the KB records (when ``use_kb``) merged with the pairs of the curators' decisions.
-
-    A decision overrides KB-derived pairs of the same (query, document). Returns the set and
-    what became of the decisions.
-    """
-    table = margin_table(request.schema)
-
-    def text_match(value: str, kind: str, doc: Document) -> bool:
-        return matcher.matched(value, kind, doc)
-
-    kb = TrainingSet((), {})
-    if use_kb:
-        kb = build_training_set(request.schema, records, documents, text_match, table, request.sampling,
-                                bm25=lambda queries, k: lexical.search(queries, k))
-    feedback = decision_pairs(request.schema, decisions, documents, text_match, table, request.feedback)
-    margins = {**kb.margins, **{p.margin_class: p.margin for p in feedback.pairs}}
-    return TrainingSet(tuple(merge_pairs(kb.pairs, feedback.pairs)), margins), feedback
 
 
 # Fusions tried on dev when a version is built; the best on the primary metric is kept in its
@@ -361,12 +265,12 @@ def _build(request: BuildRequest, documents: Mapping[str, Document], models_dir:
                                      progress_file, cancel_file, served, retriever, timings, dense_config, why,
                                      model, result, corpus, started)
     except BaseException:
-        if getattr(retriever.dense, "backend", "faiss") == "milvus" and request.index.milvus_uri:
+        if retriever.dense.backend == "milvus" and request.index.milvus_uri:
             try:  # a server keeps collections after the staged folder is removed: drop the unfinished one
                 retriever.dense.drop()
             except USER_ERRORS:
                 pass
-        _release(retriever.dense)
+        retriever.dense.close()
         raise
 
 
@@ -429,13 +333,5 @@ def _evaluate_and_publish(request, documents, models_dir, version, staged, train
         documents=len(corpus),
         python=platform.python_version(),
     )
-    _release(retriever.dense)
+    retriever.dense.close()  # before publishing: a Milvus Lite file is then free for the app to open
     return registry.publish(models_dir, version, manifest)
-
-
-def _release(dense) -> None:
-    """Close an engine-backed dense index before its folder is published (a Milvus Lite file is then free for
-    the app to open)."""
-    close = getattr(dense, "close", None)
-    if close is not None:
-        close()

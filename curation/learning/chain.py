@@ -21,23 +21,18 @@ from curation.entities.dictionaries import snapshot_lexicon
 from curation.entities.matching import Matcher
 from curation.errors import USER_ERRORS, CurationError
 from curation.learning import gate, holdout
-from curation.learning.build import (
-    BuildRequest,
-    EvalSet,
-    KBSplit,
-    build_version,
-    evaluate_retriever,
-    kb_split,
-    training_set_for,
-)
+from curation.learning.build import BuildRequest, build_version, evaluate_retriever
 from curation.learning.cache import BuildCache, SnapshotDigests, digest
-from curation.learning.feedback import FeedbackReport, merge_pairs
+from curation.learning.encoder_data import kb_training_set, with_decisions
+from curation.learning.feedback import FeedbackReport
 from curation.learning.rerank_stage import served_chooser
 from curation.learning.sampling import TrainingSet
 from curation.learning.served_fusion import ServedSearch, served_search_for
 from curation.learning.snapshot import Snapshot
-from curation.learning.training import TrainingPair, write_progress
+from curation.learning.splits import EvalSet, KBSplit, kb_split
+from curation.learning.training import TrainingPair
 from curation.records import Decision
+from curation.training_loop import write_progress
 from curation.versions import registry
 from curation.versions.manifest import Baseline, DevMetrics, GateEvidence, write_manifest
 from index.lexical import LexicalIndex
@@ -125,11 +120,9 @@ def build_from_snapshot(
         started = time.time()
         kept, held_out = holdout.trainable(schema, decisions or (), choice, seed)
         kb = _kb_pairs(request, split, snapshot, digests, matcher, seed, cache) if use_kb else TrainingSet((), {})
-        # decisions alone (no BM25 needed): a new decision recomputes only these
-        _, feedback = training_set_for(request, (), documents, matcher, None, decisions=kept, use_kb=False)
+        # the decisions' pairs need no BM25: a new decision recomputes only these, over the cached KB pairs
+        training, feedback = with_decisions(kb, request, kept, documents, matcher)
         feedback = replace(feedback, held_out=held_out)
-        training = TrainingSet(tuple(merge_pairs(kb.pairs, feedback.pairs)),
-                               {**kb.margins, **{p.margin_class: p.margin for p in feedback.pairs}})
         if require_pairs and not training.pairs:
             raise CurationError(
                 "nothing to train on: no KB record of this schema has its abstract in the corpus"
@@ -180,7 +173,7 @@ def _kb_pairs(request: BuildRequest, split: KBSplit, snapshot: Snapshot, digests
     if kept is not None:
         return TrainingSet(tuple(TrainingPair(**p) for p in kept["pairs"]), dict(kept["margins"]))
     lexical = LexicalIndex.build(list(snapshot.documents.values()))
-    kb, _ = training_set_for(request, split.train, snapshot.documents, matcher, lexical, decisions=(), use_kb=True)
+    kb = kb_training_set(request, split.train, snapshot.documents, matcher, lexical)
     cache.put("kb_pairs", key, {"pairs": [asdict(p) for p in kb.pairs], "margins": dict(kb.margins)})
     return kb
 

@@ -17,10 +17,10 @@ given a graded relevance label (:func:`graded_label`):
 Training: a sentence-transformers ``CrossEncoder`` (one output) with its ``BinaryCrossEntropyLoss`` (soft
 labels), AdamW with linear warm-up and decay, CUDA with bf16 autocast when present. The library's
 ``CrossEncoderTrainer`` (and ``CrossEncoder.fit``, which wraps it) needs ``datasets`` and ``accelerate``,
-which this project does not install, so the loop is ours, as in :mod:`curation.learning.training`: the
-same progress file and cancel file. The base model is the offline MiniLM (a BERT encoder: the
-classification head starts untrained) or a hub cross-encoder such as ``ncbi/MedCPT-Cross-Encoder`` when
-it is cached or reachable.
+which this project does not install, so it runs through the shared loop of :mod:`curation.training_loop`,
+as :mod:`curation.learning.training` does: the same progress file and cancel file. The base model is the
+offline MiniLM (a BERT encoder: the classification head starts untrained) or a hub cross-encoder such as
+``ncbi/MedCPT-Cross-Encoder`` when it is cached or reachable.
 
 Publishing: the model is saved into a temporary sibling of the caller's folder and renamed into place
 last, so a crash or a cancel leaves no half-written folder.
@@ -29,7 +29,6 @@ last, so a crash or a cancel leaves no half-written folder.
 from __future__ import annotations
 
 import json
-import math
 import os
 import random
 import shutil
@@ -42,13 +41,15 @@ from pathlib import Path
 from curation.errors import CurationError
 from curation.files import fsync_path, write_atomic
 from curation.learning.feedback import PARTIAL_CLASS
-from curation.learning.training import TrainingPair, check_cancel, write_progress
+from curation.learning.training import TrainingPair
+from curation.training_loop import EpochBatches, LoopConfig, check_cancel, fit, progress_writer, write_progress
 
 COMPLETE_LABEL = 1.0
 PARTIAL_LABEL = 0.5  # ordinal code of "partial" (1) over that of "complete" (2)
 NEGATIVE_LABEL = 0.0
 RANDOM_CLASS = "random"
 MANIFEST = "cross_encoder.json"
+STATE = "training the cross-encoder"  # the progress file's state while the loop runs
 MEDCPT = "ncbi/MedCPT-Cross-Encoder"  # a biomedical cross-encoder (PubMed search logs), used when reachable
 
 
@@ -300,65 +301,29 @@ def train_cross_encoder(
     from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
 
     torch.manual_seed(config.seed)
-    rng = random.Random(config.seed)
     if model is None:
         model = load_base_model(config.base_model, config.device, config.max_length)
     device = str(model.device)
     loss_fn = BinaryCrossEntropyLoss(model)
-    optimiser = torch.optim.AdamW(model.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay)
-    steps_per_epoch = math.ceil(len(examples) / config.batch_size)
-    total = steps_per_epoch * config.epochs
-    if config.max_steps:
-        total = min(total, config.max_steps)
-    warmup = max(1, int(total * config.warmup_ratio))
+    batches = EpochBatches(examples, config.batch_size, random.Random(config.seed))
 
-    def schedule(step: int) -> float:  # linear warm-up, then linear decay to 0
-        if step < warmup:
-            return (step + 1) / warmup
-        return max(0.0, (total - step) / max(1, total - warmup))
+    def loss_of(batch: list[CrossEncoderExample]) -> torch.Tensor:
+        inputs = [[e.query for e in batch], [doc_texts[e.pmid] for e in batch]]
+        labels = torch.tensor([e.label for e in batch], dtype=torch.float32, device=device)
+        return loss_fn(inputs, labels)
 
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimiser, schedule)
-    use_amp = device.startswith("cuda") and config.mixed_precision and torch.cuda.is_bf16_supported()
-    result = CrossEncoderResult(str(out_dir), 0, 0.0, device, len(examples), config.base_model or "all-MiniLM-L6-v2")
-    started = time.time()
-    write_progress(progress_file, state="training the cross-encoder", step=0, total=total, loss=None, eta_s=None,
-                   epoch=0)
-    model.train()
-    try:
-        for epoch in range(config.epochs):
-            order = list(examples)
-            rng.shuffle(order)
-            for start in range(0, len(order), config.batch_size):
-                if result.steps >= total:
-                    break
-                check_cancel(cancel_file, f"cross-encoder training cancelled at step {result.steps} of {total}")
-                batch = order[start : start + config.batch_size]
-                inputs = [[e.query for e in batch], [doc_texts[e.pmid] for e in batch]]
-                labels = torch.tensor([e.label for e in batch], dtype=torch.float32, device=device)
-                with torch.autocast(device_type="cuda", dtype=torch.bfloat16, enabled=use_amp):
-                    loss = loss_fn(inputs, labels)
-                optimiser.zero_grad(set_to_none=True)
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-                optimiser.step()
-                scheduler.step()
-                result.steps += 1
-                result.losses.append(float(loss.detach()))
-                if result.steps % 5 == 0 or result.steps == total:
-                    elapsed = time.time() - started
-                    write_progress(progress_file, state="training the cross-encoder", step=result.steps,
-                                   total=total, loss=result.losses[-1],
-                                   eta_s=round(elapsed / result.steps * (total - result.steps), 1), epoch=epoch + 1)
-            if result.steps >= total:
-                break
-    finally:
-        model.eval()
-    result.seconds = time.time() - started
+    loop = LoopConfig(epochs=config.epochs, steps_per_epoch=len(batches), learning_rate=config.learning_rate,
+                      weight_decay=config.weight_decay, warmup_ratio=config.warmup_ratio, max_steps=config.max_steps,
+                      mixed_precision=config.mixed_precision)
+    done = fit(model, batches, loss_of, loop, device=device, on_event=progress_writer(progress_file, STATE),
+               cancel_file=cancel_file, label="cross-encoder training")
+    result = CrossEncoderResult(str(out_dir), done.steps, done.seconds, device, len(examples),
+                                config.base_model or "all-MiniLM-L6-v2", done.losses)
     check_cancel(cancel_file, "cross-encoder training cancelled before publishing")
     _publish(model, out_dir, {"base_model": result.base_model, "config": asdict(config), "examples": len(examples),
                               "labels": label_counts(examples), "steps": result.steps, "device": device,
                               "seconds": round(result.seconds, 1), "created_at": time.time()})
-    write_progress(progress_file, state="cross-encoder trained", step=result.steps, total=total,
+    write_progress(progress_file, state="cross-encoder trained", step=result.steps, total=loop.total_steps,
                    loss=result.losses[-1] if result.losses else None, eta_s=0, epoch=config.epochs)
     return result
 

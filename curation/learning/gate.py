@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from curation.learning.build import EvalSet
 from curation.learning.served_fusion import ServedSearch, served_run
+from curation.learning.splits import EvalSet
 from curation.learning.statistics import bootstrap_ci, per_query
 from curation.retrieval.relation_search import SearchOptions
 from curation.versions.manifest import GateEvidence
+from index.search import Retriever
 
 METRIC = "ndcg@10"
 CONFIDENCE = 0.95
@@ -32,7 +33,7 @@ def judged(dev: EvalSet) -> tuple[dict[str, Mapping[str, str]], dict[str, Mappin
     return values, {q: dev.qrels[q] for q in values}
 
 
-def served_scores(engine, search: ServedSearch, dev: EvalSet, k: int = 50) -> dict[str, float]:
+def served_scores(engine: Retriever, search: ServedSearch, dev: EvalSet, k: int = 50) -> dict[str, float]:
     """Per dev query, the :data:`METRIC` of ``engine`` (a loaded version: ``index.loading.open_retriever``)
     served as the app serves it: its own dense share and re-ranking."""
     values, qrels = judged(dev)

@@ -8,7 +8,7 @@ When the KB gives no dev queries (the offline CIViC sample: its dev genes' abstr
 corpus), a fixed, gene-grouped share of the curators' decisions is held out as dev instead: the decisions
 on dev genes, plus those on train genes whose second hash (salt ``decisions``) falls below
 :data:`DECISION_SHARE`. Both hashes depend on the gene alone, so a gene held out stays held out as
-decisions are added. The held-out decisions form an :class:`~curation.learning.build.EvalSet`: per query,
+decisions are added. The held-out decisions form an :class:`~curation.learning.splits.EvalSet`: per query,
 complete evidence is relevance 2, partial evidence 1, and "not relevant" 0 (a judged negative). None of
 them is trained on.
 """
@@ -20,9 +20,8 @@ from dataclasses import dataclass
 
 from curation.errors import SchemaError
 from curation.grades import Grade
-from curation.learning.build import EvalSet, KBSplit
 from curation.learning.feedback import ConflictRule, resolve_decisions
-from curation.learning.splits import FRACTIONS, gene_key, gene_part, unit_hash
+from curation.learning.splits import FRACTIONS, EvalSet, KBSplit, gene_key, gene_part, unit_hash
 from curation.records import Decision, Document
 from curation.schemas import RelationSchema
 

@@ -19,9 +19,9 @@ from pathlib import Path
 from curation.learning.cross_encoder import CrossEncoderConfig, cross_encoder_examples, train_cross_encoder
 from curation.learning.served_fusion import METRIC, ServedSearch, choose_dense_share, served_run
 from curation.learning.statistics import per_query
-from curation.learning.training import check_cancel, write_progress
 from curation.records import Document
 from curation.retrieval.relation_search import SearchOptions
+from curation.training_loop import check_cancel, write_progress
 from curation.versions.manifest import Served
 from index.rerank import CPU_BUDGET_MS, DEFAULT_K, CpuRule, CrossEncoderReranker, time_reranking
 

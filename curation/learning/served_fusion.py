@@ -23,6 +23,7 @@ from curation.retrieval.relation_search import SearchInputError, SearchOptions, 
 from curation.schemas import RelationSchema
 from curation.versions.manifest import Served
 from index.hits import RunDict
+from index.search import Retriever
 
 DENSE_SHARES = (0.0, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0)
 METRIC = "ndcg@10"
@@ -47,7 +48,7 @@ class ServedSearch:
     schema: RelationSchema
 
 
-def served_run(engine, search: ServedSearch, values: Mapping[str, Mapping[str, str]], options: SearchOptions
+def served_run(engine: Retriever, search: ServedSearch, values: Mapping[str, Mapping[str, str]], options: SearchOptions
                ) -> RunDict:
     """The concept search's ranking of each query (qid → typed slot values) as a run (score: 1 / rank).
 
@@ -66,8 +67,8 @@ def served_run(engine, search: ServedSearch, values: Mapping[str, Mapping[str, s
 
 
 def choose_dense_share(
-    engine, search: ServedSearch, values: Mapping[str, Mapping[str, str]], qrels: Mapping[str, Mapping[str, int]],
-    shares: Sequence[float] = DENSE_SHARES, k: int = 50, dev_source: str = "kb",
+    engine: Retriever, search: ServedSearch, values: Mapping[str, Mapping[str, str]],
+    qrels: Mapping[str, Mapping[str, int]], shares: Sequence[float] = DENSE_SHARES, k: int = 50, dev_source: str = "kb",
 ) -> Served | None:
     """The dense share with the best mean dev ``METRIC`` of the served search (None: no dev query, no dense model).
 

@@ -95,7 +95,8 @@ def export_snapshot(con: duckdb.DuckDBPyConnection, folder: str | Path) -> dict[
         ),
         "mentions": _write_jsonl(tmp / "mentions.jsonl", (asdict(m) for ms in mentions.values() for m in ms)),
         "synonyms": _write_jsonl(tmp / "synonyms.jsonl", (asdict(s) for s in store.list_synonyms(con))),
-        "decisions": _write_jsonl(tmp / "decisions.jsonl", (asdict(d) for d in _decisions(con))),
+        "decisions": _write_jsonl(tmp / "decisions.jsonl",
+                                  (asdict(d) for d in store.list_decisions(con, include_superseded=True))),
         "annotations": _write_jsonl(tmp / "annotations.jsonl", _annotations(con)),
     }
     manifest = {
@@ -121,11 +122,6 @@ def _annotations(con: duckdb.DuckDBPyConnection) -> Iterator[dict]:
                     yield {"pmid": pmid, "start": row.start, "end": row.end, "text": row.text,
                            "type": row.entity_type, "concept_id": row.concept_id, "canonical": row.canonical,
                            "confidence": row.confidence, "source": row.source}
-
-
-def _decisions(con: duckdb.DuckDBPyConnection) -> list[Decision]:
-    list_all = getattr(store, "list_decisions", None)
-    return list(list_all(con, include_superseded=True)) if list_all else []
 
 
 def load_snapshot(folder: str | Path) -> Snapshot:

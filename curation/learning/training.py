@@ -1,8 +1,9 @@
 """Training a shared query/document encoder with the MultiMargin loss.
 
 One encoder embeds both queries and documents (title [SEP] abstract). AdamW at 2e-5 with a
-linear warm-up then linear decay, as in EDEL's appendix B. CUDA with bf16 autocast when
-present; on a CPU the defaults (short sequences, one epoch, small batches) finish in minutes.
+linear warm-up then linear decay, as in EDEL's appendix B, run by the shared loop of
+:mod:`curation.training_loop`. CUDA with bf16 autocast when present; on a CPU the defaults
+(short sequences, one epoch, small batches) finish in minutes.
 :func:`device_defaults` is the one place that says how long to train on which device.
 
 With a dev evaluator (:class:`DevPool` + :func:`pool_evaluator`), every epoch ends with a dev
@@ -15,29 +16,20 @@ polls; a cancel file next to it stops training between steps.
 
 from __future__ import annotations
 
-import json
-import math
 import random
-import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tqdm import tqdm
-
 from curation.errors import CurationError
-from curation.files import write_atomic
+from curation.training_loop import EpochBatches, LoopConfig, fit, progress_writer, write_progress
 
 if TYPE_CHECKING:
     import torch
 
     from index.documents import TextDocument
     from index.hits import Ranking
-
-
-class TrainingCancelled(CurationError):
-    """Training was stopped by a cancel request."""
 
 
 @dataclass(frozen=True)
@@ -153,26 +145,6 @@ class TrainResult:
         return asdict(self)
 
 
-def check_cancel(cancel_file: Path | None, message: str) -> None:
-    """Raise :class:`TrainingCancelled` with ``message`` when the cancel file has appeared."""
-    if cancel_file is not None and cancel_file.exists():
-        raise TrainingCancelled(message)
-
-
-def write_progress(path: Path | None, **values: object) -> None:
-    """Atomically replace the progress file with ``values`` (+ the time)."""
-    if path is None:
-        return
-    values["updated_at"] = time.time()
-    write_atomic(path, json.dumps(values))
-
-
-def _batches(pairs: Sequence[TrainingPair], size: int, rng: random.Random) -> list[list[TrainingPair]]:
-    order = list(pairs)
-    rng.shuffle(order)
-    return [order[i : i + size] for i in range(0, len(order), size)]
-
-
 def train(
     model,
     pairs: Sequence[TrainingPair],
@@ -212,94 +184,31 @@ def train(
     from curation.learning.loss import MultiMarginContrastiveLoss
 
     torch.manual_seed(config.seed)
-    rng = random.Random(config.seed)
     device = config.device or ("cuda" if torch.cuda.is_available() else "cpu")
     model.to(device)
     model.max_seq_length = config.max_seq_length
     loss_fn = MultiMarginContrastiveLoss(model)
     tokenize = getattr(model, "preprocess", None) or model.tokenize  # renamed in sentence-transformers 6
-    optimiser = torch.optim.AdamW(model.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay)
-    steps_per_epoch = math.ceil(len(pairs) / config.batch_size)
-    total = steps_per_epoch * config.epochs
-    if config.max_steps:
-        total = min(total, config.max_steps)
-    warmup = max(1, int(total * config.warmup_ratio))
+    batches = EpochBatches(pairs, config.batch_size, random.Random(config.seed))
 
-    def schedule(step: int) -> float:  # linear warm-up, then linear decay to 0
-        if step < warmup:
-            return (step + 1) / warmup
-        return max(0.0, (total - step) / max(1, total - warmup))
+    def loss_of(batch: list[TrainingPair]) -> torch.Tensor:
+        features = [
+            _to(tokenize([p.query for p in batch]), device),
+            _to(tokenize([doc_texts[p.pmid] for p in batch]), device),
+        ]
+        labels = torch.tensor([[float(p.positive), p.margin] for p in batch], device=device)
+        return loss_fn(features, labels)
 
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimiser, schedule)
-    use_amp = device.startswith("cuda") and config.mixed_precision
-    amp_dtype = torch.bfloat16 if use_amp and torch.cuda.is_bf16_supported() else torch.float16
-    scaler = torch.amp.GradScaler("cuda", enabled=use_amp and amp_dtype == torch.float16)
-    result = TrainResult(steps=0, seconds=0.0, device=device)
-    best_score, best_state = -math.inf, None
-    started = time.time()
-    bar = tqdm(total=total, desc="training", unit="step", disable=None)
-    write_progress(progress_file, state="running", step=0, total=total, loss=None, eta_s=None, epoch=0)
-    since_best = 0  # epochs since the dev score last improved
-    model.train()
-    try:
-        for epoch in range(config.epochs):
-            for batch in _batches(pairs, config.batch_size, rng):
-                if result.steps >= total:
-                    break
-                check_cancel(cancel_file, f"training cancelled at step {result.steps} of {total}")
-                features = [
-                    _to(tokenize([p.query for p in batch]), device),
-                    _to(tokenize([doc_texts[p.pmid] for p in batch]), device),
-                ]
-                labels = torch.tensor([[float(p.positive), p.margin] for p in batch], device=device)
-                with torch.autocast(device_type="cuda", dtype=amp_dtype, enabled=use_amp):
-                    loss = loss_fn(features, labels)
-                optimiser.zero_grad(set_to_none=True)
-                scaler.scale(loss).backward()
-                scaler.unscale_(optimiser)
-                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-                scaler.step(optimiser)
-                scaler.update()
-                scheduler.step()
-                result.steps += 1
-                result.losses.append(float(loss.detach()))
-                elapsed = time.time() - started
-                eta = elapsed / result.steps * (total - result.steps)
-                bar.update(1)
-                bar.set_postfix(loss=f"{result.losses[-1]:.4f}")
-                if result.steps % 5 == 0 or result.steps == total:
-                    write_progress(progress_file, state="running", step=result.steps, total=total,
-                                   loss=result.losses[-1], eta_s=round(eta, 1), epoch=epoch + 1)
-            result.epochs_run = epoch + 1
-            if evaluate_epoch is not None:
-                check_cancel(cancel_file, f"training cancelled before the dev evaluation of epoch {epoch + 1}")
-                write_progress(progress_file, state="evaluating epoch", step=result.steps, total=total,
-                               loss=result.losses[-1] if result.losses else None, eta_s=None, epoch=epoch + 1)
-                model.eval()
-                metrics = dict(evaluate_epoch(model))
-                model.train()
-                result.epoch_metrics.append(metrics)
-                if metrics.get(primary_metric, -math.inf) > best_score:
-                    best_score, since_best = metrics[primary_metric], 0
-                    result.best_epoch = epoch + 1
-                    # a CPU copy: GPU memory stays free for training (MiniLM: ~90 MB)
-                    best_state = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
-                else:
-                    since_best += 1
-                if config.patience and since_best >= config.patience and epoch + 1 < config.epochs:
-                    result.stopped_early = True
-                    break
-            if result.steps >= total:
-                break
-    finally:
-        bar.close()
-        model.eval()
-    if best_state is not None and result.best_epoch != len(result.epoch_metrics):
-        model.load_state_dict(best_state)
-    result.seconds = time.time() - started
-    write_progress(progress_file, state="trained", step=result.steps, total=total,
-                   loss=result.losses[-1] if result.losses else None, eta_s=0, epoch=result.epochs_run)
-    return result
+    loop = LoopConfig(epochs=config.epochs, steps_per_epoch=len(batches), learning_rate=config.learning_rate,
+                      weight_decay=config.weight_decay, warmup_ratio=config.warmup_ratio, max_steps=config.max_steps,
+                      mixed_precision=config.mixed_precision, patience=config.patience, primary_metric=primary_metric)
+    done = fit(model, batches, loss_of, loop, device=device, evaluate_epoch=evaluate_epoch,
+               on_event=progress_writer(progress_file, "running"), cancel_file=cancel_file, bar=True)
+    write_progress(progress_file, state="trained", step=done.steps, total=loop.total_steps,
+                   loss=done.losses[-1] if done.losses else None, eta_s=0, epoch=done.epochs_run)
+    return TrainResult(steps=done.steps, seconds=done.seconds, device=device, losses=done.losses,
+                       epoch_metrics=done.epoch_metrics, best_epoch=done.best_epoch, epochs_run=done.epochs_run,
+                       stopped_early=done.stopped_early)
 
 
 # --- per-epoch dev evaluation on a fixed candidate pool ------------------------------------------

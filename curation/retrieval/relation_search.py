@@ -33,6 +33,7 @@ from curation.schemas import RelationSchema
 from index.concepts import ConceptSearchConfig, concept_search
 from index.expansion import RM3Config
 from index.hits import Hit
+from index.search import Retriever
 
 MODES = ("hybrid", "bm25")
 
@@ -104,14 +105,14 @@ def dense_share(fusion) -> float:
     return 0.5
 
 
-def served_share(engine) -> float:
+def served_share(engine: Retriever) -> float:
     """The dense share a served engine uses: the one its version chose on dev for this search, else its fusion's."""
-    chosen = getattr(engine, "served_dense_share", None)
+    chosen = engine.served_dense_share
     return float(chosen) if chosen is not None else dense_share(engine.fusion)
 
 
 def search_relation(
-    engine,
+    engine: Retriever,
     linker: QueryLinker,
     matcher: Matcher,
     source: PostingsSource,
@@ -169,8 +170,8 @@ def search_relation(
         def dense(pmids: Sequence[str]) -> dict[str, float]:
             return engine.dense_scores({"q": text}, {"q": list(pmids)})["q"]
 
-    reranker = getattr(engine, "reranker", None) if options.mode == "hybrid" and options.rerank is not False else None
-    rerank_k = int(getattr(engine, "rerank_k", 0)) if reranker is not None else 0
+    reranker = engine.reranker if options.mode == "hybrid" and options.rerank is not False else None
+    rerank_k = engine.rerank_k if reranker is not None else 0
     config = ConceptSearchConfig(depth=options.depth, rm3=RM3Config() if options.rm3 else None, dense_mix=mix)
     ranking = concept_search(queries, engine.lexical, max(options.k, rerank_k), config, verify=verify, dense=dense)
     hits = list(ranking.hits)
@@ -186,7 +187,7 @@ def search_relation(
     ]
     return RelationSearch(
         text, tuple(concepts), tuple(hits), dict(ranking.groups), ranking.per_concept, tuple(problems),
-        str(getattr(engine, "version", "")), options.mode,
+        engine.version, options.mode,
     )
 
 

@@ -62,8 +62,9 @@ def engine_problem(path: Path) -> str:
     files are checked by :func:`curation.versions.catalog.check_version`.
     """
     from curation.config import load_settings
+    from index.dense import MANIFEST_FILE, read_manifest
     from index.loading import load_dense
-    from index.milvus import BACKEND, MANIFEST_FILE, read_manifest
+    from index.milvus import BACKEND
 
     dense = Path(path) / "dense"
     if not (dense / MANIFEST_FILE).is_file():  # FAISS parts, or none: the registry's check says what is wrong

@@ -27,7 +27,8 @@ from bench._browser import (
 )
 from bench._server import app_server
 from curation import store
-from curation.learning.build import BuildRequest, EvalSet, build_version
+from curation.learning.build import BuildRequest, build_version
+from curation.learning.splits import EvalSet
 from curation.schemas import PO
 from curation.versions import catalog
 from curation.versions.manifest import Served

@@ -22,7 +22,8 @@ from curation.learning.cross_encoder import (
     train_cross_encoder,
 )
 from curation.learning.feedback import NOT_RELEVANT_CLASS, PARTIAL_CLASS
-from curation.learning.training import TrainingCancelled, TrainingPair
+from curation.learning.training import TrainingPair
+from curation.training_loop import TrainingCancelled
 from index.hits import Hit
 from index.rerank import CrossEncoderReranker
 

@@ -179,6 +179,7 @@ def test_build_evaluates_each_epoch_on_the_dev_pool_only_when_there_are_epochs_t
 ):
     import curation.learning.build as build
     from curation.learning.sampling import TrainingSet
+    from curation.learning.splits import EvalSet
     from curation.learning.training import TrainResult
     from curation.schemas import PO
 
@@ -197,7 +198,7 @@ def test_build_evaluates_each_epoch_on_the_dev_pool_only_when_there_are_epochs_t
 
     monkeypatch.setattr(build, "load_encoder", lambda config: SavableKeywordEncoder())
     monkeypatch.setattr(build, "train", fake_train)
-    dev = build.EvalSet({"q": "braf vemurafenib melanoma"}, {"q": {"1": 1}})
+    dev = EvalSet({"q": "braf vemurafenib melanoma"}, {"q": {"1": 1}})
     request = build.BuildRequest(schema=PO, version="po-pool", choose_fusion=False,
                                  train_config=TrainConfig(epochs=epochs, device="cpu"))
     training = TrainingSet((PAIRS[0],), {"pos-1": 0.0})

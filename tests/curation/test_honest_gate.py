@@ -11,12 +11,12 @@ import pytest
 
 from curation.grades import Grade
 from curation.learning import gate, holdout
-from curation.learning.build import BuildRequest, kb_split
+from curation.learning.build import BuildRequest
 from curation.learning.cache import BuildCache, SnapshotDigests
 from curation.learning.feedback import decision_pairs
 from curation.learning.margins import margin_table
 from curation.learning.snapshot import Snapshot
-from curation.learning.splits import gene_part
+from curation.learning.splits import gene_part, kb_split
 from curation.learning.training import TrainConfig
 from curation.records import Decision, Document, KBRecord
 from curation.schemas import PO

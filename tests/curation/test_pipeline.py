@@ -9,9 +9,11 @@ import torch
 
 from curation.entities.lexicon import Lexicon
 from curation.entities.matching import Matcher
-from curation.learning.build import BuildRequest, EvalSet, build_version, training_set_for
+from curation.learning.build import BuildRequest, build_version
+from curation.learning.encoder_data import training_set_for
 from curation.learning.loss import cosine_distance
 from curation.learning.sampling import SamplingConfig
+from curation.learning.splits import EvalSet
 from curation.learning.training import TrainConfig
 from curation.records import Document, KBRecord, Synonym
 from curation.schemas import PO

@@ -9,9 +9,9 @@ import pytest
 from curation.entities.annotation import Annotator
 from curation.entities.lexicon import Lexicon
 from curation.entities.matching import Matcher
-from curation.learning.build import EvalSet
 from curation.learning.rerank_stage import served_chooser
 from curation.learning.served_fusion import choose_dense_share, served_search_for
+from curation.learning.splits import EvalSet
 from curation.records import Document, Synonym
 from curation.retrieval.relation_search import SearchOptions, search_relation, served_share
 from curation.schemas import PO

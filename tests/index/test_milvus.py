@@ -11,7 +11,8 @@ import pytest
 
 from index.dense import DenseConfig, DenseIndex, DenseIndexError
 from index.loading import load_dense
-from index.milvus import MilvusIndex, MilvusUnavailable, collection_name, connect
+from index.milvus import MilvusIndex, MilvusUnavailable, connect
+from index.milvus_schema import collection_name
 
 pytest.importorskip("milvus_lite")
 
