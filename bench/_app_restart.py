@@ -18,8 +18,8 @@ import statistics
 import time
 from pathlib import Path
 
-from curation import store
 from curation.grades import Grade
+from curation.store.opening import open_store
 
 RESTART_QUERY = ("BRAF", "V600E")  # the first search after each restart
 FIRST_PAGE_TARGET_S = 5.0  # the goal: the first page within 5 s of a restart (p95)
@@ -91,7 +91,7 @@ def app_kill_campaign(db: Path, work: Path, kills: int, seed: int = 17) -> dict[
                 for name, value in measured.items():
                     times[name].append(value)
             print(f"app round {round_}: " + ", ".join(f"{k} {v:.2f}" for k, v in measured.items()), flush=True)
-    con = store.open_store(db)
+    con = open_store(db)
     try:
         present = set(con.execute(
             "SELECT curator, pmid FROM decisions WHERE curator LIKE 'kill%' AND grade = ?", [str(Grade.COMPLETE)]

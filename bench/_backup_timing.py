@@ -6,17 +6,17 @@ import math
 import statistics
 import time
 
-from curation import store
 from curation.grades import Grade
 from curation.schemas import PO
+from curation.store.decisions import record_decision
 
 
 def timed_decision(con, i: int, pmids: list[str]) -> float:
     """Milliseconds of the ``i``-th synthetic decision (every other one complete with an answer)."""
     answer = f"drug{i}" if i % 2 == 0 else ""
     started = time.perf_counter()
-    store.record_decision(con, f"curator{i % 4}", PO, {"Gene": f"GENE{i % 50}", "Variant": "V600E"},
-                          pmids[i % len(pmids)], Grade.COMPLETE if answer else Grade.PARTIAL, answer=answer)
+    record_decision(con, f"curator{i % 4}", PO, {"Gene": f"GENE{i % 50}", "Variant": "V600E"},
+                    pmids[i % len(pmids)], Grade.COMPLETE if answer else Grade.PARTIAL, answer=answer)
     return (time.perf_counter() - started) * 1000
 
 

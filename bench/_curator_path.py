@@ -26,13 +26,14 @@ _FIRST_SEARCH = r"""
 import json, sys, time
 t0 = time.perf_counter()
 from pathlib import Path
-from curation import store
+from curation.store.base import list_schemas
+from curation.store.opening import open_store
 from curation.workflows import serving
 from curation.workflows.results import curate_search, default_linker
 from curation.versions.serving import serving_key
 t1 = time.perf_counter()
-con = store.open_store(sys.argv[1], read_only=True)
-schema = next(s for s in store.list_schemas(con) if s.name == "PO")
+con = open_store(sys.argv[1], read_only=True)
+schema = next(s for s in list_schemas(con) if s.name == "PO")
 matcher = serving.build_matcher(con)
 t2 = time.perf_counter()
 linker = default_linker(con, matcher)
@@ -72,13 +73,14 @@ def first_search_after_start(folder: Path) -> dict[str, float]:
 def curator_latency(folder: Path, queries: Sequence[Mapping[str, str]], repeats: int = 3,
                     warmup: int = 3) -> dict[str, object]:
     """p50 / p95 milliseconds of curate_search (top 20, hybrid mode as the page's default) over ``queries``."""
-    from curation import store
+    from curation.store.base import list_schemas
+    from curation.store.opening import open_store
     from curation.workflows import serving
     from curation.workflows.results import curate_search, default_linker
     from curation.workflows.serving import serving_key
 
-    con = store.open_store(folder / "store.duckdb", read_only=True)
-    schema = next(s for s in store.list_schemas(con) if s.name == "PO")
+    con = open_store(folder / "store.duckdb", read_only=True)
+    schema = next(s for s in list_schemas(con) if s.name == "PO")
     matcher = serving.build_matcher(con)
     linker = default_linker(con, matcher)
     engine = serving.open_served(con, folder / "models", serving_key(con, "PO"))

@@ -123,9 +123,10 @@ def _memory_mb(field: str) -> float:
 
 def run_phase(phase: str, db: str, xml: str) -> None:
     """Run one phase here and print its figures as one JSON line (called in a child process)."""
-    from curation import store
     from curation.ingest.problems import Problems
     from curation.ingest.pubmed_xml import read_pubmed_xml
+    from curation.store.base import content_counts
+    from curation.store.opening import open_store
     from curation.workflows.ingestion import ingest_corpus, ingest_corpus_files
 
     before = _memory_mb("VmRSS")
@@ -135,7 +136,7 @@ def run_phase(phase: str, db: str, xml: str) -> None:
     if phase == "read_whole_file":
         out["documents"] = len(list(read_pubmed_xml(Path(xml), Problems(xml, lenient=True))))
     else:
-        con = store.open_store(db)
+        con = open_store(db)
         if phase == "files":
             run = ingest_corpus_files(con, "pubmed-xml", [xml], lenient=True)
             out.update(files_read=len(run.reports), files_skipped=len(run.done), added=run.added,
@@ -143,7 +144,7 @@ def run_phase(phase: str, db: str, xml: str) -> None:
         else:
             report = ingest_corpus(con, "pubmed-xml", xml, lenient=phase != "strict")
             out.update(added=report.added, unchanged=report.unchanged, skipped=len(report.skipped))
-        out["documents_in_store"] = store.content_counts(con)[0]
+        out["documents_in_store"] = content_counts(con)[0]
         con.close()
     out["seconds"] = round(time.perf_counter() - started, 3)
     out["rss_before_mb"] = round(before, 1)
@@ -167,7 +168,8 @@ def phase(name: str, db: Path, xml: Path) -> dict:
 
 def kill_and_resume(db: Path, xml: Path, kill_after_s: float, records: int) -> dict:
     """Start the folder ingest, SIGKILL it ``kill_after_s`` after it began reading, then run it again."""
-    from curation import store
+    from curation.store.base import content_counts, ingest_times
+    from curation.store.opening import open_store
 
     child = _child("files", db, xml)
     assert child.stdout is not None
@@ -175,9 +177,9 @@ def kill_and_resume(db: Path, xml: Path, kill_after_s: float, records: int) -> d
     time.sleep(kill_after_s)
     child.send_signal(signal.SIGKILL)
     child.wait()
-    con = store.open_store(db)
-    after_kill = store.content_counts(con)[0]
-    logged = bool(store.ingest_times(con, "corpus:pubmed-xml"))
+    con = open_store(db)
+    after_kill = content_counts(con)[0]
+    logged = bool(ingest_times(con, "corpus:pubmed-xml"))
     con.close()
     resumed = phase("files", db, xml)
     return {

@@ -14,23 +14,24 @@ import time
 from pathlib import Path
 
 from bench._backup_timing import ms_summary
-from curation import store
+from curation.store.opening import open_store
 
 ROOT = Path(__file__).resolve().parent.parent
 
 WRITER = """
 import sys
-from curation import store
+from curation.store.decisions import record_decision
+from curation.store.opening import open_store
 from curation.grades import Grade
 from curation.schemas import PO
 db, start = sys.argv[1], int(sys.argv[2])
-con = store.open_store(db)
+con = open_store(db)
 pmids = [r[0] for r in con.execute("SELECT pmid FROM documents ORDER BY pmid LIMIT 500").fetchall()]
 print("ready", flush=True)
 for i in range(start, start + 100000):
     answer = f"drug{i}" if i % 2 == 0 else ""
-    d = store.record_decision(con, f"curator{i % 4}", PO, {"Gene": f"GENE{i % 50}", "Variant": "V600E"},
-                              pmids[i % len(pmids)], Grade.COMPLETE if answer else Grade.PARTIAL, answer=answer)
+    d = record_decision(con, f"curator{i % 4}", PO, {"Gene": f"GENE{i % 50}", "Variant": "V600E"},
+                        pmids[i % len(pmids)], Grade.COMPLETE if answer else Grade.PARTIAL, answer=answer)
     print("ack", d.decision_id, flush=True)
 """
 
@@ -54,7 +55,7 @@ def kill_campaign(db: Path, kills: int, seed: int = 7) -> dict[str, object]:
         acked += [int(line.split()[1]) for line in child.stdout if line.startswith("ack ") and line.endswith("\n")]
         child.wait()
         started = time.perf_counter()
-        con = store.open_store(db)
+        con = open_store(db)
         reopen.append(time.perf_counter() - started)
         present = {row[0] for row in con.execute("SELECT decision_id FROM decisions").fetchall()}
         con.close()

@@ -28,7 +28,6 @@ from pathlib import Path
 
 from bench import _concepts
 from bench._benchmark import evaluate_system, pooled
-from curation import store
 from curation.grades import Grade
 from curation.jobs import retraining
 from curation.jobs.result import job_result
@@ -36,6 +35,8 @@ from curation.learning.benchmark import Benchmark
 from curation.records import item_key
 from curation.retrieval.relation_search import SearchOptions
 from curation.schemas import RelationSchema
+from curation.store.decisions import list_decisions, record_decision
+from curation.store.opening import open_store
 from curation.workflows.least_sure import least_sure, ranking_mode
 from index.loading import open_retriever
 
@@ -83,7 +84,7 @@ def simulate_order(order: str, base_store: Path, work: Path, schema: RelationSch
     """One order: ``rounds`` × (``per_round`` decisions from the queue, a retraining job, an evaluation)."""
     db = work / f"{order}.duckdb"
     shutil.copyfile(base_store, db)
-    con = store.open_store(db)
+    con = open_store(db)
     relations = [tuple(sorted(values.items())) for values, _ in pool]
     relevant = {tuple(sorted(values.items())): pmids for values, pmids in pool}
     curve, graded = [], set()
@@ -91,14 +92,14 @@ def simulate_order(order: str, base_store: Path, work: Path, schema: RelationSch
         for round_no in range(1, rounds + 1):
             clock = time.time()
             retriever = _served_retriever(con, settings.models_dir, schema)
-            decisions = store.list_decisions(con, schema=schema.name)
+            decisions = list_decisions(con, schema=schema.name)
             asked, _ = least_sure(retriever, schema, relations, decisions, depth=QUEUE_DEPTH,
                                   limit=len(relations) * QUEUE_DEPTH, mode=ranking_mode(retriever), order=order,
                                   seed=ANNOTATOR)
             fresh = [u for u in asked if u.item not in graded][:per_round]
             for u in fresh:
                 grade = Grade.COMPLETE if u.item.pmid in relevant[u.values] else Grade.NOT_RELEVANT
-                graded.add(item_key(store.record_decision(con, ANNOTATOR, schema, dict(u.values), u.item.pmid, grade)))
+                graded.add(item_key(record_decision(con, ANNOTATOR, schema, dict(u.values), u.item.pmid, grade)))
             job, _, _ = retrain(con, settings, retraining.RetrainRequest(**request))
             result = job_result(job)
             ndcg = served_ndcg(Path(result.path), benchmark, concept, k)

@@ -14,9 +14,9 @@ from pathlib import Path
 import duckdb
 
 from bench._backup_timing import ms_summary, timed_decision
-from curation import store
 from curation.errors import StoreDamagedError
 from curation.ops.recovery import recover_store, wal_path
+from curation.store.opening import open_store
 from curation.store.reconcile import open_notices
 
 
@@ -37,7 +37,7 @@ def recovery_figures(db: Path, folder: Path, work: Path, pmids: list[str], trial
     walled = work / "wal" / "store.duckdb"
     walled.parent.mkdir()
     shutil.copyfile(db, walled)
-    con = store.open_store(walled)
+    con = open_store(walled)
     before = con.execute("SELECT count(*) FROM decisions").fetchall()[0][0]
     for i in range(200):
         timed_decision(con, 20_000_000 + i, pmids)
@@ -114,8 +114,9 @@ def recovery_figures(db: Path, folder: Path, work: Path, pmids: list[str], trial
 def _product_open(walled: Path, work: Path, folder: Path, before: int, made: int, position: int | None = None,
                   cut: int | None = None) -> dict[str, object]:
     """What the product gives back from a damaged copy: the store, its WAL (16 bytes inverted at ``position``,
-    or cut at ``cut``) and its decision journal, as they sit side by side in a deployment. ``store.open_store``
-    (which checks the store against the journal), and ``recover_store`` when it refuses; then how many of the
+    or cut at ``cut``) and its decision journal, as they sit side by side in a deployment.
+    ``curation.store.opening.open_store`` (which checks the store against the journal), and ``recover_store`` when
+    it refuses; then how many of the
     ``made`` decisions are there, and whether a person is told (a notice, or the recovery report)."""
     copy = work / "product" / "store.duckdb"
     copy.parent.mkdir()
@@ -136,12 +137,12 @@ def _product_open(walled: Path, work: Path, folder: Path, before: int, made: int
         started = time.perf_counter()
         told: list[str] = []
         try:
-            con = store.open_store(copy)
+            con = open_store(copy)
             path = "opened"
         except StoreDamagedError:
             report = recover_store(copy, folder)
             told.append(f"recover: restored from {report.restored_kind}")
-            con = store.open_store(copy)
+            con = open_store(copy)
             path = "recovered"
         try:
             present = con.execute("SELECT count(*) FROM decisions").fetchall()[0][0] - before

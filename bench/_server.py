@@ -21,7 +21,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from curation import store
+from curation.store.base import stats
+from curation.store.opening import open_store
 from curation.workflows.ingestion import ingest_corpus, ingest_kb
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -34,12 +35,12 @@ def build_store(db_path: str | Path, data_dir: str | Path) -> dict:
     """A store with CIViC's current export and the BioRED and BC5CDR abstracts; returns its counts."""
     data_dir = Path(data_dir)
     corpus = sorted((data_dir / "biored").glob("*.PubTator")) + sorted((data_dir / "bc5cdr").glob("*.PubTator.txt"))
-    con = store.open_store(db_path)
+    con = open_store(db_path)
     try:
         ingest_kb(con, "civic", data_dir / CIVIC_FILE)
         for path in corpus:
             ingest_corpus(con, "pubtator", path)
-        return store.stats(con)
+        return stats(con)
     finally:
         con.close()
 

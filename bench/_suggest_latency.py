@@ -20,11 +20,11 @@ def latency(data_dir: Path, scorer, queries: int = 200, seed: int = 13) -> dict:
     import random
     import tempfile
 
-    from curation import store
     from curation.cli.search import Searcher
     from curation.config import Settings
     from curation.relations.scorer_folder import SCORER_FILE
     from curation.schemas import PO
+    from curation.store.opening import open_store
     from curation.workflows.quickstart import load_sample
     from curation.workflows.relation_scoring import activate_scorer
     from curation.workflows.suggest import DEFAULT_TOP_DOCS, suggest
@@ -36,7 +36,7 @@ def latency(data_dir: Path, scorer, queries: int = 200, seed: int = 13) -> dict:
         scorer.save(folder / SCORER_FILE)
         settings = Settings(db_path=Path(tmp) / "store.duckdb", data_dir=data_dir, models_dir=Path(tmp) / "models",
                             cache_dir=Path(tmp) / "cache")
-        con = store.open_store(settings.db_path)
+        con = open_store(settings.db_path)
         activate_scorer(con, folder)  # active before the load: documents are scored as they are annotated
         t = time.perf_counter()
         from curation.entities.annotation import Annotator

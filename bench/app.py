@@ -64,12 +64,13 @@ from bench._browser import (
     slug,
 )
 from bench._server import app_server, build_store
-from curation import store
 from curation.config import load_settings
 from curation.grades import Grade
 from curation.ingest.problems import Problems
 from curation.ingest.pubtator import read_pubtator
 from curation.learning.benchmark.records import derive_records
+from curation.store.decisions import list_decisions
+from curation.store.opening import open_store
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = ROOT / "bench" / "results" / "app.json"
@@ -203,9 +204,9 @@ def main(argv: list[str] | None = None) -> int:
                 sizes = take_screenshots(context.new_page(), url, args.screenshots)
                 timings["screenshots"] = round(time.perf_counter() - t0, 3)
         # The server is gone: the store is free again (DuckDB allows one process per file).
-        con = store.open_store(db, read_only=True)
+        con = open_store(db, read_only=True)
         try:
-            decisions = store.list_decisions(con, curator=CURATOR)
+            decisions = list_decisions(con, curator=CURATOR)
         finally:
             con.close()
     stored = {

@@ -7,7 +7,7 @@ Usage::
 
 Builds a temporary store from the real data exactly as the README's "Data" section does (CIViC
 2018 + 2026, BioRED, BC5CDR, HoC: 3,476 abstracts), adds curators' decisions through
-``store.record_decision`` (half with an answer, so half also write a KB record), then measures:
+``curation.store.decisions.record_decision`` (half with an answer, so half also write a KB record), then measures:
 
 - ``record_decision`` latency (each is one committed, fdatasync-ed transaction), and with
   ``strace`` when it is installed, how many fdatasync calls one decision makes;
@@ -52,9 +52,10 @@ from bench._backup_timing import ms_summary, timed_decision
 from bench._benchmark import goal
 from bench._kill_campaign import kill_campaign
 from bench._recovery_figures import recovery_figures
-from curation import store
 from curation.config import Settings
 from curation.ops.backup import backup_due, backup_store, verify_backup
+from curation.store.base import stats
+from curation.store.opening import open_store
 from curation.workflows.ingestion import ingest_corpus, ingest_kb
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -63,7 +64,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def build_store(data_dir: Path, path: Path) -> dict[str, float]:
     """The README's ingest commands, through the same functions the CLI calls."""
     started = time.perf_counter()
-    con = store.open_store(path)
+    con = open_store(path)
     civic = data_dir / "civic"
     for tsv in (civic / "civic_evidence_2018-05_v1schema.tsv", civic / "civic_evidence_2026-05.tsv"):
         ingest_kb(con, "civic", tsv)
@@ -79,13 +80,15 @@ def fdatasyncs_per_decision(db: Path, decisions: int = 50) -> float | None:
     """fdatasync calls per record_decision, counted by strace in a child process (None without strace)."""
     if not shutil.which("strace"):
         return None
-    code = ("import sys; from curation import store; from curation.schemas import PO\n"
+    code = ("import sys; from curation.schemas import PO\n"
             "from curation.grades import Grade\n"
-            f"con = store.open_store({str(db)!r}); con.execute('CHECKPOINT')\n"
+            "from curation.store.decisions import record_decision\n"
+            "from curation.store.opening import open_store\n"
+            f"con = open_store({str(db)!r}); con.execute('CHECKPOINT')\n"
             "pmid = con.execute('SELECT min(pmid) FROM documents').fetchall()[0][0]\n"
             "sys.stderr.write('BEGIN\\n'); sys.stderr.flush()\n"
             f"for i in range({decisions}):\n"
-            "    store.record_decision(con, 'strace', PO, {'Gene': f'S{i}'}, pmid, Grade.PARTIAL)\n"
+            "    record_decision(con, 'strace', PO, {'Gene': f'S{i}'}, pmid, Grade.PARTIAL)\n"
             "sys.stderr.write('END\\n'); sys.stderr.flush()\n"
             "import os; os._exit(0)\n")
     trace = subprocess.run(
@@ -97,7 +100,7 @@ def fdatasyncs_per_decision(db: Path, decisions: int = 50) -> float | None:
 
 
 def backup_figures(db: Path, folder: Path, decisions: int, pmids: list[str]) -> dict[str, object]:
-    con = store.open_store(db)
+    con = open_store(db)
     alone = []
     for _ in range(5):
         started = time.perf_counter()
@@ -187,10 +190,10 @@ def main(argv: list[str] | None = None) -> int:
                             "platform": platform.platform(), "cpus": os.cpu_count()},
         }
         report["build"] = build_store(args.data_dir, db)
-        con = store.open_store(db)
+        con = open_store(db)
         pmids = [row[0] for row in con.execute("SELECT pmid FROM documents ORDER BY pmid").fetchall()]
         report["record_decision_ms"] = ms_summary([timed_decision(con, i, pmids) for i in range(args.decisions)])
-        report["store"] = {k: v for k, v in store.stats(con).items() if isinstance(v, int)}
+        report["store"] = {k: v for k, v in stats(con).items() if isinstance(v, int)}
         con.close()
         report["fdatasync_per_decision"] = fdatasyncs_per_decision(db)
         print(f"store built: {report['store']}; record_decision {report['record_decision_ms']}", flush=True)

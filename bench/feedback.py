@@ -8,7 +8,7 @@ Usage::
 Everything goes through the product's own path: a fresh store holds the corpus and the
 benchmark's **train-split** gene + disease records with a treatment as a GDT knowledge base (canonical
 names, as a KB writes them; dev and test records never reach the store); decisions are recorded with
-``store.record_decision``; each retraining is a real job (``retraining.start_retrain`` → ``python -m
+``curation.store.decisions.record_decision``; each retraining is a real job (``retraining.start_retrain`` → ``python -m
 curation.jobs.worker`` → ``poll_job`` → activation, the new retriever loaded before the swap).
 
 1. ``before``: the zero-shot MiniLM version, built and activated.
@@ -64,7 +64,6 @@ from bench._benchmark import (
     system,
 )
 from bench.edel import GDT
-from curation import store
 from curation.config import load_settings
 from curation.grades import Grade
 from curation.jobs import retraining
@@ -75,6 +74,12 @@ from curation.learning.statistics import bootstrap_ci
 from curation.learning.training import TrainConfig
 from curation.records import KBRecord
 from curation.retrieval.relation_search import SearchOptions
+from curation.store.base import add_schema, transaction
+from curation.store.corpus import add_documents
+from curation.store.decisions import record_decision
+from curation.store.jobs import Job, get_job
+from curation.store.kb import add_kb_records
+from curation.store.opening import open_store
 from curation.versions import catalog, registry
 from index.loading import open_retriever
 from index.search import Mode
@@ -150,7 +155,7 @@ def simulate_curator(con, retriever, benchmark: Benchmark, queries_per_kind: int
             for hit in hits:
                 grade = Grade.COMPLETE if hit.pmid in relevant else Grade.NOT_RELEVANT
                 clock = time.perf_counter()
-                store.record_decision(con, "simulated curator", GDT, values, hit.pmid, grade)
+                record_decision(con, "simulated curator", GDT, values, hit.pmid, grade)
                 latencies.append(time.perf_counter() - clock)
                 counts[f"{kind}:{grade}"] += 1
             counts[f"queries_{kind}"] += 1
@@ -162,7 +167,7 @@ def simulate_curator(con, retriever, benchmark: Benchmark, queries_per_kind: int
     }
 
 
-def retrain(con, settings, request: retraining.RetrainRequest) -> tuple[store.Job, float, float]:
+def retrain(con, settings, request: retraining.RetrainRequest) -> tuple[Job, float, float]:
     """Run one real job to the end; returns it, seconds from the call to serving, and the load time."""
     clicked = time.time()
     loaded = {}
@@ -175,7 +180,7 @@ def retrain(con, settings, request: retraining.RetrainRequest) -> tuple[store.Jo
     job = retraining.start_retrain(con, request, settings)
     while not job.finished:
         time.sleep(2)
-        job = retraining.poll_job(con, store.get_job(con, job.job_id), before_activate=preload)
+        job = retraining.poll_job(con, get_job(con, job.job_id), before_activate=preload)
         progress = retraining.read_progress(job)
         if progress is not None:
             print(f"  job {job.job_id}: {progress.stage} {progress.step}/{progress.total}", end="\r", flush=True)
@@ -265,11 +270,11 @@ def main(argv: list[str] | None = None) -> int:
     clock = time.time()
     benchmark = load_benchmark(args.data_dir, seed=args.seed)
     train_records = gdt_records(benchmark)
-    con = store.open_store(work / "bench.duckdb")
-    store.add_schema(con, GDT)
-    with store.transaction(con):
-        store.add_documents(con, list(benchmark.corpus))
-        store.add_kb_records(con, train_records, origin="benchmark v2 train split")
+    con = open_store(work / "bench.duckdb")
+    add_schema(con, GDT)
+    with transaction(con):
+        add_documents(con, list(benchmark.corpus))
+        add_kb_records(con, train_records, origin="benchmark v2 train split")
     timings["load_store"] = time.time() - clock
 
     clock = time.time()

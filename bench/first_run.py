@@ -59,8 +59,9 @@ from bench._browser import (
     wait_for_page,
 )
 from bench._server import command_server, first_run_env, readme_first_command
-from curation import store
 from curation.config import load_settings
+from curation.store.base import stats
+from curation.store.opening import open_store
 from curation.workflows.quickstart import find_sample
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -101,9 +102,9 @@ def first_search(page) -> dict:
 
 
 def store_counts(db: str) -> dict:
-    con = store.open_store(db, read_only=True)
+    con = open_store(db, read_only=True)
     try:
-        counts = store.stats(con)
+        counts = stats(con)
     finally:
         con.close()
     return {k: counts[k] for k in ("documents", "kb_records", "synonyms", "mentions") if k in counts}

@@ -59,17 +59,18 @@ SHM = Path("/dev/shm")
 
 def load_store(db: Path, data_dir: Path, small: bool) -> dict:
     from bench._server import build_store
-    from curation import store
+    from curation.store.base import stats
+    from curation.store.opening import open_store
     from curation.workflows.ingestion import ingest_corpus, ingest_kb
 
     if not small:
         counts = build_store(db, data_dir)
         return {"documents": counts["documents"], "kb_records": counts["kb_records"]}
     fixtures = ROOT / "tests" / "fixtures"
-    con = store.open_store(db)
+    con = open_store(db)
     ingest_kb(con, "civic", fixtures / "civic" / "current.tsv")
     ingest_corpus(con, "pubtator", fixtures / "pubtator" / "small.PubTator")
-    counts = store.stats(con)
+    counts = stats(con)
     con.close()
     return {"documents": counts["documents"], "kb_records": counts["kb_records"]}
 
@@ -96,11 +97,11 @@ def served_search(con):
 def relations(con, sessions: int, min_hits: int) -> list[dict[str, str]]:
     """Gene–variant pairs of the KB for which the Curate page's search finds ``min_hits`` abstracts, one per
     session (repeating when there are fewer)."""
-    from curation import store
+    from curation.store.kb import list_kb_records
 
     found = served_search(con)
     pairs: list[dict[str, str]] = []
-    for record in store.list_kb_records(con, "PO"):
+    for record in list_kb_records(con, "PO"):
         values = {"Gene": record.get("Gene"), "Variant": record.get("Variant")}
         if values in pairs or not all(values.values()):
             continue
@@ -115,18 +116,19 @@ def relations(con, sessions: int, min_hits: int) -> list[dict[str, str]]:
 
 def start_job(db: Path, target: dict[str, str]) -> tuple[int, int]:
     """Seed a few decisions (so there is something to train on) and start a long retraining job."""
-    from curation import store
     from curation.config import load_settings
     from curation.jobs import retraining
     from curation.learning.holdout import DECISION_SHARE
     from curation.learning.splits import gene_key, gene_part, unit_hash
     from curation.schemas import PO
+    from curation.store.decisions import record_decision
+    from curation.store.opening import open_store
 
     def trainable(gene: str) -> bool:  # decisions on dev / test / held-out genes are never trained on
         key = gene_key(PO, gene)
         return gene_part(key) == "train" and unit_hash(key, 13, "decisions") >= DECISION_SHARE
 
-    con = store.open_store(db)
+    con = open_store(db)
     try:
         pmids = served_search(con)(target, 10)
         # The target's abstracts judged under the target and under genes whose decisions are trained on (the
@@ -135,7 +137,7 @@ def start_job(db: Path, target: dict[str, str]) -> tuple[int, int]:
         for gene in genes:
             values = {**target, "Gene": gene}
             for n, pmid in enumerate(pmids):
-                store.record_decision(con, "load-seed", PO, values, pmid, GRADES[n % 3])
+                record_decision(con, "load-seed", PO, values, pmid, GRADES[n % 3])
         request = retraining.RetrainRequest(  # no early stopping: the worker stays busy for the whole load
             "PO", epochs=1000, max_steps=1_000_000, batch_size=8, max_seq_length=128, patience=0
         )
@@ -157,13 +159,14 @@ def start_job(db: Path, target: dict[str, str]) -> tuple[int, int]:
 
 
 def stop_job(db: Path, job_id: int) -> str:
-    from curation import store
     from curation.jobs import retraining
+    from curation.store.jobs import get_job
+    from curation.store.opening import open_store
 
-    con = store.open_store(db)
+    con = open_store(db)
     try:
         retraining.recover_jobs(con)  # the server stopped: re-attach the job
-        job = retraining.cancel_job(con, store.get_job(con, job_id))
+        job = retraining.cancel_job(con, get_job(con, job_id))
         job = retraining.wait_for(con, job, interval_s=1.0, timeout_s=300)
         return job.state
     finally:
@@ -236,11 +239,11 @@ def percentile(values: list[float], q: float) -> float:
 
 def run(work: Path, sessions: int, decisions: int, retrain: bool, small: bool, timeout_s: float) -> dict:
     from bench._server import app_server
-    from curation import store
     from curation.jobs import retraining
+    from curation.store.opening import open_store
 
     db = work / "load.duckdb"
-    con = store.open_store(db)
+    con = open_store(db)
     targets = relations(con, sessions, min_hits=1 if small else 10)
     con.close()
     run_id = f"{sessions}s{int(time.time())}"
@@ -276,7 +279,7 @@ def run(work: Path, sessions: int, decisions: int, retrain: bool, small: bool, t
         if profiles != work:
             shutil.rmtree(profiles, ignore_errors=True)
         job_state = stop_job(db, job_id) if job_id else ""
-    con = store.open_store(db)
+    con = open_store(db)
     curators = [r["curator"] for r in results.values()]
     marks = ", ".join("?" * len(curators))
     stored = con.execute(f"SELECT count(*) FROM decisions WHERE curator IN ({marks})", curators).fetchall()[0][0]

@@ -38,12 +38,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from bench._benchmark import goal
-from curation import access, store
+from curation import access
 from curation.access import Action, Identity, IdentitySource, Role
 from curation.config import Settings
 from curation.errors import AccessDeniedError, CurationError
 from curation.grades import Grade
 from curation.schemas import PO
+from curation.store.decisions import list_decisions
+from curation.store.opening import open_store
 from curation.workflows import (
     annotation_queue,
     curate,
@@ -130,12 +132,12 @@ def _write_paths(con, tmp: Path, settings: Settings, other_decision: int, disagr
 
 def enforcement(con, tmp: Path, settings: Settings) -> dict:
     """Every write path × every kind of person: refused or passed, against the policy; refusals write nothing."""
-    pmid = store.list_decisions(con)[0].pmid if store.list_decisions(con) else \
+    pmid = list_decisions(con)[0].pmid if list_decisions(con) else \
         con.execute("SELECT pmid FROM documents ORDER BY pmid LIMIT 1").fetchall()[0][0]
     main = PEOPLE["maintainer"]
     other = curate.record_judgement(con, None, main, PO, {"Gene": "BRAF"}, pmid, Grade.COMPLETE)
     annotation_queue.record_label(con, PEOPLE["annotator"], PO, {"Gene": "BRAF"}, pmid, Grade.NOT_RELEVANT)
-    disagreement = next(d for d in disagreements(store.list_decisions(con)) if d.item.pmid == pmid)
+    disagreement = next(d for d in disagreements(list_decisions(con)) if d.item.pmid == pmid)
     paths = _write_paths(con, tmp, settings, other.decision_id, disagreement, pmid)
     rows, mismatches, unclean = [], [], []
     for path, (action, call) in paths.items():
@@ -171,7 +173,7 @@ def _pcts(values: list[float]) -> dict[str, float]:
 
 def overhead(personal_db: Path, team_db: Path, decisions: int) -> dict:
     """record_judgement on a personal store (typed name) and a team store (signed-in curator), alternating."""
-    cons = {"personal": store.open_store(personal_db), "team": store.open_store(team_db)}
+    cons = {"personal": open_store(personal_db), "team": open_store(team_db)}
     who = {"personal": "cur@example.org", "team": PEOPLE["curator"]}
     pmids = [r[0] for r in cons["personal"].execute("SELECT pmid FROM documents ORDER BY pmid LIMIT ?",
                                                     [decisions]).fetchall()]
@@ -247,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
         personal, teamed = tmp / "personal.duckdb", tmp / "team.duckdb"
         for copy in (personal, teamed):
             shutil.copy(base, copy)
-        con = store.open_store(teamed)
+        con = open_store(teamed)
         try:
             access.sign_in(con, PEOPLE["maintainer"])
             for role in ("curator", "annotator", "adjudicator"):
@@ -257,7 +259,7 @@ def main(argv: list[str] | None = None) -> int:
         figures = {"overhead": overhead(personal, teamed, args.decisions)}
         matrix_db = tmp / "matrix.duckdb"
         shutil.copy(teamed, matrix_db)
-        con = store.open_store(matrix_db)
+        con = open_store(matrix_db)
         try:
             settings = Settings(db_path=matrix_db, jobs_dir=tmp / "jobs", models_dir=tmp / "models",
                                 backups_dir=tmp / "backups", data_dir=args.data_dir)

@@ -203,7 +203,7 @@ class ItemKey:
     """One thing to label: a document for a partial relation of a schema.
 
     ``relation`` is the relation's query entities, whitespace- and case-folded, sorted by type:
-    the same identity as ``store.relation_key``.
+    the same identity as ``curation.store.decisions.relation_key``.
     """
 
     schema: str
@@ -217,7 +217,7 @@ def fold_relation(values: Iterable[tuple[str, str]]) -> tuple[tuple[str, str], .
 
 
 def item_key(decision: Decision) -> ItemKey:
-    """The item a decision grades (relation folded as ``store.relation_key`` folds it)."""
+    """The item a decision grades (relation folded as ``curation.store.decisions.relation_key`` folds it)."""
     return ItemKey(decision.schema, fold_relation(decision.query_entities), decision.pmid)
 
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from curation import store
 from curation.config import load_settings
+from curation.store.opening import open_store
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -34,6 +34,6 @@ def data_dir() -> Path:
 
 @pytest.fixture
 def con(tmp_path):
-    connection = store.open_store(tmp_path / "test.duckdb")
+    connection = open_store(tmp_path / "test.duckdb")
     yield connection
     connection.close()

@@ -14,9 +14,16 @@ from enum import StrEnum
 
 import duckdb
 
-from curation import store
 from curation.access.identity import MAX_NAME, Identity, IdentitySource, identity_of
 from curation.errors import AccessDeniedError, CurationError, SignInExpiredError
+from curation.store.team import (
+    change_roles,
+    count_role_grants,
+    list_role_grants,
+    list_role_holders,
+    list_roles_of,
+    note_person,
+)
 
 Who = Identity | str  # a workflow's "who": an Identity, or a typed name (self-declared)
 
@@ -59,7 +66,7 @@ FIRST_SIGN_IN = "first sign-in of an empty team store"
 
 def is_team_store(con: duckdb.DuckDBPyConnection) -> bool:
     """Whether the store has role grants (then only signed-in people with a role, or the shell, may write)."""
-    return store.count_role_grants(con) > 0
+    return count_role_grants(con) > 0
 
 
 def _valid(names: Iterable[str]) -> frozenset[Role]:
@@ -74,7 +81,7 @@ def roles_of(con: duckdb.DuckDBPyConnection, who: Who) -> frozenset[Role]:
         return ALL_ROLES
     if identity.source is IdentitySource.SELF_DECLARED:
         return frozenset() if is_team_store(con) else ALL_ROLES
-    return _valid(store.list_roles_of(con, identity.name)) | _valid(identity.claimed_roles)
+    return _valid(list_roles_of(con, identity.name)) | _valid(identity.claimed_roles)
 
 
 def actions_of(roles: Iterable[Role]) -> frozenset[Action]:
@@ -120,7 +127,7 @@ def require(con: duckdb.DuckDBPyConnection | None, who: Who, action: Action, now
             "command line on the machine")
     need = " or ".join(r.value for r in needed_roles(action))
     held = ", ".join(sorted(r.value for r in roles)) or "none"
-    maintainers = ", ".join(store.list_role_holders(con, Role.MAINTAINER)) or "a maintainer"
+    maintainers = ", ".join(list_role_holders(con, Role.MAINTAINER)) or "a maintainer"
     raise AccessDeniedError(f"{identity.name} cannot {action.value}: that needs the {need} role (yours: {held}). "
                             f"Ask {maintainers} to grant it")
 
@@ -142,8 +149,8 @@ def _role(role: str) -> Role:
 def grant(con: duckdb.DuckDBPyConnection, who: Who, person: str, role: str, reason: str = "") -> bool:
     """Give ``person`` a role (with an audit row); False when they already held it. Needs the maintainer role."""
     actor = require(con, who, Action.MANAGE_ROLES)
-    return store.change_roles(con, [(_person(person), _role(role).value, "grant")], actor.name, actor.source,
-                              reason) > 0
+    return change_roles(con, [(_person(person), _role(role).value, "grant")], actor.name, actor.source,
+                        reason) > 0
 
 
 def revoke(con: duckdb.DuckDBPyConnection, who: Who, person: str, role: str, reason: str = "") -> bool:
@@ -154,9 +161,9 @@ def revoke(con: duckdb.DuckDBPyConnection, who: Who, person: str, role: str, rea
     """
     actor = require(con, who, Action.MANAGE_ROLES)
     person, chosen = _person(person), _role(role)
-    if chosen is Role.MAINTAINER and store.list_role_holders(con, Role.MAINTAINER) == [person]:
+    if chosen is Role.MAINTAINER and list_role_holders(con, Role.MAINTAINER) == [person]:
         raise CurationError(f"{person} is the team's only maintainer; grant the maintainer role to someone else first")
-    return store.change_roles(con, [(person, chosen.value, "revoke")], actor.name, actor.source, reason) > 0
+    return change_roles(con, [(person, chosen.value, "revoke")], actor.name, actor.source, reason) > 0
 
 
 def leave_team_mode(con: duckdb.DuckDBPyConnection, who: Who, reason: str = "") -> int:
@@ -169,9 +176,9 @@ def leave_team_mode(con: duckdb.DuckDBPyConnection, who: Who, reason: str = "") 
     if actor.source is not IdentitySource.LOCAL:
         raise AccessDeniedError("a team store is turned back into a personal store from the shell only "
                                 "(python -m curation roles leave-team --yes)")
-    grants = store.list_role_grants(con)
-    return store.change_roles(con, [(g.person, g.role, "revoke") for g in grants], actor.name, actor.source,
-                              reason or "left team mode")
+    grants = list_role_grants(con)
+    return change_roles(con, [(g.person, g.role, "revoke") for g in grants], actor.name, actor.source,
+                        reason or "left team mode")
 
 
 def sign_in(con: duckdb.DuckDBPyConnection, identity: Identity) -> frozenset[Role]:
@@ -179,9 +186,9 @@ def sign_in(con: duckdb.DuckDBPyConnection, identity: Identity) -> frozenset[Rol
     maintainer (with an audit row saying so)."""
     if not identity.authenticated or identity.source is IdentitySource.LOCAL:
         raise ValueError("sign_in takes a person signed in through OIDC or the proxy")
-    store.note_person(con, identity.name, identity.display_name, identity.source,
-                      sorted(r.value for r in _valid(identity.claimed_roles)))
+    note_person(con, identity.name, identity.display_name, identity.source,
+                sorted(r.value for r in _valid(identity.claimed_roles)))
     if not is_team_store(con):
-        store.change_roles(con, [(identity.name, Role.MAINTAINER.value, "grant")], identity.name, identity.source,
-                           FIRST_SIGN_IN)
+        change_roles(con, [(identity.name, Role.MAINTAINER.value, "grant")], identity.name, identity.source,
+                     FIRST_SIGN_IN)
     return roles_of(con, identity)

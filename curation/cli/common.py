@@ -7,9 +7,10 @@ from collections.abc import Callable
 
 from tqdm import tqdm
 
-from curation import access, store
+from curation import access
 from curation.access import Action, Identity, local_operator
 from curation.records import IngestReport
+from curation.store.opening import open_store
 
 
 def _progress_bar(description: str) -> tuple[tqdm, Callable[[int], None]]:
@@ -30,7 +31,7 @@ def _print_report(report: IngestReport, show_skipped: int = 20) -> None:
 
 
 def _open(args: argparse.Namespace):
-    return store.open_store(args.db)
+    return open_store(args.db)
 
 
 def _open_for(args: argparse.Namespace, action: Action):

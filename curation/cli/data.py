@@ -7,11 +7,11 @@ import json
 import sys
 from pathlib import Path
 
-from curation import store
 from curation.access import Action
 from curation.cli.common import _open, _open_for, _print_report, _progress_bar, operator
 from curation.config import load_settings
 from curation.schemas import load_schemas
+from curation.store.base import add_schema, stats, transaction
 from curation.workflows.ingestion import (
     BATCH_DOCUMENTS,
     CORPUS_FORMATS,
@@ -79,7 +79,7 @@ def cmd_ingest_corpus(args: argparse.Namespace) -> int:
     if len(run.reports) + len(run.done) > 1:
         print(run.summary())
     status = _annotate_stale(con)
-    counts = store.stats(con)
+    counts = stats(con)
     print(f"store now holds {counts['documents']} documents, {counts['mentions']} gold mentions, "
           f"{counts['annotations']} annotations")
     return status
@@ -105,9 +105,9 @@ def _annotate_stale(con) -> int:
 def cmd_add_schemas(args: argparse.Namespace) -> int:
     con = _open_for(args, Action.IMPORT)
     schemas = load_schemas(args.path)
-    with store.transaction(con):
+    with transaction(con):
         for schema in schemas:
-            store.add_schema(con, schema)
+            add_schema(con, schema)
     print(f"added {len(schemas)} schema(s): {', '.join(s.name for s in schemas)}")
     return 0
 
@@ -155,7 +155,7 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
     hits = retriever.search_text("BRAF V600E", mode=mode, k=10).hits
     print(f"first search checked in {time.time() - started:.1f} s: 'BRAF V600E' ranks {len(hits)} abstracts with "
           f"{retriever.version}; {len(matcher.lexicon)} names in the dictionaries")
-    counts = store.stats(con)
+    counts = stats(con)
     print(f"store {args.db}: {counts['kb_records']} KB records, {counts['documents']} abstracts, "
           f"{counts['synonyms']} synonyms")
     print("start the app: .venv/bin/streamlit run app.py   (then open http://127.0.0.1:8501)")
@@ -164,7 +164,7 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
 
 def cmd_stats(args: argparse.Namespace) -> int:
     con = _open(args)
-    counts = store.stats(con)
+    counts = stats(con)
     if args.json:
         print(json.dumps(counts, indent=2, default=str))
     else:

@@ -7,8 +7,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from curation import store
 from curation.cli.common import operator
+from curation.store.base import list_schemas
+from curation.store.opening import open_store
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -18,7 +19,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     from curation.schemas import resolve_schema
     from curation.workflows import export
 
-    con = store.open_store(args.db, read_only=True)
+    con = open_store(args.db, read_only=True)
     try:
         if args.what == "civic-suggestions":
             made = export.civic_suggestions(con, curator=args.curator, who=operator())
@@ -28,7 +29,7 @@ def cmd_export(args: argparse.Namespace) -> int:
             made = export.decisions_file(con, args.format, curator=args.curator, active_only=args.active_only,
                                             who=operator())
         else:
-            schema = resolve_schema(args.schema, store.list_schemas(con))
+            schema = resolve_schema(args.schema, list_schemas(con))
             made = export.new_records_file(con, schema, args.format, curator=args.curator, who=operator())
     finally:
         con.close()

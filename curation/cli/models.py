@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from curation import store
 from curation.access import Action
 from curation.cli.common import _open_for
 from curation.config import load_settings
+from curation.store.base import list_schemas
+from curation.store.jobs import Job, active_jobs, list_jobs
 
 
 def cmd_train(args: argparse.Namespace) -> int:
@@ -22,7 +23,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     from curation.schemas import resolve_schema
 
     con = _open_for(args, Action.TRAIN)
-    schema = resolve_schema(args.schema, store.list_schemas(con))
+    schema = resolve_schema(args.schema, list_schemas(con))
     with tempfile.TemporaryDirectory(prefix="curation-snapshot-") as folder:
         export_snapshot(con, Path(folder) / "snapshot")
         snapshot = load_snapshot(Path(folder) / "snapshot")
@@ -101,11 +102,11 @@ def cmd_retrain(args: argparse.Namespace) -> int:
     for job in recovered:
         print(f"job {job.job_id}: {job.state} {job.message}".rstrip())
     if args.status:
-        for job in store.list_jobs(con, limit=10):
+        for job in list_jobs(con, limit=10):
             print(f"job {job.job_id}  {job.state:<9}  {job.created_at[:19]}  {job.message}")
         return 0
     if args.cancel:
-        running = store.active_jobs(con)
+        running = active_jobs(con)
         if not running:
             print("no job is running")
             return 1
@@ -130,7 +131,7 @@ def cmd_retrain(args: argparse.Namespace) -> int:
         return 0
     last = [""]
 
-    def report(job: store.Job, progress: retraining.Progress | None) -> None:
+    def report(job: Job, progress: retraining.Progress | None) -> None:
         if progress is None:
             return
         line = f"  {progress.stage}"

@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 
 import duckdb
 
-from curation import store
 from curation.cli.search_requests import (
     DEFAULT_TOP,
     MAX_TOP,
@@ -38,6 +37,9 @@ from curation.entities.query import QueryConcept
 from curation.errors import USER_ERRORS, CurationError
 from curation.files import write_atomic
 from curation.schemas import RelationSchema
+from curation.store.base import list_schemas, schema_version
+from curation.store.corpus import get_documents
+from curation.store.opening import open_store
 from curation.workflows.provenance import hit_provenance
 
 if TYPE_CHECKING:  # the search stack loads when a search runs, not when the CLI starts
@@ -81,7 +83,7 @@ class Searcher:
         return self._engines[key]
 
     def documents(self, pmids: Sequence[str]) -> dict:
-        return {d.pmid: d for d in store.get_documents(self.con, list(pmids))}
+        return {d.pmid: d for d in get_documents(self.con, list(pmids))}
 
     def search(self, schema: RelationSchema, request: SearchRequest, mode: str, rm3: bool) -> dict[str, Any]:
         from curation.retrieval.relation_search import SearchOptions, search_relation
@@ -152,10 +154,10 @@ def cmd_search(args: argparse.Namespace) -> int:
     db = Path(args.db)
     if str(db) != ":memory:" and not db.exists():
         raise CurationError(f"{db}: no store here; ingest a knowledge base and a corpus first, or pass --db")
-    con = store.open_store(db, read_only=True)
+    con = open_store(db, read_only=True)
     try:
         try:
-            version = store.schema_version(con)
+            version = schema_version(con)
         except duckdb.Error:  # a DuckDB file that is not a store
             version = -1
         if version < 0:
@@ -163,7 +165,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         if version < CONCEPT_INDEX_MIGRATION:  # read-only: it is not migrated here
             raise CurationError(f"{db} predates the concept index; run any writing command on it once (e.g. "
                                 f"`python -m curation reannotate --db {db}`) or open it in the app, then search")
-        schemas = {s.name: s for s in store.list_schemas(con)}
+        schemas = {s.name: s for s in list_schemas(con)}
         resolved = [resolve(r, schemas, w) for r, w in zip(requests, places, strict=True)]
         searcher = Searcher(con)
         for (schema, request), where in zip(resolved, places, strict=True):

@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from curation import store
 from curation.access import Action
 from curation.cli.common import _open, _open_for, _print_report, operator
 from curation.config import load_settings
+from curation.store.corpus import get_documents
+from curation.store.kb import list_kb_records
 from curation.workflows.ingestion import ingest_corpus, ingest_kb
 
 
@@ -18,11 +19,11 @@ def cmd_fetch_pubmed(args: argparse.Namespace) -> int:
     settings = load_settings()
     con = _open(args)
     if args.pmids_from_kb:
-        pmids = sorted({r.pmid for r in store.list_kb_records(con) if r.pmid})
+        pmids = sorted({r.pmid for r in list_kb_records(con) if r.pmid})
     else:
         pmids = fetch.search_pubmed(args.query, retmax=args.retmax, email=settings.ncbi_email,
                                     api_key=settings.ncbi_api_key)
-    have = {d.pmid for d in store.get_documents(con, pmids)}
+    have = {d.pmid for d in get_documents(con, pmids)}
     missing = [p for p in pmids if p not in have]
     print(f"{len(pmids)} PMIDs, {len(missing)} not yet in the store")
     files = fetch.fetch_pubmed(missing, settings.cache_dir / "pubmed", email=settings.ncbi_email,

@@ -16,13 +16,14 @@ from pathlib import Path
 
 import duckdb
 
-from curation import store
 from curation.cli.common import _open, operator
 from curation.cli.search import Searcher, emit
 from curation.cli.search_requests import SearchRequest, Where, check_applied, parse_pairs, read_queries, resolve
 from curation.config import load_settings
 from curation.errors import USER_ERRORS, CurationError
 from curation.files import write_atomic
+from curation.store.base import list_schemas, schema_version
+from curation.store.opening import open_store
 
 RELATION_PAIRS_MIGRATION = 9  # the store's schema version that added relation pairs
 
@@ -30,9 +31,9 @@ RELATION_PAIRS_MIGRATION = 9  # the store's schema version that added relation p
 def _read_only(db: Path):
     if str(db) != ":memory:" and not db.exists():
         raise CurationError(f"{db}: no store here; ingest a knowledge base and a corpus first, or pass --db")
-    con = store.open_store(db, read_only=True)
+    con = open_store(db, read_only=True)
     try:
-        version = store.schema_version(con)
+        version = schema_version(con)
     except duckdb.Error:
         version = -1
     if version < 0:
@@ -73,7 +74,7 @@ def cmd_suggest(args: argparse.Namespace) -> int:
         places = [Where()]
     con = _read_only(Path(args.db))
     try:
-        schemas = {s.name: s for s in store.list_schemas(con)}
+        schemas = {s.name: s for s in list_schemas(con)}
         resolved = [resolve(r, schemas, w) for r, w in zip(requests, places, strict=True)]
         searcher = Searcher(con)
         for (schema, request), where in zip(resolved, places, strict=True):

@@ -18,7 +18,6 @@ from pathlib import Path
 
 import duckdb
 
-from curation import store
 from curation.entities.lexicon import Lexicon, normalise_name
 from curation.entities.matching import Matcher
 from curation.entities.name_filter import measure_names, merge_stats, unreliable_names
@@ -35,6 +34,9 @@ from curation.errors import InputError
 from curation.files import write_atomic
 from curation.records import Document, KBRecord, Mention, Synonym
 from curation.schemas import RelationSchema
+from curation.store.base import list_schemas, record_ingest, transaction
+from curation.store.corpus import add_synonyms, get_documents, list_mentions, list_synonyms
+from curation.store.kb import list_kb_records
 
 DICTIONARY_FORMATS = ("drugbank", "hgnc")
 # Bump when what :func:`assemble_lexicon` excludes, or how, changes: older files in the cache then miss.
@@ -54,9 +56,9 @@ def read_dictionary(kind: str, path) -> list[Synonym]:
 def ingest_dictionary(con: duckdb.DuckDBPyConnection, kind: str, path) -> tuple[int, int]:
     """Add a dictionary file's synonyms to the store (one transaction). Returns (read, new)."""
     synonyms = read_dictionary(kind, path)
-    with store.transaction(con):
-        added = store.add_synonyms(con, synonyms)
-        store.record_ingest(con, f"dict:{kind}", str(path), added, len(synonyms) - added, 0)
+    with transaction(con):
+        added = add_synonyms(con, synonyms)
+        record_ingest(con, f"dict:{kind}", str(path), added, len(synonyms) - added, 0)
     return len(synonyms), added
 
 
@@ -171,13 +173,13 @@ def build_lexicon(con: duckdb.DuckDBPyConnection, filter_names: bool = True, cac
 
     ``cache_dir``: where the measured name exclusions are kept between processes (see :func:`assemble_lexicon`).
     """
-    mentions = store.list_mentions(con)
-    records = [(schema, store.list_kb_records(con, schema.name)) for schema in store.list_schemas(con)]
-    synonyms = merged_synonyms(store.list_synonyms(con), records, mentions)
+    mentions = list_mentions(con)
+    records = [(schema, list_kb_records(con, schema.name)) for schema in list_schemas(con)]
+    synonyms = merged_synonyms(list_synonyms(con), records, mentions)
     by_doc: dict[str, list[Mention]] = defaultdict(list)
     for mention in mentions:
         by_doc[mention.pmid].append(mention)
-    annotated = [replace(d, mentions=tuple(by_doc[d.pmid])) for d in store.get_documents(con, sorted(by_doc))]
+    annotated = [replace(d, mentions=tuple(by_doc[d.pmid])) for d in get_documents(con, sorted(by_doc))]
     return assemble_lexicon(synonyms, annotated, filter_names, cache_dir)
 
 

@@ -16,11 +16,10 @@ from typing import Protocol
 
 import duckdb
 
-from curation import store
 from curation.entities.annotation import Annotation
 from curation.entities.query import QueryConcept
 from curation.entities.variants import variant_keys, variant_matches
-from curation.store import Posting
+from curation.store.annotations import Posting, list_annotated_texts, list_concept_postings
 from index.concepts import ConceptQuery
 
 # An alias's weight in the expanded lexical query (the typed and canonical names weigh 1); chosen on dev by
@@ -43,10 +42,10 @@ class StorePostings:
         self.con = con
 
     def postings(self, kind: str, concept_ids: Sequence[str], texts: Sequence[str] = ()) -> list[Posting]:
-        return store.list_concept_postings(self.con, kind, concept_ids, texts)
+        return list_concept_postings(self.con, kind, concept_ids, texts)
 
     def texts(self, kind: str) -> Sequence[str]:
-        return store.list_annotated_texts(self.con, kind)
+        return list_annotated_texts(self.con, kind)
 
 
 class MemoryPostings:

@@ -13,13 +13,13 @@ from pathlib import Path
 
 import duckdb
 
-from curation import store
 from curation.config import Settings
 from curation.entities.annotation import Annotator
 from curation.entities.dictionaries import build_lexicon
 from curation.entities.lexicon import Lexicon
 from curation.entities.matching import Matcher
 from curation.errors import CurationError
+from curation.store.annotations import get_active_entity_model
 
 MODEL_KINDS = ("recogniser", "linker")
 NO_RECOGNISER = (
@@ -99,7 +99,7 @@ def current_annotator(
     message says which folder failed and why. ``recogniser``: the active recogniser, already loaded
     (just activated), so it is not loaded a second time.
     """
-    row = store.get_active_entity_model(con, "recogniser")
+    row = get_active_entity_model(con, "recogniser")
     if row is None:
         return CurrentAnnotator(Annotator(matcher), NO_RECOGNISER)
     if recogniser is None:
@@ -109,7 +109,7 @@ def current_annotator(
             return CurrentAnnotator(Annotator(matcher), f"the active recogniser could not be loaded ({exc}): "
                                                         "highlights come from dictionaries")
     linker, message = None, ""
-    linker_row = store.get_active_entity_model(con, "linker")
+    linker_row = get_active_entity_model(con, "linker")
     if linker_row is not None:
         try:
             linker = load_entity_model("linker", resolve_model_folder(linker_row.path, settings), matcher.lexicon)
@@ -120,13 +120,13 @@ def current_annotator(
 
 def active_models_key(con: duckdb.DuckDBPyConnection) -> tuple[str, str]:
     """(active recogniser path, active linker path), "" for none: what a cached annotator is keyed on."""
-    rows = [store.get_active_entity_model(con, kind) for kind in MODEL_KINDS]
+    rows = [get_active_entity_model(con, kind) for kind in MODEL_KINDS]
     return tuple(row.path if row is not None else "" for row in rows)  # type: ignore[return-value]
 
 
 def annotator_note(con: duckdb.DuckDBPyConnection) -> str:
     """What highlights come from, for a page (reads the store only; loads nothing)."""
-    row = store.get_active_entity_model(con, "recogniser")
+    row = get_active_entity_model(con, "recogniser")
     if row is None:
         return NO_RECOGNISER
     return f"highlights come from the stored annotations of recogniser {row.name} and the dictionaries"

@@ -38,13 +38,14 @@ from pathlib import Path
 
 import duckdb
 
-from curation import store
 from curation.config import Settings
 from curation.errors import USER_ERRORS, CurationError
 from curation.files import write_atomic
 from curation.jobs.protocol import read_worker_lines, request_from_dict
 from curation.jobs.result import JobResult
 from curation.jobs.retraining import REQUEST, SNAPSHOT, VERSION, launch_job
+from curation.store.annotations import AnnotationRow
+from curation.store.jobs import Job
 from curation.versions.registry import check_name
 
 KIND = "recogniser"
@@ -109,7 +110,7 @@ def new_recogniser_name(prefix: str = "biomed") -> str:
 def start_recogniser_job(
     con: duckdb.DuckDBPyConnection, request: RecogniserRequest, settings: Settings,
     launch: Callable[[Path], int] | None = None,
-) -> store.Job:
+) -> Job:
     """Record a recogniser job, export its snapshot and start the worker (``launch``: ``spawn_worker``).
 
     Raises:
@@ -247,7 +248,7 @@ class DocumentAnnotations:
 
     pmid: str
     chars: int
-    rows: tuple[store.AnnotationRow, ...]
+    rows: tuple[AnnotationRow, ...]
 
 
 def read_annotations(path: Path) -> tuple[str, Iterator[DocumentAnnotations]]:
@@ -259,7 +260,7 @@ def read_annotations(path: Path) -> tuple[str, Iterator[DocumentAnnotations]]:
     """
     def parse(data: dict) -> DocumentAnnotations:
         pmid = str(data["pmid"])
-        rows = tuple(store.AnnotationRow(*row) for row in data["rows"])
+        rows = tuple(AnnotationRow(*row) for row in data["rows"])
         if any(row.pmid != pmid for row in rows):
             raise ValueError(f"a row of another document than {pmid}")
         return DocumentAnnotations(pmid, int(data["chars"]), rows)

@@ -28,7 +28,6 @@ from pathlib import Path
 
 import duckdb
 
-from curation import store
 from curation.config import Settings
 from curation.errors import CurationError
 from curation.files import write_atomic
@@ -38,6 +37,8 @@ from curation.jobs.retraining import REQUEST, SNAPSHOT, VERSION, launch_job
 from curation.relations.scorer_folder import SCORERS, write_scorer
 from curation.relations.stored_pairs import DocumentPairs, annotated_pairs
 from curation.relations.training import train_with_manifest
+from curation.store.jobs import Job
+from curation.store.relations import PairRow
 from curation.versions.registry import check_name
 
 KIND = "relations"
@@ -77,7 +78,7 @@ class RelationsRequest:
 
 
 def start_relations_job(con: duckdb.DuckDBPyConnection, request: RelationsRequest, settings: Settings,
-                        launch: Callable[[Path], int] | None = None) -> store.Job:
+                        launch: Callable[[Path], int] | None = None) -> Job:
     """Record a relation-scorer job, export its snapshot and start the worker.
 
     Raises:
@@ -145,7 +146,7 @@ def read_pairs(path: Path) -> tuple[str, Iterator[DocumentPairs]]:
     """
     def parse(data: dict) -> DocumentPairs:
         pmid = str(data["pmid"])
-        rows = tuple(store.PairRow(*row) for row in data["pairs"])
+        rows = tuple(PairRow(*row) for row in data["pairs"])
         if any(row.pmid != pmid for row in rows):
             raise ValueError(f"a pair of another document than {pmid}")
         return DocumentPairs(pmid, int(data["annotations"]), rows)

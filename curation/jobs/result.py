@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from curation import store
 from curation.errors import CurationError
 from curation.files import write_atomic
+from curation.store.jobs import Job
 from curation.versions.manifest import Baseline, DevMetrics, TrainingReport
 from curation.versions.typed_json import OPTIONAL, check_format, decode, encode, load_json
 
@@ -175,7 +175,7 @@ def result_json(result: JobResult) -> dict[str, object]:
     return encode(result)
 
 
-def job_result(job: store.Job) -> JobResult | None:
+def job_result(job: Job) -> JobResult | None:
     """The result the store keeps for ``job``; None while it runs or when it finished without one.
 
     Raises:

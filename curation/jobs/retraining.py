@@ -37,7 +37,6 @@ from pathlib import Path
 
 import duckdb
 
-from curation import store
 from curation.config import PROJECT_ROOT, Settings
 from curation.errors import USER_ERRORS, CurationError
 from curation.files import write_atomic
@@ -45,7 +44,18 @@ from curation.jobs.processes import pid_alive
 from curation.jobs.result import JobResult, JobResultError, read_result, result_json
 from curation.jobs.retrain_request import RetrainRequest
 from curation.schemas import resolve_schema
-from curation.store.jobs import TERMINAL_STATES
+from curation.store.base import list_schemas
+from curation.store.jobs import (
+    TERMINAL_STATES,
+    Job,
+    active_jobs,
+    create_job,
+    finish_job,
+    get_job,
+    set_job_dir,
+    set_job_message,
+    start_job,
+)
 from curation.versions import catalog, registry
 from curation.versions.activation import judge
 
@@ -100,14 +110,14 @@ def start_retrain(
     request: RetrainRequest,
     settings: Settings,
     launch: Callable[[Path], int] | None = None,
-) -> store.Job:
+) -> Job:
     """Record a job, export its snapshot and start the worker (``launch``: :func:`spawn_worker`).
 
     Raises:
         CurationError: unknown schema, another job queued or running, or the worker could not
             be started (the job is then recorded as failed, with the reason).
     """
-    schema = resolve_schema(request.schema, store.list_schemas(con))
+    schema = resolve_schema(request.schema, list_schemas(con))
     active = catalog.active_version(con, schema.name)
     baseline = str(active.path) if active is not None and not catalog.check_version(active) else ""
     request = replace(request, schema=schema.name, models_dir=str(settings.models_dir), baseline=baseline)
@@ -121,20 +131,20 @@ def launch_job(
     request: dict,
     label: str,
     launch: Callable[[Path], int] | None = None,
-) -> store.Job:
+) -> Job:
     """Record a job of ``kind``, export the store's snapshot and the request into its folder, start its worker.
 
     Raises:
         CurationError: another job is queued or running, or the worker could not be started (the job is
             then recorded as failed, with the reason, and its snapshot removed).
     """
-    job = store.create_job(con, kind, request)
+    job = create_job(con, kind, request)
     job_dir = job_folder(settings, job.job_id)
     try:
         if job_dir.exists():
             shutil.rmtree(job_dir)  # the remains of a store that was reset; job ids are never reused in one store
         job_dir.mkdir(parents=True)
-        store.set_job_dir(con, job.job_id, str(job_dir))
+        set_job_dir(con, job.job_id, str(job_dir))
         from curation.learning.snapshot import export_snapshot
 
         export_snapshot(con, job_dir / SNAPSHOT)
@@ -142,11 +152,11 @@ def launch_job(
         pid = (launch or spawn_worker)(job_dir)
     except (OSError, *USER_ERRORS, subprocess.SubprocessError) as exc:
         message = _os_message(exc, job_dir) if isinstance(exc, OSError) else str(exc)
-        store.finish_job(con, job.job_id, "failed", f"could not start the worker: {message}")
+        finish_job(con, job.job_id, "failed", f"could not start the worker: {message}")
         shutil.rmtree(job_dir / SNAPSHOT, ignore_errors=True)
         raise CurationError(f"{label} job {job.job_id} could not start: {message}") from None
-    store.start_job(con, job.job_id, pid, str(job_dir))
-    return store.get_job(con, job.job_id)
+    start_job(con, job.job_id, pid, str(job_dir))
+    return get_job(con, job.job_id)
 
 
 def _os_message(exc: OSError, where: Path) -> str:
@@ -160,7 +170,7 @@ def _os_message(exc: OSError, where: Path) -> str:
 # --- following ----------------------------------------------------------------------------
 
 
-def read_progress(job: store.Job) -> Progress | None:
+def read_progress(job: Job) -> Progress | None:
     """The worker's last progress report, or None before its first."""
     if not job.job_dir:
         return None
@@ -191,8 +201,8 @@ def worker_alive(pid: int | None) -> bool:
 
 
 def poll_job(
-    con: duckdb.DuckDBPyConnection, job: store.Job, before_activate: Callable[[Path], None] | None = None
-) -> store.Job:
+    con: duckdb.DuckDBPyConnection, job: Job, before_activate: Callable[[Path], None] | None = None
+) -> Job:
     """Bring a job's record up to date with its worker (finishing it when the worker is done)."""
     if job.finished or job.state != "running":
         return job
@@ -225,7 +235,7 @@ def _worker_result(job_dir: Path) -> JobResult | None:
         return JobResult("failed", f"the worker's result could not be read: {exc}; the active model keeps serving")
 
 
-def _remove_staging(job: store.Job) -> None:
+def _remove_staging(job: Job) -> None:
     """The half-built version of a worker that died (never a published one: those have no .tmp)."""
     try:
         name = (Path(job.job_dir) / VERSION).read_text().strip()
@@ -252,48 +262,48 @@ def _terminate(pid: int | None) -> None:
             pass
 
 
-def cancel_job(con: duckdb.DuckDBPyConnection, job: store.Job) -> store.Job:
+def cancel_job(con: duckdb.DuckDBPyConnection, job: Job) -> Job:
     """Ask the worker to stop (it checks between steps); a job whose worker is gone is cancelled now."""
     if job.finished:
         return job
     if job.job_dir:
         Path(job.job_dir).mkdir(parents=True, exist_ok=True)
         (Path(job.job_dir) / CANCEL).touch()
-    store.set_job_message(con, job.job_id, "cancelling: the worker stops at its next step")
-    job = store.get_job(con, job.job_id)
+    set_job_message(con, job.job_id, "cancelling: the worker stops at its next step")
+    job = get_job(con, job.job_id)
     if job.state == "queued" or not worker_alive(job.pid):
         return finish(con, job, JobResult("cancelled", "cancelled"))
     return job
 
 
 def recover_jobs(con: duckdb.DuckDBPyConnection,
-                 before_activate: Callable[[Path], None] | None = None) -> list[store.Job]:
+                 before_activate: Callable[[Path], None] | None = None) -> list[Job]:
     """After an app (re)start: re-attach running jobs, finish those whose worker ended, fail the rest.
 
     A queued job never got its worker (the app stopped while starting it): it is marked failed.
     """
     out = []
-    for job in store.active_jobs(con):
+    for job in active_jobs(con):
         if job.state == "queued":
             finish(con, job, JobResult("failed", "the app stopped before the worker started; start the job again"))
         else:
             poll_job(con, job, before_activate)
-        out.append(store.get_job(con, job.job_id))
+        out.append(get_job(con, job.job_id))
     return out
 
 
 # --- finishing ----------------------------------------------------------------------------
 
 
-def finish(con: duckdb.DuckDBPyConnection, job: store.Job, result: JobResult,
-           before_activate: Callable[[Path], None] | None = None) -> store.Job:
+def finish(con: duckdb.DuckDBPyConnection, job: Job, result: JobResult,
+           before_activate: Callable[[Path], None] | None = None) -> Job:
     """Record the worker's outcome; for a new version, register it and activate it if it is good enough.
 
     ``before_activate(path)`` runs before the active flag flips (the app loads the new
     retriever there, so no search waits on it and none fails).
     """
     with _FINISH_LOCK:
-        job = store.get_job(con, job.job_id)
+        job = get_job(con, job.job_id)
         if job.finished:
             return job
         state, message = result.state, result.message
@@ -316,22 +326,22 @@ def finish(con: duckdb.DuckDBPyConnection, job: store.Job, result: JobResult,
                 state, message = "failed", f"the new version could not be used: {exc}; the active model keeps serving"
         if state not in TERMINAL_STATES:
             state, message = "failed", f"the worker reported an unknown state '{state}': {message}"
-        store.finish_job(con, job.job_id, state, message, result_json(result))
+        finish_job(con, job.job_id, state, message, result_json(result))
         if job.job_dir:
             shutil.rmtree(Path(job.job_dir) / SNAPSHOT, ignore_errors=True)  # the corpus copy; digest kept
-        return store.get_job(con, job.job_id)
+        return get_job(con, job.job_id)
 
 
-def wait_for(con: duckdb.DuckDBPyConnection, job: store.Job, interval_s: float = 2.0,
-             report: Callable[[store.Job, Progress | None], None] | None = None,
-             timeout_s: float | None = None) -> store.Job:
+def wait_for(con: duckdb.DuckDBPyConnection, job: Job, interval_s: float = 2.0,
+             report: Callable[[Job, Progress | None], None] | None = None,
+             timeout_s: float | None = None) -> Job:
     """Poll a job until it finishes (the CLI's loop)."""
     started = time.time()
     while not job.finished:
         if timeout_s is not None and time.time() - started > timeout_s:
             raise CurationError(f"job {job.job_id} did not finish within {timeout_s:.0f} s")
         time.sleep(interval_s)
-        job = poll_job(con, store.get_job(con, job.job_id))
+        job = poll_job(con, get_job(con, job.job_id))
         if report is not None:
             report(job, read_progress(job))
     return job

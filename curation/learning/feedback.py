@@ -13,7 +13,7 @@ curator typed:
   high enough for a curator to read it.
 
 An answer entity filled in also adds a KB record (``source = curator``, done by
-``store.record_decision``), so it feeds the KB-derived positives and the KB-matching negatives
+``curation.store.decisions.record_decision``), so it feeds the KB-derived positives and the KB-matching negatives
 of other records without anything here.
 
 Which decisions count:

@@ -20,13 +20,17 @@ from pathlib import Path
 
 import duckdb
 
-from curation import store
 from curation.entities.annotation import Annotation
 from curation.errors import CurationError
 from curation.files import write_atomic
 from curation.grades import Grade
 from curation.records import Decision, Document, KBRecord, Mention, Synonym
 from curation.schemas import BUILTIN, RelationSchema, schema_from_dict
+from curation.store.annotations import list_annotations
+from curation.store.base import list_schemas, stats
+from curation.store.corpus import iter_documents, list_mentions, list_synonyms
+from curation.store.decisions import list_decisions
+from curation.store.kb import list_kb_records
 
 FILES = ("schemas", "kb_records", "documents", "mentions", "synonyms", "decisions")
 OPTIONAL_FILES = ("annotations",)
@@ -83,27 +87,27 @@ def export_snapshot(con: duckdb.DuckDBPyConnection, folder: str | Path) -> dict[
     tmp = folder.with_name(folder.name + ".tmp")
     tmp.mkdir(parents=True, exist_ok=True)
     mentions: dict[str, list[Mention]] = {}
-    for mention in store.list_mentions(con):
+    for mention in list_mentions(con):
         mentions.setdefault(mention.pmid, []).append(mention)
     digests = {
-        "schemas": _write_jsonl(tmp / "schemas.jsonl", (s.to_dict() for s in store.list_schemas(con))),
-        "kb_records": _write_jsonl(tmp / "kb_records.jsonl", (asdict(r) for r in store.list_kb_records(con))),
+        "schemas": _write_jsonl(tmp / "schemas.jsonl", (s.to_dict() for s in list_schemas(con))),
+        "kb_records": _write_jsonl(tmp / "kb_records.jsonl", (asdict(r) for r in list_kb_records(con))),
         "documents": _write_jsonl(
             tmp / "documents.jsonl",
             ({"pmid": d.pmid, "title": d.title, "abstract": d.abstract, "source": d.source}
-             for d in store.iter_documents(con)),
+             for d in iter_documents(con)),
         ),
         "mentions": _write_jsonl(tmp / "mentions.jsonl", (asdict(m) for ms in mentions.values() for m in ms)),
-        "synonyms": _write_jsonl(tmp / "synonyms.jsonl", (asdict(s) for s in store.list_synonyms(con))),
+        "synonyms": _write_jsonl(tmp / "synonyms.jsonl", (asdict(s) for s in list_synonyms(con))),
         "decisions": _write_jsonl(tmp / "decisions.jsonl",
-                                  (asdict(d) for d in store.list_decisions(con, include_superseded=True))),
+                                  (asdict(d) for d in list_decisions(con, include_superseded=True))),
         "annotations": _write_jsonl(tmp / "annotations.jsonl", _annotations(con)),
     }
     manifest = {
         "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "digest": hashlib.sha256("".join(digests[f] for f in (*FILES, *OPTIONAL_FILES)).encode()).hexdigest(),
         "files": digests,
-        "counts": store.stats(con),
+        "counts": stats(con),
     }
     write_atomic(tmp / "manifest.json", json.dumps(manifest, indent=2, default=str))
     if folder.exists():
@@ -114,9 +118,9 @@ def export_snapshot(con: duckdb.DuckDBPyConnection, folder: str | Path) -> dict[
 
 def _annotations(con: duckdb.DuckDBPyConnection) -> Iterator[dict]:
     """The stored predicted annotations (gold mentions travel in mentions.jsonl), document by document."""
-    pmids = [d.pmid for d in store.iter_documents(con)]
+    pmids = [d.pmid for d in iter_documents(con)]
     for start in range(0, len(pmids), 2000):
-        for pmid, rows in store.list_annotations(con, pmids[start : start + 2000]).items():
+        for pmid, rows in list_annotations(con, pmids[start : start + 2000]).items():
             for row in rows:
                 if row.source != "gold":
                     yield {"pmid": pmid, "start": row.start, "end": row.end, "text": row.text,

@@ -32,11 +32,10 @@ from pathlib import Path
 
 import duckdb
 
-from curation import store
 from curation.errors import CurationError
 from curation.files import fsync_path, write_atomic
 from curation.jobs.processes import pid_alive
-from curation.store import schema_version
+from curation.store.base import connect, schema_version
 from curation.store.decisions import journal_of
 
 KEEP = 10  # backups kept per store: five hours of history at the default 30-minute interval
@@ -182,7 +181,7 @@ def _backup(con: duckdb.DuckDBPyConnection, backups_dir: Path, keep: int) -> Bac
     try:
         checkpointed = _checkpoint(con)
         expected = _copy(con, partial / STORE_FILE)
-        with store.connect(partial / STORE_FILE, read_only=True) as copy:
+        with connect(partial / STORE_FILE, read_only=True) as copy:
             counts = table_counts(copy)
             version = schema_version(copy)
             decisions, last_id, last_at = copy.execute(SQL_DECISIONS_SUMMARY).fetchall()[0]
@@ -259,7 +258,7 @@ def verify_backup(backup: Backup) -> list[str]:
     if _sha256(backup.file) != backup.manifest.get("sha256"):
         return [f"{backup.file} does not match the checksum in its manifest (changed or damaged on disk)"]
     try:
-        with store.connect(backup.file, read_only=True) as copy:
+        with connect(backup.file, read_only=True) as copy:
             counts = table_counts(copy)
     except duckdb.Error as exc:
         return [f"{backup.file} does not open: {exc}"]

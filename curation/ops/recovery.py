@@ -19,7 +19,7 @@ the store:
 It puts back the newest of them (most decision rows, then most rows: decisions are append-only, so
 more rows means a later state; ties go to the states read from the store itself), after renaming the
 damaged file and WAL to ``<store>.damaged-<UTC time>`` and ``….wal``, then opens the result through
-:func:`curation.store.open_store` (which migrates an older backup), checks its rows and writes a report
+:func:`curation.store.opening.open_store` (which migrates an older backup), checks its rows and writes a report
 ``<store>.recovery-<UTC time>.json`` beside it.
 """
 
@@ -37,10 +37,11 @@ from pathlib import Path
 
 import duckdb
 
-from curation import store
 from curation.errors import USER_ERRORS, CurationError, StoreDamagedError
 from curation.files import fsync_path, write_atomic
 from curation.ops.backup import SQL_DECISIONS_SUMMARY, Backup, list_backups, table_counts, verify_backup
+from curation.store.base import connect, migrate
+from curation.store.opening import open_store
 from curation.store.reconcile import Reconciled, reconcile
 
 CORRUPT_WAL_ENTRY = re.compile(r"Corrupt WAL file: entry at byte position (\d+)")
@@ -136,7 +137,7 @@ def open_failure(db_path: str | Path) -> str | None:
     if not db_path.exists():
         return f"{db_path} does not exist"
     try:
-        store.open_store(db_path).close()
+        open_store(db_path).close()
     except StoreDamagedError as exc:
         return " ".join(str(exc).split())
     return None
@@ -153,7 +154,7 @@ def _describe(decisions: tuple[int, int | None, str | None]) -> str:
 
 
 def _open_candidate(kind: str, file: Path, description: str, wal_bytes: int = 0) -> Candidate:
-    with store.connect(file) as con:  # replays a WAL beside it, and checkpoints it on close
+    with connect(file) as con:  # replays a WAL beside it, and checkpoints it on close
         counts, decisions = _summary(con)
     return Candidate(kind, file, description, counts, decisions, wal_bytes)
 
@@ -263,9 +264,9 @@ def recover_store(db_path: str | Path, backups_dir: str | Path, now: datetime | 
         kept = _set_aside(db_path, wal, stamp)
         os.replace(chosen.file, db_path)
         fsync_path(db_path.parent)
-        con = store.connect(db_path)
+        con = connect(db_path)
         try:
-            store.migrate(con)  # an older backup is brought up to date
+            migrate(con)  # an older backup is brought up to date
             counts, decisions = _summary(con)
             changed = {t: (n, counts.get(t)) for t, n in chosen.counts.items() if counts.get(t) != n}
             if changed:

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 import duckdb
 
-from curation import store
 from curation.relations.pairs import RelationError
 from curation.relations.scorer import RelationScorer
 from curation.relations.scorer_folder import load_scorer_folder
+from curation.store.relations import UNSCORED, get_active_relation_scorer
 
 NO_SCORER = ("no relation scorer active: suggestions rank candidates by co-occurrence; train one on Train & "
              "evaluate (Relation scorer) or with python -m curation train-relations")
@@ -26,7 +26,7 @@ class ActiveScorer:
     """The scorer that scores pairs now (None: none active, pairs stored unscored) and its version name."""
 
     scorer: RelationScorer | None
-    version: str = store.UNSCORED
+    version: str = UNSCORED
     path: str = ""
     message: str = ""
 
@@ -38,7 +38,7 @@ class ActiveScorer:
 
 def active_scorer(con: duckdb.DuckDBPyConnection) -> ActiveScorer:
     """The active relation scorer; never raises: one that fails to load comes back as none, with the reason."""
-    row = store.get_active_relation_scorer(con)
+    row = get_active_relation_scorer(con)
     if row is None:
         return ActiveScorer(None, message=NO_SCORER)
     path, name = row
@@ -57,7 +57,7 @@ def judge(con: duckdb.DuckDBPyConnection, manifest: Mapping[str, object]) -> tup
     """Whether a newly trained scorer replaces the active one, and why: the retriever's rule — not worse on dev
     (the mean of its Dev pair F1s, BioRED any relation and BC5CDR chemical-induced disease)."""
     new = float(manifest.get("dev_pair_f1_mean", 0.0))  # type: ignore[arg-type]
-    row = store.get_active_relation_scorer(con)
+    row = get_active_relation_scorer(con)
     if row is None:
         return True, f"activated: no relation scorer was active (Dev pair F1 {new:.3f})"
     try:

@@ -8,10 +8,10 @@ from collections.abc import Mapping, Sequence
 
 import duckdb
 
-from curation import store
 from curation.entities.lexicon import Lexicon
 from curation.entities.query import QueryConcept
 from curation.schemas import RelationSchema
+from curation.store.kb import list_kb_answers
 
 _PARTS = re.compile(r"\s*(?:,|\+|;|/|\band\b|\bplus\b)\s*", re.IGNORECASE)
 
@@ -26,7 +26,7 @@ def kb_holdings(con: duckdb.DuckDBPyConnection, schema: RelationSchema, concepts
     names = {c.slot: [c.typed, c.canonical, *c.forms, *(
         n for cid in c.concept_ids for n in lexicon.names(c.kind, cid))] for c in concepts}
     out: dict[str, list[str | None]] = defaultdict(list)
-    for value, pmid in store.list_kb_answers(con, schema.name, schema.answer, names):
+    for value, pmid in list_kb_answers(con, schema.name, schema.answer, names):
         for part in {p.casefold() for p in [value, *_PARTS.split(value)] if p.strip()}:
             if pmid not in out[part]:
                 out[part].append(pmid)

@@ -18,14 +18,15 @@ from dataclasses import dataclass
 import duckdb
 import numpy as np
 
-from curation import store
 from curation.records import Document, Mention
 from curation.relations.active import ActiveScorer
 from curation.relations.features import TRIGGERS, document_view, pair_features
 from curation.relations.pairs import candidate_pairs, concept_ids, group_by_concept, sentence_spans
 from curation.relations.scorer import RelationScorer
-from curation.store.annotations import annotations_per_document
-from curation.store.relations import PairRow
+from curation.store.annotations import AnnotationRow, annotations_per_document, list_annotations
+from curation.store.base import transaction
+from curation.store.corpus import get_documents
+from curation.store.relations import PairRow, replace_relation_pairs
 
 BATCH = 200  # documents scored and written per transaction
 
@@ -153,11 +154,11 @@ def load_scored_pairs(con: duckdb.DuckDBPyConnection, scorer: str, documents: It
 
     def flush() -> None:
         nonlocal loaded
-        store.replace_relation_pairs(con, scorer, [d.pmid for d in batch], [r for d in batch for r in d.rows])
+        replace_relation_pairs(con, scorer, [d.pmid for d in batch], [r for d in batch for r in d.rows])
         loaded += len(batch)
         batch.clear()
 
-    with store.transaction(con):
+    with transaction(con):
         for document in documents:
             if counts.get(document.pmid) != document.annotations:
                 skipped += 1
@@ -170,8 +171,8 @@ def load_scored_pairs(con: duckdb.DuckDBPyConnection, scorer: str, documents: It
     return loaded, skipped
 
 
-def pair_rows(document: Document, annotations: Sequence[store.AnnotationRow], active: ActiveScorer
-              ) -> list[store.PairRow]:
+def pair_rows(document: Document, annotations: Sequence[AnnotationRow], active: ActiveScorer
+              ) -> list[PairRow]:
     """The stored pairs of one document from its annotation rows (every source), scored by ``active``."""
     return annotated_pairs(document, annotations, active.scorer)
 
@@ -184,12 +185,12 @@ def score_documents(con: duckdb.DuckDBPyConnection, active: ActiveScorer, pmids:
     done = pairs = 0
     for first in range(0, len(pmids), batch):
         chunk = pmids[first:first + batch]
-        documents = store.get_documents(con, chunk)
-        stored = store.list_annotations(con, chunk)
+        documents = get_documents(con, chunk)
+        stored = list_annotations(con, chunk)
         rows = [row for d in documents if d.pmid in stored for row in pair_rows(d, stored[d.pmid], active)]
-        with store.transaction(con):
-            pairs += store.replace_relation_pairs(con, active.version, [d.pmid for d in documents if d.pmid in stored],
-                                                  rows)
+        with transaction(con):
+            pairs += replace_relation_pairs(con, active.version, [d.pmid for d in documents if d.pmid in stored],
+                                            rows)
         done += len(chunk)
         if progress is not None:
             progress(done, len(pmids))

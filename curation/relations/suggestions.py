@@ -28,10 +28,10 @@ from dataclasses import dataclass
 
 import duckdb
 
-from curation import store
 from curation.entities.lexicon import Lexicon
 from curation.entities.postings import PostingsSource, slot_postings
 from curation.entities.query import QueryConcept
+from curation.store.relations import list_relation_pairs
 
 #: how a candidate's per-document probabilities become its score (chosen on dev by bench/suggest.py): the
 #: documents' noisy-or, every served rank weighing alike
@@ -161,8 +161,8 @@ def slot_concept_ids(source: PostingsSource, concept: QueryConcept) -> dict[str,
 
 def evidence_from_pairs(rows: Iterable, ranks: Mapping[str, int], slot: str, per_doc: Mapping[str, set[str]],
                         kind: str, answer_kind: str) -> list[PairEvidence]:
-    """The evidence one slot gets from stored pairs (rows with the fields of ``curation.store.PairRow``): each pair
-    of a ranked document joining one of the slot's concepts there to a concept of ``answer_kind`` (either side
+    """The evidence one slot gets from stored pairs (rows with the fields of ``curation.store.relations.PairRow``):
+    each pair of a ranked document joining one of the slot's concepts there to a concept of ``answer_kind`` (either side
     first; an unscored pair, a co-mention, counts 1.0)."""
     out = []
     for row in rows:
@@ -191,7 +191,7 @@ def gather_evidence(con: duckdb.DuckDBPyConnection, ranks: Mapping[str, int], sl
     for slot, per_doc in slots.items():
         ids = sorted({c for pmid in pmids for c in per_doc.get(pmid, ())})
         if ids:
-            rows = store.list_relation_pairs(con, pmids, slot_kinds[slot], ids, answer_kind)
+            rows = list_relation_pairs(con, pmids, slot_kinds[slot], ids, answer_kind)
             out += evidence_from_pairs(rows, ranks, slot, per_doc, slot_kinds[slot], answer_kind)
     return out
 

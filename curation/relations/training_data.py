@@ -16,11 +16,13 @@ from pathlib import Path
 
 import duckdb
 
-from curation import store
 from curation.entities.lexicon import Lexicon
 from curation.records import Document, Mention
 from curation.relations.pairs import Pair, RelationError, concept_ids, group_by_concept, training_pairs
 from curation.schemas import RelationSchema
+from curation.store.annotations import list_annotations
+from curation.store.corpus import get_documents
+from curation.store.decisions import list_decisions
 
 #: (corpus, Train file, Dev file, Test file, the type pairs its relations cover (its PubTator type names):
 #: None = every pair)
@@ -176,7 +178,7 @@ def decision_training_pairs(decisions: Iterable, schemas: Mapping, documents: Ma
 def decision_examples(con: duckdb.DuckDBPyConnection, schemas: Mapping[str, RelationSchema], lexicon: Lexicon,
                       held_out: Sequence[str] = ()) -> tuple[list[Pair], dict[str, Document]]:
     """The store's active curator decisions as labelled pairs (:func:`decision_training_pairs`)."""
-    decisions = [d for d in store.list_decisions(con) if d.schema in schemas]
+    decisions = [d for d in list_decisions(con) if d.schema in schemas]
     if not decisions:
         return [], {}
     documents, mentions = decided_documents(con, decisions)
@@ -187,7 +189,7 @@ def decided_documents(con: duckdb.DuckDBPyConnection, decisions: Sequence
                       ) -> tuple[dict[str, Document], dict[str, list[Mention]]]:
     """The decided documents and their stored mentions (what decisions become training pairs from)."""
     pmids = list(dict.fromkeys(d.pmid for d in decisions))
-    documents = {d.pmid: d for d in store.get_documents(con, pmids)}
+    documents = {d.pmid: d for d in get_documents(con, pmids)}
     mentions = {pmid: [Mention(r.pmid, r.start, r.end, r.text, r.entity_type, r.concept_id, r.source)
-                       for r in rows] for pmid, rows in store.list_annotations(con, pmids).items()}
+                       for r in rows] for pmid, rows in list_annotations(con, pmids).items()}
     return documents, mentions

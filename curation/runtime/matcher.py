@@ -12,11 +12,11 @@ from pathlib import Path
 
 import duckdb
 
-from curation import store
 from curation.entities.dictionaries import build_lexicon
 from curation.entities.matching import Matcher
 from curation.runtime.background import Background
 from curation.runtime.exit import exiting
+from curation.store.corpus import iter_documents
 
 WARM_DOCUMENTS = 20_000  # abstracts analysed when the matcher is built (all of a corpus this size)
 WARM_BATCH = 16  # abstracts analysed at a time in the background (~40 ms): a search waits for one batch at most
@@ -36,7 +36,7 @@ def build_matcher(con: duckdb.DuckDBPyConnection, warm_documents: int = WARM_DOC
 
 def _texts(con: duckdb.DuckDBPyConnection, limit: int) -> list[str]:
     texts = []
-    for doc in store.iter_documents(con):
+    for doc in iter_documents(con):
         texts.append(doc.text)
         if len(texts) >= limit:
             break

@@ -1,6 +1,6 @@
 """The store's schema, as an ordered list of migrations.
 
-Each entry is (version, description, DDL). :func:`curation.store.migrate` applies the ones a
+Each entry is (version, description, DDL). :func:`curation.store.base.migrate` applies the ones a
 store has not seen, each in its own transaction, and records them in ``schema_version``. Never
 edit a released migration: add a new one.
 """

@@ -14,8 +14,17 @@ from pathlib import Path
 
 import duckdb
 
-from curation import store
 from curation.errors import USER_ERRORS, CurationError
+from curation.store.base import transaction
+from curation.store.models import (
+    VersionRow,
+    clear_active_version,
+    get_active_version_row,
+    get_version_row,
+    insert_version_row,
+    list_version_rows,
+    set_active_version,
+)
 from curation.versions import registry
 from curation.versions.manifest import Manifest, manifest_json, parse_manifest
 
@@ -55,7 +64,7 @@ class RegisteredVersion:
         return list(self.manifest.loss_curve)
 
 
-def _registered(row: store.VersionRow) -> RegisteredVersion:
+def _registered(row: VersionRow) -> RegisteredVersion:
     manifest = parse_manifest(row.manifest, f"the store's copy of {row.version}/{registry.MANIFEST}")
     return RegisteredVersion(row.version, row.schema, Path(row.path), manifest, row.active, row.registered_at)
 
@@ -71,18 +80,18 @@ def register_version(con: duckdb.DuckDBPyConnection, version: registry.ModelVers
     """
     if not version.manifest.schema:
         raise CurationError(f"model version {version.version}: its {registry.MANIFEST} names no schema")
-    return store.insert_version_row(con, version.version, version.manifest.schema, str(version.path),
-                                    manifest_json(version.manifest))
+    return insert_version_row(con, version.version, version.manifest.schema, str(version.path),
+                              manifest_json(version.manifest))
 
 
 def get_version(con: duckdb.DuckDBPyConnection, version: str) -> RegisteredVersion | None:
-    row = store.get_version_row(con, version)
+    row = get_version_row(con, version)
     return _registered(row) if row else None
 
 
 def list_model_versions(con: duckdb.DuckDBPyConnection, schema: str | None = None) -> list[RegisteredVersion]:
     """Registered versions, newest first, optionally of one schema (folders are not checked)."""
-    return [_registered(row) for row in store.list_version_rows(con, schema)]
+    return [_registered(row) for row in list_version_rows(con, schema)]
 
 
 def check_version(version: RegisteredVersion) -> str:
@@ -108,7 +117,7 @@ def sync_model_versions(
     # Pages call this on every run: write only what is new (or has moved).
     fresh = [v for v in published if known.get(v.version) != v.path]
     if fresh:
-        with store.transaction(con):
+        with transaction(con):
             for version in fresh:
                 try:
                     register_version(con, version)
@@ -130,7 +139,7 @@ def activate_version(con: duckdb.DuckDBPyConnection, version: str) -> Registered
     Raises:
         CurationError: the version is not registered, or its folder is missing or corrupted.
     """
-    with store.transaction(con):
+    with transaction(con):
         found = get_version(con, version)
         if found is None:
             raise CurationError(
@@ -140,16 +149,16 @@ def activate_version(con: duckdb.DuckDBPyConnection, version: str) -> Registered
         problem = check_version(found)
         if problem:
             raise CurationError(f"cannot activate {version}: {problem}")
-        store.set_active_version(con, version, found.schema)
+        set_active_version(con, version, found.schema)
     return replace(found, active=True)
 
 
 def deactivate_versions(con: duckdb.DuckDBPyConnection, schema: str) -> None:
     """No active version for ``schema``: the app serves the newest version that fits the corpus."""
-    store.clear_active_version(con, schema)
+    clear_active_version(con, schema)
 
 
 def active_version(con: duckdb.DuckDBPyConnection, schema: str) -> RegisteredVersion | None:
     """The version the app serves for ``schema``, or None when none was activated."""
-    row = store.get_active_version_row(con, schema)
+    row = get_active_version_row(con, schema)
     return _registered(row) if row else None

@@ -17,8 +17,9 @@ from pathlib import Path
 
 import duckdb
 
-from curation import store
 from curation.errors import USER_ERRORS
+from curation.store.base import content_counts
+from curation.store.corpus import iter_documents
 from curation.versions import catalog
 from curation.versions.registry import list_versions
 from index.lexical import LexicalIndex
@@ -86,7 +87,7 @@ def serving_key(con: duckdb.DuckDBPyConnection, schema: str = "") -> ServingKey:
         names: tuple[str, ...] = (active.version,) if active else ()
     else:
         names = tuple(sorted(v.version for v in catalog.list_model_versions(con) if v.active))
-    return ServingKey(store.content_counts(con)[0], names, schema)
+    return ServingKey(content_counts(con)[0], names, schema)
 
 
 def key_once_active(con: duckdb.DuckDBPyConnection, version: str) -> ServingKey | None:
@@ -94,7 +95,7 @@ def key_once_active(con: duckdb.DuckDBPyConnection, version: str) -> ServingKey 
     registered = catalog.get_version(con, version)
     if registered is None:
         return None
-    return ServingKey(store.content_counts(con)[0], (registered.version,), registered.schema)
+    return ServingKey(content_counts(con)[0], (registered.version,), registered.schema)
 
 
 def open_served(con: duckdb.DuckDBPyConnection, models_dir: Path, key: ServingKey,
@@ -123,7 +124,7 @@ def open_served(con: duckdb.DuckDBPyConnection, models_dir: Path, key: ServingKe
                 return open_version(version.path)
             except USER_ERRORS:
                 continue  # a corrupted version is skipped; the Train & evaluate page reports it
-    return Retriever(lexical=LexicalIndex.build(list(store.iter_documents(con))), version=BM25_ONLY)
+    return Retriever(lexical=LexicalIndex.build(list(iter_documents(con))), version=BM25_ONLY)
 
 
 def planned_version(con: duckdb.DuckDBPyConnection, models_dir: Path, key: ServingKey) -> str:
@@ -162,7 +163,7 @@ def serving_problem(con: duckdb.DuckDBPyConnection, schema: str, serving: str,
     active = catalog.active_version(con, schema)
     if active is None or active.version == serving:
         return ""
-    documents = store.content_counts(con)[0]
+    documents = content_counts(con)[0]
     problem = catalog.check_version(active)
     if not problem and active.manifest.documents != documents:
         problem = (f"its index covers {active.manifest.documents} abstracts and the corpus now has "

@@ -15,7 +15,7 @@ Adjudications (decisions whose note is ``adjudication``) are final grades, not i
 labels: they close a disagreement and never count as an annotator's label. Because the store
 lets a curator's new decision on an item supersede their earlier one, an annotator who later
 adjudicates the same item supersedes their own label; pass
-``store.list_decisions(con, include_superseded=True)`` so that label still counts (active-only
+``curation.store.decisions.list_decisions(con, include_superseded=True)`` so that label still counts (active-only
 decisions also work, and merely lose such labels).
 
 References:

@@ -9,7 +9,7 @@ An annotator (a curator name) is given, in this order:
    relations already decided and those in the worklist, retrieved documents near the boundary between
    what curators graded relevant and not relevant, or ranked far apart by BM25 and the dense model.
 
-Grades are recorded with ``store.record_decision`` like any decision. An adjudicator records
+Grades are recorded with ``curation.store.decisions.record_decision`` like any decision. An adjudicator records
 the final grade of a disagreement under their own name with the note ``adjudication``
 (:func:`adjudicate`); ``curation.workflows.agreement.open_disagreements`` lists those still open.
 :func:`annotation_view` is the Annotate page's one call.
@@ -23,7 +23,7 @@ from enum import StrEnum
 
 import duckdb
 
-from curation import access, store
+from curation import access
 from curation.access import Action, Who
 from curation.entities.matching import Matcher
 from curation.errors import CurationError
@@ -31,6 +31,9 @@ from curation.grades import Grade
 from curation.records import ADJUDICATION_NOTE, Decision, ItemKey, MarkedText, fold_relation, is_adjudication, item_key
 from curation.retrieval.passages import shift
 from curation.schemas import RelationSchema
+from curation.store.corpus import get_documents
+from curation.store.decisions import list_decisions, record_decision
+from curation.store.worklist import list_worklist
 from curation.workflows.agreement import (
     Alpha,
     AnnotatorProgress,
@@ -99,7 +102,7 @@ def candidate_relations(
     """Relations to look for unsure documents in: decided ones first, then the worklist's, deduplicated."""
     seen: dict[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]] = {}
     decided = [d.query_entities for d in decisions if d.schema == schema.name and not is_adjudication(d)]
-    listed = [tuple(sorted(i["values"].items())) for i in store.list_worklist(con, schema)]
+    listed = [tuple(sorted(i["values"].items())) for i in list_worklist(con, schema)]
     for values in [*decided, *listed]:
         folded = fold_relation(values)
         if folded and folded not in seen:
@@ -144,7 +147,7 @@ def record_label(
 ) -> Decision:
     """Record an annotator's grade of one (relation, abstract) pair from the queue."""
     identity = access.require(con, annotator, Action.LABEL)
-    return store.record_decision(con, identity.name, schema, values, pmid, grade, identity_source=identity.source)
+    return record_decision(con, identity.name, schema, values, pmid, grade, identity_source=identity.source)
 
 
 def adjudicate(
@@ -158,7 +161,7 @@ def adjudicate(
     """Record the final grade of a disagreement under the adjudicator's name (note ``adjudication``).
 
     Raises:
-        CurationError: as ``store.record_decision`` (no name, unknown grade, ...), or the
+        CurationError: as ``curation.store.decisions.record_decision`` (no name, unknown grade, ...), or the
             disagreement belongs to another schema.
     """
     identity = access.require(con, adjudicator, Action.ADJUDICATE)
@@ -167,7 +170,7 @@ def adjudicate(
             f"this disagreement is in schema '{disagreement.item.schema}', not '{schema.name}'; switch schema"
         )
     values = dict(disagreement.values)
-    return store.record_decision(
+    return record_decision(
         con, identity.name, schema, values, disagreement.item.pmid, grade, answer=answer, note=ADJUDICATION_NOTE,
         identity_source=identity.source,
     )
@@ -189,7 +192,7 @@ def annotation_view(
     """The Annotate page's one call: the annotator's next pair, progress, agreement, open disagreements.
 
     ``order``: the model's pairs least sure first ("uncertainty") or in a random order ("random")."""
-    decisions = store.list_decisions(con, schema=schema.name, include_superseded=True)
+    decisions = list_decisions(con, schema=schema.name, include_superseded=True)
     active = [d for d in decisions if d.superseded_by is None]
     mode = ranking_mode(retriever)
     relations = candidate_relations(con, schema, active, limit=max_relations)
@@ -216,7 +219,7 @@ def _first_showable(
 ) -> AnnotationRow | None:
     # An index may name a document the store no longer has; such pairs cannot be graded.
     for entry in queue:
-        documents = store.get_documents(con, [entry.pmid])
+        documents = get_documents(con, [entry.pmid])
         if not documents:
             continue
         doc = documents[0]

@@ -11,12 +11,12 @@ from dataclasses import dataclass
 
 import duckdb
 
-from curation import store
 from curation.entities.lexicon import Lexicon
 from curation.entities.matching import Matcher
 from curation.entities.query import QueryError, QueryLinker
 from curation.errors import CurationError
 from curation.schemas import RelationSchema
+from curation.store.corpus import get_documents
 
 
 class AnswerKindError(CurationError):
@@ -93,7 +93,7 @@ def check_answer(
     except QueryError as exc:
         return AnswerCheck(text, "unknown", canonical=text, problem=str(exc))
     suggestions = () if concept.linked else tuple(dict.fromkeys(c.canonical for c in concept.alternatives))[:3]
-    documents = store.get_documents(con, [pmid])
+    documents = get_documents(con, [pmid])
     if not documents:
         return AnswerCheck(concept.typed, concept.status, concept.concept_ids, concept.canonical, concept.how,
                            suggestions, problem=f"PMID {pmid} is not in the store, so the answer cannot be checked")

@@ -35,7 +35,6 @@ from pathlib import Path
 
 import duckdb
 
-from curation import store
 from curation.config import Settings
 from curation.entities.annotation import Annotation, Annotator
 from curation.entities.served_annotator import (
@@ -48,6 +47,7 @@ from curation.errors import InputError
 from curation.ingest.problems import Problems
 from curation.ingest.pubtator import read_pubtator
 from curation.records import Document
+from curation.store.opening import open_store
 
 INPUT_FORMATS = ("text", "jsonl", "pubtator")
 OUTPUT_FORMATS = ("pubtator", "jsonl")
@@ -240,7 +240,7 @@ def batch_annotator(
     else:
         from curation.workflows.quickstart import find_sample, load_files
 
-        con = store.open_store(":memory:")
+        con = open_store(":memory:")
         files = find_sample(settings.data_dir)
         load_files(con, files)
         where = (f"dictionaries from the data directory {settings.data_dir}" if files else

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 
 import duckdb
 
-from curation import access, store
+from curation import access
 from curation.access import Action, Who
 from curation.entities.lexicon import Lexicon
 from curation.entities.matching import Matcher
@@ -26,6 +26,8 @@ from curation.errors import USER_ERRORS, CurationError
 from curation.grades import Grade
 from curation.records import Decision
 from curation.schemas import RelationSchema
+from curation.store.decisions import decisions_for, get_decision, record_decision, undo_last_decision, withdraw_decision
+from curation.store.kb import list_entity_values
 from curation.workflows.answers import AnswerKindError, answer_kind_problem
 from curation.workflows.entities import annotator_note
 from curation.workflows.provenance import decision_provenance
@@ -219,7 +221,7 @@ def record_judgement(
     confirm_kind: bool = False,
     provenance: str = "",
 ) -> Decision:
-    """Record a curator's decision (:func:`curation.store.record_decision`), checking the answer's kind first.
+    """Record a curator's decision (:func:`curation.store.decisions.record_decision`), checking the answer's kind first.
 
     ``lexicon``: what the answer's kind is checked against; may be None only when no answer is given
     (a grade alone need not wait for the dictionaries). ``provenance``: how the search found the document,
@@ -237,8 +239,8 @@ def record_judgement(
             raise ValueError("record_judgement: an answer is checked against a lexicon; none was given")
         if problem := answer_kind_problem(lexicon, schema, answer):
             raise AnswerKindError(problem)
-    return store.record_decision(con, identity.name, schema, values, pmid, grade, answer=answer, note=note,
-                                 provenance=provenance, identity_source=identity.source)
+    return record_decision(con, identity.name, schema, values, pmid, grade, answer=answer, note=note,
+                           provenance=provenance, identity_source=identity.source)
 
 
 def card_decisions(
@@ -246,12 +248,12 @@ def card_decisions(
 ) -> tuple[Decision, ...]:
     """The active decisions of every curator on one abstract for one partial relation (a result card's
     caption and history, read again after a grade)."""
-    return tuple(d for d in store.decisions_for(con, schema, values) if d.pmid == pmid)
+    return tuple(d for d in decisions_for(con, schema, values) if d.pmid == pmid)
 
 
 def known_values(con: duckdb.DuckDBPyConnection, schema: RelationSchema, entity_type: str) -> list[str]:
     """The KB's values of one slot, most frequent first (the Curate page's type-ahead choices)."""
-    return [v for v, _ in store.list_entity_values(con, schema.name, entity_type)[:KNOWN_VALUES_SHOWN]]
+    return [v for v, _ in list_entity_values(con, schema.name, entity_type)[:KNOWN_VALUES_SHOWN]]
 
 
 def undo_last(con: duckdb.DuckDBPyConnection, curator: Who) -> Decision | None:
@@ -261,7 +263,7 @@ def undo_last(con: duckdb.DuckDBPyConnection, curator: Who) -> Decision | None:
     self-declared decision typed under the same name before the store was in team mode.
     """
     identity = access.require(con, curator, Action.UNDO_OWN)
-    return store.undo_last_decision(con, identity.name, identity.source)
+    return undo_last_decision(con, identity.name, identity.source)
 
 
 def withdraw(con: duckdb.DuckDBPyConnection, who: Who, decision_id: int) -> Decision:
@@ -271,11 +273,11 @@ def withdraw(con: duckdb.DuckDBPyConnection, who: Who, decision_id: int) -> Deci
         AccessDeniedError: it is someone else's decision and ``who`` may not withdraw others'; nothing changes.
         CurationError: no such decision, or it is no longer active.
     """
-    decision = store.get_decision(con, decision_id)
+    decision = get_decision(con, decision_id)
     if decision is None:
         raise CurationError(f"there is no decision {decision_id}")
     identity = access.identity_of(who)
     own = decision.curator == identity.name and decision.identity_source == identity.source
     identity = access.require(con, identity, Action.UNDO_OWN if own else Action.WITHDRAW_ANY)
-    return store.withdraw_decision(con, decision_id, identity.name)
+    return withdraw_decision(con, decision_id, identity.name)
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import duckdb
 
-from curation import access, store
+from curation import access
 from curation.access import Action, Who
 from curation.config import Settings
 from curation.entities.annotation import Annotation, Annotator
@@ -41,6 +41,18 @@ from curation.entities.served_annotator import (
 )
 from curation.relations.active import ActiveScorer, active_scorer
 from curation.relations.stored_pairs import pair_rows
+from curation.store.annotations import (
+    AnnotationRow,
+    clear_active_entity_model,
+    insert_entity_model,
+    list_annotations,
+    list_stale_documents,
+    replace_annotations,
+    set_active_entity_model,
+)
+from curation.store.base import transaction
+from curation.store.corpus import get_documents
+from curation.store.relations import replace_relation_pairs
 
 __all__ = [
     "MODEL_KINDS", "NO_RECOGNISER", "ActivatedModel", "AnnotationReport", "CurrentAnnotator", "EntityModelError",
@@ -102,9 +114,9 @@ def activate_entity_model(
     folder = resolve_model_folder(path, settings)
     model = load_entity_model(kind, folder, lexicon)
     name = str(getattr(model, "name", "") or folder.name)
-    with store.transaction(con):
-        store.insert_entity_model(con, kind, str(folder), name)
-        store.set_active_entity_model(con, kind, str(folder))
+    with transaction(con):
+        insert_entity_model(con, kind, str(folder), name)
+        set_active_entity_model(con, kind, str(folder))
     return ActivatedModel(kind, str(folder), name, model)
 
 
@@ -113,15 +125,15 @@ def deactivate_entity_model(con: duckdb.DuckDBPyConnection, kind: str, *, who: W
     access.require(con, who, Action.ACTIVATE)
     if kind not in MODEL_KINDS:
         raise EntityModelError(f"unknown entity model kind '{kind}'; use one of {', '.join(MODEL_KINDS)}")
-    store.clear_active_entity_model(con, kind)
+    clear_active_entity_model(con, kind)
 
 
 # --- the concept index --------------------------------------------------------------------------
 
 
-def _rows(pmid: str, found: Sequence[Annotation], version: str) -> list[store.AnnotationRow]:
-    return [store.AnnotationRow(pmid, a.start, a.end, a.text, a.type, a.concept_id, a.canonical, a.confidence,
-                                a.source, version) for a in found]
+def _rows(pmid: str, found: Sequence[Annotation], version: str) -> list[AnnotationRow]:
+    return [AnnotationRow(pmid, a.start, a.end, a.text, a.type, a.concept_id, a.canonical, a.confidence,
+                          a.source, version) for a in found]
 
 
 def annotate_documents(
@@ -145,15 +157,15 @@ def annotate_documents(
     for first in range(0, len(pmids), batch):
         chunk = pmids[first : first + batch]
         try:
-            documents = store.get_documents(con, chunk, with_mentions=True)
+            documents = get_documents(con, chunk, with_mentions=True)
             found = annotator.annotate([d.text for d in documents])
             per_doc = {d.pmid: gold_rows(d, annotator.matcher.lexicon) + _rows(d.pmid, spans, version)
                        for d, spans in zip(documents, found, strict=True)}
             rows = [row for d in documents for row in per_doc[d.pmid]]
             pairs = [p for d in documents for p in pair_rows(d, per_doc[d.pmid], relations)]
-            with store.transaction(con):
-                mentions += store.replace_annotations(con, version, {d.pmid: len(d.text) for d in documents}, rows)
-                store.replace_relation_pairs(con, relations.version, [d.pmid for d in documents], pairs)
+            with transaction(con):
+                mentions += replace_annotations(con, version, {d.pmid: len(d.text) for d in documents}, rows)
+                replace_relation_pairs(con, relations.version, [d.pmid for d in documents], pairs)
             annotated += len(documents)
         except Exception as exc:  # noqa: BLE001 - any failure of one batch is reported; the others go on
             failed.extend(chunk)
@@ -168,7 +180,7 @@ def annotate_new(
     con: duckdb.DuckDBPyConnection, annotator: Annotator, pmids: Sequence[str], progress: Progress | None = None
 ) -> AnnotationReport:
     """Annotate those of ``pmids`` that are stale for ``annotator`` (what an ingest calls)."""
-    return annotate_documents(con, annotator, store.list_stale_documents(con, annotator.version, pmids), progress)
+    return annotate_documents(con, annotator, list_stale_documents(con, annotator.version, pmids), progress)
 
 
 def reannotate(
@@ -182,7 +194,7 @@ def reannotate(
     gold mentions and the worklist stay as they are.
     """
     access.require(con, who, Action.IMPORT)
-    return annotate_documents(con, annotator, store.list_stale_documents(con, annotator.version, None, stale_only),
+    return annotate_documents(con, annotator, list_stale_documents(con, annotator.version, None, stale_only),
                               progress)
 
 
@@ -190,4 +202,4 @@ def stored_annotations(con: duckdb.DuckDBPyConnection, pmids: Sequence[str]) -> 
     """The concept index's annotations of these documents, in one query; unannotated documents are absent."""
     return {pmid: [Annotation(r.start, r.end, r.text, r.entity_type, r.concept_id, r.canonical, r.confidence,
                               r.source) for r in rows]
-            for pmid, rows in store.list_annotations(con, pmids).items()}
+            for pmid, rows in list_annotations(con, pmids).items()}

@@ -17,11 +17,14 @@ from dataclasses import dataclass
 
 import duckdb
 
-from curation import access, store
+from curation import access
 from curation.access import Action, Who
 from curation.grades import Grade
 from curation.records import Decision, KBRecord
 from curation.schemas import RelationSchema
+from curation.store.annotations import list_annotations
+from curation.store.decisions import list_decisions
+from curation.store.kb import list_kb_records
 
 FORMATS = ("tsv", "jsonl")
 
@@ -159,7 +162,7 @@ def decisions_file(con: duckdb.DuckDBPyConnection, fmt: str = "tsv", curator: st
                    active_only: bool = False, *, who: Who = "") -> Export:
     """Decisions (every one, or the active ones), of everyone or one curator, with their count and filters."""
     access.require(con, who, Action.EXPORT)
-    decisions = store.list_decisions(con, curator=curator, include_superseded=not active_only)
+    decisions = list_decisions(con, curator=curator, include_superseded=not active_only)
     filters = f"{'active' if active_only else 'every'} decision" + (f", curator {curator}" if curator
                                                                      else ", every curator")
     return Export(decisions_export(decisions, fmt, with_identity=access.is_team_store(con)), len(decisions), filters)
@@ -169,7 +172,7 @@ def new_records_file(con: duckdb.DuckDBPyConnection, schema: RelationSchema, fmt
                      curator: str | None = None, *, who: Who = "") -> Export:
     """The schema's KB records curators' answers made (of one curator, when given), with count and filters."""
     access.require(con, who, Action.EXPORT)
-    records = [r for r in store.list_kb_records(con, schema.name) if r.source == "curator"
+    records = [r for r in list_kb_records(con, schema.name) if r.source == "curator"
                and (not curator or r.attribute("curator") == curator)]
     filters = f"schema {schema.name}, records made by curators' answers" + (f", curator {curator}" if curator else "")
     return Export(kb_records_export(records, schema, fmt), len(records), filters)
@@ -204,7 +207,7 @@ def civic_suggestions(con: duckdb.DuckDBPyConnection, curator: str | None = None
     curators' notes. Read back by ``ingest-kb civic-suggestions``.
     """
     access.require(con, who, Action.EXPORT)
-    decisions = [d for d in store.list_decisions(con, curator=curator, schema="PO") if d.grade in grades]
+    decisions = [d for d in list_decisions(con, curator=curator, schema="PO") if d.grade in grades]
     diseases = main_diseases(con, sorted({d.pmid for d in decisions}))
     merged: dict[tuple[str, str, str, str], list[str]] = {}
     for d in decisions:
@@ -228,7 +231,7 @@ def civic_suggestions(con: duckdb.DuckDBPyConnection, curator: str | None = None
 def main_diseases(con: duckdb.DuckDBPyConnection, pmids: Sequence[str]) -> dict[str, str]:
     """PMID → the disease its annotations name most often (canonical name when linked)."""
     found: dict[str, str] = {}
-    for pmid, rows in store.list_annotations(con, pmids).items():
+    for pmid, rows in list_annotations(con, pmids).items():
         counts = Counter(r.canonical or r.text for r in rows
                          if r.entity_type.lower() in ("disease", "diseaseorphenotypicfeature"))
         if counts:

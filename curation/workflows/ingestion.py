@@ -28,7 +28,7 @@ from typing import TypeVar
 
 import duckdb
 
-from curation import access, store
+from curation import access
 from curation.access import Action, Who
 from curation.entities.annotation import Annotator
 from curation.errors import InputError
@@ -39,6 +39,9 @@ from curation.ingest.problems import Problems
 from curation.ingest.pubtator import read_pubtator
 from curation.records import Document, IngestReport, KBRecord
 from curation.schemas import resolve_schema
+from curation.store.base import ingest_times, list_schemas, record_ingest, transaction
+from curation.store.corpus import add_documents
+from curation.store.kb import add_kb_records
 from curation.workflows.entities import annotate_new
 
 KB_FORMATS = ("civic", "uniprot", "tsv", "civic-suggestions")
@@ -82,7 +85,7 @@ def _read_kb(kind: str, path: Path, schema: str | None, problems: Problems, con:
     if kind == "tsv":
         if not schema:
             raise InputError(str(path), None, None, "a generic TSV needs --schema NAME (PO, PTM or a TOML schema)")
-        return read_kb_tsv(path, resolve_schema(schema, store.list_schemas(con)), problems)
+        return read_kb_tsv(path, resolve_schema(schema, list_schemas(con)), problems)
     raise InputError(str(path), None, None, f"unknown knowledge-base format '{kind}'; use one of {KB_FORMATS}")
 
 
@@ -135,11 +138,11 @@ def ingest_kb(
     _check_path(path)
     problems = Problems(path, lenient)
     records: list[KBRecord] = list(_counted(_read_kb(kind, path, schema, problems, con), progress))
-    with store.transaction(con):
-        added, updated, unchanged = store.add_kb_records(con, records, origin=str(path))
-        store.record_ingest(con, f"kb:{kind}", str(path), added + updated, unchanged, len(problems.skipped))
+    with transaction(con):
+        added, updated, unchanged = add_kb_records(con, records, origin=str(path))
+        record_ingest(con, f"kb:{kind}", str(path), added + updated, unchanged, len(problems.skipped))
     with_pmid = sum(1 for r in records if r.pmid)
-    schemas = {s.name: s for s in store.list_schemas(con)}
+    schemas = {s.name: s for s in list_schemas(con)}
     answered = sum(1 for r in records if r.get(schemas[r.schema].answer))
     return IngestReport(
         path=str(path),
@@ -187,17 +190,17 @@ def ingest_corpus(
     written = _Written(keep_pmids=annotator is not None)
     if lenient:
         for batch in _batches(documents, BATCH_DOCUMENTS):
-            with store.transaction(con):
+            with transaction(con):
                 written.add(con, batch)
-        with store.transaction(con):
-            store.record_ingest(con, f"corpus:{kind}", str(path.resolve()), written.added, written.unchanged,
-                                len(problems.skipped))
+        with transaction(con):
+            record_ingest(con, f"corpus:{kind}", str(path.resolve()), written.added, written.unchanged,
+                          len(problems.skipped))
     else:
-        with store.transaction(con):
+        with transaction(con):
             for batch in _batches(documents, BATCH_DOCUMENTS):
                 written.add(con, batch)
-            store.record_ingest(con, f"corpus:{kind}", str(path.resolve()), written.added, written.unchanged,
-                                len(problems.skipped))
+            record_ingest(con, f"corpus:{kind}", str(path.resolve()), written.added, written.unchanged,
+                          len(problems.skipped))
     details = [("gold mentions read", written.mentions)]
     notes: tuple[str, ...] = ()
     if annotator is not None and written.pmids:
@@ -235,7 +238,7 @@ class _Written:
         self._keep_pmids = keep_pmids
 
     def add(self, con: duckdb.DuckDBPyConnection, batch: Sequence[Document]) -> None:
-        added, unchanged = store.add_documents(con, batch)
+        added, unchanged = add_documents(con, batch)
         self.added += added
         self.unchanged += unchanged
         self.mentions += sum(len(d.mentions) for d in batch)
@@ -316,7 +319,7 @@ def ingest_corpus_files(
     """
     access.require(con, who, Action.IMPORT)
     files = corpus_files(kind, paths)
-    logged = store.ingest_times(con, f"corpus:{kind}")
+    logged = ingest_times(con, f"corpus:{kind}")
     reports: list[IngestReport] = []
     done: list[Path] = []
     for position, path in enumerate(files, start=1):

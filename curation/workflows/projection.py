@@ -27,12 +27,16 @@ from typing import TYPE_CHECKING
 import duckdb
 import numpy as np
 
-from curation import store
 from curation.errors import CurationError, SchemaError
 from curation.grades import GRADES
 from curation.learning.margins import margin_table
 from curation.records import Document, KBRecord
 from curation.schemas import RelationSchema
+from curation.store.base import content_counts, stats
+from curation.store.corpus import get_documents
+from curation.store.decisions import list_decisions
+from curation.store.kb import list_kb_records
+from curation.store.worklist import list_worklist
 from curation.versions.catalog import RegisteredVersion
 from curation.versions.registry import ModelVersion
 
@@ -222,8 +226,8 @@ def build_projection(
 
     notes: list[str] = []
     gene_type = schema.query_types[0]
-    decisions = store.list_decisions(con, schema=schema.name)
-    records = store.list_kb_records(con, schema.name)
+    decisions = list_decisions(con, schema=schema.name)
+    records = list_kb_records(con, schema.name)
 
     grades: dict[str, str] = {}
     genes: dict[str, Counter] = defaultdict(Counter)
@@ -259,12 +263,12 @@ def build_projection(
     missing = sorted(set(grades) - set(indexed))
     if missing:
         notes.append(f"{len(missing)} decided documents are not in this version's index (added after it was built)")
-    documents = {d.pmid: d for d in store.get_documents(con, pmids)}
+    documents = {d.pmid: d for d in get_documents(con, pmids)}
     margins = _margin_classes(schema, records, documents, text_match) if text_match is not None else None
 
     # --- queries: the schema's decided relations, then its worklist -----------------------------
     queries = list(dict.fromkeys(d.query for d in decisions))
-    for item in store.list_worklist(con, schema):
+    for item in list_worklist(con, schema):
         query = _query_of(schema, item["values"])
         if query:
             queries.append(query)
@@ -366,4 +370,4 @@ def projection_inputs(con: duckdb.DuckDBPyConnection, schema: RelationSchema) ->
 
     A cached map is recomputed when this changes (every widget reruns the page, and UMAP takes seconds).
     """
-    return (*store.content_counts(con), int(store.stats(con)["decisions"]), len(store.list_worklist(con, schema)))
+    return (*content_counts(con), int(stats(con)["decisions"]), len(list_worklist(con, schema)))

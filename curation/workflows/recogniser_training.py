@@ -30,7 +30,7 @@ from pathlib import Path
 
 import duckdb
 
-from curation import access, store
+from curation import access
 from curation.access import Action, Who
 from curation.config import Settings
 from curation.entities.served_annotator import EntityModelError, annotator_note
@@ -48,6 +48,10 @@ from curation.jobs.result import JobResult, JobResultError, job_result, result_j
 from curation.learning.recogniser_data import check_data_dir
 from curation.relations.active import active_scorer
 from curation.relations.stored_pairs import score_documents
+from curation.store.annotations import get_active_entity_model, replace_annotations
+from curation.store.base import transaction
+from curation.store.corpus import get_documents
+from curation.store.jobs import Job, get_job, list_jobs, set_job_result
 from curation.workflows.entities import activate_entity_model
 
 __all__ = [
@@ -115,7 +119,7 @@ def _trained(folder: Path, active_path: str) -> TrainedRecogniser:
 
 def recogniser_overview(con: duckdb.DuckDBPyConnection, settings: Settings) -> RecogniserOverview:
     """The active recogniser and the trained ones under ``models/recognisers/`` (unreadable ones as problems)."""
-    row = store.get_active_entity_model(con, "recogniser")
+    row = get_active_entity_model(con, "recogniser")
     active_path = row.path if row is not None else ""
     trained, problems = [], []
     root = settings.models_dir / RECOGNISERS
@@ -137,14 +141,14 @@ def recogniser_overview(con: duckdb.DuckDBPyConnection, settings: Settings) -> R
 
 
 def _active_linker(con: duckdb.DuckDBPyConnection) -> str:
-    row = store.get_active_entity_model(con, "linker")
+    row = get_active_entity_model(con, "linker")
     return row.path if row is not None else ""
 
 
 def start_recogniser_training(
     con: duckdb.DuckDBPyConnection, settings: Settings, data_dir: str | Path | None = None, epochs: int = 25,
     width: int = 128, name: str = "", launch: Callable[[Path], int] | None = None, *, who: Who = "",
-) -> store.Job:
+) -> Job:
     """Start a background job that trains a recogniser on the data directory and annotates the documents.
 
     Raises:
@@ -162,7 +166,7 @@ def start_recogniser_training(
 def start_recogniser_activation(
     con: duckdb.DuckDBPyConnection, settings: Settings, folder: str | Path,
     launch: Callable[[Path], int] | None = None, *, who: Who = "",
-) -> store.Job:
+) -> Job:
     """Start a background job that annotates the documents with a trained recogniser, then activates it.
 
     Raises:
@@ -194,16 +198,16 @@ def load_annotations(con: duckdb.DuckDBPyConnection, path: Path) -> tuple[int, i
     def flush() -> None:
         nonlocal loaded, skipped
         pmids = [d.pmid for d in batch]
-        lengths = {d.pmid: len(d.text) for d in store.get_documents(con, pmids)}
+        lengths = {d.pmid: len(d.text) for d in get_documents(con, pmids)}
         keep = [d for d in batch if lengths.get(d.pmid) == d.chars]
         skipped += len(batch) - len(keep)
         rows = [row for d in keep for row in d.rows]
-        store.replace_annotations(con, version, {d.pmid: d.chars for d in keep}, rows)
+        replace_annotations(con, version, {d.pmid: d.chars for d in keep}, rows)
         kept.extend(d.pmid for d in keep)
         loaded += len(keep)
         batch.clear()
 
-    with store.transaction(con):
+    with transaction(con):
         for document in documents:
             batch.append(document)
             if len(batch) >= LOAD_BATCH:
@@ -218,7 +222,7 @@ def _judge(con: duckdb.DuckDBPyConnection, request: RecogniserRequest, result: J
     """Whether a finished job's recogniser becomes active, and why."""
     if request.folder:
         return True, "activated as chosen"
-    row = store.get_active_entity_model(con, "recogniser")
+    row = get_active_entity_model(con, "recogniser")
     new = result.scores.get("ents_f")
     if row is None:
         return True, "activated: no recogniser was active"
@@ -235,8 +239,8 @@ def _judge(con: duckdb.DuckDBPyConnection, request: RecogniserRequest, result: J
                    f"{TOLERANCE}; activate it on the Train page to use it anyway")
 
 
-def apply_recogniser_job(con: duckdb.DuckDBPyConnection, job: store.Job,
-                         settings: Settings | None = None) -> store.Job:
+def apply_recogniser_job(con: duckdb.DuckDBPyConnection, job: Job,
+                         settings: Settings | None = None) -> Job:
     """Activate a succeeded recogniser job's recogniser and load its annotations (once; see module docstring)."""
     try:
         result = job_result(job)
@@ -264,13 +268,13 @@ def apply_recogniser_job(con: duckdb.DuckDBPyConnection, job: store.Job,
         except (CurationError, OSError, duckdb.Error) as exc:
             message = (f"{activated.name} is active, but its annotations could not be loaded ({exc}); the "
                        f"documents keep their earlier ones until `python -m curation reannotate`")
-    store.set_job_result(con, job.job_id, message, result_json(replace(result, activated=activate, verdict=verdict)))
+    set_job_result(con, job.job_id, message, result_json(replace(result, activated=activate, verdict=verdict)))
     annotations.unlink(missing_ok=True)
-    return store.get_job(con, job.job_id)
+    return get_job(con, job.job_id)
 
 
 def apply_recogniser_jobs(con: duckdb.DuckDBPyConnection, settings: Settings | None = None,
-                          recent: int = 5) -> list[store.Job]:
+                          recent: int = 5) -> list[Job]:
     """Apply the recent recogniser jobs that succeeded and were not applied yet (the poll, app start)."""
-    return [apply_recogniser_job(con, job, settings) for job in store.list_jobs(con, limit=recent)
+    return [apply_recogniser_job(con, job, settings) for job in list_jobs(con, limit=recent)
             if job.kind == KIND and job.state == "succeeded"]

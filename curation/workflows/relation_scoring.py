@@ -18,7 +18,7 @@ from pathlib import Path
 
 import duckdb
 
-from curation import access, store
+from curation import access
 from curation.access import Action, Who
 from curation.config import Settings
 from curation.errors import CurationError
@@ -29,6 +29,10 @@ from curation.relations.scorer_folder import SCORERS, load_scorer_folder, new_sc
 from curation.relations.stored_pairs import Progress, ScoringReport, load_scored_pairs, score_documents
 from curation.relations.training import train_with_manifest
 from curation.relations.training_data import decided_documents
+from curation.store.base import list_schemas, transaction
+from curation.store.decisions import list_decisions
+from curation.store.jobs import Job, get_job, list_jobs, set_job_result
+from curation.store.relations import list_relation_scorers, list_unscored_documents, set_active_relation_scorer
 
 __all__ = [
     "NO_SCORER", "ActiveScorer", "ScoringReport", "activate_scorer", "active_scorer", "apply_relation_job",
@@ -49,8 +53,8 @@ def activate_scorer(con: duckdb.DuckDBPyConnection, folder: str | Path, *, who: 
     folder = Path(folder).expanduser().resolve()
     scorer, manifest = load_scorer_folder(folder)
     name = str(manifest.get("name") or folder.name)
-    with store.transaction(con):
-        store.set_active_relation_scorer(con, str(folder), name)
+    with transaction(con):
+        set_active_relation_scorer(con, str(folder), name)
     return ActiveScorer(scorer, name, str(folder))
 
 
@@ -59,7 +63,7 @@ def rescore(con: duckdb.DuckDBPyConnection, active: ActiveScorer | None = None,
     """Score the annotated documents the active scorer has not scored (all of them after an activation)."""
     access.require(con, who, Action.TRAIN)
     active = active or active_scorer(con)
-    return score_documents(con, active, store.list_unscored_documents(con, active.version), progress)
+    return score_documents(con, active, list_unscored_documents(con, active.version), progress)
 
 
 def train_relation_scorer(con: duckdb.DuckDBPyConnection, settings: Settings, data_dir: str | Path | None = None,
@@ -79,8 +83,8 @@ def train_relation_scorer(con: duckdb.DuckDBPyConnection, settings: Settings, da
     folder = Path(settings.models_dir) / SCORERS / name
     if folder.exists():
         raise RelationError(f"{folder} already exists; give another --name")
-    schemas = {s.name: s for s in store.list_schemas(con)}
-    chosen = store.list_decisions(con) if decisions else None
+    schemas = {s.name: s for s in list_schemas(con)}
+    chosen = list_decisions(con) if decisions else None
     documents, mentions = decided_documents(con, chosen or [])
     scorer, manifest = train_with_manifest(data_dir, chosen, schemas, documents, mentions, build_lexicon(con), name)
     return write_scorer(folder, scorer, manifest), manifest
@@ -88,7 +92,7 @@ def train_relation_scorer(con: duckdb.DuckDBPyConnection, settings: Settings, da
 
 def start_relation_training(con: duckdb.DuckDBPyConnection, settings: Settings, data_dir: str | Path | None = None,
                             decisions: bool = True, launch: Callable[[Path], int] | None = None, *,
-                            who: Who = "") -> store.Job:
+                            who: Who = "") -> Job:
     """Start the background job that trains a relation scorer and scores a snapshot of the documents with it.
 
     Raises:
@@ -109,7 +113,7 @@ def load_pairs(con: duckdb.DuckDBPyConnection, path: Path) -> tuple[str, int, in
     return scorer, loaded, skipped
 
 
-def apply_relation_job(con: duckdb.DuckDBPyConnection, job: store.Job) -> store.Job:
+def apply_relation_job(con: duckdb.DuckDBPyConnection, job: Job) -> Job:
     """For a succeeded relation-scorer job (once): judge its scorer, activate it when not worse on Dev, load its
     pairs; the job's message says what happened."""
     from curation.jobs.result import JobResultError, job_result, result_json
@@ -137,21 +141,21 @@ def apply_relation_job(con: duckdb.DuckDBPyConnection, job: store.Job) -> store.
                 message += f"; {skipped:,} changed while it trained wait for `python -m curation rescore`"
         except (CurationError, OSError, duckdb.Error) as exc:
             message = f"{active.version} is active, but its pairs could not be loaded ({exc}); run rescore"
-    store.set_job_result(con, job.job_id, message, result_json(replace(result, activated=activate, verdict=verdict)))
+    set_job_result(con, job.job_id, message, result_json(replace(result, activated=activate, verdict=verdict)))
     pairs.unlink(missing_ok=True)
-    return store.get_job(con, job.job_id)
+    return get_job(con, job.job_id)
 
 
-def apply_relation_jobs(con: duckdb.DuckDBPyConnection, recent: int = 5) -> list[store.Job]:
+def apply_relation_jobs(con: duckdb.DuckDBPyConnection, recent: int = 5) -> list[Job]:
     """Apply the recent relation-scorer jobs that succeeded and were not applied yet (the poll, app start)."""
-    return [apply_relation_job(con, job) for job in store.list_jobs(con, limit=recent)
+    return [apply_relation_job(con, job) for job in list_jobs(con, limit=recent)
             if job.kind == relations_job.KIND and job.state == "succeeded"]
 
 
 def overview(con: duckdb.DuckDBPyConnection) -> str:
     """A line for the Train page: the active scorer, its Dev figures, and how many abstracts its scores cover."""
     active = active_scorer(con)
-    by_scorer = store.list_relation_scorers(con)
+    by_scorer = list_relation_scorers(con)
     if active.scorer is None:
         return active.message
     try:

@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 
 import duckdb
 
-from curation import store
 from curation.entities.annotation import Annotation, Annotator
 from curation.entities.matching import Matcher
 from curation.entities.postings import StorePostings
@@ -30,6 +29,10 @@ from curation.records import Decision, Document, KBRecord, MarkedText, Span
 from curation.retrieval.passages import best_sentences, shift
 from curation.retrieval.relation_search import SearchOptions, search_relation
 from curation.schemas import RelationSchema
+from curation.store.annotations import list_annotated_texts
+from curation.store.corpus import get_documents
+from curation.store.decisions import decisions_for
+from curation.store.kb import kb_records_citing
 from curation.workflows.entities import stored_annotations
 from index.hits import ConceptMatch, StageScore
 
@@ -166,7 +169,7 @@ def curate_search(
         linker = default_linker(con, matcher)
 
     def fetch(pmids):
-        return {d.pmid: d for d in store.get_documents(con, list(pmids))}
+        return {d.pmid: d for d in get_documents(con, list(pmids))}
 
     result = search_relation(
         retriever, linker, matcher, StorePostings(con), fetch, schema, values,
@@ -180,9 +183,9 @@ def curate_search(
         computed = Annotator(matcher).annotate([d.text for d in missing])
         stored.update({d.pmid: found for d, found in zip(missing, computed, strict=True)})
     hidden = set(ENTITY_KINDS) - set(kinds) if kinds is not None else set()
-    citing = store.kb_records_citing(con, schema.name, pmids)
+    citing = kb_records_citing(con, schema.name, pmids)
     decided: dict[str, list[Decision]] = {}
-    for decision in store.decisions_for(con, schema, values):
+    for decision in decisions_for(con, schema, values):
         decided.setdefault(decision.pmid, []).append(decision)
     # The query entities are marked as linked: a slot's canonical name finds every form of its concepts.
     marked = {c.slot: (c.canonical if c.linked and c.how != "codon" else c.typed) for c in result.concepts}
@@ -230,6 +233,6 @@ def default_linker(con: duckdb.DuckDBPyConnection, matcher: Matcher, normaliser=
     from curation.entities.normalise import Normaliser
     from curation.entities.variants import variant_keys
 
-    keys = {k for text in store.list_annotated_texts(con, "variant") for k in variant_keys(text)}
+    keys = {k for text in list_annotated_texts(con, "variant") for k in variant_keys(text)}
     return QueryLinker(matcher.lexicon, normaliser or Normaliser(matcher.lexicon), linker, keys)
 

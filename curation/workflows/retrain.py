@@ -12,7 +12,7 @@ from pathlib import Path
 
 import duckdb
 
-from curation import access, store
+from curation import access
 from curation.access import Action, Who
 from curation.config import INDEX_BACKENDS, INDEX_KINDS, Settings
 from curation.errors import CurationError
@@ -20,8 +20,9 @@ from curation.grades import Grade
 from curation.jobs import retraining
 from curation.jobs.result import job_result
 from curation.learning.feedback import FeedbackConfig
+from curation.store.decisions import list_decisions
+from curation.store.jobs import Job, active_jobs, get_job, list_jobs
 
-Job = store.Job
 Progress = retraining.Progress
 
 
@@ -77,7 +78,7 @@ def start(con: duckdb.DuckDBPyConnection, form: RetrainForm, settings: Settings,
 def cancel(con: duckdb.DuckDBPyConnection, job_id: int, *, who: Who = "") -> Job:
     """Ask the running job ``job_id`` to stop (terminated after a grace period if it does not)."""
     access.require(con, who, Action.TRAIN)
-    return retraining.cancel_job(con, store.get_job(con, job_id))
+    return retraining.cancel_job(con, get_job(con, job_id))
 
 
 def current_job(con: duckdb.DuckDBPyConnection, before_activate: Callable[[Path], None] | None = None) -> Job | None:
@@ -86,7 +87,7 @@ def current_job(con: duckdb.DuckDBPyConnection, before_activate: Callable[[Path]
     ``before_activate`` is called with the new version's folder before it becomes active (the app loads
     its retriever then, so the swap costs no search).
     """
-    jobs = store.active_jobs(con)
+    jobs = active_jobs(con)
     if not jobs:
         return None
     job = retraining.poll_job(con, jobs[0], before_activate=before_activate)
@@ -102,7 +103,7 @@ def current_job(con: duckdb.DuckDBPyConnection, before_activate: Callable[[Path]
 
 
 def is_running(con: duckdb.DuckDBPyConnection) -> bool:
-    return bool(store.active_jobs(con))
+    return bool(active_jobs(con))
 
 
 def progress(job: Job) -> Progress | None:
@@ -142,13 +143,13 @@ def job_title(job: Job) -> str:
 
 def decision_counts(con: duckdb.DuckDBPyConnection, schema: str) -> Mapping[str, int]:
     """Active decisions of ``schema`` by grade (every grade present, 0 when none), and their ``total``."""
-    grades = Counter(d.grade for d in store.list_decisions(con, schema=schema))
+    grades = Counter(d.grade for d in list_decisions(con, schema=schema))
     return {**{grade: grades[grade] for grade in Grade}, "total": sum(grades.values())}
 
 
 def history(con: duckdb.DuckDBPyConnection, limit: int = 20) -> list[Job]:
     """The latest jobs, newest first."""
-    return store.list_jobs(con, limit=limit)
+    return list_jobs(con, limit=limit)
 
 
 def trained_jobs(jobs: list[Job]) -> list[Job]:

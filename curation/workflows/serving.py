@@ -13,7 +13,6 @@ from pathlib import Path
 
 import duckdb
 
-from curation import store
 from curation.config import Settings
 from curation.entities.matching import Matcher
 from curation.entities.normalise import Normaliser
@@ -21,6 +20,7 @@ from curation.errors import USER_ERRORS
 from curation.runtime.background import Background
 from curation.runtime.heap import watch_collector
 from curation.runtime.matcher import build_matcher, start_matcher
+from curation.store.opening import open_store
 from curation.versions.serving import (
     BM25_ONLY,
     ServingKey,
@@ -53,7 +53,7 @@ def open_app_store(db_path: str | Path) -> duckdb.DuckDBPyConnection:
     from curation.workflows.recogniser_training import apply_recogniser_jobs
     from curation.workflows.relation_scoring import apply_relation_jobs
 
-    con = store.open_store(db_path)
+    con = open_store(db_path)
     try:
         recover_jobs(con.cursor())
         apply_recogniser_jobs(con.cursor())  # a recogniser job that succeeded while the app was down

@@ -12,33 +12,34 @@ from pathlib import Path
 
 import duckdb
 
-from curation import store
 from curation.schemas import RelationSchema, resolve_schema
+from curation.store.base import content_counts, list_schemas, stats
+from curation.store.decisions import MAX_CURATOR
 from curation.store.reconcile import Notice, acknowledge_notice, open_notices
 from curation.workflows import retrain, versions
 
 DEFAULT_SCHEMA = "PO"
-MAX_CURATOR_NAME = store.MAX_CURATOR  # characters of a curator's name (a longer one is refused with the reason)
+MAX_CURATOR_NAME = MAX_CURATOR  # characters of a curator's name (a longer one is refused with the reason)
 
 
 def corpus_size(con: duckdb.DuckDBPyConnection) -> int:
     """How many abstracts the store holds (0: the pages point to the Knowledge base page)."""
-    return store.content_counts(con)[0]
+    return content_counts(con)[0]
 
 
 def content_fingerprint(con: duckdb.DuckDBPyConnection) -> tuple[int, int, int]:
     """Changes when documents, imported KB records or synonyms are added (to refresh cached resources)."""
-    return store.content_counts(con)
+    return content_counts(con)
 
 
 def store_counts(con: duckdb.DuckDBPyConnection) -> dict[str, object]:
     """KB records, abstracts, decisions, ... by table (the sidebar's and the Knowledge base page's figures)."""
-    return store.stats(con)
+    return stats(con)
 
 
 def schemas(con: duckdb.DuckDBPyConnection) -> list[RelationSchema]:
     """The relation schemas the store knows (built-in and user-defined)."""
-    return store.list_schemas(con)
+    return list_schemas(con)
 
 
 def current_schema(con: duckdb.DuckDBPyConnection, name: str | None) -> RelationSchema:
@@ -47,12 +48,12 @@ def current_schema(con: duckdb.DuckDBPyConnection, name: str | None) -> Relation
     Raises:
         SchemaError: ``name`` is not a schema of this store.
     """
-    return resolve_schema(name or DEFAULT_SCHEMA, store.list_schemas(con))
+    return resolve_schema(name or DEFAULT_SCHEMA, list_schemas(con))
 
 
 def schema_or_first(con: duckdb.DuckDBPyConnection, name: str) -> RelationSchema:
     """The schema named ``name``, else the store's first (a selection that no longer exists)."""
-    known = store.list_schemas(con)
+    known = list_schemas(con)
     return next((s for s in known if s.name == name), known[0])
 
 
@@ -98,8 +99,8 @@ def sidebar_view(con: duckdb.DuckDBPyConnection, schema: str | None,
     The current job is brought up to date first (:func:`curation.workflows.retrain.current_job`, with
     ``before_activate``): finished, and its version swapped in, when done.
     """
-    names = tuple(s.name for s in store.list_schemas(con))
-    counts = store.stats(con)
+    names = tuple(s.name for s in list_schemas(con))
+    counts = stats(con)
     active = versions.active_version(con, schema or (names[0] if names else ""))
     job = retrain.current_job(con, before_activate=before_activate)
     return SidebarView(

@@ -29,7 +29,6 @@ from dataclasses import dataclass, field
 
 import duckdb
 
-from curation import store
 from curation.entities.matching import Matcher
 from curation.entities.postings import StorePostings
 from curation.entities.query import QueryConcept, QueryLinker
@@ -39,6 +38,9 @@ from curation.relations.kb_check import held_in_kb, kb_holdings
 from curation.relations.suggestions import NARY_COMBINE, RULE, aggregate, gather_evidence, merge_names, slot_concept_ids
 from curation.retrieval.relation_search import SearchOptions, search_relation
 from curation.schemas import RelationSchema
+from curation.store.annotations import list_annotations
+from curation.store.corpus import get_documents
+from curation.store.relations import count_unscored_documents
 
 #: documents of the served ranking the suggestions are drawn from (chosen on dev by bench/suggest.py)
 DEFAULT_TOP_DOCS = 20
@@ -127,7 +129,7 @@ def suggest(con: duckdb.DuckDBPyConnection, retriever, linker: QueryLinker, matc
     started = time.perf_counter()
 
     def fetch(pmids):
-        return {d.pmid: d for d in store.get_documents(con, list(pmids))}
+        return {d.pmid: d for d in get_documents(con, list(pmids))}
 
     top_docs = max(1, min(int(top_docs), MAX_TOP_DOCS))
     result = search_relation(retriever, linker, matcher, StorePostings(con), fetch, schema, values,
@@ -151,7 +153,7 @@ def suggest_from(con: duckdb.DuckDBPyConnection, matcher: Matcher, schema: Relat
     typed = {c.slot: c for c in concepts}
     ranks = {pmid: rank for pmid, rank in ranks.items() if rank <= top_docs}
     notes = list(notes) + ([active.message] if active.message else [])
-    stale = store.count_unscored_documents(con, active.version) if active.scorer is not None else 0
+    stale = count_unscored_documents(con, active.version) if active.scorer is not None else 0
     if stale:
         notes.append(f"{stale:,} documents still carry another scorer's relation scores; `python -m curation "
                      "rescore` brings them up to date")
@@ -182,10 +184,10 @@ def suggest_from(con: duckdb.DuckDBPyConnection, matcher: Matcher, schema: Relat
     supported = supported[:limit]
     holdings = kb_holdings(con, schema, concepts, lexicon)
     shown_pmids = sorted({s.pmid for c in supported for s in c.documents if s.probability >= active.threshold})
-    documents = {d.pmid: d for d in store.get_documents(con, shown_pmids)}
+    documents = {d.pmid: d for d in get_documents(con, shown_pmids)}
     marks: dict[str, list[tuple[int, int, str, str]]] = defaultdict(list)
     query_ids = {pmid: set().union(*(slots[s].get(pmid, set()) for s in slots)) for pmid in shown_pmids}
-    for pmid, rows in store.list_annotations(con, shown_pmids).items():
+    for pmid, rows in list_annotations(con, shown_pmids).items():
         for r in rows:
             ids = set(re.split(r"[,;]", r.concept_id or ""))
             if ids & query_ids.get(pmid, set()):

@@ -12,10 +12,11 @@ from dataclasses import dataclass
 
 import duckdb
 
-from curation import access, store
+from curation import access
 from curation.access import Action, Identity, Role, Who
 from curation.config import Settings
 from curation.errors import SignInExpiredError
+from curation.store.team import list_people, list_role_changes, list_role_grants, list_role_holders
 
 # The app's pages (by url path) and the actions that make each one useful; a page opens for a person who may
 # do any of them. "explore" is read-only: anyone with a role.
@@ -88,7 +89,7 @@ def page_allowed(signed: SignedIn, page: str) -> bool:
 
 def maintainers(con: duckdb.DuckDBPyConnection) -> list[str]:
     """Who holds the maintainer role (the people to ask for a role)."""
-    return store.list_role_holders(con, Role.MAINTAINER)
+    return list_role_holders(con, Role.MAINTAINER)
 
 
 def page_refusal(signed: SignedIn, page: str, title: str, maintainers: Sequence[str]) -> str:
@@ -135,9 +136,9 @@ def leave_team_mode(con: duckdb.DuckDBPyConnection, who: Who, reason: str = "") 
 def team_rows(con: duckdb.DuckDBPyConnection) -> list[dict[str, object]]:
     """One row per person with a role or a sign-in: stored roles, the provider's claimed roles, last seen."""
     stored: dict[str, list[str]] = {}
-    for g in store.list_role_grants(con):
+    for g in list_role_grants(con):
         stored.setdefault(g.person, []).append(g.role)
-    people = {p.person: p for p in store.list_people(con)}
+    people = {p.person: p for p in list_people(con)}
     rows = []
     for name in sorted(set(stored) | set(people)):
         seen = people.get(name)
@@ -151,7 +152,7 @@ def team_rows(con: duckdb.DuckDBPyConnection) -> list[dict[str, object]]:
 def audit_rows(con: duckdb.DuckDBPyConnection, limit: int = 200) -> list[dict[str, object]]:
     """The role audit, newest first."""
     return [{"when": c.changed_at[:19], "by": c.actor, "by (source)": c.actor_source, "change": c.change,
-             "person": c.person, "role": c.role, "reason": c.reason} for c in store.list_role_changes(con, limit)]
+             "person": c.person, "role": c.role, "reason": c.reason} for c in list_role_changes(con, limit)]
 
 
 ROLES = tuple(r.value for r in Role)

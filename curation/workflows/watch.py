@@ -2,7 +2,7 @@
 
 The Curate page saves the relation it searched with the concepts the search linked each slot to; the
 saved list says, per query, how many abstracts were added since the curator last opened it that name
-those concepts (:func:`curation.store.new_since_last_look`); opening one marks it seen and shows those.
+those concepts (:func:`curation.store.saved.new_since_last_look`); opening one marks it seen and shows those.
 """
 
 from __future__ import annotations
@@ -12,9 +12,16 @@ from dataclasses import dataclass
 
 import duckdb
 
-from curation import access, store
+from curation import access
 from curation.access import Action, Who
-from curation.store import SavedQuery
+from curation.store.saved import (
+    SavedQuery,
+    delete_saved_query,
+    list_saved_queries,
+    mark_seen,
+    new_since_last_look,
+    save_query,
+)
 
 
 @dataclass(frozen=True)
@@ -37,24 +44,24 @@ def save_search(con: duckdb.DuckDBPyConnection, curator: Who, schema: str, value
     """
     identity = access.require(con, curator, Action.SAVE_QUERY)
     linked = {c.slot: list(c.concept_ids) for c in concepts if getattr(c, "status", "") == "linked"}
-    return store.save_query(con, identity.name, schema, values, linked)
+    return save_query(con, identity.name, schema, values, linked)
 
 
 def watched(con: duckdb.DuckDBPyConnection, curator: str, schema: str) -> list[Watched]:
     """The curator's saved queries of ``schema`` with what is new for each."""
     if not curator.strip():
         return []
-    saved = store.list_saved_queries(con, curator, schema)
-    return [Watched(s, tuple(store.new_since_last_look(con, s))) for s in saved]
+    saved = list_saved_queries(con, curator, schema)
+    return [Watched(s, tuple(new_since_last_look(con, s))) for s in saved]
 
 
 def open_watched(con: duckdb.DuckDBPyConnection, item: Watched, curator: str) -> tuple[dict[str, str], tuple[str, ...]]:
     """Mark the query seen; returns its values and the PMIDs that were new (what the page opens on)."""
-    store.mark_seen(con, item.saved.query_id, curator)
+    mark_seen(con, item.saved.query_id, curator)
     return dict(item.saved.values), item.new
 
 
 def remove_watched(con: duckdb.DuckDBPyConnection, query_id: int, curator: Who) -> None:
     """Stop watching a saved query (the curator's own)."""
     identity = access.require(con, curator, Action.SAVE_QUERY)
-    store.delete_saved_query(con, query_id, identity.name)
+    delete_saved_query(con, query_id, identity.name)

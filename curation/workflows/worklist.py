@@ -6,9 +6,10 @@ from dataclasses import dataclass
 
 import duckdb
 
-from curation import access, store
+from curation import access
 from curation.access import Action, Who
 from curation.schemas import RelationSchema
+from curation.store.worklist import fill_worklist_from_kb, list_worklist, set_worklist_status
 
 OPEN_STATUSES = ("open", "in_progress")  # a relation still to answer: nobody took it, or someone is on it
 
@@ -33,7 +34,7 @@ def open_worklist(con: duckdb.DuckDBPyConnection, schema: RelationSchema) -> Wor
 
 def worklist(con: duckdb.DuckDBPyConnection, schema: RelationSchema) -> list[dict[str, object]]:
     """The schema's worklist: each relation with status, assignee and how many abstracts were judged."""
-    return store.list_worklist(con, schema)
+    return list_worklist(con, schema)
 
 
 def worklist_table(items: list[dict[str, object]]) -> list[dict[str, object]]:
@@ -45,10 +46,10 @@ def worklist_table(items: list[dict[str, object]]) -> list[dict[str, object]]:
 def fill_worklist(con: duckdb.DuckDBPyConnection, schema: RelationSchema, *, who: Who = "") -> int:
     """Add the KB's relations that have no answer yet to the worklist; returns how many were added."""
     access.require(con, who, Action.TAKE_WORK)
-    return store.fill_worklist_from_kb(con, schema)
+    return fill_worklist_from_kb(con, schema)
 
 
 def take_worklist_item(con: duckdb.DuckDBPyConnection, item_id: int, curator: Who) -> None:
     """Mark a worklist relation as in progress by ``curator``."""
     identity = access.require(con, curator, Action.TAKE_WORK)
-    store.set_worklist_status(con, item_id, "in_progress", identity.name)
+    set_worklist_status(con, item_id, "in_progress", identity.name)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from curation import store
+from curation.store.opening import open_store
 from curation.workflows.ingestion import ingest_corpus, ingest_kb
 
 
@@ -12,7 +12,7 @@ from curation.workflows.ingestion import ingest_corpus, ingest_kb
 def loaded_db(tmp_path, fixtures, monkeypatch):
     """A store with the fixture KB and corpus, and the app pointed at it (models in an empty folder)."""
     db = tmp_path / "app.duckdb"
-    con = store.open_store(db)
+    con = open_store(db)
     ingest_kb(con, "civic", fixtures / "civic" / "current.tsv")
     ingest_corpus(con, "pubtator", fixtures / "pubtator" / "small.PubTator")
     con.close()

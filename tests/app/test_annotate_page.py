@@ -3,10 +3,11 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from curation import store
 from curation.config import PROJECT_ROOT
 from curation.grades import Grade
 from curation.schemas import PO
+from curation.store.decisions import record_decision
+from curation.store.opening import open_store
 
 APP = str(PROJECT_ROOT / "app.py")
 PAGE = "pages/annotate.py"
@@ -16,9 +17,9 @@ BRAF = {"Gene": "BRAF", "Variant": "V600E"}
 @pytest.fixture
 def loaded_db(loaded_db):
     """The shared fixture store, with two curators disagreeing on one pair."""
-    con = store.open_store(loaded_db)
-    store.record_decision(con, "bo", PO, BRAF, "1000001", Grade.COMPLETE)
-    store.record_decision(con, "carl", PO, BRAF, "1000001", Grade.NOT_RELEVANT)
+    con = open_store(loaded_db)
+    record_decision(con, "bo", PO, BRAF, "1000001", Grade.COMPLETE)
+    record_decision(con, "carl", PO, BRAF, "1000001", Grade.NOT_RELEVANT)
     con.close()
     return loaded_db
 
@@ -96,8 +97,8 @@ def test_adjudicating_a_disagreement_records_the_final_grade(loaded_db):
 
 
 def test_an_adjudicated_grade_is_marked_as_such_on_the_curate_card(loaded_db):
-    con = store.open_store(loaded_db)
-    store.record_decision(con, "ana", PO, BRAF, "1000001", Grade.PARTIAL, note="adjudication")
+    con = open_store(loaded_db)
+    record_decision(con, "ana", PO, BRAF, "1000001", Grade.PARTIAL, note="adjudication")
     con.close()
     at = AppTest.from_file(APP, default_timeout=120)
     at.session_state["curator"] = "ana"

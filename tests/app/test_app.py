@@ -4,9 +4,10 @@ import html
 
 from streamlit.testing.v1 import AppTest
 
-from curation import store
 from curation.config import PROJECT_ROOT
 from curation.grades import Grade
+from curation.store.decisions import record_decision
+from curation.store.opening import open_store
 from pages.uploads import safe_upload_name
 
 APP = str(PROJECT_ROOT / "app.py")
@@ -30,7 +31,7 @@ def test_empty_store_explains_how_to_load(monkeypatch, tmp_path):
 def test_loaded_store_shows_counts(monkeypatch, tmp_path, fixtures):
     from curation.workflows.ingestion import ingest_corpus, ingest_kb
 
-    con = store.open_store(tmp_path / "loaded.duckdb")
+    con = open_store(tmp_path / "loaded.duckdb")
     ingest_kb(con, "civic", fixtures / "civic" / "current.tsv")
     ingest_corpus(con, "pubtator", fixtures / "pubtator" / "small.PubTator")
     con.close()
@@ -47,7 +48,7 @@ def test_locked_store_is_a_message_not_a_traceback(monkeypatch, tmp_path):
     import sys
 
     db = tmp_path / "locked.duckdb"
-    store.open_store(db).close()
+    open_store(db).close()
     holder = subprocess.Popen(
         [
             sys.executable,
@@ -81,10 +82,10 @@ def test_export_buttons_offer_decisions_and_new_records(monkeypatch, tmp_path, f
     from curation.schemas import PO
     from curation.workflows.ingestion import ingest_corpus, ingest_kb
 
-    con = store.open_store(tmp_path / "export.duckdb")
+    con = open_store(tmp_path / "export.duckdb")
     ingest_kb(con, "civic", fixtures / "civic" / "current.tsv")
     ingest_corpus(con, "pubtator", fixtures / "pubtator" / "small.PubTator")
-    store.record_decision(
+    record_decision(
         con, "ana", PO, {"Gene": "BRAF", "Variant": "V600E"}, "1000001", Grade.COMPLETE, answer="Vemurafenib"
     )
     con.close()

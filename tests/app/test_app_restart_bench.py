@@ -6,7 +6,7 @@ import pytest
 
 from bench._app_restart import app_kill_campaign
 from bench._browser import CHROMIUM
-from curation import store
+from curation.store.opening import open_store
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -20,7 +20,7 @@ def test_decisions_survive_a_kill_and_the_restart_is_timed(loaded_db, tmp_path):
     (health, page, first_search, search), = result["per_kill_s"]
     assert 0 < health <= page <= first_search and 0 < search <= first_search
     assert list((tmp_path / "app-cache" / "lexicon").glob("excluded-*.json"))  # the first start kept them
-    con = store.open_store(loaded_db, read_only=True)
+    con = open_store(loaded_db, read_only=True)
     try:
         assert con.execute("SELECT count(*) FROM decisions").fetchall()[0][0] == result["acknowledged"]
     finally:

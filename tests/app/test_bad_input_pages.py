@@ -15,11 +15,14 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from curation import store
 from curation.config import PROJECT_ROOT
 from curation.grades import Grade
 from curation.records import Document
 from curation.schemas import PO
+from curation.store.base import transaction
+from curation.store.corpus import add_documents
+from curation.store.decisions import record_decision
+from curation.store.opening import open_store
 from curation.workflows import ingestion
 
 APP = str(PROJECT_ROOT / "app.py")
@@ -147,14 +150,14 @@ def test_an_overlong_upload_name_is_shortened_and_imports(loaded_db, uploads):
 @pytest.fixture
 def hostile_db(loaded_db):
     """The fixture store plus an abstract, a curator name and a relation made of hostile text."""
-    con = store.open_store(loaded_db)
-    with store.transaction(con):
+    con = open_store(loaded_db)
+    with transaction(con):
         hostile = Document("1000009", f"BRAF V600E {HOSTILE}", f"BRAF V600E and vemurafenib. {HOSTILE}")
-        store.add_documents(con, [hostile])
-    store.record_decision(con, "<img src=x onerror=alert(4)> *bo*", PO, BRAF, "1000001", Grade.COMPLETE)
+        add_documents(con, [hostile])
+    record_decision(con, "<img src=x onerror=alert(4)> *bo*", PO, BRAF, "1000001", Grade.COMPLETE)
     relation = {"Gene": "BRAF [x](http://127.0.0.1:9/)", "Variant": "V600E"}
-    store.record_decision(con, "<i>cy</i>", PO, relation, "1000001", Grade.COMPLETE)
-    store.record_decision(con, "dee", PO, relation, "1000001", Grade.NOT_RELEVANT)
+    record_decision(con, "<i>cy</i>", PO, relation, "1000001", Grade.COMPLETE)
+    record_decision(con, "dee", PO, relation, "1000001", Grade.NOT_RELEVANT)
     con.close()
     return loaded_db
 

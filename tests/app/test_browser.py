@@ -23,8 +23,10 @@ from bench._browser import (
     wait_for_page,
 )
 from bench._server import app_server, real_data_app
-from curation import store
 from curation.grades import Grade
+from curation.store.corpus import get_documents
+from curation.store.decisions import list_decisions
+from curation.store.opening import open_store
 
 pytestmark = pytest.mark.browser
 
@@ -87,14 +89,14 @@ def test_curate_braf_v600e_in_a_real_browser(tmp_path, data_dir):
         assert "V600E" in first.last.inner_text()  # the abstract writes the canonical notation
 
     # The server is gone, so the store can be opened here (DuckDB: one process per file).
-    con = store.open_store(db, read_only=True)
+    con = open_store(db, read_only=True)
     try:
-        (decision,) = store.list_decisions(con, include_superseded=True)
+        (decision,) = list_decisions(con, include_superseded=True)
         assert (decision.curator, decision.grade, decision.pmid) == ("ana", Grade.COMPLETE, pmids[0])
         assert dict(decision.query_entities) == {"Gene": "BRAF", "Variant": "V600E"}
         assert decision.query == "Treatment for gene BRAF and variant V600E?"
         assert decision.superseded_by is None
-        assert [d.pmid for d in store.get_documents(con, [decision.pmid])] == [decision.pmid]
+        assert [d.pmid for d in get_documents(con, [decision.pmid])] == [decision.pmid]
     finally:
         con.close()
     for name in ("curate_results.png", "curate_decided.png", "curate_linked.png"):

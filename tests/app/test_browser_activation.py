@@ -26,10 +26,11 @@ from bench._browser import (
     sidebar_text,
 )
 from bench._server import app_server
-from curation import store
 from curation.learning.build import BuildRequest, build_version
 from curation.learning.splits import EvalSet
 from curation.schemas import PO
+from curation.store.corpus import iter_documents
+from curation.store.opening import open_store
 from curation.versions import catalog
 from curation.versions.manifest import Served
 from curation.workflows import entities, results, serving
@@ -61,14 +62,14 @@ def _build_store(tmp_path, fixtures):
     db, models = tmp_path / "store.duckdb", tmp_path / "models"
     corpus = tmp_path / "abstracts.jsonl"
     corpus.write_text("".join(json.dumps({"pmid": p, "title": t, "abstract": a}) + "\n" for p, t, a in ABSTRACTS))
-    con = store.open_store(db)
+    con = open_store(db)
     try:
         ingest_kb(con, "civic", fixtures / "civic" / "current.tsv")
         # As the Knowledge base page ingests: the current annotator (the dictionaries here) fills the concept index.
         report = ingest_corpus(con, "jsonl", corpus, annotator=lambda: entities.current_annotator(
             con, None, entities.dictionary_matcher(con)).annotator)
         assert dict(report.details)["documents annotated"] == len(ABSTRACTS)
-        documents = {d.pmid: d for d in store.iter_documents(con)}
+        documents = {d.pmid: d for d in iter_documents(con)}
         # build_version asks for the served share only with typed dev values; the callback fixes it.
         dev = EvalSet({"q": PO.render_query(QUERY)}, {"q": {"10000002": 1}}, None, {"q": dict(QUERY)})
         for name, share in SHARES.items():
@@ -116,7 +117,7 @@ def test_activating_a_version_changes_the_served_order_in_a_real_browser(tmp_pat
         shot = screenshot(page, tmp_path / "curate_after_activation.png", full_page=True)
 
     assert shot.read_bytes().startswith(PNG_MAGIC)
-    con = store.open_store(db, read_only=True)
+    con = open_store(db, read_only=True)
     try:
         assert catalog.active_version(con, PO.name).version == "po-dense"
     finally:

@@ -6,10 +6,14 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from curation import store
 from curation.config import PROJECT_ROOT
 from curation.grades import Grade
 from curation.records import Document, Synonym
+from curation.store.annotations import replace_annotations
+from curation.store.base import transaction
+from curation.store.corpus import add_documents, add_synonyms
+from curation.store.kb import add_kb_records
+from curation.store.opening import open_store
 
 APP = str(PROJECT_ROOT / "app.py")
 
@@ -113,8 +117,8 @@ def test_a_three_letter_variant_is_linked_shown_as_a_chip_and_finds_the_canonica
 
 
 def test_a_gene_alias_is_linked_to_its_gene(loaded_db):
-    con = store.open_store(loaded_db)
-    store.add_synonyms(con, [Synonym("673", "gene", "RAFB1", "hgnc")])
+    con = open_store(loaded_db)
+    add_synonyms(con, [Synonym("673", "gene", "RAFB1", "hgnc")])
     con.close()
     at = _search(pick_Gene="rafb1", pick_Variant="V600E")
     assert ":green-badge[:material/link: BRAF]" in _shown(at)
@@ -161,9 +165,9 @@ def test_a_gene_no_abstract_mentions_is_named_and_nothing_is_padded(loaded_db):
 @pytest.fixture
 def grouped_db(loaded_db):
     """The fixture store plus an abstract that mentions BRAF but no V600E."""
-    con = store.open_store(loaded_db)
-    with store.transaction(con):
-        store.add_documents(con, [Document("1000005", "BRAF amplification in glioma.", "BRAF was amplified.")])
+    con = open_store(loaded_db)
+    with transaction(con):
+        add_documents(con, [Document("1000005", "BRAF amplification in glioma.", "BRAF was amplified.")])
     con.close()
     return loaded_db
 
@@ -220,13 +224,14 @@ def test_rm3_feedback_is_a_toggle_off_by_default(loaded_db):
 
 
 def test_a_corrupted_active_version_is_reported_and_search_goes_on(loaded_db, tmp_path):
-    from curation import store
+    from curation.store.base import content_counts
+    from curation.store.opening import open_store
     from curation.versions import catalog, registry
     from curation.versions.manifest import Manifest
 
     models = tmp_path / "models"
-    con = store.open_store(loaded_db)
-    documents = store.content_counts(con)[0]
+    con = open_store(loaded_db)
+    documents = content_counts(con)[0]
     tmp = registry.staging(models, "po-broken")
     for part in ("model", "dense", "lexical"):
         (tmp / part).mkdir()
@@ -268,10 +273,10 @@ def test_entity_types_can_be_hidden_and_the_choice_is_remembered(loaded_db):
 def test_filters_sort_and_the_in_the_kb_badge(loaded_db):
     from curation.records import KBRecord
 
-    con = store.open_store(loaded_db)
-    with store.transaction(con):  # CIViC evidence 777 cites the first BRAF abstract
-        store.add_kb_records(con, [KBRecord("PO", (("Gene", "BRAF"), ("Variant", "V600E"), ("Treatment", "Dabrafenib")),
-                                            "1000001", "civic", "EID777:Dabrafenib")], origin="test")
+    con = open_store(loaded_db)
+    with transaction(con):  # CIViC evidence 777 cites the first BRAF abstract
+        add_kb_records(con, [KBRecord("PO", (("Gene", "BRAF"), ("Variant", "V600E"), ("Treatment", "Dabrafenib")),
+                                      "1000001", "civic", "EID777:Dabrafenib")], origin="test")
     con.close()
     at = AppTest.from_file(APP, default_timeout=120)
     at.run()
@@ -296,7 +301,7 @@ def test_filters_sort_and_the_in_the_kb_badge(loaded_db):
 def test_a_saved_query_says_what_is_new_and_opens_on_it(loaded_db):
     import time
 
-    from curation.store import AnnotationRow
+    from curation.store.annotations import AnnotationRow
 
     at = AppTest.from_file(APP, default_timeout=120)
     at.session_state["curator"] = "ana"
@@ -314,8 +319,8 @@ def test_a_saved_query_says_what_is_new_and_opens_on_it(loaded_db):
     time.sleep(0.01)
     con = connection()  # a new abstract arrives (as an ingest would add it, with its concept index)
     con.execute("BEGIN TRANSACTION")
-    store.add_documents(con, [Document("1000077", "BRAF V600E again", "Dabrafenib in BRAF V600E melanoma.")])
-    store.replace_annotations(con, "t", {"1000077": 60}, [
+    add_documents(con, [Document("1000077", "BRAF V600E again", "Dabrafenib in BRAF V600E melanoma.")])
+    replace_annotations(con, "t", {"1000077": 60}, [
         AnnotationRow("1000077", 0, 4, "BRAF", "gene", linked["Gene"][0], "BRAF", 1.0, "dictionary", "t"),
         AnnotationRow("1000077", 5, 10, "V600E", "variant", linked["Variant"][0], "V600E", 1.0, "dictionary", "t")])
     con.execute("COMMIT")
@@ -340,9 +345,9 @@ def test_suggested_treatments_filter_to_supporting_abstracts_prefill_and_record(
     from curation.entities.annotation import Annotator
     from curation.workflows.entities import dictionary_matcher, reannotate
 
-    con = store.open_store(loaded_db)
-    with store.transaction(con):
-        store.add_documents(con, [
+    con = open_store(loaded_db)
+    with transaction(con):
+        add_documents(con, [
             Document("2000001", "BRAF V600E melanoma.", "BRAF V600E melanoma responded to sotorasib in mice."),
             Document("2000002", "BRAF V600E tumours.", "We sequenced BRAF V600E tumours. Osimertinib was not used."),
         ])

@@ -37,8 +37,11 @@ from bench._browser import (
     wait_for_page,
 )
 from bench._server import app_server, real_data_app
-from curation import store
 from curation.grades import Grade
+from curation.store.corpus import get_documents
+from curation.store.decisions import list_decisions
+from curation.store.kb import list_kb_records
+from curation.store.opening import open_store
 
 pytestmark = pytest.mark.browser
 
@@ -80,7 +83,7 @@ def _annotate_braf_abstracts(db: Path) -> None:
     from curation.entities.annotation import Annotator
     from curation.workflows.entities import annotate_documents, dictionary_matcher
 
-    con = store.open_store(db)
+    con = open_store(db)
     try:
         pmids = [p for (p,) in con.execute("SELECT pmid FROM documents WHERE abstract LIKE '%BRAF%' OR title LIKE "
                                            "'%BRAF%' ORDER BY pmid").fetchall()]
@@ -213,16 +216,16 @@ def test_a_curators_day_in_a_real_browser(tmp_path, data_dir):
     assert sorted(r["pubmed_id"] for r in rows) == sorted(pmids[:2])
     assert {(r["gene"], r["variant"]) for r in rows} == {("BRAF", "V600E")}
     # The server is gone, so the store can be opened here (DuckDB: one process per file).
-    con = store.open_store(db, read_only=True)
+    con = open_store(db, read_only=True)
     try:
-        decisions = store.list_decisions(con, include_superseded=True)
+        decisions = list_decisions(con, include_superseded=True)
         active = {(d.pmid, d.grade) for d in decisions if d.superseded_by is None}
         assert {(pmids[0], Grade.COMPLETE), (pmids[1], Grade.PARTIAL), (first, Grade.NOT_RELEVANT),
                 (pmids[2], Grade.NOT_RELEVANT)} == active  # pmids[2]'s first grade was undone, then it was rejected
         assert all(d.curator == CURATOR for d in decisions)
-        assert {d.pmid for d in store.get_documents(con, [a["pmid"] for a in NEW_ABSTRACTS])} == \
+        assert {d.pmid for d in get_documents(con, [a["pmid"] for a in NEW_ABSTRACTS])} == \
             {a["pmid"] for a in NEW_ABSTRACTS}
-        reimported = [r for r in store.list_kb_records(con, "PO") if r.pmid in set(pmids[:2])
+        reimported = [r for r in list_kb_records(con, "PO") if r.pmid in set(pmids[:2])
                       and r.source != "civic"]
         assert sorted(r.pmid for r in reimported) == sorted(pmids[:2])
     finally:

@@ -6,12 +6,14 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from curation import store
 from curation.config import PROJECT_ROOT
 from curation.grades import Grade
 from curation.learning.build import BuildRequest, build_version
 from curation.learning.training import TrainConfig
 from curation.schemas import PO
+from curation.store.corpus import iter_documents
+from curation.store.decisions import record_decision
+from curation.store.opening import open_store
 from curation.workflows.ingestion import ingest_corpus, ingest_kb
 
 APP = str(PROJECT_ROOT / "app.py")
@@ -27,9 +29,9 @@ def _load(con, fixtures) -> None:
 def built_models(tmp_path_factory):
     """A real zero-shot version of the fixture corpus (2 abstracts), and a copy to compare it with."""
     folder = tmp_path_factory.mktemp("explore")
-    con = store.open_store(folder / "build.duckdb")
+    con = open_store(folder / "build.duckdb")
     _load(con, FIXTURES)
-    documents = {d.pmid: d for d in store.iter_documents(con)}
+    documents = {d.pmid: d for d in iter_documents(con)}
     con.close()
     models = folder / "models"
     request = BuildRequest(schema=PO, version="po-base", train=False, train_config=TrainConfig(max_seq_length=64))
@@ -41,12 +43,12 @@ def built_models(tmp_path_factory):
 @pytest.fixture
 def loaded_db(tmp_path, fixtures, monkeypatch, built_models):
     db = tmp_path / "explore.duckdb"
-    con = store.open_store(db)
+    con = open_store(db)
     _load(con, fixtures)
-    store.record_decision(
+    record_decision(
         con, "ana", PO, {"Gene": "BRAF", "Variant": "V600E"}, "1000001", Grade.COMPLETE, "Vemurafenib"
     )
-    store.record_decision(con, "ana", PO, {"Gene": "BRAF", "Variant": "V600E"}, "1000002", Grade.NOT_RELEVANT)
+    record_decision(con, "ana", PO, {"Gene": "BRAF", "Variant": "V600E"}, "1000002", Grade.NOT_RELEVANT)
     con.close()
     monkeypatch.setenv("CURATION_DB", str(db))
     monkeypatch.setenv("CURATION_MODELS_DIR", str(built_models))

@@ -6,23 +6,24 @@ import shutil
 
 from streamlit.testing.v1 import AppTest
 
-from curation import store
 from curation.config import PROJECT_ROOT
 from curation.grades import Grade
 from curation.schemas import PO
+from curation.store.decisions import list_decisions, record_decision
+from curation.store.opening import open_store
 
 APP = str(PROJECT_ROOT / "app.py")
 
 
 def test_a_repair_is_shown_until_a_curator_reads_it(loaded_db, tmp_path, monkeypatch):
     monkeypatch.setenv("CURATION_BACKUPS_DIR", str(tmp_path / "backups"))
-    con = store.open_store(loaded_db)
+    con = open_store(loaded_db)
     pmid = con.execute("SELECT min(pmid) FROM documents").fetchall()[0][0]
     con.execute("CHECKPOINT")
     con.close()
     shutil.copyfile(loaded_db, tmp_path / "before.duckdb")
-    con = store.open_store(loaded_db)
-    store.record_decision(con, "ana", PO, {"Gene": "BRAF", "Variant": "V600E"}, pmid, Grade.COMPLETE, note="<i>x</i>")
+    con = open_store(loaded_db)
+    record_decision(con, "ana", PO, {"Gene": "BRAF", "Variant": "V600E"}, pmid, Grade.COMPLETE, note="<i>x</i>")
     con.close()
     shutil.copyfile(tmp_path / "before.duckdb", loaded_db)  # the store lost the acknowledged decision
 
@@ -37,7 +38,7 @@ def test_a_repair_is_shown_until_a_curator_reads_it(loaded_db, tmp_path, monkeyp
     fresh = AppTest.from_file(APP, default_timeout=120)  # a new session: read once, shown no more
     fresh.run()
     assert not fresh.exception and not [w for w in fresh.warning if "decision journal" in w.value]
-    con = store.open_store(loaded_db)
-    assert [d.note for d in store.list_decisions(con)] == ["<i>x</i>"]
+    con = open_store(loaded_db)
+    assert [d.note for d in list_decisions(con)] == ["<i>x</i>"]
     assert con.execute("SELECT acknowledged_by FROM store_notices").fetchall() == [("ana",)]
     con.close()

@@ -38,8 +38,10 @@ from bench._browser import (
 )
 from bench._server import README, command_server, first_run_env
 from bench._server import readme_first_command as first_command
-from curation import store
 from curation.grades import Grade
+from curation.store.base import stats
+from curation.store.decisions import list_decisions
+from curation.store.opening import open_store
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -88,11 +90,11 @@ def test_readme_first_command_opens_a_workbench_the_sample_fills(tmp_path, data_
         screenshot(page, shot, height=SHOT_HEIGHT)  # the ranked, highlighted results, the first one decided
 
     # Stopped: the store can be read here (DuckDB lets one process open it read-write).
-    con = store.open_store(db, read_only=True)
+    con = open_store(db, read_only=True)
     try:
-        (decision,) = store.list_decisions(con)
+        (decision,) = list_decisions(con)
         assert (decision.curator, decision.grade, decision.pmid) == ("ana", Grade.COMPLETE, pmids[0])
-        assert store.stats(con)["documents"] >= 1000
+        assert stats(con)["documents"] >= 1000
     finally:
         con.close()
 

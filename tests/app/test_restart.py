@@ -91,17 +91,18 @@ def test_the_first_page_is_drawn_while_the_ranking_loads(loaded_db, monkeypatch)
 
 
 def test_a_planned_version_that_fails_to_load_leaves_bm25_serving(loaded_db, tmp_path):
-    from curation import store
+    from curation.store.base import content_counts
+    from curation.store.opening import open_store
     from curation.versions import catalog, registry
     from curation.versions.manifest import Manifest
 
     models = tmp_path / "models"
-    con = store.open_store(loaded_db)
+    con = open_store(loaded_db)
     tmp = registry.staging(models, "po-broken")
     for part in ("model", "dense", "lexical"):
         (tmp / part).mkdir()
     (tmp / "dense" / "index.faiss").write_bytes(b"not a faiss index")
-    version = registry.publish(models, "po-broken", Manifest(schema="PO", documents=store.content_counts(con)[0]))
+    version = registry.publish(models, "po-broken", Manifest(schema="PO", documents=content_counts(con)[0]))
     catalog.register_version(con, version)
     catalog.activate_version(con, "po-broken")
     con.close()

@@ -15,9 +15,10 @@ import pytest
 
 from bench._browser import CHROMIUM, chromium, decide, open_app, result_pmids, search, set_curator
 from bench._server import _launch, _stop, _wait_healthy, build_store, free_port
-from curation import store
 from curation.grades import Grade
 from curation.ops.recovery import wal_path
+from curation.store.decisions import list_decisions
+from curation.store.opening import open_store
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -51,9 +52,9 @@ def test_decisions_the_page_confirmed_survive_kill_9_of_the_server(tmp_path, dat
     assert server.returncode == -signal.SIGKILL
     assert wal_path(db).exists()  # the decisions were in the WAL only, not yet checkpointed
 
-    con = store.open_store(db)  # the dead server's lock is gone; the WAL replays
+    con = open_store(db)  # the dead server's lock is gone; the WAL replays
     try:
-        decisions = store.list_decisions(con, include_superseded=True)
+        decisions = list_decisions(con, include_superseded=True)
     finally:
         con.close()
     expected = sorted(("ana", p, Grade.COMPLETE) for p in confirmed)

@@ -33,7 +33,8 @@ from bench._browser import (
     wait_for_page,
 )
 from bench._server import app_server
-from curation import store
+from curation.store.opening import open_store
+from curation.store.team import list_people, list_role_changes
 from curation.workflows.ingestion import ingest_corpus, ingest_kb
 
 pytestmark = pytest.mark.browser
@@ -90,7 +91,7 @@ def _history(page: Page, pmid: str) -> str:
 
 def test_two_people_sign_in_through_the_provider_and_their_roles_hold(tmp_path, fixtures):
     db, models, shots = tmp_path / "store.duckdb", tmp_path / "models", tmp_path / "screenshots"
-    con = store.open_store(db)
+    con = open_store(db)
 
     ingest_kb(con, "civic", fixtures / "civic" / "current.tsv")
     ingest_corpus(con, "pubtator", fixtures / "pubtator" / "small.PubTator")
@@ -146,11 +147,11 @@ def test_two_people_sign_in_through_the_provider_and_their_roles_hold(tmp_path, 
                 assert "Train & evaluate is for the maintainer role" in refusal and BEN in refusal
                 assert ben.get_by_role("button", name="Activate").count() == 0
                 screenshot(ben, shots / "team_closed_page.png")
-    con = store.open_store(db)
+    con = open_store(db)
     try:
         rows = con.execute("SELECT curator, identity_source, pmid, superseded_by IS NULL FROM decisions "
                            "ORDER BY decision_id").fetchall()
-        audit = [(c.actor, c.person, c.role, c.change) for c in store.list_role_changes(con)]
+        audit = [(c.actor, c.person, c.role, c.change) for c in list_role_changes(con)]
     finally:
         con.close()
     assert rows == [(ANA, "oidc", pmid, True), (BEN, "oidc", pmid, False)]
@@ -159,7 +160,7 @@ def test_two_people_sign_in_through_the_provider_and_their_roles_hold(tmp_path, 
 
 def test_proxy_mode_believes_the_proxy_and_refuses_a_forged_header(tmp_path, fixtures):
     db, models = tmp_path / "store.duckdb", tmp_path / "models"
-    con = store.open_store(db)
+    con = open_store(db)
 
     ingest_kb(con, "civic", fixtures / "civic" / "current.tsv")
     con.close()
@@ -180,8 +181,8 @@ def test_proxy_mode_believes_the_proxy_and_refuses_a_forged_header(tmp_path, fix
             expect(intruder.get_by_test_id("stAlert").first).to_contain_text("did not come through the sign-in proxy",
                                                                                timeout=120_000)
             assert "Signed in" not in intruder.locator("body").inner_text()
-    con = store.open_store(db)
+    con = open_store(db)
     try:
-        assert [(p.person, p.source) for p in store.list_people(con)] == [("cat@example.org", "proxy")]
+        assert [(p.person, p.source) for p in list_people(con)] == [("cat@example.org", "proxy")]
     finally:
         con.close()

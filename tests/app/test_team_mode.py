@@ -10,11 +10,13 @@ import time
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from curation import access, store
+from curation import access
 from curation.config import PROJECT_ROOT
 from curation.errors import AccessDeniedError
 from curation.grades import Grade
 from curation.schemas import PO
+from curation.store.opening import open_store
+from curation.store.team import list_role_changes
 from curation.workflows import curate, team
 
 APP = str(PROJECT_ROOT / "app.py")
@@ -81,9 +83,9 @@ def test_first_sign_in_becomes_maintainer_and_the_team_page_grants_roles(monkeyp
     at.text_input(key="team_reason").input("joins the CIViC team")
     next(b for b in at.button if b.label == "Grant").click().run()
     assert any("ben@example.org is now curator" in s for s in _said(at, "success"))
-    con = store.open_store(loaded_db)
+    con = open_store(loaded_db)
     try:
-        changes = [(c.actor, c.person, c.role, c.change, c.reason) for c in store.list_role_changes(con)]
+        changes = [(c.actor, c.person, c.role, c.change, c.reason) for c in list_role_changes(con)]
     finally:
         con.close()
     assert changes == [("ana@example.org", "ben@example.org", "curator", "grant", "joins the CIViC team"),
@@ -91,7 +93,7 @@ def test_first_sign_in_becomes_maintainer_and_the_team_page_grants_roles(monkeyp
 
 
 def _team_store(db) -> None:
-    con = store.open_store(db)
+    con = open_store(db)
     try:
         ana = access.Identity("ana@example.org", access.IdentitySource.OIDC)
         access.sign_in(con, ana)
@@ -132,7 +134,7 @@ def test_a_team_store_opened_in_personal_mode_refuses_typed_names(monkeypatch, l
     monkeypatch.setenv("CURATION_DB", str(loaded_db))
     at = AppTest.from_file(APP, default_timeout=60).run()
     assert any("This store is a team store" in e for e in _said(at, "error"))
-    con = store.open_store(loaded_db)
+    con = open_store(loaded_db)
     try:
         with pytest.raises(AccessDeniedError, match="typed name cannot record decisions"):
             curate.record_judgement(con, None, "ben@example.org", PO, {"Gene": "BRAF"}, "1000001", Grade.PARTIAL)
@@ -156,7 +158,7 @@ def test_a_sign_in_that_ends_mid_work_records_nothing(monkeypatch, loaded_db):
     # new sign-in (test_an_expired_sign_in_asks_to_sign_in_again_and_records_nothing: AppTest reruns the page's
     # script alone after its first run).
     assert any("sign-in as ben@example.org ended" in e and "Nothing was recorded" in e for e in _said(at, "error"))
-    con = store.open_store(loaded_db)
+    con = open_store(loaded_db)
     try:
         assert con.execute("SELECT count(*) FROM decisions").fetchall()[0][0] == 0
     finally:

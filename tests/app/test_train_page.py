@@ -118,8 +118,8 @@ def test_retrain_button_starts_a_job_shows_progress_and_cancels(loaded_db, monke
     import signal
     from pathlib import Path
 
-    from curation import store
     from curation.jobs import retraining
+    from curation.store.jobs import get_job, list_jobs
     from pages.common import connection
 
     monkeypatch.setattr(retraining, "spawn_worker", _stand_in_worker)
@@ -132,7 +132,7 @@ def test_retrain_button_starts_a_job_shows_progress_and_cancels(loaded_db, monke
     at.run()
     assert not at.exception
     con = connection()
-    job = store.list_jobs(con)[0]
+    job = list_jobs(con)[0]
     try:
         assert job.state == "running" and job.params["max_steps"] == 7 and job.params["use_decisions"]
         assert (job.params["index_kind"], job.params["index_backend"]) == ("hnsw", "milvus")
@@ -147,11 +147,11 @@ def test_retrain_button_starts_a_job_shows_progress_and_cancels(loaded_db, monke
         at.button(key="rt_cancel").click()
         at.run()
         assert Path(job.job_dir, "cancel").exists()
-        assert "cancelling" in store.get_job(con, job.job_id).message
+        assert "cancelling" in get_job(con, job.job_id).message
         result = {"state": "cancelled", "message": "cancelled at step 31"}
         Path(job.job_dir, "result.json").write_text(json.dumps(result))
         at.run()
-        assert store.get_job(con, job.job_id).state == "cancelled"
+        assert get_job(con, job.job_id).state == "cancelled"
         assert not at.get("progress")
         assert not any(b.key == "rt_cancel" for b in at.button)
     finally:
@@ -159,9 +159,9 @@ def test_retrain_button_starts_a_job_shows_progress_and_cancels(loaded_db, monke
 
 
 def test_a_second_start_is_refused_with_a_message(loaded_db, monkeypatch):
-    from curation import store
     from curation.config import load_settings
     from curation.jobs import retraining
+    from curation.store.jobs import list_jobs
     from pages.common import connection
 
     monkeypatch.setattr(retraining, "spawn_worker", lambda job_dir: 2**22 + 777)  # a worker that is gone
@@ -169,7 +169,7 @@ def test_a_second_start_is_refused_with_a_message(loaded_db, monkeypatch):
     retraining.start_retrain(connection(), retraining.RetrainRequest("PO"), load_settings())
     at.run()  # the panel polls the job: its worker is gone, so it fails and the form is back
     assert not at.exception
-    job = store.list_jobs(connection())[0]
+    job = list_jobs(connection())[0]
     assert job.state == "failed" and "stopped without finishing" in job.message
     at.multiselect(key="rt_sources").set_value([])
     at.button[0].click()
@@ -178,13 +178,13 @@ def test_a_second_start_is_refused_with_a_message(loaded_db, monkeypatch):
 
 
 def test_last_job_outcome_and_its_training_data_are_shown(loaded_db):
-    from curation import store
     from curation.jobs.result import DecisionSummary, JobResult, TrainingSummary, result_json
+    from curation.store.jobs import create_job, finish_job
     from curation.versions.manifest import PairCounts
     from pages.common import connection
 
     con = connection()
-    job = store.create_job(con, "retrain", {"schema": "PO"})
+    job = create_job(con, "retrain", {"schema": "PO"})
     training = TrainingSummary(
         pairs=5,
         report={"decision": {"decision-neg": PairCounts(positive=0, negative=2)},
@@ -196,7 +196,7 @@ def test_last_job_outcome_and_its_training_data_are_shown(loaded_db):
     )
     message = "po-edel-x: kept inactive: dev ndcg@10 (hybrid) 0.400 is below"
     result = JobResult("succeeded", message, version="po-edel-x", training=training, activated=False)
-    store.finish_job(con, job.job_id, "succeeded", message, result_json(result))
+    finish_job(con, job.job_id, "succeeded", message, result_json(result))
     at = _train_page()
     assert not at.exception
     assert any(f"Job {job.job_id} succeeded: po-edel-x: kept inactive" in s.value for s in at.success)
@@ -255,8 +255,8 @@ def test_recogniser_section_says_dictionaries_trains_in_the_background_and_activ
     import signal
     from pathlib import Path
 
-    from curation import store
     from curation.jobs import retraining
+    from curation.store.jobs import get_job, list_jobs
     from curation.workflows import recogniser_training
     from pages.common import connection
 
@@ -273,7 +273,7 @@ def test_recogniser_section_says_dictionaries_trains_in_the_background_and_activ
     at.button(key="rec_train").click()
     at.run()
     assert not at.exception
-    job = store.list_jobs(connection())[0]
+    job = list_jobs(connection())[0]
     try:
         assert job.kind == "recogniser" and job.state == "running" and job.params["max_epochs"] == 3
         Path(job.job_dir, "progress.json").write_text(json.dumps(
@@ -289,20 +289,20 @@ def test_recogniser_section_says_dictionaries_trains_in_the_background_and_activ
         assert Path(job.job_dir, "cancel").exists()
         Path(job.job_dir, "result.json").write_text(json.dumps({"state": "cancelled", "message": "cancelled"}))
         at.run()
-        assert store.get_job(connection(), job.job_id).state == "cancelled"
+        assert get_job(connection(), job.job_id).state == "cancelled"
         assert not at.button(key="rec_train").disabled
     finally:
         os.killpg(job.pid, signal.SIGKILL)
 
 
 def test_an_active_recogniser_shows_its_dev_scores(loaded_db, tmp_path):
-    from curation import store
+    from curation.store.annotations import insert_entity_model, set_active_entity_model
     from pages.common import connection
 
     folder = _recogniser_folder(tmp_path / "models", "biomed-b", 0.853)
     con = connection()
-    store.insert_entity_model(con, "recogniser", str(folder.resolve()), "biomed-b")
-    store.set_active_entity_model(con, "recogniser", str(folder.resolve()))
+    insert_entity_model(con, "recogniser", str(folder.resolve()), "biomed-b")
+    set_active_entity_model(con, "recogniser", str(folder.resolve()))
     at = _train_page()
     assert not at.exception
     assert any("Active recogniser **biomed-b**: dev F1 0.853 (P 0.900, R 0.800) on biored_dev; per type: GENE 0.88"

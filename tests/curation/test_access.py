@@ -7,12 +7,18 @@ import time
 
 import pytest
 
-from curation import access, store
+from curation import access
 from curation.access import Identity, IdentitySource
 from curation.config import Settings
 from curation.errors import AccessDeniedError, CurationError, SignInExpiredError
 from curation.grades import Grade
 from curation.schemas import PO
+from curation.store.base import stats
+from curation.store.decisions import get_decision, list_decisions
+from curation.store.jobs import list_jobs
+from curation.store.kb import list_kb_records
+from curation.store.opening import open_store
+from curation.store.team import list_people, list_role_changes, list_roles_of
 from curation.workflows import (
     annotation_queue,
     curate,
@@ -69,7 +75,7 @@ def test_personal_mode_is_unchanged_typed_names_do_everything_and_are_marked_sel
     assert not access.is_team_store(loaded)
     d = curate.record_judgement(loaded, None, "ana", PO, BRAF, "1000001", Grade.PARTIAL)
     assert (d.curator, d.identity_source) == ("ana", "self-declared")
-    assert store.list_decisions(loaded)[0].identity_source == "self-declared"
+    assert list_decisions(loaded)[0].identity_source == "self-declared"
     assert curate.undo_last(loaded, "ana").decision_id == d.decision_id
     assert access.roles_of(loaded, "anyone") == frozenset(access.Role)
 
@@ -77,10 +83,10 @@ def test_personal_mode_is_unchanged_typed_names_do_everything_and_are_marked_sel
 def test_first_sign_in_of_an_empty_team_store_becomes_maintainer_with_an_audit_row(loaded):
     assert access.sign_in(loaded, ANA) == {access.Role.MAINTAINER}
     assert access.sign_in(loaded, BEN) == frozenset()  # the second person gets nothing by signing in
-    audit = store.list_role_changes(loaded)
+    audit = list_role_changes(loaded)
     assert [(c.actor, c.person, c.role, c.change, c.reason) for c in audit] == [
         ("ana@example.org", "ana@example.org", "maintainer", "grant", access.roles.FIRST_SIGN_IN)]
-    assert {p.person for p in store.list_people(loaded)} == {ANA.name, BEN.name}
+    assert {p.person for p in list_people(loaded)} == {ANA.name, BEN.name}
 
 
 def test_role_changes_are_audited_and_only_maintainers_make_them(teamed):
@@ -91,7 +97,7 @@ def test_role_changes_are_audited_and_only_maintainers_make_them(teamed):
     assert team.grant_role(teamed, ANA, "eve@example.org", "curator") == "eve@example.org was already curator"
     assert team.revoke_role(teamed, ANA, "eve@example.org", "curator", reason="left") == \
         "eve@example.org is no longer curator"
-    newest = store.list_role_changes(teamed)[:2]
+    newest = list_role_changes(teamed)[:2]
     assert [(c.change, c.person, c.role, c.actor, c.actor_source, c.reason) for c in newest] == [
         ("revoke", "eve@example.org", "curator", ANA.name, "oidc", "left"),
         ("grant", "eve@example.org", "curator", ANA.name, "oidc", "joined")]
@@ -111,16 +117,16 @@ def test_decide_undo_and_withdraw_follow_the_roles(teamed):
             curate.record_judgement(teamed, None, who, PO, BRAF, "1000001", Grade.PARTIAL)
     # A curator's undo reaches only their own decisions; withdrawing another's is refused and changes nothing.
     curate.record_judgement(teamed, None, ANA, PO, BRAF, "1000002", Grade.PARTIAL)
-    ana_last = store.list_decisions(teamed, curator=ANA.name)[-1]
+    ana_last = list_decisions(teamed, curator=ANA.name)[-1]
     with pytest.raises(AccessDeniedError, match="withdraw another person's decision"):
         curate.withdraw(teamed, BEN, ana_last.decision_id)
-    assert store.get_decision(teamed, ana_last.decision_id).superseded_by is None
+    assert get_decision(teamed, ana_last.decision_id).superseded_by is None
     assert curate.undo_last(teamed, BEN).decision_id == d.decision_id
     assert curate.undo_last(teamed, BEN) is None  # ana's decision is not ben's to undo
-    assert store.get_decision(teamed, ana_last.decision_id).superseded_by is None
+    assert get_decision(teamed, ana_last.decision_id).superseded_by is None
     # An adjudicator may withdraw anyone's.
     assert curate.withdraw(teamed, DAN, ana_last.decision_id).decision_id == ana_last.decision_id
-    assert store.get_decision(teamed, ana_last.decision_id).superseded_by == ana_last.decision_id
+    assert get_decision(teamed, ana_last.decision_id).superseded_by == ana_last.decision_id
 
 
 def test_annotators_label_adjudicators_resolve(teamed):
@@ -128,7 +134,7 @@ def test_annotators_label_adjudicators_resolve(teamed):
         annotation_queue.record_label(teamed, BEN, PO, BRAF, "1000001", Grade.COMPLETE)
     annotation_queue.record_label(teamed, CAT, PO, BRAF, "1000001", Grade.COMPLETE)
     curate.record_judgement(teamed, None, BEN, PO, BRAF, "1000001", Grade.NOT_RELEVANT)
-    disagreement = disagreements(store.list_decisions(teamed))[0]
+    disagreement = disagreements(list_decisions(teamed))[0]
     before = _decisions(teamed)
     for who in (BEN, CAT):
         with pytest.raises(AccessDeniedError, match="resolve disagreements"):
@@ -136,13 +142,13 @@ def test_annotators_label_adjudicators_resolve(teamed):
     assert _decisions(teamed) == before
     final = annotation_queue.adjudicate(teamed, DAN, PO, disagreement, Grade.COMPLETE)
     assert (final.curator, final.identity_source) == (DAN.name, "oidc")
-    assert {d.curator for d in store.list_decisions(teamed)} == {BEN.name, CAT.name, DAN.name}
+    assert {d.curator for d in list_decisions(teamed)} == {BEN.name, CAT.name, DAN.name}
 
 
 def test_maintainer_only_writes_are_refused_to_everyone_else_before_anything_is_written(teamed, fixtures, tmp_path):
     settings = Settings(db_path=tmp_path / "test.duckdb", jobs_dir=tmp_path / "jobs", models_dir=tmp_path / "models",
                         backups_dir=tmp_path / "backups", data_dir=tmp_path / "nodata")
-    documents = store.stats(teamed)["documents"]
+    documents = stats(teamed)["documents"]
     kb_path = fixtures / "civic" / "current.tsv"
     writes = {
         "import a KB": lambda who: ingest_kb(teamed, "civic", kb_path, who=who),
@@ -162,8 +168,8 @@ def test_maintainer_only_writes_are_refused_to_everyone_else_before_anything_is_
         for who in (BEN, CAT, DAN, "ana@example.org"):  # the typed name of the maintainer is not her
             with pytest.raises(AccessDeniedError):
                 write(who)
-            assert store.stats(teamed)["documents"] == documents, what
-    assert store.list_jobs(teamed) == []
+            assert stats(teamed)["documents"] == documents, what
+    assert list_jobs(teamed) == []
     assert not (tmp_path / "backups").exists()
     # The maintainer (and the shell) pass the check: a backup is made.
     assert maintenance.back_up(teamed, settings, who=ANA).folder.exists()
@@ -200,7 +206,7 @@ def test_a_store_switched_from_personal_to_team_keeps_its_self_declared_decision
     typed = curate.record_judgement(loaded, None, "ben@example.org", PO, BRAF, "1000001", Grade.PARTIAL)
     access.sign_in(loaded, ANA)  # the store becomes a team store
     team.grant_role(loaded, ANA, BEN.name, "curator")
-    kept = store.get_decision(loaded, typed.decision_id)
+    kept = get_decision(loaded, typed.decision_id)
     assert (kept.curator, kept.identity_source, kept.superseded_by) == (BEN.name, "self-declared", None)
     assert "ben@example.org (self-declared) · Partial" in decision_history([kept], team=True)[0]
     assert "(self-declared)" not in decision_history([kept])[0]  # personal mode: as it was
@@ -208,10 +214,10 @@ def test_a_store_switched_from_personal_to_team_keeps_its_self_declared_decision
         curate.record_judgement(loaded, None, "ben@example.org", PO, BRAF, "1000001", Grade.COMPLETE)
     # The signed-in ben's decision stands beside the typed one; his undo never reaches the typed one.
     signed = curate.record_judgement(loaded, None, BEN, PO, BRAF, "1000001", Grade.COMPLETE)
-    assert store.get_decision(loaded, typed.decision_id).superseded_by is None
+    assert get_decision(loaded, typed.decision_id).superseded_by is None
     assert curate.undo_last(loaded, BEN).decision_id == signed.decision_id
     assert curate.undo_last(loaded, BEN) is None
-    assert store.get_decision(loaded, typed.decision_id).superseded_by is None
+    assert get_decision(loaded, typed.decision_id).superseded_by is None
     assert "team store" in team.personal_mode_problem(loaded, Settings(identity="personal"))
     # The shell keeps every role on a team store.
     assert access.roles_of(loaded, access.local_operator("ops")) == frozenset(access.Role)
@@ -228,8 +234,8 @@ def test_an_identity_that_expires_mid_work_writes_nothing(teamed):
     with pytest.raises(SignInExpiredError):
         curate.undo_last(teamed, ended)
     assert _decisions(teamed) == before
-    assert store.list_decisions(teamed, curator=BEN.name)[-1].superseded_by is None
-    assert not [r for r in store.list_kb_records(teamed, "PO") if r.source == "curator"]
+    assert list_decisions(teamed, curator=BEN.name)[-1].superseded_by is None
+    assert not [r for r in list_kb_records(teamed, "PO") if r.source == "curator"]
 
 
 def test_roles_claimed_by_the_provider_count_without_being_stored(teamed):
@@ -238,7 +244,7 @@ def test_roles_claimed_by_the_provider_count_without_being_stored(teamed):
     fay = access.from_claims(claims, settings)
     assert (fay.name, fay.display_name, fay.claimed_roles) == ("fay@example.org", "Fay", {"curator", "staff"})
     assert access.sign_in(teamed, fay) == {access.Role.CURATOR}
-    assert store.list_roles_of(teamed, fay.name) == ()
+    assert list_roles_of(teamed, fay.name) == ()
     curate.record_judgement(teamed, None, fay, PO, BRAF, "1000001", Grade.PARTIAL)
 
 
@@ -338,10 +344,10 @@ def test_only_the_shell_turns_a_team_store_back_into_a_personal_store(teamed, ca
     assert "add --yes" in capsys.readouterr().err
     assert main(["roles", "leave-team", "--yes", "--reason", "back to one curator", "--db", db]) == 0
     assert "revoked 4 role grants" in capsys.readouterr().out
-    con = store.open_store(db)
+    con = open_store(db)
     try:
         assert not access.is_team_store(con)
-        assert [c.change for c in store.list_role_changes(con)][:4] == ["revoke"] * 4
+        assert [c.change for c in list_role_changes(con)][:4] == ["revoke"] * 4
         curate.record_judgement(con, None, "ben", PO, BRAF, "1000001", Grade.PARTIAL)  # typed names write again
     finally:
         con.close()

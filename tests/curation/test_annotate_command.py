@@ -6,7 +6,6 @@ import json
 
 import pytest
 
-from curation import store
 from curation.cli import main
 from curation.entities.annotation import Annotator
 from curation.entities.dictionaries import build_lexicon
@@ -14,6 +13,9 @@ from curation.entities.matching import Matcher
 from curation.errors import InputError
 from curation.ingest.problems import Problems
 from curation.ingest.pubtator import read_pubtator
+from curation.store.annotations import get_active_entity_model
+from curation.store.base import stats
+from curation.store.opening import open_store
 from curation.workflows.batch_annotation import annotate_corpus, read_inputs, to_jsonl, to_pubtator
 from curation.workflows.ingestion import ingest_corpus, ingest_kb
 
@@ -21,7 +23,7 @@ from curation.workflows.ingestion import ingest_corpus, ingest_kb
 @pytest.fixture
 def db(tmp_path, fixtures):
     path = tmp_path / "store.duckdb"
-    con = store.open_store(path)
+    con = open_store(path)
     ingest_kb(con, "civic", fixtures / "civic" / "current.tsv")
     ingest_corpus(con, "pubtator", fixtures / "pubtator" / "small.PubTator")
     con.close()
@@ -94,10 +96,10 @@ def test_cli_activate_refuses_a_bad_folder_and_reannotate_fills_the_index(db, tm
     assert "bad-model" in capsys.readouterr().err
     assert main(["reannotate", "--db", str(db)]) == 0
     assert "2 documents annotated" in capsys.readouterr().out
-    con = store.open_store(db)
+    con = open_store(db)
     try:
-        assert store.get_active_entity_model(con, "recogniser") is None
-        assert store.stats(con)["annotated_documents"] == 2
+        assert get_active_entity_model(con, "recogniser") is None
+        assert stats(con)["annotated_documents"] == 2
     finally:
         con.close()
     assert main(["reannotate", "--db", str(db)]) == 0
@@ -108,7 +110,7 @@ def test_activate_linker_refuses_a_folder_that_is_not_a_linker_and_changes_nothi
     (tmp_path / "empty").mkdir()
     assert main(["activate-linker", str(tmp_path / "empty"), "--db", str(db)]) == 2
     assert "error:" in capsys.readouterr().err
-    con = store.open_store(db)
-    assert store.get_active_entity_model(con, "linker") is None
+    con = open_store(db)
+    assert get_active_entity_model(con, "linker") is None
     con.close()
     assert main(["activate-linker", "--off", "--db", str(db)]) == 0

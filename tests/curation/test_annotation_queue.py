@@ -4,13 +4,16 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from curation import store
 from curation.entities.dictionaries import build_lexicon
 from curation.entities.matching import Matcher
 from curation.errors import CurationError
 from curation.grades import Grade
 from curation.records import Document, ItemKey
 from curation.schemas import PO
+from curation.store.base import transaction
+from curation.store.corpus import add_documents, iter_documents
+from curation.store.decisions import list_decisions, record_decision, undo_last_decision
+from curation.store.worklist import add_worklist_item
 from curation.workflows.agreement import open_disagreements
 from curation.workflows.annotation_queue import (
     QueueSource,
@@ -42,8 +45,8 @@ BRAF_KEY = (("Gene", "braf"), ("Variant", "v600e"))
 def setup(con, fixtures):
     ingest_kb(con, "civic", fixtures / "civic" / "current.tsv")
     ingest_corpus(con, "pubtator", fixtures / "pubtator" / "small.PubTator")
-    with store.transaction(con):
-        store.add_documents(
+    with transaction(con):
+        add_documents(
             con,
             [
                 Document("2000001", "BRAF V600E melanoma", "BRAF V600E mutant melanoma treated with dabrafenib."),
@@ -51,7 +54,7 @@ def setup(con, fixtures):
                 Document("2000003", "A <script>alert(1)</script> title", "V600E & <img src=x onerror=alert(2)>."),
             ],
         )
-    docs = list(store.iter_documents(con))
+    docs = list(iter_documents(con))
     return con, Retriever(lexical=LexicalIndex.build(docs), version="bm25-only"), Matcher(build_lexicon(con))
 
 
@@ -158,10 +161,10 @@ def test_unsearchable_relations_become_notes(setup):
 
 def test_queue_offers_others_pairs_blind_then_least_sure(setup):
     con, retriever, _ = setup
-    store.record_decision(con, "ana", PO, BRAF, "1000001", Grade.COMPLETE)
-    store.record_decision(con, "ana", PO, BRAF, "2000002", Grade.NOT_RELEVANT)
-    store.record_decision(con, "carl", PO, BRAF, "2000002", Grade.NOT_RELEVANT)
-    decisions = store.list_decisions(con, schema="PO", include_superseded=True)
+    record_decision(con, "ana", PO, BRAF, "1000001", Grade.COMPLETE)
+    record_decision(con, "ana", PO, BRAF, "2000002", Grade.NOT_RELEVANT)
+    record_decision(con, "carl", PO, BRAF, "2000002", Grade.NOT_RELEVANT)
+    decisions = list_decisions(con, schema="PO", include_superseded=True)
     uncertain, _ = least_sure(retriever, PO, candidate_relations(con, PO, decisions), decisions)
     queue = build_queue("bo", decisions, uncertain)
     # Decided pairs first, the one with fewer grades first; never the others' grades.
@@ -183,22 +186,22 @@ def test_queue_offers_others_pairs_blind_then_least_sure(setup):
 
 def test_candidate_relations_take_decided_then_worklist(setup):
     con, _, _ = setup
-    store.record_decision(con, "ana", PO, {"Gene": "braf", "Variant": " V600E"}, "1000001", Grade.COMPLETE)
-    store.add_worklist_item(con, PO, {"Gene": "BRAF", "Variant": "V600E"})  # same relation, folded
-    store.add_worklist_item(con, PO, {"Gene": "EGFR"})
-    relations = candidate_relations(con, PO, store.list_decisions(con))
+    record_decision(con, "ana", PO, {"Gene": "braf", "Variant": " V600E"}, "1000001", Grade.COMPLETE)
+    add_worklist_item(con, PO, {"Gene": "BRAF", "Variant": "V600E"})  # same relation, folded
+    add_worklist_item(con, PO, {"Gene": "EGFR"})
+    relations = candidate_relations(con, PO, list_decisions(con))
     assert relations == [(("Gene", "braf"), ("Variant", "V600E")), (("Gene", "EGFR"),)]
 
 
 def test_adjudication_closes_the_disagreement_and_keeps_the_annotators_labels(setup):
     con, _, _ = setup
-    store.record_decision(con, "ana", PO, BRAF, "1000001", Grade.COMPLETE)
-    store.record_decision(con, "bo", PO, BRAF, "1000001", Grade.PARTIAL)
-    (open_one,) = open_disagreements(store.list_decisions(con, include_superseded=True))
+    record_decision(con, "ana", PO, BRAF, "1000001", Grade.COMPLETE)
+    record_decision(con, "bo", PO, BRAF, "1000001", Grade.PARTIAL)
+    (open_one,) = open_disagreements(list_decisions(con, include_superseded=True))
     assert open_one.labels == (("ana", Grade.COMPLETE), ("bo", Grade.PARTIAL))
     final = adjudicate(con, "ana", PO, open_one, Grade.PARTIAL)
     assert (final.curator, final.note, final.grade) == ("ana", "adjudication", Grade.PARTIAL)
-    decisions = store.list_decisions(con, include_superseded=True)
+    decisions = list_decisions(con, include_superseded=True)
     assert open_disagreements(decisions) == []
     # ana's own label is superseded in the store but still counts as her label.
     from curation.workflows.agreement import label_matrix
@@ -206,15 +209,15 @@ def test_adjudication_closes_the_disagreement_and_keeps_the_annotators_labels(se
     matrix = label_matrix(decisions)
     assert matrix.grades == ((Grade.COMPLETE,), (Grade.PARTIAL,))
     # Undoing the adjudication reopens it.
-    store.undo_last_decision(con, "ana")
-    assert len(open_disagreements(store.list_decisions(con, include_superseded=True))) == 1
+    undo_last_decision(con, "ana")
+    assert len(open_disagreements(list_decisions(con, include_superseded=True))) == 1
 
 
 def test_adjudication_in_another_schema_is_refused(setup):
     con, _, _ = setup
-    store.record_decision(con, "ana", PO, BRAF, "1000001", Grade.COMPLETE)
-    store.record_decision(con, "bo", PO, BRAF, "1000001", Grade.PARTIAL)
-    (one,) = open_disagreements(store.list_decisions(con, include_superseded=True))
+    record_decision(con, "ana", PO, BRAF, "1000001", Grade.COMPLETE)
+    record_decision(con, "bo", PO, BRAF, "1000001", Grade.PARTIAL)
+    (one,) = open_disagreements(list_decisions(con, include_superseded=True))
     from curation.schemas import PTM
 
     with pytest.raises(Exception, match="schema 'PO'"):
@@ -234,8 +237,8 @@ def test_view_on_an_empty_decision_store(setup):
 
 def test_view_shows_the_next_pair_escaped_with_progress_and_agreement(setup):
     con, retriever, matcher = setup
-    store.record_decision(con, "ana", PO, BRAF, "2000003", Grade.PARTIAL)
-    store.record_decision(con, "carl", PO, BRAF, "2000003", Grade.NOT_RELEVANT)
+    record_decision(con, "ana", PO, BRAF, "2000003", Grade.PARTIAL)
+    record_decision(con, "carl", PO, BRAF, "2000003", Grade.NOT_RELEVANT)
     view = annotation_view(con, retriever, matcher, PO, "bo")
     row = view.next
     assert row.entry.pmid == "2000003" and row.entry.source is QueueSource.DECIDED
@@ -251,7 +254,7 @@ def test_view_shows_the_next_pair_escaped_with_progress_and_agreement(setup):
     ]
     assert [d.item.pmid for d in view.disagreements] == ["2000003"]
     # bo grades it: the next pair is a least-sure one, and the disagreement stays open.
-    store.record_decision(con, "bo", PO, BRAF, "2000003", Grade.PARTIAL)
+    record_decision(con, "bo", PO, BRAF, "2000003", Grade.PARTIAL)
     after = annotation_view(con, retriever, matcher, PO, "bo")
     assert after.next is None or after.next.entry.pmid != "2000003"
     assert after.remaining == view.remaining - 1

@@ -16,7 +16,6 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from curation import store
 from curation.cli import main
 from curation.errors import CurationError, StoreLockedError
 from curation.grades import Grade
@@ -24,6 +23,11 @@ from curation.ops.backup import backup_due, backup_if_due, backup_store, backups
 from curation.ops.recovery import open_failure, recover_store, wal_path
 from curation.records import Document
 from curation.schemas import PO
+from curation.store.base import transaction
+from curation.store.corpus import add_documents
+from curation.store.decisions import record_decision
+from curation.store.migrations import MIGRATIONS
+from curation.store.opening import open_store
 
 BRAF = {"Gene": "BRAF", "Variant": "V600E"}
 
@@ -31,16 +35,16 @@ BRAF = {"Gene": "BRAF", "Variant": "V600E"}
 @pytest.fixture
 def db(tmp_path) -> Path:
     path = tmp_path / "store.duckdb"
-    con = store.open_store(path)
-    with store.transaction(con):
-        store.add_documents(con, [Document(str(3000000 + n), f"Title {n}", f"Abstract {n}.") for n in range(5)])
+    con = open_store(path)
+    with transaction(con):
+        add_documents(con, [Document(str(3000000 + n), f"Title {n}", f"Abstract {n}.") for n in range(5)])
     con.close()
     return path
 
 
 def _decide(con, n: int, start: int = 0) -> list[int]:
     return [
-        store.record_decision(
+        record_decision(
             con, "ana", PO, {"Gene": f"G{i}", "Variant": "V600E"}, str(3000000 + i % 5), Grade.COMPLETE, answer=f"d{i}"
         ).decision_id
         for i in range(start, start + n)
@@ -48,7 +52,7 @@ def _decide(con, n: int, start: int = 0) -> list[int]:
 
 
 def _decision_ids(path: Path) -> list[int]:
-    con = store.open_store(path)
+    con = open_store(path)
     try:
         return [row[0] for row in con.execute("SELECT decision_id FROM decisions ORDER BY 1").fetchall()]
     finally:
@@ -69,7 +73,7 @@ def _leave_wal(con) -> None:
 
 
 def test_backup_is_a_verified_copy_and_only_the_newest_are_kept(db, tmp_path):
-    con = store.open_store(db)
+    con = open_store(db)
     ids = _decide(con, 3)
     folder = tmp_path / "backups"
     made = [backup_store(con, folder, keep=2) for _ in range(3)]
@@ -83,13 +87,13 @@ def test_backup_is_a_verified_copy_and_only_the_newest_are_kept(db, tmp_path):
     newest = kept[0]
     assert verify_backup(newest) == []
     assert newest.counts["decisions"] == 3 and newest.counts["documents"] == 5 and newest.counts["kb_records"] == 3
-    assert newest.manifest["schema_version"] == len(store.MIGRATIONS)
+    assert newest.manifest["schema_version"] == len(MIGRATIONS)
     assert newest.manifest["decisions"]["last_id"] == ids[-1]
     assert _decision_ids(newest.file) == ids  # a DuckDB file that opens as a store
 
 
 def test_backup_taken_while_another_cursor_writes_is_one_snapshot(db, tmp_path):
-    con = store.open_store(db)
+    con = open_store(db)
     stop = threading.Event()
 
     def write() -> None:
@@ -120,7 +124,7 @@ def test_backup_is_due_by_the_newest_backup_time(db, tmp_path):
     folder = tmp_path / "backups"
     assert backup_due(folder, 30)  # none yet
     assert not backup_due(folder, 0)  # 0: automatic backups off
-    con = store.open_store(db)
+    con = open_store(db)
     assert backup_if_due(con, folder, 30) is not None
     assert backup_if_due(con, folder, 30) is None  # just made one
     con.close()
@@ -138,7 +142,7 @@ def test_half_written_backup_of_a_dead_process_is_ignored_then_removed(db, tmp_p
     (partial / "store.duckdb").write_bytes(b"half")
     (folder / "backup-20260101T000000.000000Z").mkdir()  # renamed but no manifest: not a backup
     assert list_backups(folder) == []
-    con = store.open_store(db)
+    con = open_store(db)
     backup_store(con, folder)
     con.close()
     assert not partial.exists()
@@ -146,7 +150,7 @@ def test_half_written_backup_of_a_dead_process_is_ignored_then_removed(db, tmp_p
 
 
 def test_a_damaged_backup_is_reported(db, tmp_path):
-    con = store.open_store(db)
+    con = open_store(db)
     made = backup_store(con, tmp_path / "backups")
     con.close()
     with open(made.file, "r+b") as handle:
@@ -192,7 +196,7 @@ def test_recover_with_nothing_to_restore_moves_nothing(db, tmp_path):
 
 def test_recover_with_a_damaged_wal_header_puts_back_the_last_checkpoint(db, tmp_path):
     folder = tmp_path / "backups"
-    con = store.open_store(db)
+    con = open_store(db)
     saved = _decide(con, 4)
     backup_store(con, folder)  # checkpoints first: the store file holds these four
     _decide(con, 3, start=4)
@@ -215,7 +219,7 @@ def test_recover_with_a_damaged_wal_header_puts_back_the_last_checkpoint(db, tmp
 
 def test_recover_skips_a_damaged_backup_for_an_older_good_one(db, tmp_path):
     folder = tmp_path / "backups"
-    con = store.open_store(db)
+    con = open_store(db)
     first = _decide(con, 2)
     older = backup_store(con, folder)
     _decide(con, 2, start=2)
@@ -251,7 +255,7 @@ def test_recover_finds_the_longest_wal_prefix_that_replays_when_no_entry_is_name
     import curation.ops.recovery
 
     folder = tmp_path / "backups"
-    con = store.open_store(db)
+    con = open_store(db)
     first = _decide(con, 3)
     backup_store(con, folder)
     _decide(con, 12, start=3)

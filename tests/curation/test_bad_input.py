@@ -15,7 +15,6 @@ from html.parser import HTMLParser
 
 import pytest
 
-from curation import store
 from curation.entities.dictionaries import build_lexicon
 from curation.entities.matching import Matcher
 from curation.errors import CurationError, InputError, SchemaError
@@ -24,6 +23,12 @@ from curation.ingest.limits import MAX_ABSTRACT_CHARS
 from curation.records import Document, Span
 from curation.retrieval.relation_search import SearchInputError
 from curation.schemas import PO, PTM
+from curation.store.base import content_counts, stats, transaction
+from curation.store.corpus import add_documents, get_documents, iter_documents
+from curation.store.decisions import list_decisions, record_decision, undo_last_decision
+from curation.store.kb import list_kb_records
+from curation.store.opening import open_store
+from curation.store.worklist import add_worklist_item, list_worklist, set_worklist_status
 from curation.workflows.annotation_queue import annotation_view
 from curation.workflows.answers import AnswerKindError
 from curation.workflows.curate import card_decisions, record_judgement
@@ -234,7 +239,7 @@ def test_a_bad_file_is_named_explained_and_writes_nothing(loaded, tmp_path, kind
 def test_the_billion_laughs_are_refused_before_any_expansion(tmp_path):
     path = tmp_path / "laughs.xml"
     path.write_text(BILLION_LAUGHS)
-    con = store.open_store(tmp_path / "s.duckdb")
+    con = open_store(tmp_path / "s.duckdb")
     started = time.perf_counter()
     with pytest.raises(InputError, match="declares the entity"):
         ingest_corpus(con, "pubmed-xml", path)
@@ -277,9 +282,9 @@ def test_lenient_import_skips_each_bad_row_and_says_which(loaded, tmp_path):
         + json.dumps({"pmid": "24", "abstract": TEN_MB}).encode() + b"\n"
         b'{"pmid": "25", "title": "T", "abstract": "Good two."}\n'
     )
-    documents = store.content_counts(loaded)[0]
+    documents = content_counts(loaded)[0]
     report = ingest_corpus(loaded, "jsonl", path, lenient=True)
-    assert (report.added, store.content_counts(loaded)[0]) == (2, documents + 2)
+    assert (report.added, content_counts(loaded)[0]) == (2, documents + 2)
     assert [s.split(": ", 1)[0] for s in report.skipped] == [
         f"{path}, line 2", f"{path}, line 3, field 'pmid'", f"{path}, line 4, field 'abstract'",
         f"{path}, line 5, field 'abstract'",
@@ -302,7 +307,7 @@ def test_an_upload_over_the_limit_is_refused_with_the_way_around_it():
 def _decide(con, **changes):
     args = {"curator": "ana", "values": BRAF, "pmid": "1000001", "grade": Grade.COMPLETE, "answer": "", "note": ""}
     args.update(changes)
-    return store.record_decision(
+    return record_decision(
         con, args["curator"], PO, args["values"], args["pmid"], args["grade"], args["answer"], args["note"]
     )
 
@@ -374,7 +379,7 @@ def test_answers_of_the_right_or_an_unknown_kind_pass_the_check(loaded, answer):
     decision = record_judgement(
         loaded, build_lexicon(loaded), "ana", PO, BRAF, "1000001", Grade.COMPLETE, answer=answer
     )
-    assert [d.answer for d in store.list_decisions(loaded)] == [decision.answer] == [answer]
+    assert [d.answer for d in list_decisions(loaded)] == [decision.answer] == [answer]
 
 
 def test_a_grade_without_an_answer_needs_no_lexicon_but_an_answer_does(loaded):
@@ -407,27 +412,27 @@ def test_sql_metacharacters_in_every_text_field_are_stored_verbatim(loaded, tmp_
     kb.write_text(f"gene\tvariant\ttreatment\tpmid\tnote\nBRAF\t{SQL}\t{SQL}\t31\t{SQL}\n")
     ingest_kb(loaded, "tsv", kb, schema="PO")
     values = {"Gene": f"BRAF{SQL}", "Variant": SQL}
-    decision = store.record_decision(loaded, SQL, PO, values, "31", Grade.COMPLETE, answer=SQL, note=SQL)
-    assert store.add_worklist_item(loaded, PO, values) is True
-    (item,) = [i for i in store.list_worklist(loaded, PO) if i["values"] == values]
-    store.set_worklist_status(loaded, item["item_id"], "in_progress", SQL)
-    docs = list(store.iter_documents(loaded))
+    decision = record_decision(loaded, SQL, PO, values, "31", Grade.COMPLETE, answer=SQL, note=SQL)
+    assert add_worklist_item(loaded, PO, values) is True
+    (item,) = [i for i in list_worklist(loaded, PO) if i["values"] == values]
+    set_worklist_status(loaded, item["item_id"], "in_progress", SQL)
+    docs = list(iter_documents(loaded))
     hits = Retriever(lexical=LexicalIndex.build(docs)).search(PO, values, "bm25", k=5).hits
     # Everything came back as typed, from where it was stored, and every table is still there.
     assert set(snapshot(loaded)) == tables
-    (stored,) = store.list_decisions(loaded, curator=SQL)
+    (stored,) = list_decisions(loaded, curator=SQL)
     assert (stored.curator, stored.answer, stored.note, dict(stored.query_entities)) == (SQL, SQL, SQL, values)
     assert stored.decision_id == decision.decision_id
-    assert [(d.title, d.abstract) for d in store.get_documents(loaded, ["31"])] == [
+    assert [(d.title, d.abstract) for d in get_documents(loaded, ["31"])] == [
         (f"{SQL} title", f"BRAF {SQL} abstract")
     ]
-    records = {r.source: r for r in store.list_kb_records(loaded, "PO") if r.pmid == "31"}
+    records = {r.source: r for r in list_kb_records(loaded, "PO") if r.pmid == "31"}
     assert records["tsv"].get("Variant") == SQL and records["tsv"].attribute("note") == SQL
     assert records["curator"].get("Treatment") == SQL and records["curator"].attribute("curator") == SQL
-    assert [i["assignee"] for i in store.list_worklist(loaded, PO, status="in_progress")] == [SQL]
+    assert [i["assignee"] for i in list_worklist(loaded, PO, status="in_progress")] == [SQL]
     assert "31" in [h.pmid for h in hits]
-    assert store.undo_last_decision(loaded, SQL).decision_id == decision.decision_id
-    assert store.stats(loaded)["decisions"] == 0
+    assert undo_last_decision(loaded, SQL).decision_id == decision.decision_id
+    assert stats(loaded)["decisions"] == 0
 
 
 # --- queries --------------------------------------------------------------------------------
@@ -435,7 +440,7 @@ def test_sql_metacharacters_in_every_text_field_are_stored_verbatim(loaded, tmp_
 
 @pytest.fixture
 def searchable(loaded):
-    docs = list(store.iter_documents(loaded))
+    docs = list(iter_documents(loaded))
     return loaded, Retriever(lexical=LexicalIndex.build(docs)), Matcher(build_lexicon(loaded))
 
 
@@ -513,12 +518,12 @@ def test_hostile_text_renders_as_itself_and_nothing_else(text):
 @pytest.mark.parametrize("text", HOSTILE)
 def test_hostile_titles_and_abstracts_reach_the_pages_escaped(searchable, text):
     con, _, matcher = searchable
-    with store.transaction(con):
-        store.add_documents(con, [Document("1000009", f"BRAF V600E {text}", f"BRAF V600E with vemurafenib. {text}")])
-    retriever = Retriever(lexical=LexicalIndex.build(list(store.iter_documents(con))))
+    with transaction(con):
+        add_documents(con, [Document("1000009", f"BRAF V600E {text}", f"BRAF V600E with vemurafenib. {text}")])
+    retriever = Retriever(lexical=LexicalIndex.build(list(iter_documents(con))))
     result = curate_search(con, retriever, matcher, PO, BRAF, mode="bm25", k=5)
     (row,) = [r for r in result.rows if r.pmid == "1000009"]
-    store.record_decision(con, "<b>bo</b>", PO, BRAF, "1000009", Grade.COMPLETE, note=text)
+    record_decision(con, "<b>bo</b>", PO, BRAF, "1000009", Grade.COMPLETE, note=text)
     view = annotation_view(con, retriever, matcher, PO, "ana")  # ana's queue: the pair bo decided
     assert view.next is not None and view.next.entry.pmid == "1000009"
     shown = [title_html(row.title), marked_html(row.abstract), *map(marked_html, row.best), title_html(view.next.title),

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from curation import store
 from curation.cli import main
 from curation.cli.search import NO_HITS
+from curation.store.base import list_schemas
+from curation.store.opening import open_store
 
 DOCS = [
     ("21", "Vemurafenib in BRAF V600E melanoma", "BRAF V600E melanoma responds to vemurafenib."),
@@ -106,10 +107,10 @@ def test_the_ranking_is_the_curate_pages(search, db):
 
     values = {"Gene": "BRAF", "Variant": "V600E"}
     record = _json(search, "--schema", "PO", "--entity", "Gene=BRAF", "--entity", "Variant=V600E")
-    con = store.open_store(db, read_only=True)
+    con = open_store(db, read_only=True)
     try:
         engine = open_served(con, load_settings().models_dir, serving_key(con, "PO"))
-        schema = {s.name: s for s in store.list_schemas(con)}["PO"]
+        schema = {s.name: s for s in list_schemas(con)}["PO"]
         page = curate_search(con, engine, build_matcher(con), schema, values)
     finally:
         con.close()

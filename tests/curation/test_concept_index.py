@@ -4,13 +4,23 @@ from __future__ import annotations
 
 import pytest
 
-from curation import store
 from curation.entities.annotation import Annotator
 from curation.entities.dictionaries import build_lexicon
 from curation.entities.matching import Matcher
 from curation.grades import Grade
 from curation.records import Document
 from curation.schemas import PO
+from curation.store.annotations import (
+    get_active_entity_model,
+    insert_entity_model,
+    list_annotators,
+    list_entity_models,
+    list_stale_documents,
+    set_active_entity_model,
+)
+from curation.store.base import stats, transaction
+from curation.store.corpus import add_documents, iter_documents, list_mentions
+from curation.store.decisions import record_decision
 from curation.workflows import entities
 from curation.workflows.entities import (
     NO_RECOGNISER,
@@ -75,11 +85,11 @@ def test_ingest_stores_gold_and_dictionary_annotations_once(loaded, fixtures):
             ("Vemurafenib", "chemical", "gold")} <= sources
     gold = next(a for a in found["1000001"] if a.source == "gold" and a.type == "variant")
     assert gold.concept_id == "p|SUB|V|600|E" and gold.canonical  # kind mapped, canonical never empty
-    assert store.stats(con)["annotations"] == sum(len(v) for v in found.values())
+    assert stats(con)["annotations"] == sum(len(v) for v in found.values())
     # Predicted mentions never reach the gold mentions table (which feeds the lexicon and snapshots).
-    assert {m.source for m in store.list_mentions(con)} == {"small"}
-    assert len(store.list_mentions(con)) == 6
-    assert store.list_stale_documents(con, "dictionary") == []
+    assert {m.source for m in list_mentions(con)} == {"small"}
+    assert len(list_mentions(con)) == 6
+    assert list_stale_documents(con, "dictionary") == []
     again = ingest_corpus(con, "pubtator", fixtures / "pubtator" / "small.PubTator",
                           annotator=lambda: Annotator(Matcher(build_lexicon(con))))
     assert dict(again.details)["documents annotated"] == 0
@@ -87,12 +97,12 @@ def test_ingest_stores_gold_and_dictionary_annotations_once(loaded, fixtures):
 
 def test_new_gold_mentions_or_a_new_annotator_make_documents_stale(loaded):
     con = loaded
-    assert store.list_stale_documents(con, "union:other:lexicon") == ["1000001", "1000002"]
-    assert store.list_stale_documents(con, "dictionary", ["1000002"], stale_only=False) == ["1000002"]
-    with store.transaction(con):
-        store.add_documents(con, [Document("1000002", "Cisplatin nephrotoxicity.", "Cisplatin caused renal injury.",
-                                           "other", mentions=(store_mention(),))])
-    assert store.list_stale_documents(con, "dictionary") == ["1000002"]
+    assert list_stale_documents(con, "union:other:lexicon") == ["1000001", "1000002"]
+    assert list_stale_documents(con, "dictionary", ["1000002"], stale_only=False) == ["1000002"]
+    with transaction(con):
+        add_documents(con, [Document("1000002", "Cisplatin nephrotoxicity.", "Cisplatin caused renal injury.",
+                                     "other", mentions=(store_mention(),))])
+    assert list_stale_documents(con, "dictionary") == ["1000002"]
 
 
 def store_mention():
@@ -103,7 +113,7 @@ def store_mention():
 
 def test_reannotate_after_activating_a_recogniser_leaves_decisions_and_kb_untouched(loaded):
     con = loaded
-    store.record_decision(con, "ana", PO, BRAF, "1000001", Grade.COMPLETE, answer="Vemurafenib")
+    record_decision(con, "ana", PO, BRAF, "1000001", Grade.COMPLETE, answer="Vemurafenib")
     before = [_table(con, f"SELECT COLUMNS(*)::VARCHAR FROM {t} ORDER BY ALL") for t in UNTOUCHED]
     annotator = Annotator(Matcher(build_lexicon(con)), recogniser=FakeRecogniser())
     report = reannotate(con, annotator)
@@ -112,7 +122,7 @@ def test_reannotate_after_activating_a_recogniser_leaves_decisions_and_kb_untouc
     assert after == before
     found = stored_annotations(con, ["1000001"])["1000001"]
     assert ("melanoma", "disease", "recogniser") in {(a.text, a.type, a.source) for a in found}
-    assert store.list_annotators(con) == {annotator.version: 2}
+    assert list_annotators(con) == {annotator.version: 2}
     assert reannotate(con, annotator).annotated == 0  # nothing stale any more
     assert reannotate(con, annotator, stale_only=False).annotated == 2
 
@@ -121,9 +131,9 @@ def test_a_failing_annotator_leaves_documents_ingested_and_says_which(con, fixtu
     ingest_kb(con, "civic", fixtures / "civic" / "current.tsv")
     broken = Annotator(Matcher(build_lexicon(con)), recogniser=Failing())
     report = ingest_corpus(con, "pubtator", fixtures / "pubtator" / "small.PubTator", annotator=broken)
-    assert store.stats(con)["documents"] == 2 and store.stats(con)["annotations"] == 0
+    assert stats(con)["documents"] == 2 and stats(con)["annotations"] == 0
     assert "PMIDs 1000001 to 1000002 (2): the model ran out of memory" in report.summary()
-    assert store.list_stale_documents(con, broken.version) == ["1000001", "1000002"]
+    assert list_stale_documents(con, broken.version) == ["1000001", "1000002"]
     # A factory that fails (the dictionaries cannot be built) is reported too; the documents stay.
     report = ingest_corpus(con, "pubtator", fixtures / "pubtator" / "small.PubTator",
                            annotator=lambda: 1 / 0)
@@ -136,8 +146,8 @@ def test_without_a_recogniser_the_app_says_dictionaries_are_used(loaded, tmp_pat
     chosen = current_annotator(con, None, matcher)
     assert chosen.annotator.version == "dictionary" and chosen.message == NO_RECOGNISER
     # An active recogniser whose folder has gone: dictionaries, with the reason.
-    store.insert_entity_model(con, "recogniser", str(tmp_path / "gone"), "gone")
-    store.set_active_entity_model(con, "recogniser", str(tmp_path / "gone"))
+    insert_entity_model(con, "recogniser", str(tmp_path / "gone"), "gone")
+    set_active_entity_model(con, "recogniser", str(tmp_path / "gone"))
     chosen = current_annotator(con, None, matcher)
     assert chosen.annotator.version == "dictionary"
     assert "could not be loaded" in chosen.message and "gone" in chosen.message
@@ -155,7 +165,7 @@ def test_activation_validates_first_and_keeps_the_active_model(loaded, tmp_path,
     monkeypatch.setattr(entities, "load_entity_model", load)
     activated = activate_entity_model(con, "recogniser", good)
     assert activated.name == "fake-ner"
-    assert store.get_active_entity_model(con, "recogniser").path == str(good.resolve())
+    assert get_active_entity_model(con, "recogniser").path == str(good.resolve())
     malformed = tmp_path / "malformed"
     malformed.mkdir()
     (malformed / "manifest.json").write_text("{not json")
@@ -164,8 +174,8 @@ def test_activation_validates_first_and_keeps_the_active_model(loaded, tmp_path,
             bad.mkdir()
         with pytest.raises(EntityModelError, match=bad.name):
             activate_entity_model(con, "recogniser", bad)
-        assert store.get_active_entity_model(con, "recogniser").path == str(good.resolve())
-    assert [m.path for m in store.list_entity_models(con, "recogniser")] == [str(good.resolve())]
+        assert get_active_entity_model(con, "recogniser").path == str(good.resolve())
+    assert [m.path for m in list_entity_models(con, "recogniser")] == [str(good.resolve())]
     with pytest.raises(EntityModelError, match="unknown entity model kind"):
         activate_entity_model(con, "tagger", good)
 
@@ -173,7 +183,7 @@ def test_activation_validates_first_and_keeps_the_active_model(loaded, tmp_path,
 def test_highlights_come_from_stored_annotations_and_kinds_can_be_hidden(loaded):
     con = loaded
     reannotate(con, Annotator(Matcher(build_lexicon(con)), recogniser=FakeRecogniser()))
-    retriever = Retriever(lexical=LexicalIndex.build(list(store.iter_documents(con))))
+    retriever = Retriever(lexical=LexicalIndex.build(list(iter_documents(con))))
     # A fresh matcher knows no "melanoma": the disease mark can only come from the store.
     matcher = Matcher(build_lexicon(con))
     result = curate_search(con, retriever, matcher, PO, BRAF, mode="bm25", k=5)
@@ -190,8 +200,8 @@ def test_highlights_come_from_stored_annotations_and_kinds_can_be_hidden(loaded)
 def test_a_document_without_stored_annotations_is_highlighted_in_memory(con, fixtures):
     ingest_kb(con, "civic", fixtures / "civic" / "current.tsv")
     ingest_corpus(con, "pubtator", fixtures / "pubtator" / "small.PubTator")  # no annotator
-    retriever = Retriever(lexical=LexicalIndex.build(list(store.iter_documents(con))))
+    retriever = Retriever(lexical=LexicalIndex.build(list(iter_documents(con))))
     result = curate_search(con, retriever, Matcher(build_lexicon(con)), PO, BRAF, mode="bm25", k=5)
     braf = next(r for r in result.rows if r.pmid == "1000001")
     assert "ent-answer" in marked_html(braf.abstract) and "Vemurafenib" in braf.answers
-    assert store.stats(con)["annotations"] == 0  # a page view writes nothing
+    assert stats(con)["annotations"] == 0  # a page view writes nothing

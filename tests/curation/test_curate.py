@@ -2,12 +2,14 @@ from __future__ import annotations
 
 import pytest
 
-from curation import store
 from curation.entities.dictionaries import build_lexicon
 from curation.entities.matching import Matcher
 from curation.grades import Grade
 from curation.records import Document
 from curation.schemas import PO
+from curation.store.base import transaction
+from curation.store.corpus import add_documents, iter_documents
+from curation.store.decisions import record_decision
 from curation.workflows.ingestion import ingest_corpus, ingest_kb
 from curation.workflows.results import curate_search
 from index.lexical import LexicalIndex
@@ -21,8 +23,8 @@ BRAF = {"Gene": "BRAF", "Variant": "V600E"}
 def setup(con, fixtures):
     ingest_kb(con, "civic", fixtures / "civic" / "current.tsv")
     ingest_corpus(con, "pubtator", fixtures / "pubtator" / "small.PubTator")
-    with store.transaction(con):
-        store.add_documents(
+    with transaction(con):
+        add_documents(
             con,
             [
                 Document(
@@ -32,7 +34,7 @@ def setup(con, fixtures):
                 )
             ],
         )
-    docs = list(store.iter_documents(con))
+    docs = list(iter_documents(con))
     return con, Retriever(lexical=LexicalIndex.build(docs)), Matcher(build_lexicon(con))
 
 
@@ -55,7 +57,7 @@ def test_rows_are_ranked_highlighted_escaped_and_prefilled(setup):
 
 def test_prior_decisions_are_attached(setup):
     con, retriever, matcher = setup
-    store.record_decision(con, "ana", PO, BRAF, "1000001", Grade.COMPLETE, answer="Vemurafenib")
+    record_decision(con, "ana", PO, BRAF, "1000001", Grade.COMPLETE, answer="Vemurafenib")
     result = curate_search(con, retriever, matcher, PO, BRAF, mode="bm25", k=5)
     braf = next(r for r in result.rows if r.pmid == "1000001")
     assert [(d.curator, d.grade) for d in braf.decisions] == [("ana", Grade.COMPLETE)]
@@ -71,9 +73,9 @@ def test_hidden_types_are_not_marked(setup):
 
 def test_a_document_without_a_title_says_so(con, fixtures):
     ingest_kb(con, "civic", fixtures / "civic" / "current.tsv")
-    with store.transaction(con):
-        store.add_documents(con, [Document("1000009", "", "BRAF V600E in melanoma, treated with vemurafenib.")])
-    docs = list(store.iter_documents(con))
+    with transaction(con):
+        add_documents(con, [Document("1000009", "", "BRAF V600E in melanoma, treated with vemurafenib.")])
+    docs = list(iter_documents(con))
     retriever, matcher = Retriever(lexical=LexicalIndex.build(docs)), Matcher(build_lexicon(con))
     (row,) = curate_search(con, retriever, matcher, PO, BRAF, mode="bm25", k=5).rows
     assert row.title.text == "" and title_html(row.title) == "<em>(no title in the source)</em>"

@@ -7,12 +7,16 @@ import json
 
 import pytest
 
-from curation import store
 from curation.entities.dictionaries import build_lexicon
 from curation.entities.matching import Matcher
 from curation.grades import Grade
 from curation.records import Document
 from curation.schemas import PO
+from curation.store.base import transaction
+from curation.store.corpus import add_documents, iter_documents
+from curation.store.decisions import list_decisions
+from curation.store.opening import open_store
+from curation.store.worklist import set_worklist_status
 from curation.workflows.answers import AnswerKindError
 from curation.workflows.curate import decide, open_curate, open_form
 from curation.workflows.ingestion import ingest_corpus, ingest_kb
@@ -30,13 +34,13 @@ def page(con, fixtures):
     """The fixture store with two more abstracts (one mentions only the gene), and what the page passes in."""
     ingest_kb(con, "civic", fixtures / "civic" / "current.tsv")
     ingest_corpus(con, "pubtator", fixtures / "pubtator" / "small.PubTator")
-    with store.transaction(con):
-        store.add_documents(con, [
+    with transaction(con):
+        add_documents(con, [
             Document("1000003", "BRAF V600E again", "BRAF V600E melanoma treated with vemurafenib.", year=2021),
             Document("1000004", "BRAF alone", "BRAF amplification in thyroid tumours.", year=2015),
         ])
     matcher = Matcher(build_lexicon(con))
-    retriever = Retriever(lexical=LexicalIndex.build(list(store.iter_documents(con))), version="v-test")
+    retriever = Retriever(lexical=LexicalIndex.build(list(iter_documents(con))), version="v-test")
     return con, retriever, matcher, default_linker(con, matcher)
 
 
@@ -51,7 +55,7 @@ def test_open_form_has_the_schema_and_its_slots_choices(page, tmp_path):
     assert form.schema is PO and form.abstracts == 4 and not form.in_team
     assert list(form.known) == ["Gene", "Variant"] and "BRAF" in form.known["Gene"]
     assert form.annotator_note  # what the highlights come from: the dictionaries, no recogniser yet
-    empty = store.open_store(tmp_path / "empty.duckdb")
+    empty = open_store(tmp_path / "empty.duckdb")
     assert (open_form(empty, "PO").abstracts, open_form(empty, "PO").known) == (0, {})
     empty.close()
 
@@ -97,7 +101,7 @@ def test_decide_stores_where_the_curator_saw_the_abstract_and_what_ranked_it(pag
     # An answer is checked against the dictionaries: a gene given as the treatment is questioned, nothing written.
     with pytest.raises(AnswerKindError):
         decide(con, lexicon, "ana", view, "1000001", Grade.COMPLETE, answer="BRAF")
-    assert asked == [True] and [d.pmid for d in store.list_decisions(con)] == ["1000003"]
+    assert asked == [True] and [d.pmid for d in list_decisions(con)] == ["1000003"]
     confirmed = decide(con, lexicon, "ana", view, "1000001", Grade.COMPLETE, answer="BRAF", confirm_kind=True)
     assert confirmed.answer == "BRAF" and asked == [True]
 
@@ -142,5 +146,5 @@ def test_the_worklist_panel_lists_every_item_and_the_open_ones_next_first(page):
     assert added > 0 and len(listed.rows) == len(listed.open_items) == added
     assert set(listed.rows[0]) >= {"id", "status", "assignee", "judged", "Gene"}
     take_worklist_item(con, listed.open_items[0]["item_id"], "ana")  # in progress: still open
-    store.set_worklist_status(con, listed.open_items[-1]["item_id"], "done", "ana")
+    set_worklist_status(con, listed.open_items[-1]["item_id"], "done", "ana")
     assert open_worklist(con, PO).caption == f"{added - 1} open of {added}"

@@ -2,10 +2,13 @@ from __future__ import annotations
 
 import pytest
 
-from curation import store
 from curation.errors import CurationError
 from curation.grades import Grade
 from curation.schemas import PO
+from curation.store.base import content_counts, stats
+from curation.store.decisions import decisions_for, list_decisions, record_decision, undo_last_decision
+from curation.store.kb import list_kb_records
+from curation.store.worklist import add_worklist_item, fill_worklist_from_kb, list_worklist, set_worklist_status
 from curation.workflows.ingestion import ingest_corpus, ingest_kb
 
 BRAF = {"Gene": "BRAF", "Variant": "V600E"}
@@ -23,44 +26,44 @@ def _rows(con):
 
 
 def test_record_and_undo_round_trip(loaded):
-    d = store.record_decision(
+    d = record_decision(
         loaded, "ana", PO, BRAF, "1000001", Grade.COMPLETE, answer="Vemurafenib", note="<b>ok</b>"
     )
     assert d.query == "Treatment for gene BRAF and variant V600E?"
     assert _rows(loaded) == [(d.decision_id, "ana", Grade.COMPLETE, None)]
-    assert store.stats(loaded)["decisions"] == 1
-    added = [r for r in store.list_kb_records(loaded, "PO") if r.source == "curator"]
+    assert stats(loaded)["decisions"] == 1
+    added = [r for r in list_kb_records(loaded, "PO") if r.source == "curator"]
     assert [(r.get("Treatment"), r.pmid, r.attribute("curator")) for r in added] == [("Vemurafenib", "1000001", "ana")]
-    undone = store.undo_last_decision(loaded, "ana")
+    undone = undo_last_decision(loaded, "ana")
     assert undone.decision_id == d.decision_id
     assert _rows(loaded) == [(d.decision_id, "ana", Grade.COMPLETE, d.decision_id)]  # kept, marked withdrawn
-    assert store.stats(loaded)["decisions"] == 0
-    assert not [r for r in store.list_kb_records(loaded) if r.source == "curator"]
-    assert store.undo_last_decision(loaded, "ana") is None
+    assert stats(loaded)["decisions"] == 0
+    assert not [r for r in list_kb_records(loaded) if r.source == "curator"]
+    assert undo_last_decision(loaded, "ana") is None
 
 
 def test_a_new_judgement_supersedes_and_undo_restores_it(loaded):
-    first = store.record_decision(loaded, "ana", PO, BRAF, "1000001", Grade.PARTIAL)
-    second = store.record_decision(
+    first = record_decision(loaded, "ana", PO, BRAF, "1000001", Grade.PARTIAL)
+    second = record_decision(
         loaded, "ana", PO, {"Gene": "braf", "Variant": " V600E "}, "1000001", Grade.NOT_RELEVANT
     )
     assert _rows(loaded) == [
         (first.decision_id, "ana", Grade.PARTIAL, second.decision_id),
         (second.decision_id, "ana", Grade.NOT_RELEVANT, None),
     ]
-    other = store.record_decision(loaded, "ben", PO, BRAF, "1000001", Grade.COMPLETE)
-    assert {d.curator for d in store.decisions_for(loaded, PO, BRAF)} == {"ana", "ben"}
-    store.undo_last_decision(loaded, "ana")
-    active = {(d.curator, d.grade) for d in store.decisions_for(loaded, PO, BRAF)}
+    other = record_decision(loaded, "ben", PO, BRAF, "1000001", Grade.COMPLETE)
+    assert {d.curator for d in decisions_for(loaded, PO, BRAF)} == {"ana", "ben"}
+    undo_last_decision(loaded, "ana")
+    active = {(d.curator, d.grade) for d in decisions_for(loaded, PO, BRAF)}
     assert active == {("ana", Grade.PARTIAL), ("ben", Grade.COMPLETE)}
     assert other.decision_id > second.decision_id
-    history = store.list_decisions(loaded, curator="ana", include_superseded=True)
+    history = list_decisions(loaded, curator="ana", include_superseded=True)
     assert [d.grade for d in history] == [Grade.PARTIAL, Grade.NOT_RELEVANT]
 
 
 def test_a_grade_is_stored_as_its_value_and_returned_as_the_grade(loaded):
-    given = store.record_decision(loaded, "ana", PO, BRAF, "1000001", Grade.PARTIAL)
-    (stored,) = store.list_decisions(loaded)
+    given = record_decision(loaded, "ana", PO, BRAF, "1000001", Grade.PARTIAL)
+    (stored,) = list_decisions(loaded)
     assert given.grade is Grade.PARTIAL and stored.grade is Grade.PARTIAL
     column = _rows(loaded)[0][2]
     assert type(column) is str and column == "partial"
@@ -81,7 +84,7 @@ def test_bad_decisions_are_refused_and_nothing_is_written(loaded, kwargs, messag
     args = {"curator": "ana", "values": BRAF, "pmid": "1000001", "grade": Grade.COMPLETE, "answer": "", "note": ""}
     args.update(kwargs)
     with pytest.raises(CurationError, match=message):
-        store.record_decision(
+        record_decision(
             loaded, args["curator"], PO, args["values"], args["pmid"], args["grade"], args["answer"], args["note"]
         )
     assert _rows(loaded) == []
@@ -89,34 +92,34 @@ def test_bad_decisions_are_refused_and_nothing_is_written(loaded, kwargs, messag
 
 def test_sql_and_html_in_notes_are_stored_verbatim(loaded):
     note = "'); DROP TABLE decisions; -- <script>alert(1)</script>"
-    store.record_decision(loaded, "o'brien", PO, BRAF, "1000001", Grade.COMPLETE, note=note)
-    (decision,) = store.list_decisions(loaded)
+    record_decision(loaded, "o'brien", PO, BRAF, "1000001", Grade.COMPLETE, note=note)
+    (decision,) = list_decisions(loaded)
     assert (decision.curator, decision.note) == ("o'brien", note)
 
 
 def test_worklist_from_kb_and_status(loaded):
     # The fixture's EML4::ALK fusion record has no therapy and no other record answers it.
-    assert store.fill_worklist_from_kb(loaded, PO) == 1
-    assert store.fill_worklist_from_kb(loaded, PO) == 0
-    (item,) = store.list_worklist(loaded, PO)
+    assert fill_worklist_from_kb(loaded, PO) == 1
+    assert fill_worklist_from_kb(loaded, PO) == 0
+    (item,) = list_worklist(loaded, PO)
     assert item["values"] == {"Gene": "ALK", "Variant": "EML4::ALK Fusion"}
     assert (item["status"], item["judged"], item["origin"]) == ("open", 0, "kb")
-    assert store.add_worklist_item(loaded, PO, BRAF) is True
-    assert store.add_worklist_item(loaded, PO, {"Gene": "braf", "Variant": "v600e"}) is False
-    store.record_decision(loaded, "ana", PO, BRAF, "1000001", Grade.COMPLETE)
-    braf = [i for i in store.list_worklist(loaded, PO) if i["values"]["Gene"] == "BRAF"][0]
+    assert add_worklist_item(loaded, PO, BRAF) is True
+    assert add_worklist_item(loaded, PO, {"Gene": "braf", "Variant": "v600e"}) is False
+    record_decision(loaded, "ana", PO, BRAF, "1000001", Grade.COMPLETE)
+    braf = [i for i in list_worklist(loaded, PO) if i["values"]["Gene"] == "BRAF"][0]
     assert braf["judged"] == 1
-    store.set_worklist_status(loaded, braf["item_id"], "done", "ana")
-    assert [i["values"]["Gene"] for i in store.list_worklist(loaded, PO, status="done")] == ["BRAF"]
+    set_worklist_status(loaded, braf["item_id"], "done", "ana")
+    assert [i["values"]["Gene"] for i in list_worklist(loaded, PO, status="done")] == ["BRAF"]
     with pytest.raises(CurationError, match="status must be one of"):
-        store.set_worklist_status(loaded, braf["item_id"], "finished")
+        set_worklist_status(loaded, braf["item_id"], "finished")
 
 
 def test_answers_do_not_change_what_cached_resources_are_built_from(loaded):
     # A decision with an answer adds a curator KB record; the app must not rebuild its matcher and
     # indexes (keyed on content_counts) on every such click.
-    before = store.content_counts(loaded)
-    decision = store.record_decision(loaded, "ana", PO, {"Gene": "BRAF", "Variant": "V600E"}, "1000001",
-                                     Grade.COMPLETE, answer="Dabrafenib")
-    assert any(r.source == "curator" for r in store.list_kb_records(loaded)) and decision.answer == "Dabrafenib"
-    assert store.content_counts(loaded) == before
+    before = content_counts(loaded)
+    decision = record_decision(loaded, "ana", PO, {"Gene": "BRAF", "Variant": "V600E"}, "1000001",
+                               Grade.COMPLETE, answer="Dabrafenib")
+    assert any(r.source == "curator" for r in list_kb_records(loaded)) and decision.answer == "Dabrafenib"
+    assert content_counts(loaded) == before

@@ -1,6 +1,6 @@
 """kill -9 in the middle of curators' writes, with real processes, and recovery from a WAL that will not replay.
 
-A child process records decisions through ``store.record_decision`` (the Curate page's code path) and
+A child process records decisions through ``curation.store.decisions.record_decision`` (the Curate page's code path) and
 prints ``ack <decision id>`` only after it returned, i.e. after the commit. The parent SIGKILLs it
 mid-stream, reopens the store and checks that every acknowledged decision is there, that nothing
 half-written is (a decision's answer and its KB record are one transaction), and, for the recovery
@@ -22,23 +22,26 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from curation import store
 from curation.config import PROJECT_ROOT
 from curation.ops.backup import list_backups, verify_backup
 from curation.ops.recovery import wal_path
 from curation.records import Document
+from curation.store.base import transaction
+from curation.store.corpus import add_documents
+from curation.store.opening import open_store
 
 WRITER = textwrap.dedent(
     """
     import sys
-    from curation import store
+    from curation.store.decisions import record_decision
+    from curation.store.opening import open_store
     from curation.grades import Grade
     from curation.ops.backup import backup_store
     from curation.schemas import PO
 
     db, start, answers, backup_every, backups, stop = sys.argv[1:7]
     start, backup_every, stop = int(start), int(backup_every), int(stop)
-    con = store.open_store(db)
+    con = open_store(db)
     pmids = [row[0] for row in con.execute("SELECT pmid FROM documents ORDER BY pmid").fetchall()]
     print("ready", flush=True)
     for i in range(start, start + stop):
@@ -49,7 +52,7 @@ WRITER = textwrap.dedent(
         answer = f"drug{i}" if answers == "1" and i % 2 == 0 else ""
         grade = Grade.COMPLETE if answer else (Grade.PARTIAL, Grade.NOT_RELEVANT)[i % 2]
         # a few genes and curators, so later judgements supersede earlier ones (UPDATEs, KB record removals)
-        decision = store.record_decision(
+        decision = record_decision(
             con, f"curator{i % 3}", PO, {"Gene": f"GENE{i % 5}", "Variant": "V600E"},
             pmids[i % len(pmids)], grade, answer=answer, note=f"note {i}",
         )
@@ -61,10 +64,10 @@ WRITER = textwrap.dedent(
 
 
 def _make_store(path: Path, documents: int = 12) -> None:
-    con = store.open_store(path)
-    with store.transaction(con):
+    con = open_store(path)
+    with transaction(con):
         docs = [Document(f"{2000000 + n}", f"BRAF V600E case {n}", f"Abstract {n}.") for n in range(documents)]
-        store.add_documents(con, docs)
+        add_documents(con, docs)
     con.close()
 
 
@@ -118,7 +121,7 @@ class Writer:
 
 def _check_store(db: Path, acked: list[tuple[int, str]], rounds: int) -> dict[int, tuple[str, int | None]]:
     """Every acknowledged decision is there with its answer; curator KB records match active decisions."""
-    con = store.open_store(db)
+    con = open_store(db)
     try:
         rows = {
             decision_id: (answer, superseded_by)
@@ -243,7 +246,7 @@ def test_recover_falls_back_to_the_newest_backup_when_the_store_file_is_damaged(
     rows = _check_store(db, [], rounds=len(acked))
     # what the backup held, and the nine decisions after it from the journal
     assert sorted(rows) == [decision_id for decision_id, _ in acked]
-    con = store.open_store(db)
+    con = open_store(db)
     assert con.execute("SELECT count(*) FROM documents").fetchall() == [(12,)]
     con.close()
 

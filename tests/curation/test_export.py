@@ -2,18 +2,22 @@ from __future__ import annotations
 
 import json
 
-from curation import store
 from curation.grades import Grade
 from curation.ingest.civic import read_civic
 from curation.ingest.problems import Problems
 from curation.schemas import PO
+from curation.store.annotations import replace_annotations
+from curation.store.base import transaction
+from curation.store.decisions import record_decision
+from curation.store.kb import list_kb_records
+from curation.store.opening import open_store
 from curation.workflows.export import export_decisions, export_new_records
 from curation.workflows.ingestion import ingest_corpus
 
 
 def test_new_records_round_trip_through_the_civic_loader(con, fixtures, tmp_path):
     ingest_corpus(con, "pubtator", fixtures / "pubtator" / "small.PubTator")
-    store.record_decision(
+    record_decision(
         con,
         "ana",
         PO,
@@ -23,7 +27,7 @@ def test_new_records_round_trip_through_the_civic_loader(con, fixtures, tmp_path
         answer="Vemurafenib",
         note="tab\there\nnewline",
     )
-    store.record_decision(con, "ana", PO, {"Gene": "BRAF", "Variant": "V600E"}, "1000002", Grade.NOT_RELEVANT)
+    record_decision(con, "ana", PO, {"Gene": "BRAF", "Variant": "V600E"}, "1000002", Grade.NOT_RELEVANT)
     tsv = export_new_records(con, PO)
     path = tmp_path / "new.tsv"
     path.write_text(tsv)
@@ -50,21 +54,21 @@ def test_new_records_round_trip_through_the_civic_loader(con, fixtures, tmp_path
 def test_civic_source_suggestions_carry_the_form_fields_and_round_trip(con, fixtures, tmp_path):
     import csv
 
-    from curation.store import AnnotationRow
+    from curation.store.annotations import AnnotationRow
     from curation.workflows.export import CIVIC_SUGGESTION_COLUMNS, civic_suggestions
     from curation.workflows.ingestion import ingest_kb
 
     ingest_corpus(con, "pubtator", fixtures / "pubtator" / "small.PubTator")
-    with store.transaction(con):  # the abstract names melanoma twice and a rash once
+    with transaction(con):  # the abstract names melanoma twice and a rash once
         rows = [AnnotationRow("1000001", s, e, t, "disease", f"MESH:{t}", t, 1.0, "dictionary", "test")
                 for s, e, t in ((14, 22, "melanoma"), (40, 48, "melanoma"), (50, 54, "rash"))]
-        store.replace_annotations(con, "test", {"1000001": 200}, rows)
+        replace_annotations(con, "test", {"1000001": 200}, rows)
     braf = {"Gene": "BRAF", "Variant": "V600E"}
-    store.record_decision(con, "ana", PO, braf, "1000001", Grade.COMPLETE, answer="Vemurafenib",
-                          note='responds, "durably"\nin 3 of 4')
-    store.record_decision(con, "bo", PO, braf, "1000001", Grade.PARTIAL, answer="Vemurafenib")
-    store.record_decision(con, "bo", PO, {"Gene": "KRAS", "Variant": "G12C"}, "1000002", Grade.PARTIAL)
-    store.record_decision(con, "ana", PO, {"Gene": "EGFR", "Variant": "L858R"}, "1000002", Grade.NOT_RELEVANT)
+    record_decision(con, "ana", PO, braf, "1000001", Grade.COMPLETE, answer="Vemurafenib",
+                    note='responds, "durably"\nin 3 of 4')
+    record_decision(con, "bo", PO, braf, "1000001", Grade.PARTIAL, answer="Vemurafenib")
+    record_decision(con, "bo", PO, {"Gene": "KRAS", "Variant": "G12C"}, "1000002", Grade.PARTIAL)
+    record_decision(con, "ana", PO, {"Gene": "EGFR", "Variant": "L858R"}, "1000002", Grade.NOT_RELEVANT)
 
     made = civic_suggestions(con)
     assert made.rows == 2 and "every curator" in made.summary() and made.summary().startswith("2 rows")
@@ -84,7 +88,7 @@ def test_civic_source_suggestions_carry_the_form_fields_and_round_trip(con, fixt
     assert report.added == 2
     again = ingest_kb(con, "civic-suggestions", path)
     assert again.added == 0 and again.unchanged == 2  # the same file twice adds nothing
-    back = sorted((r for r in store.list_kb_records(con, "PO") if r.source == "civic-suggestion"),
+    back = sorted((r for r in list_kb_records(con, "PO") if r.source == "civic-suggestion"),
                   key=lambda r: r.get("Gene"))
     assert [(r.get("Gene"), r.get("Variant"), r.get("Treatment"), r.pmid, r.attribute("disease")) for r in back] == [
         ("BRAF", "V600E", "Vemurafenib", "1000001", "melanoma"), ("KRAS", "G12C", "", "1000002", "")]
@@ -94,11 +98,11 @@ def test_the_cli_exports_to_a_file_and_says_how_many_rows_and_which_filters(fixt
     from curation.cli import main
 
     db = tmp_path / "store.duckdb"
-    con = store.open_store(db)
+    con = open_store(db)
     ingest_corpus(con, "pubtator", fixtures / "pubtator" / "small.PubTator")
-    store.record_decision(con, "ana", PO, {"Gene": "BRAF", "Variant": "V600E"}, "1000001", Grade.COMPLETE,
-                          answer="Vemurafenib")
-    store.record_decision(con, "bo", PO, {"Gene": "BRAF", "Variant": "V600E"}, "1000002", Grade.NOT_RELEVANT)
+    record_decision(con, "ana", PO, {"Gene": "BRAF", "Variant": "V600E"}, "1000001", Grade.COMPLETE,
+                    answer="Vemurafenib")
+    record_decision(con, "bo", PO, {"Gene": "BRAF", "Variant": "V600E"}, "1000002", Grade.NOT_RELEVANT)
     con.close()
     out = tmp_path / "s.csv"
     assert main(["export", "civic-suggestions", "--db", str(db), "--out", str(out)]) == 0

@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from curation import store
 from curation.config import load_settings
 from curation.grades import Grade
 from curation.jobs import retraining
@@ -22,6 +21,9 @@ from curation.jobs.result import job_result
 from curation.learning.build import BuildRequest, build_version
 from curation.learning.training import TrainConfig
 from curation.schemas import PO
+from curation.store.corpus import iter_documents
+from curation.store.decisions import record_decision
+from curation.store.opening import open_store
 from curation.versions import catalog
 from curation.workflows.ingestion import ingest_corpus, ingest_kb
 from index.loading import open_retriever
@@ -47,10 +49,10 @@ def _ranking(path: Path) -> list[str]:
 def test_accepted_abstract_overtakes_the_rejected_one_after_retraining(data_dir, tmp_path, monkeypatch):
     monkeypatch.setenv("CURATION_MODELS_DIR", str(tmp_path / "models"))
     settings = load_settings()
-    con = store.open_store(tmp_path / "real.duckdb")
+    con = open_store(tmp_path / "real.duckdb")
     ingest_corpus(con, "pubtator", data_dir / "biored" / "Dev.PubTator")
     ingest_kb(con, "civic", data_dir / "civic" / "civic_evidence_2026-05.tsv")
-    documents = {d.pmid: d for d in store.iter_documents(con)}
+    documents = {d.pmid: d for d in iter_documents(con)}
     old = build_version(BuildRequest(schema=PO, version="po-zero-shot", train=False,
                                      train_config=TrainConfig(max_seq_length=128)), documents, settings.models_dir)
     catalog.register_version(con, old)
@@ -59,8 +61,8 @@ def test_accepted_abstract_overtakes_the_rejected_one_after_retraining(data_dir,
     old_digest = _digest(old.path)
     rejected, accepted = before[0], before[2]
 
-    store.record_decision(con, "ann", PO, QUERY, rejected, Grade.NOT_RELEVANT)
-    store.record_decision(con, "ann", PO, QUERY, accepted, Grade.COMPLETE, note="the evidence I was looking for")
+    record_decision(con, "ann", PO, QUERY, rejected, Grade.NOT_RELEVANT)
+    record_decision(con, "ann", PO, QUERY, accepted, Grade.COMPLETE, note="the evidence I was looking for")
     job = retraining.start_retrain(
         con,
         retraining.RetrainRequest("PO", epochs=8, batch_size=8, learning_rate=5e-5, max_seq_length=128,

@@ -25,18 +25,18 @@ def test_labels_are_what_the_pages_show():
 def test_a_grade_travels_as_a_grade_and_is_stored_and_exported_as_its_value(con, fixtures, tmp_path):
     import json
 
-    from curation import store
     from curation.learning.snapshot import export_snapshot, load_snapshot
     from curation.schemas import PO
+    from curation.store.decisions import list_decisions, record_decision
     from curation.workflows.export import decisions_export
     from curation.workflows.ingestion import ingest_corpus
 
     ingest_corpus(con, "pubtator", fixtures / "pubtator" / "small.PubTator")
-    made = store.record_decision(con, "ana", PO, {"Gene": "BRAF"}, "1000001", Grade.PARTIAL)
+    made = record_decision(con, "ana", PO, {"Gene": "BRAF"}, "1000001", Grade.PARTIAL)
     assert made.grade is Grade.PARTIAL
     (stored,) = con.execute("SELECT grade FROM decisions").fetchone()
     assert type(stored) is str and stored == "partial"  # the column keeps the plain value
-    (read,) = store.list_decisions(con)
+    (read,) = list_decisions(con)
     assert read.grade is Grade.PARTIAL  # read back as the Grade, not a str
     # Exports write the value (the bytes a str grade wrote before): never the enum's name.
     tsv = decisions_export([read])

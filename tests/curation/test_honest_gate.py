@@ -153,9 +153,9 @@ def _version(models: Path, name: str, gate_evidence: GateEvidence | None = None)
 
 @pytest.fixture
 def con(tmp_path):
-    from curation import store
+    from curation.store.opening import open_store
 
-    connection = store.open_store(tmp_path / "s.duckdb")
+    connection = open_store(tmp_path / "s.duckdb")
     yield connection
     connection.close()
 

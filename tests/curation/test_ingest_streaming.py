@@ -9,9 +9,11 @@ from pathlib import Path
 import pytest
 
 import curation.ingest.pubmed_xml as pubmed_xml
-from curation import store
 from curation.cli import main
 from curation.errors import InputError
+from curation.store.base import content_counts, ingest_times
+from curation.store.corpus import add_documents
+from curation.store.opening import open_store
 from curation.workflows import ingestion
 from curation.workflows.ingestion import corpus_files, ingest_corpus, ingest_corpus_files
 
@@ -38,7 +40,7 @@ def write_xml(path: Path, pmids: range, bad: int | None = None) -> Path:
 
 
 def count(con) -> int:
-    return store.content_counts(con)[0]
+    return content_counts(con)[0]
 
 
 @pytest.fixture
@@ -52,7 +54,7 @@ class Killed(Exception):
 
 def kill_on_write(monkeypatch, at: int) -> list[int]:
     """Make the ``at``-th call of add_documents (from 1) raise :class:`Killed`; returns each call's batch size."""
-    real = store.add_documents
+    real = add_documents
     sizes: list[int] = []
 
     def add(con, batch):
@@ -61,13 +63,13 @@ def kill_on_write(monkeypatch, at: int) -> list[int]:
             raise Killed
         return real(con, batch)
 
-    monkeypatch.setattr(ingestion.store, "add_documents", add)
+    monkeypatch.setattr(ingestion, "add_documents", add)
     return sizes
 
 
 def test_a_corpus_file_is_written_in_batches_while_it_is_read(con, tmp_path, small_batches, monkeypatch):
     path = write_xml(tmp_path / "p.xml", range(101, 106))
-    real_reader, real_add = pubmed_xml.read_pubmed_xml, store.add_documents
+    real_reader, real_add = pubmed_xml.read_pubmed_xml, add_documents
     read: list[str] = []
     unwritten_at_each_write: list[int] = []
 
@@ -81,7 +83,7 @@ def test_a_corpus_file_is_written_in_batches_while_it_is_read(con, tmp_path, sma
         return real_add(con, batch)
 
     monkeypatch.setattr(pubmed_xml, "read_pubmed_xml", reader)
-    monkeypatch.setattr(ingestion.store, "add_documents", add)
+    monkeypatch.setattr(ingestion, "add_documents", add)
     report = ingest_corpus(con, "pubmed-xml", path, lenient=True)
     assert report.added == 5 and count(con) == 5
     # Each write happened with at most one batch read and not yet written: the file was never held whole.
@@ -95,12 +97,12 @@ def test_a_killed_lenient_ingest_keeps_its_batches_and_a_rerun_adds_the_rest_onc
     with pytest.raises(Killed):
         ingest_corpus(con, "pubmed-xml", path, lenient=True)
     assert count(con) == 2  # the first batch was committed
-    assert store.ingest_times(con, "corpus:pubmed-xml") == {}  # not logged as ingested whole
+    assert ingest_times(con, "corpus:pubmed-xml") == {}  # not logged as ingested whole
     monkeypatch.undo()
     monkeypatch.setattr(ingestion, "BATCH_DOCUMENTS", 2)
     report = ingest_corpus(con, "pubmed-xml", path, lenient=True)
     assert (report.added, report.unchanged, count(con)) == (3, 2, 5)
-    assert str(path.resolve()) in store.ingest_times(con, "corpus:pubmed-xml")
+    assert str(path.resolve()) in ingest_times(con, "corpus:pubmed-xml")
 
 
 def test_strict_mode_writes_nothing_of_a_file_with_a_bad_row_past_the_first_batch(con, tmp_path, small_batches):
@@ -108,7 +110,7 @@ def test_strict_mode_writes_nothing_of_a_file_with_a_bad_row_past_the_first_batc
     with pytest.raises(InputError, match="PMID 105: empty abstract"):
         ingest_corpus(con, "pubmed-xml", path)
     assert count(con) == 0
-    assert store.ingest_times(con, "corpus:pubmed-xml") == {}
+    assert ingest_times(con, "corpus:pubmed-xml") == {}
     report = ingest_corpus(con, "pubmed-xml", path, lenient=True)
     assert (report.added, len(report.skipped), count(con)) == (4, 1, 4)
 
@@ -171,7 +173,7 @@ def test_the_cli_ingests_a_folder_and_skips_it_on_a_second_run(tmp_path, capsys)
     assert main(["ingest-corpus", "pubmed-xml", str(folder), "--lenient", "--again", "--db", str(db)]) == 0
     assert "2 files: 2 read, 0 skipped as already ingested whole and unchanged since; 0 added, 4 already present" \
         in capsys.readouterr().out
-    con = store.open_store(db)
+    con = open_store(db)
     try:
         assert count(con) == 4
     finally:

@@ -6,9 +6,10 @@ import sys
 
 import pytest
 
-from curation import store
 from curation.config import PROJECT_ROOT
 from curation.errors import InputError
+from curation.store import base as base_store
+from curation.store.kb import list_kb_records
 from curation.workflows.ingestion import ingest_corpus, ingest_kb
 
 
@@ -21,10 +22,10 @@ def test_strict_ingest_writes_nothing_when_a_row_is_bad(con, tmp_path):
     )
     with pytest.raises(InputError, match="line 3, field 'citation_id'"):
         ingest_kb(con, "civic", path)
-    assert store.stats(con)["kb_records"] == 0
+    assert base_store.stats(con)["kb_records"] == 0
     report = ingest_kb(con, "civic", path, lenient=True)
     assert (report.added, len(report.skipped)) == (1, 1)
-    assert store.stats(con)["kb_records"] == 1
+    assert base_store.stats(con)["kb_records"] == 1
 
 
 def test_generic_tsv_needs_a_known_schema(con, tmp_path):
@@ -36,7 +37,7 @@ def test_generic_tsv_needs_a_known_schema(con, tmp_path):
     report = ingest_kb(con, "tsv", path, schema="PTM")
     assert report.added == 2
     assert ingest_kb(con, "tsv", path, schema="PTM").unchanged == 2
-    records = store.list_kb_records(con, "PTM")
+    records = list_kb_records(con, "PTM")
     assert {r.get("Catalyst") for r in records} == {"MTOR", ""}
 
 

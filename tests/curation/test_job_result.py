@@ -6,7 +6,6 @@ import json
 
 import pytest
 
-from curation import store
 from curation.jobs.result import (
     Baseline,
     DecisionSummary,
@@ -19,6 +18,7 @@ from curation.jobs.result import (
     result_json,
     write_result,
 )
+from curation.store.jobs import create_job, finish_job, get_job
 from curation.versions.manifest import DevMetrics, PairCounts
 
 # What the worker wrote before results had a format (73ba5b5): a built version without a baseline...
@@ -116,20 +116,20 @@ def test_a_corrupted_result_file_is_an_error_naming_it(tmp_path):
 
 
 def test_the_store_keeps_the_result_and_it_reads_back(con):
-    job = store.create_job(con, "retrain", {"schema": "PO"})
+    job = create_job(con, "retrain", {"schema": "PO"})
     assert job_result(job) is None  # running: no result yet
-    store.finish_job(con, job.job_id, "succeeded", "done", result_json(_full()))
-    assert job_result(store.get_job(con, job.job_id)) == _full()
+    finish_job(con, job.job_id, "succeeded", "done", result_json(_full()))
+    assert job_result(get_job(con, job.job_id)) == _full()
 
 
 def test_a_job_finished_without_a_result_has_none(con):
-    job = store.create_job(con, "retrain", {"schema": "PO"})
-    store.finish_job(con, job.job_id, "failed", "could not start the worker")
-    assert job_result(store.get_job(con, job.job_id)) is None
+    job = create_job(con, "retrain", {"schema": "PO"})
+    finish_job(con, job.job_id, "failed", "could not start the worker")
+    assert job_result(get_job(con, job.job_id)) is None
 
 
 def test_a_damaged_record_names_the_job(con):
-    job = store.create_job(con, "retrain", {"schema": "PO"})
-    store.finish_job(con, job.job_id, "failed", "x", {"state": "failed", "message": "x", "odd": 1})
+    job = create_job(con, "retrain", {"schema": "PO"})
+    finish_job(con, job.job_id, "failed", "x", {"state": "failed", "message": "x", "odd": 1})
     with pytest.raises(JobResultError, match=f"the result recorded for job {job.job_id}: unknown field 'odd'"):
-        job_result(store.get_job(con, job.job_id))
+        job_result(get_job(con, job.job_id))

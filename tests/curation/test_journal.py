@@ -9,15 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from curation import store
 from curation.errors import CurationError, StoreDamagedError
 from curation.grades import Grade
 from curation.ops.backup import backup_store, list_backups
 from curation.ops.recovery import recover_store, wal_path
 from curation.records import Document
 from curation.schemas import PO
-from curation.store.decisions import journaled
+from curation.store.base import connect, transaction
+from curation.store.corpus import add_documents
+from curation.store.decisions import journaled, list_decisions, record_decision, undo_last_decision
 from curation.store.journal import Journal, JournalMismatchError, folder_for
+from curation.store.opening import open_store
 from curation.store.reconcile import acknowledge_notice, open_notices, reconcile
 
 PMIDS = [str(3000000 + n) for n in range(5)]
@@ -26,16 +28,16 @@ PMIDS = [str(3000000 + n) for n in range(5)]
 @pytest.fixture
 def db(tmp_path) -> Path:
     path = tmp_path / "store.duckdb"
-    con = store.open_store(path)
-    with store.transaction(con):
-        store.add_documents(con, [Document(p, f"Title {p}", f"Abstract {p}.") for p in PMIDS])
+    con = open_store(path)
+    with transaction(con):
+        add_documents(con, [Document(p, f"Title {p}", f"Abstract {p}.") for p in PMIDS])
     con.close()
     return path
 
 
 def _decide(con, n: int, start: int = 0, curator: str = "ana") -> list[int]:
     return [
-        store.record_decision(
+        record_decision(
             con, curator, PO, {"Gene": f"G{i}", "Variant": "V600E"}, PMIDS[i % 5], Grade.COMPLETE, answer=f"d{i}",
             note=f"note {i} <b>", provenance=json.dumps({"group": "all", "rank": i}),
         ).decision_id
@@ -45,7 +47,7 @@ def _decide(con, n: int, start: int = 0, curator: str = "ana") -> list[int]:
 
 def _state(path: Path) -> dict:
     """Everything a decision writes, read without reconciling (a plain connection)."""
-    con = store.connect(path, read_only=True)
+    con = connect(path, read_only=True)
     try:
         return {
             "decisions": con.execute(
@@ -59,38 +61,38 @@ def _state(path: Path) -> dict:
 
 def _snapshot(path: Path, to: Path) -> None:
     """A copy of the store file as it is now (checkpointed: no WAL)."""
-    con = store.open_store(path)
+    con = open_store(path)
     con.execute("CHECKPOINT")
     con.close()
     shutil.copyfile(path, to)
 
 
 def test_decisions_lost_by_the_store_are_put_back_once_with_their_ids_times_and_records(db, tmp_path):
-    con = store.open_store(db)
+    con = open_store(db)
     _decide(con, 3)
     con.close()
     _snapshot(db, tmp_path / "older.duckdb")
-    con = store.open_store(db)
+    con = open_store(db)
     _decide(con, 4, start=3)
-    store.undo_last_decision(con, "ana")  # the undo is journaled too
+    undo_last_decision(con, "ana")  # the undo is journaled too
     con.close()
     full = _state(db)
     assert len(full["decisions"]) == 7 and len(full["kb"]) == 6
 
     shutil.copyfile(tmp_path / "older.duckdb", db)  # the store goes back: 4 decisions and an undo lost
     assert len(_state(db)["decisions"]) == 3
-    con = store.open_store(db)
+    con = open_store(db)
     notices = open_notices(con)
     con.close()
     assert _state(db) == full  # same ids, times, notes, provenance, supersession, KB records
     assert [n.kind for n in notices] == ["repaired"]
     assert "4 decisions and 1 undo" in notices[0].message and "journal" in notices[0].message
 
-    con = store.open_store(db)  # idempotent: a second open finds nothing to do and says nothing new
+    con = open_store(db)  # idempotent: a second open finds nothing to do and says nothing new
     assert len(open_notices(con)) == 1
     again = reconcile(con, db)
     assert not again.repaired and not again.notices
-    assert [d.decision_id for d in store.list_decisions(con)] == [1, 2, 3, 4, 5, 6]
+    assert [d.decision_id for d in list_decisions(con)] == [1, 2, 3, 4, 5, 6]
     new = _decide(con, 1, start=10)[0]  # the sequence was moved past the replayed ids
     assert new == 8
     acknowledge_notice(con, notices[0].notice_id, "ana")
@@ -99,76 +101,76 @@ def test_decisions_lost_by_the_store_are_put_back_once_with_their_ids_times_and_
 
 
 def test_a_torn_last_line_is_reported_with_its_line_and_kept_aside(db):
-    con = store.open_store(db)
+    con = open_store(db)
     _decide(con, 3)
     con.close()
     segment = Journal.beside(db).segments()[-1]
     with open(segment, "ab") as out:  # a crash in the middle of writing a line
         out.write(b'{"seq": 4, "store": "x", "op": "deci')
-    con = store.open_store(db)
+    con = open_store(db)
     notices = open_notices(con)
     assert [n.kind for n in notices] == ["journal_damaged"]
     assert f"{segment.name}, line 4: torn last line" in notices[0].message
     aside = list(segment.parent.glob(f"damaged-*-{segment.name}"))
     assert len(aside) == 1 and aside[0].read_bytes().endswith(b'"op": "deci')
     assert segment.read_text().count("\n") == 3 and segment.read_text().endswith("\n")  # the good lines stay
-    assert len(store.list_decisions(con)) == 3  # nothing lost, nothing invented
+    assert len(list_decisions(con)) == 3  # nothing lost, nothing invented
     _decide(con, 1, start=3)  # and the journal goes on from record 4
     con.close()
     assert [r.seq for r in Journal.beside(db).scan().records] == [1, 2, 3, 4]
 
 
 def test_a_flipped_byte_inside_the_journal_is_found_by_its_checksum(db, tmp_path):
-    con = store.open_store(db)
+    con = open_store(db)
     _decide(con, 3)
     con.close()
     _snapshot(db, tmp_path / "empty.duckdb")
     segment = Journal.beside(db).segments()[-1]
     text = segment.read_text().replace('"grade":"complete"', '"grade":"partial"', 1)
     segment.write_text(text)
-    con = store.open_store(db)
+    con = open_store(db)
     (notice,) = open_notices(con)
     assert notice.kind == "journal_damaged" and "line 1: checksum does not match" in notice.message
     con.close()
 
 
 def test_a_journal_from_another_store_is_refused_and_nothing_is_changed(db, tmp_path):
-    con = store.open_store(db)
+    con = open_store(db)
     _decide(con, 2)
     con.close()
     other = tmp_path / "other.duckdb"
-    store.open_store(other).close()
+    open_store(other).close()
     shutil.rmtree(folder_for(other), ignore_errors=True)
     shutil.copytree(folder_for(db), folder_for(other))  # a journal left beside a different store
     before = other.read_bytes()
     with pytest.raises(JournalMismatchError, match="journal of another store") as caught:
-        store.open_store(other)
+        open_store(other)
     assert str(folder_for(other)) in str(caught.value) and "move that folder aside" in str(caught.value)
     assert other.read_bytes() == before
     assert isinstance(caught.value, StoreDamagedError)  # the app and the CLI show it as a store that will not open
 
 
 def test_reconcile_repairs_a_store_that_opened_silently_after_its_wal_was_cut(db):
-    con = store.open_store(db)
+    con = open_store(db)
     con.execute("CHECKPOINT")
     _decide(con, 5)
     con.execute("PRAGMA disable_checkpoint_on_shutdown")  # the decisions are in the WAL only
     con.close()
     wal = wal_path(db)
     os.truncate(wal, wal.stat().st_size // 2)  # what a damaged disk can leave: DuckDB drops the torn tail silently
-    plain = store.connect(db)
+    plain = connect(db)
     silently = plain.execute("SELECT count(*) FROM decisions").fetchall()[0][0]
     plain.close()
     assert silently < 5  # DuckDB itself opens it and says nothing
-    con = store.open_store(db)
-    assert len(store.list_decisions(con)) == 5
+    con = open_store(db)
+    assert len(list_decisions(con)) == 5
     (notice,) = open_notices(con)
     assert notice.kind == "repaired" and f"{5 - silently} decision" in notice.message
     con.close()
 
 
 def test_a_decision_whose_transaction_fails_after_its_journal_line_is_voided(db):
-    con = store.open_store(db)
+    con = open_store(db)
     _decide(con, 1)
     with pytest.raises(RuntimeError), journaled(con) as writer:
         writer.next_seq()
@@ -178,23 +180,23 @@ def test_a_decision_whose_transaction_fails_after_its_journal_line_is_voided(db)
     records = Journal.beside(db).scan().records
     assert [(r.seq, r.op) for r in records] == [(1, "decide"), (2, "undo"), (3, "void")]
     assert records[2].data == {"voids": 2}
-    con = store.open_store(db)
-    assert [d.decision_id for d in store.list_decisions(con)] == [1]  # the undo never happened
+    con = open_store(db)
+    assert [d.decision_id for d in list_decisions(con)] == [1]  # the undo never happened
     assert open_notices(con) == []
     con.close()
 
 
 def test_refused_input_writes_nothing_to_the_journal(db):
-    con = store.open_store(db)
+    con = open_store(db)
     with pytest.raises(CurationError, match="not in the corpus"):
-        store.record_decision(con, "ana", PO, {"Gene": "BRAF"}, "999", Grade.COMPLETE)
+        record_decision(con, "ana", PO, {"Gene": "BRAF"}, "999", Grade.COMPLETE)
     con.close()
     assert Journal.beside(db).scan().records == []
 
 
 def test_backups_rotate_the_journal_and_a_store_is_rebuilt_from_a_backup_and_the_journal(db, tmp_path):
     folder = tmp_path / "backups"
-    con = store.open_store(db)
+    con = open_store(db)
     _decide(con, 2)
     backup_store(con, folder, keep=2)
     _decide(con, 2, start=2)
@@ -202,7 +204,7 @@ def test_backups_rotate_the_journal_and_a_store_is_rebuilt_from_a_backup_and_the
     _decide(con, 2, start=4)
     backup_store(con, folder, keep=2)  # the first backup is removed, and the journal segment only it needed
     _decide(con, 3, start=6)
-    store.undo_last_decision(con, "ana")
+    undo_last_decision(con, "ana")
     con.close()
     full = _state(db)
     journal = Journal.beside(db)
@@ -222,11 +224,11 @@ def test_backups_rotate_the_journal_and_a_store_is_rebuilt_from_a_backup_and_the
 
 
 def test_a_missing_journal_is_reported_not_passed_over(db):
-    con = store.open_store(db)
+    con = open_store(db)
     _decide(con, 2)
     con.close()
     shutil.rmtree(folder_for(db))
-    con = store.open_store(db)
+    con = open_store(db)
     (notice,) = open_notices(con)
     assert notice.kind == "journal_behind" and "journal is missing" in notice.message
     _decide(con, 1, start=2)

@@ -13,12 +13,13 @@ import json
 
 import pytest
 
-from curation import store
 from curation.config import load_settings
 from curation.errors import CurationError
 from curation.learning.build import BuildRequest, IndexChoice, build_version
 from curation.learning.training import TrainConfig
 from curation.schemas import PO
+from curation.store.corpus import iter_documents
+from curation.store.opening import open_store
 from curation.versions import catalog, serving
 from curation.workflows import results
 from curation.workflows import versions as catalogue
@@ -37,10 +38,10 @@ def built(tmp_path_factory):
     if not (data_dir / "README.md").exists():
         pytest.skip(f"real data not found at {data_dir} (set CURATION_DATA_DIR)")
     root = tmp_path_factory.mktemp("milvus")
-    con = store.open_store(root / "store.duckdb")
+    con = open_store(root / "store.duckdb")
     ingest_corpus(con, "pubtator", data_dir / "biored" / "Dev.PubTator")
     ingest_kb(con, "civic", data_dir / "civic" / "civic_evidence_2026-05.tsv")
-    documents = {d.pmid: d for d in store.iter_documents(con)}
+    documents = {d.pmid: d for d in iter_documents(con)}
     config = TrainConfig(max_seq_length=128)
     for name, backend in (("po-faiss", "faiss"), ("po-milvus", "milvus")):
         version = build_version(BuildRequest(schema=PO, version=name, train=False, train_config=config,

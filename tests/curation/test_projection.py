@@ -3,12 +3,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from curation import store
 from curation.grades import Grade
 from curation.learning.build import BuildRequest, build_version
 from curation.learning.training import TrainConfig
 from curation.records import Document, KBRecord
 from curation.schemas import PO
+from curation.store.base import transaction
+from curation.store.corpus import add_documents
+from curation.store.decisions import record_decision
+from curation.store.kb import add_kb_records
+from curation.store.worklist import add_worklist_item
 from curation.workflows.projection import (
     NOT_COMPUTED,
     NOT_POSITIVE,
@@ -59,15 +63,15 @@ def _one_hot(text: str) -> np.ndarray:
 
 @pytest.fixture
 def loaded(con):
-    with store.transaction(con):
-        store.add_documents(con, DOCS)
-        store.add_kb_records(con, RECORDS, origin="test")
-    store.record_decision(con, "ana", PO, {"Gene": "BRAF", "Variant": "V600E"}, "12", Grade.PARTIAL)
-    store.record_decision(
+    with transaction(con):
+        add_documents(con, DOCS)
+        add_kb_records(con, RECORDS, origin="test")
+    record_decision(con, "ana", PO, {"Gene": "BRAF", "Variant": "V600E"}, "12", Grade.PARTIAL)
+    record_decision(
         con, "ana", PO, {"Gene": "BRAF", "Variant": "V600E"}, "11", Grade.COMPLETE, answer="Vemurafenib"
     )
-    store.record_decision(con, "bo", PO, {"Gene": "BRAF", "Variant": "V600E"}, "11", Grade.NOT_RELEVANT)
-    store.add_worklist_item(con, PO, {"Gene": "KRAS", "Variant": "G12C"})
+    record_decision(con, "bo", PO, {"Gene": "BRAF", "Variant": "V600E"}, "11", Grade.NOT_RELEVANT)
+    add_worklist_item(con, PO, {"Gene": "KRAS", "Variant": "G12C"})
     return con
 
 

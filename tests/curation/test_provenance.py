@@ -6,13 +6,17 @@ import json
 
 import pytest
 
-from curation import store
 from curation.entities.lexicon import Lexicon
 from curation.errors import CurationError
 from curation.grades import Grade
 from curation.records import Document
 from curation.schemas import PO
 from curation.store import base
+from curation.store.base import schema_version, transaction
+from curation.store.corpus import add_documents
+from curation.store.decisions import decisions_for, list_decisions, record_decision, undo_last_decision
+from curation.store.migrations import MIGRATIONS
+from curation.store.opening import open_store
 from curation.workflows.curate import record_judgement
 from curation.workflows.export import export_decisions
 from curation.workflows.provenance import hit_provenance, provenance_json
@@ -47,9 +51,9 @@ def test_provenance_json_is_compact_sorted_and_has_no_offsets():
 
 @pytest.fixture
 def judged(con):
-    with store.transaction(con):
-        store.add_documents(con, [Document("1", "BRAF V600E", "Vemurafenib in BRAF V600E melanoma."),
-                                  Document("2", "Cats", "Cats sleep.")])
+    with transaction(con):
+        add_documents(con, [Document("1", "BRAF V600E", "Vemurafenib in BRAF V600E melanoma."),
+                            Document("2", "Cats", "Cats sleep.")])
     return con
 
 
@@ -60,25 +64,25 @@ def test_provenance_round_trips_through_the_decision(judged):
     assert json.loads(made.provenance) == hit_provenance(HIT)
     plain = record_judgement(judged, lexicon, "ana", PO, BRAF, "2", Grade.NOT_RELEVANT)
     assert plain.provenance == ""
-    listed = {d.pmid: d for d in store.list_decisions(judged)}
+    listed = {d.pmid: d for d in list_decisions(judged)}
     assert listed["1"].provenance == made.provenance and listed["2"].provenance == ""
-    assert [d.provenance for d in store.decisions_for(judged, PO, BRAF)] == [made.provenance, ""]
+    assert [d.provenance for d in decisions_for(judged, PO, BRAF)] == [made.provenance, ""]
     assert judged.execute("SELECT provenance FROM decisions WHERE pmid = '2'").fetchone() == (None,)  # NULL
-    assert store.undo_last_decision(judged, "ana").provenance == ""
-    assert store.undo_last_decision(judged, "ana").provenance == made.provenance
+    assert undo_last_decision(judged, "ana").provenance == ""
+    assert undo_last_decision(judged, "ana").provenance == made.provenance
 
 
 def test_provenance_that_is_not_json_is_refused_and_nothing_is_written(judged):
     with pytest.raises(CurationError, match="provenance is not JSON"):
-        store.record_decision(judged, "ana", PO, BRAF, "1", Grade.PARTIAL, provenance="{group: all")
+        record_decision(judged, "ana", PO, BRAF, "1", Grade.PARTIAL, provenance="{group: all")
     with pytest.raises(CurationError, match="provenance has 100,001 characters"):
-        store.record_decision(judged, "ana", PO, BRAF, "1", Grade.PARTIAL, provenance='"' + "x" * 99_999 + '"')
-    assert store.list_decisions(judged, include_superseded=True) == []
+        record_decision(judged, "ana", PO, BRAF, "1", Grade.PARTIAL, provenance='"' + "x" * 99_999 + '"')
+    assert list_decisions(judged, include_superseded=True) == []
 
 
 def test_export_includes_provenance(judged):
-    store.record_decision(judged, "ana", PO, BRAF, "1", Grade.COMPLETE, provenance=provenance_json(HIT))
-    store.record_decision(judged, "bo", PO, BRAF, "2", Grade.NOT_RELEVANT)
+    record_decision(judged, "ana", PO, BRAF, "1", Grade.COMPLETE, provenance=provenance_json(HIT))
+    record_decision(judged, "bo", PO, BRAF, "2", Grade.NOT_RELEVANT)
     rows = [json.loads(line) for line in export_decisions(judged, "jsonl").splitlines()]
     assert rows[0]["provenance"] == hit_provenance(HIT) and rows[1]["provenance"] is None  # an object, not text
     header, first, second = export_decisions(judged, "tsv").splitlines()
@@ -89,9 +93,9 @@ def test_export_includes_provenance(judged):
 
 def test_migration_adds_provenance_to_an_old_store(tmp_path, monkeypatch):
     path = tmp_path / "old.duckdb"
-    old = tuple(m for m in store.MIGRATIONS if m[0] < 5)
+    old = tuple(m for m in MIGRATIONS if m[0] < 5)
     monkeypatch.setattr(base, "MIGRATIONS", old)  # the store as the previous release left it
-    con = store.open_store(path)
+    con = open_store(path)
     # rows as that release wrote them (today's add_documents writes columns later migrations add)
     con.execute("INSERT INTO documents (pmid, title, abstract, sources) "
                 "VALUES ('1', 'BRAF V600E', 'Vemurafenib in BRAF V600E melanoma.', ['test'])")
@@ -102,13 +106,13 @@ def test_migration_adds_provenance_to_an_old_store(tmp_path, monkeypatch):
     con.close()
     monkeypatch.undo()
 
-    con = store.open_store(path)
-    assert store.schema_version(con) == store.MIGRATIONS[-1][0]
+    con = open_store(path)
+    assert schema_version(con) == MIGRATIONS[-1][0]
     assert "provenance" in [c[0] for c in con.execute("DESCRIBE decisions").fetchall()]
-    (before,) = store.list_decisions(con)
+    (before,) = list_decisions(con)
     assert before.curator == "ana" and before.provenance == ""  # decisions made before keep no provenance
-    after = store.record_decision(con, "bo", PO, BRAF, "1", Grade.PARTIAL, provenance=provenance_json(HIT))
-    assert store.list_decisions(con)[-1].provenance == after.provenance == provenance_json(HIT)
+    after = record_decision(con, "bo", PO, BRAF, "1", Grade.PARTIAL, provenance=provenance_json(HIT))
+    assert list_decisions(con)[-1].provenance == after.provenance == provenance_json(HIT)
     con.close()
 
 

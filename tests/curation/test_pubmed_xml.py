@@ -227,7 +227,9 @@ def test_missing_file(tmp_path: Path) -> None:
 
 
 def test_first_authors_and_publication_types_are_read_and_stored(tmp_path: Path) -> None:
-    from curation import store
+    from curation.store.base import transaction
+    from curation.store.corpus import add_documents, get_documents
+    from curation.store.opening import open_store
 
     authors = "".join(f"<Author><LastName>{last}</LastName><Initials>{ini}</Initials></Author>"
                       for last, ini in (("Smith", "J"), ("Doe", "AB"), ("Lee", "K"), ("Park", "S")))
@@ -247,10 +249,10 @@ def test_first_authors_and_publication_types_are_read_and_stored(tmp_path: Path)
     first, second = read_pubmed_xml(path, Problems(path))
     assert first.authors == "Smith J, Doe AB, Lee K, et al." and second.authors == "TCGA Network"
     assert first.pub_types == ("Clinical Trial, Phase II", "Journal Article") and second.pub_types == ()
-    con = store.open_store(tmp_path / "s.duckdb")
-    with store.transaction(con):
-        store.add_documents(con, [first, second])
-    stored = {d.pmid: d for d in store.get_documents(con, ["31", "32"])}
+    con = open_store(tmp_path / "s.duckdb")
+    with transaction(con):
+        add_documents(con, [first, second])
+    stored = {d.pmid: d for d in get_documents(con, ["31", "32"])}
     assert (stored["31"].year, stored["31"].journal, stored["31"].authors, stored["31"].pub_types) == (
         2019, "J Clin Oncol", "Smith J, Doe AB, Lee K, et al.", ("Clinical Trial, Phase II", "Journal Article"))
     con.close()

@@ -18,8 +18,9 @@ from urllib.response import addinfourl
 
 import pytest
 
-from curation import store
 from curation.config import Settings
+from curation.store.base import stats
+from curation.store.opening import open_store
 from curation.workflows.quickstart import NoSampleError, find_sample, load_sample
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -52,7 +53,7 @@ def _settings(tmp_path: Path, data_dir: Path) -> Settings:
 
 
 def _contents(con) -> dict[str, int]:
-    counts = store.stats(con)
+    counts = stats(con)
     return {name: counts[name] for name in ("kb_records", "documents", "mentions", "synonyms")}
 
 
@@ -100,7 +101,7 @@ def test_a_malformed_file_is_named_the_others_load_and_a_retry_completes(con, sa
     completed = _contents(con)
     assert completed["documents"] > partial["documents"]
 
-    clean = store.open_store(tmp_path / "clean.duckdb")
+    clean = open_store(tmp_path / "clean.duckdb")
     try:
         load_sample(clean, _settings(tmp_path, sample_dir))
         assert _contents(clean) == completed  # no duplicates: the same as one clean load
@@ -125,7 +126,7 @@ def test_a_load_killed_half_way_leaves_a_usable_store_and_a_retry_completes(samp
     proc.wait(timeout=30)
     assert proc.returncode == -signal.SIGKILL, "".join(lines)
 
-    con = store.open_store(db)  # the store opens and holds the finished files
+    con = open_store(db)  # the store opens and holds the finished files
     try:
         after_kill = _contents(con)
         assert after_kill["kb_records"] > 0
@@ -134,7 +135,7 @@ def test_a_load_killed_half_way_leaves_a_usable_store_and_a_retry_completes(samp
         completed = _contents(con)
     finally:
         con.close()
-    clean = store.open_store(tmp_path / "clean.duckdb")
+    clean = open_store(tmp_path / "clean.duckdb")
     try:
         load_sample(clean, _settings(tmp_path, sample_dir))
         assert _contents(clean) == completed
@@ -185,5 +186,5 @@ def test_without_a_data_directory_the_sample_is_fetched_and_says_so(con, tmp_pat
 def test_the_real_sample_loads_and_reloads_to_nothing_new(con, data_dir, tmp_path):
     report = load_sample(con, _settings(tmp_path, data_dir))
     assert not report.failed, report.summary()
-    assert store.stats(con)["documents"] == 3476  # BioRED + BC5CDR + HoC, a PMID once
+    assert stats(con)["documents"] == 3476  # BioRED + BC5CDR + HoC, a PMID once
     assert load_sample(con, _settings(tmp_path, data_dir)).nothing_new

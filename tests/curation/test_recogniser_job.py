@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from curation import store
 from curation.config import load_settings
 from curation.errors import CurationError
 from curation.grades import Grade
@@ -23,6 +22,11 @@ from curation.jobs import retraining, worker
 from curation.jobs.result import job_result
 from curation.learning.recogniser_data import BC5CDR, BIORED
 from curation.schemas import PO
+from curation.store.annotations import get_active_entity_model, list_stale_documents
+from curation.store.corpus import iter_documents
+from curation.store.decisions import record_decision
+from curation.store.jobs import get_job, list_jobs
+from curation.store.opening import open_store
 from curation.workflows import recogniser_training as workflow
 from curation.workflows import retrain
 from curation.workflows.ingestion import ingest_corpus, ingest_kb
@@ -60,11 +64,11 @@ def app_store(tmp_path, fixtures, monkeypatch):
     """A store with the fixture KB and corpus and one decision; models and jobs under tmp_path."""
     monkeypatch.setenv("CURATION_MODELS_DIR", str(tmp_path / "models"))
     db = tmp_path / "s.duckdb"
-    con = store.open_store(db)
+    con = open_store(db)
     ingest_kb(con, "civic", fixtures / "civic" / "current.tsv")
     ingest_corpus(con, "pubtator", fixtures / "pubtator" / "small.PubTator")
-    pmid = next(store.iter_documents(con)).pmid
-    store.record_decision(con, "ann", PO, {"Gene": "BRAF", "Variant": "V600E"}, pmid, Grade.COMPLETE)
+    pmid = next(iter_documents(con)).pmid
+    record_decision(con, "ann", PO, {"Gene": "BRAF", "Variant": "V600E"}, pmid, Grade.COMPLETE)
     yield con, db
     con.close()
 
@@ -104,13 +108,13 @@ def test_a_trained_recogniser_is_activated_and_its_annotations_loaded_leaving_de
     assert header["annotator"] == TINY_VERSION
 
     assert retrain.current_job(con) is None  # the poll finishes the job and applies it
-    job = store.get_job(con, job.job_id)
+    job = get_job(con, job.job_id)
     assert job.state == "succeeded" and job_result(job).activated is True, job.message
     assert "tiny is active" in job.message and "abstracts re-annotated" in job.message
-    assert store.get_active_entity_model(con, "recogniser").path == str(folder)
+    assert get_active_entity_model(con, "recogniser").path == str(folder)
     documents = con.execute("SELECT count(*) FROM documents").fetchone()[0]
     assert _annotators(con) == {TINY_VERSION: documents}
-    assert store.list_stale_documents(con, TINY_VERSION, None, True) == []
+    assert list_stale_documents(con, TINY_VERSION, None, True) == []
     assert con.execute("SELECT count(*) FROM annotations WHERE source = 'gold'").fetchone()[0] == \
         con.execute("SELECT count(*) FROM mentions").fetchone()[0]  # gold rows kept
     assert _kept(con) == before
@@ -135,9 +139,9 @@ def test_the_real_worker_process_and_recovery_at_app_start(app_store, corpora):
         con.close()  # the app was down while the worker finished: the next start applies the job
         app = open_app_store(db)
         cursor = app.cursor()
-        job = store.get_job(cursor, job.job_id)
+        job = get_job(cursor, job.job_id)
         assert job.state == "succeeded" and job_result(job).activated is True, job.message
-        assert store.get_active_entity_model(cursor, "recogniser").name == "tiny2"
+        assert get_active_entity_model(cursor, "recogniser").name == "tiny2"
         app.close()
     finally:
         if retraining.worker_alive(job.pid):
@@ -154,7 +158,7 @@ def test_cancelling_stops_training_and_removes_the_staging_folder(app_store, cor
     recognisers = settings.models_dir / "recognisers"
     assert not (recognisers / "stop.tmp").exists() and not (recognisers / "stop").exists()
     job = retraining.poll_job(con, job)
-    assert job.state == "cancelled" and store.get_active_entity_model(con, "recogniser") is None
+    assert job.state == "cancelled" and get_active_entity_model(con, "recogniser") is None
 
 
 def test_a_dead_worker_fails_the_job_and_its_staging_folder_is_removed(app_store, corpora):
@@ -166,7 +170,7 @@ def test_a_dead_worker_fails_the_job_and_its_staging_folder_is_removed(app_store
     Path(job.job_dir, "version.txt").write_text("dead")  # as the worker writes before training
     recovered = retraining.recover_jobs(con)
     assert [j.state for j in recovered] == ["failed"] and "stopped without finishing" in recovered[0].message
-    assert not staging.exists() and store.get_active_entity_model(con, "recogniser") is None
+    assert not staging.exists() and get_active_entity_model(con, "recogniser") is None
 
 
 def test_activating_a_trained_folder_runs_as_a_job_and_a_worse_new_one_is_kept_inactive(app_store, corpora):
@@ -187,16 +191,16 @@ def test_activating_a_trained_folder_runs_as_a_job_and_a_worse_new_one_is_kept_i
     result["scores"]["ents_f"] = -1.0
     Path(job.job_dir, "result.json").write_text(json.dumps(result))
     retrain.current_job(con)
-    job = store.get_job(con, job.job_id)
+    job = get_job(con, job.job_id)
     assert job_result(job).activated is False and "kept inactive" in job.message
-    assert store.get_active_entity_model(con, "recogniser").path == str(first)
+    assert get_active_entity_model(con, "recogniser").path == str(first)
 
     job = workflow.start_recogniser_activation(con, settings, settings.models_dir / "recognisers" / "worse",
                                                launch=_no_launch)
     assert worker.run(Path(job.job_dir)).succeeded
     retrain.current_job(con)
-    assert job_result(store.get_job(con, job.job_id)).activated is True
-    assert store.get_active_entity_model(con, "recogniser").name == "worse"
+    assert job_result(get_job(con, job.job_id)).activated is True
+    assert get_active_entity_model(con, "recogniser").name == "worse"
     assert _annotators(con) == {WORSE_VERSION: con.execute("SELECT count(*) FROM documents").fetchone()[0]}
 
 
@@ -208,6 +212,6 @@ def test_bad_input_is_refused_before_a_job_is_recorded(app_store, tmp_path):
     (tmp_path / "junk").mkdir()
     with pytest.raises(CurationError, match="not a recogniser folder"):
         workflow.start_recogniser_activation(con, settings, tmp_path / "junk", launch=_no_launch)
-    assert store.list_jobs(con) == []
+    assert list_jobs(con) == []
     with pytest.raises(CurationError, match="either trains"):
         recogniser_job.RecogniserRequest()

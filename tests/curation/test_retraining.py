@@ -18,7 +18,6 @@ from typing import NamedTuple
 
 import pytest
 
-from curation import store
 from curation.config import load_settings
 from curation.errors import CurationError
 from curation.grades import Grade
@@ -26,6 +25,9 @@ from curation.jobs import retraining, worker
 from curation.jobs.processes import pid_alive
 from curation.jobs.result import Baseline, JobResult, job_result, read_result
 from curation.schemas import PO
+from curation.store.decisions import record_decision
+from curation.store.jobs import Job, create_job, finish_job, get_job, list_jobs
+from curation.store.opening import open_store
 from curation.versions import catalog, registry
 from curation.versions.manifest import DevMetrics, GateEvidence, Manifest, PairCounts
 from curation.workflows.ingestion import ingest_corpus, ingest_kb
@@ -43,13 +45,13 @@ def tiny(tmp_path, monkeypatch):
     kb = tmp_path / "kb.tsv"
     kb.write_text("gene\tvariant\ttreatment\tpmid\n" + "".join("\t".join(row) + "\n" for row in KB))
     monkeypatch.setenv("CURATION_MODELS_DIR", str(tmp_path / "models"))
-    con = store.open_store(tmp_path / "s.duckdb")
+    con = open_store(tmp_path / "s.duckdb")
     ingest_corpus(con, "jsonl", corpus)
     ingest_kb(con, "tsv", kb, schema="PO")
     # Decisions on train genes (KRAS, ALK): decisions on dev or test genes (BRAF, EGFR here) are never trained on.
-    store.record_decision(con, "ann", PO, {"Gene": "KRAS", "Variant": "G12C"}, "28", Grade.NOT_RELEVANT)
-    store.record_decision(con, "ann", PO, {"Gene": "KRAS", "Variant": "G12C"}, "25", Grade.COMPLETE)
-    store.record_decision(con, "ann", PO, {"Gene": "ALK"}, "27", Grade.PARTIAL)
+    record_decision(con, "ann", PO, {"Gene": "KRAS", "Variant": "G12C"}, "28", Grade.NOT_RELEVANT)
+    record_decision(con, "ann", PO, {"Gene": "KRAS", "Variant": "G12C"}, "25", Grade.COMPLETE)
+    record_decision(con, "ann", PO, {"Gene": "ALK"}, "27", Grade.PARTIAL)
     yield con
     con.close()
 
@@ -76,7 +78,7 @@ def _result(version: registry.ModelVersion, new: float, baseline: str = "", old:
     )
 
 
-def _activated(job: store.Job) -> bool | None:
+def _activated(job: Job) -> bool | None:
     return job_result(job).activated
 
 
@@ -89,11 +91,11 @@ def test_one_job_at_a_time_and_final_states(tiny):
     assert json.loads(Path(job.job_dir, "request.json").read_text())["schema"] == "PO"
     with pytest.raises(CurationError, match=f"job {job.job_id} .* one job runs at a time"):
         retraining.start_retrain(tiny, retraining.RetrainRequest("PO"), load_settings(), launch=_no_launch)
-    assert store.finish_job(tiny, job.job_id, "cancelled", "stop") is True
-    assert store.finish_job(tiny, job.job_id, "failed", "late") is False  # a final state is final
-    assert store.get_job(tiny, job.job_id).state == "cancelled"
+    assert finish_job(tiny, job.job_id, "cancelled", "stop") is True
+    assert finish_job(tiny, job.job_id, "failed", "late") is False  # a final state is final
+    assert get_job(tiny, job.job_id).state == "cancelled"
     with pytest.raises(CurationError, match="finishes as one of"):
-        store.finish_job(tiny, job.job_id, "running")
+        finish_job(tiny, job.job_id, "running")
 
 
 def test_a_worker_that_cannot_start_fails_the_job(tiny):
@@ -102,7 +104,7 @@ def test_a_worker_that_cannot_start_fails_the_job(tiny):
 
     with pytest.raises(CurationError, match="could not start: the disk is full"):
         retraining.start_retrain(tiny, retraining.RetrainRequest("PO"), load_settings(), launch=broken)
-    job = store.list_jobs(tiny)[0]
+    job = list_jobs(tiny)[0]
     assert job.state == "failed" and "disk is full" in job.message
     assert not Path(job.job_dir, "snapshot").exists()
 
@@ -125,13 +127,13 @@ def test_bad_requests_are_refused(bad, message):
 def test_unknown_schema_is_refused_before_a_job_is_recorded(tiny):
     with pytest.raises(CurationError, match="unknown"):
         retraining.start_retrain(tiny, retraining.RetrainRequest("NOPE"), load_settings(), launch=_no_launch)
-    assert store.list_jobs(tiny) == []
+    assert list_jobs(tiny) == []
 
 
 # --- activation on evidence -----------------------------------------------------------------
 
 
-def _finish_with(con, result: JobResult) -> store.Job:
+def _finish_with(con, result: JobResult) -> Job:
     job = retraining.start_retrain(con, retraining.RetrainRequest("PO", tolerance=0.02), load_settings(),
                                    launch=_no_launch)
     worker.write_result(Path(job.job_dir), result)
@@ -273,7 +275,7 @@ def test_recovery_finishes_a_job_whose_worker_ended_while_the_app_was_down(tiny)
 
 
 def test_recovery_fails_a_job_that_never_got_its_worker(tiny):
-    job = store.create_job(tiny, "retrain", retraining.RetrainRequest("PO").to_dict())
+    job = create_job(tiny, "retrain", retraining.RetrainRequest("PO").to_dict())
     recovered = retraining.recover_jobs(tiny)
     assert [(j.job_id, j.state) for j in recovered] == [(job.job_id, "failed")]
     assert "before the worker started" in recovered[0].message
@@ -289,14 +291,14 @@ def test_cancel_stops_a_worker_that_ignores_the_request(tiny, monkeypatch):
     deadline = time.time() + 10
     while retraining.worker_alive(job.pid) and time.time() < deadline:
         time.sleep(0.1)
-    job = retraining.poll_job(tiny, store.get_job(tiny, job.job_id))
+    job = retraining.poll_job(tiny, get_job(tiny, job.job_id))
     assert job.state == "cancelled"
 
 
 # --- the real worker ---------------------------------------------------------------------------
 
 
-def _run_real(con, **request) -> store.Job:
+def _run_real(con, **request) -> Job:
     job = retraining.start_retrain(con, retraining.RetrainRequest("PO", **{**SMALL, **request}), load_settings())
     return retraining.wait_for(con, job, interval_s=0.5, timeout_s=600)
 
@@ -342,7 +344,7 @@ def test_killing_the_worker_fails_the_job_keeps_the_active_version_and_a_retry_s
     deadline = time.time() + 30
     while retraining.worker_alive(job.pid) and time.time() < deadline:
         time.sleep(0.1)
-    job = retraining.poll_job(tiny, store.get_job(tiny, job.job_id))
+    job = retraining.poll_job(tiny, get_job(tiny, job.job_id))
     assert job.state == "failed" and "stopped without finishing" in job.message
     assert catalog.active_version(tiny, "PO").version == active
     retry = _run_real(tiny)
@@ -379,7 +381,7 @@ def test_a_full_disk_is_found_before_training(tiny, monkeypatch):
     result = worker.run(job_dir)
     assert result.state == "failed"
     assert "disk is full" in result.message and "only 10 MB free" in result.message
-    job = retraining.poll_job(tiny, store.list_jobs(tiny)[0])
+    job = retraining.poll_job(tiny, list_jobs(tiny)[0])
     assert job.state == "failed" and "disk is full" in job.message
 
 
@@ -409,7 +411,7 @@ def test_a_missing_corpus_file_fails_the_job_naming_it(tiny, damage):
     result = worker.run(job_dir)
     assert result.state == "failed"
     assert "documents.jsonl" in result.message and damage in result.message
-    job = retraining.poll_job(tiny, store.list_jobs(tiny)[0])
+    job = retraining.poll_job(tiny, list_jobs(tiny)[0])
     assert job.state == "failed" and "keeps serving" in job.message
 
 

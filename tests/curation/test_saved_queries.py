@@ -6,29 +6,32 @@ import time
 
 import pytest
 
-from curation import store
 from curation.errors import CurationError
 from curation.records import Document
-from curation.store import AnnotationRow
+from curation.store.annotations import AnnotationRow, replace_annotations
+from curation.store.base import transaction
+from curation.store.corpus import add_documents
+from curation.store.opening import open_store
+from curation.store.saved import save_query
 from curation.workflows import watch
 
 
 def _add(con, pmid: str, concepts: list[tuple[str, str]]) -> None:
     """A document whose concept index names these (kind, concept id) pairs."""
-    with store.transaction(con):
-        store.add_documents(con, [Document(pmid, "T", "BRAF V600E melanoma vemurafenib.")])
+    with transaction(con):
+        add_documents(con, [Document(pmid, "T", "BRAF V600E melanoma vemurafenib.")])
         rows = [AnnotationRow(pmid, i, i + 1, cid, kind, cid, cid, 1.0, "dictionary", "t")
                 for i, (kind, cid) in enumerate(concepts)]
-        store.replace_annotations(con, "t", {pmid: 40}, rows)
+        replace_annotations(con, "t", {pmid: 40}, rows)
 
 
 def test_new_since_the_last_look_counts_added_abstracts_that_name_every_linked_concept(tmp_path):
-    con = store.open_store(tmp_path / "s.duckdb")
+    con = open_store(tmp_path / "s.duckdb")
     _add(con, "1", [("gene", "G:BRAF"), ("variant", "V:V600E")])
-    qid = store.save_query(con, " ana ", "PO", {"Gene": "BRAF", "Variant": "V600E"},
-                           {"Gene": ["G:BRAF"], "Variant": ["V:V600E"]})
-    assert store.save_query(con, "ana", "PO", {"Variant": "V600E", "Gene": "BRAF"},
-                            {"Gene": ["G:BRAF"], "Variant": ["V:V600E"]}) == qid  # the same relation: one query
+    qid = save_query(con, " ana ", "PO", {"Gene": "BRAF", "Variant": "V600E"},
+                     {"Gene": ["G:BRAF"], "Variant": ["V:V600E"]})
+    assert save_query(con, "ana", "PO", {"Variant": "V600E", "Gene": "BRAF"},
+                      {"Gene": ["G:BRAF"], "Variant": ["V:V600E"]}) == qid  # the same relation: one query
     (item,) = watch.watched(con, "ana", "PO")
     assert item.new == ()  # document 1 was there before the query was saved
     time.sleep(0.01)
@@ -48,9 +51,9 @@ def test_new_since_the_last_look_counts_added_abstracts_that_name_every_linked_c
 
 
 def test_saving_needs_a_curator_and_a_typed_entity(tmp_path):
-    con = store.open_store(tmp_path / "s.duckdb")
+    con = open_store(tmp_path / "s.duckdb")
     with pytest.raises(CurationError, match="enter your name"):
-        store.save_query(con, " ", "PO", {"Gene": "BRAF"}, {})
+        save_query(con, " ", "PO", {"Gene": "BRAF"}, {})
     with pytest.raises(CurationError, match="type at least one entity"):
-        store.save_query(con, "ana", "PO", {"Gene": "  "}, {})
+        save_query(con, "ana", "PO", {"Gene": "  "}, {})
     con.close()

@@ -5,8 +5,14 @@ from dataclasses import replace
 
 import pytest
 
-from curation import store
 from curation.errors import CurationError
+from curation.store.models import (
+    VersionRow,
+    clear_active_version,
+    get_active_version_row,
+    get_version_row,
+    set_active_version,
+)
 from curation.versions import catalog, registry
 from curation.versions.manifest import Manifest
 from curation.versions.registry import RegistryError
@@ -43,13 +49,13 @@ def test_register_and_list_newest_first(con, tmp_path):
 def test_the_store_layer_takes_and_returns_plain_values(con, tmp_path):
     version = _publish(tmp_path, "po-1")
     catalog.register_version(con, version)
-    row = store.get_version_row(con, "po-1")
-    assert isinstance(row, store.VersionRow) and row.path == str(version.path)
+    row = get_version_row(con, "po-1")
+    assert isinstance(row, VersionRow) and row.path == str(version.path)
     assert isinstance(row.manifest, dict) and row.manifest["schema"] == "PO" and row.manifest["format"] == 1
-    store.set_active_version(con, "po-1", "PO")
-    assert store.get_active_version_row(con, "PO").version == "po-1"
-    store.clear_active_version(con, "PO")
-    assert store.get_active_version_row(con, "PO") is None
+    set_active_version(con, "po-1", "PO")
+    assert get_active_version_row(con, "PO").version == "po-1"
+    clear_active_version(con, "PO")
+    assert get_active_version_row(con, "PO") is None
 
 
 def test_a_damaged_copy_in_the_store_is_an_error_naming_it(con, tmp_path):

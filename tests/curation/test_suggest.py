@@ -11,7 +11,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from curation import store
 from curation.cli import main
 from curation.entities.annotation import Annotator
 from curation.grades import Grade
@@ -25,7 +24,20 @@ from curation.relations.stored_pairs import DocumentPairs, load_scored_pairs
 from curation.relations.suggestions import PairEvidence, aggregate
 from curation.relations.training_data import decision_examples
 from curation.schemas import PO
-from curation.store.annotations import annotations_per_document
+from curation.store.annotations import annotations_per_document, replace_annotations
+from curation.store.base import transaction
+from curation.store.corpus import add_documents
+from curation.store.decisions import record_decision
+from curation.store.jobs import get_job
+from curation.store.kb import list_kb_records
+from curation.store.opening import open_store
+from curation.store.relations import (
+    UNSCORED,
+    count_unscored_documents,
+    list_relation_pairs,
+    list_relation_scorers,
+    list_unscored_documents,
+)
 from curation.workflows.entities import dictionary_matcher, reannotate
 from curation.workflows.ingestion import ingest_kb
 from curation.workflows.relation_scoring import activate_scorer, active_scorer, rescore
@@ -41,10 +53,10 @@ DOCS = (
 
 
 def _store(tmp_path, fixtures):
-    con = store.open_store(tmp_path / "s.duckdb")
+    con = open_store(tmp_path / "s.duckdb")
     ingest_kb(con, "civic", fixtures / "civic" / "current.tsv")
-    with store.transaction(con):
-        store.add_documents(con, DOCS)
+    with transaction(con):
+        add_documents(con, DOCS)
     reannotate(con, Annotator(dictionary_matcher(con)))
     return con
 
@@ -107,53 +119,53 @@ def test_one_document_keeps_its_best_pair_per_slot():
 
 def test_annotation_stores_every_co_mentioned_pair_unscored_without_a_scorer(tmp_path, fixtures):
     con = _store(tmp_path, fixtures)
-    rows = store.list_relation_pairs(con, ["2000001"])
+    rows = list_relation_pairs(con, ["2000001"])
     sides = {(r.name_a, r.name_b) for r in rows} | {(r.name_b, r.name_a) for r in rows}
     assert ("V600E", "Vemurafenib") in sides and ("BRAF", "Vemurafenib") in sides
     assert all(r.score is None for r in rows)
     vemurafenib = next(r for r in rows if {r.name_a, r.name_b} == {"V600E", "Vemurafenib"})
     text = DOCS[0].text
     assert vemurafenib.same_sentence and "vemurafenib" in text[vemurafenib.evidence_start:vemurafenib.evidence_end]
-    assert store.list_relation_scorers(con) == {store.UNSCORED: 4}
+    assert list_relation_scorers(con) == {UNSCORED: 4}
     assert active_scorer(con).scorer is None and "no relation scorer" in active_scorer(con).message
 
 
 def test_a_new_scorer_rescores_only_what_another_scorer_wrote_and_reannotation_keeps_pairs(tmp_path, fixtures):
     con = _store(tmp_path, fixtures)
     active = activate_scorer(con, _scorer_folder(tmp_path, {"same_sentence": 3.0}))
-    assert store.list_unscored_documents(con, active.version) == ["2000001", "2000002", "2000003", "2000004"]
-    assert store.count_unscored_documents(con, active.version) == 4
+    assert list_unscored_documents(con, active.version) == ["2000001", "2000002", "2000003", "2000004"]
+    assert count_unscored_documents(con, active.version) == 4
     report = rescore(con)
-    assert report.documents == 4 and store.list_unscored_documents(con, active.version) == []
-    assert store.count_unscored_documents(con, active.version) == 0
-    rows = store.list_relation_pairs(con, ["2000001"])
+    assert report.documents == 4 and list_unscored_documents(con, active.version) == []
+    assert count_unscored_documents(con, active.version) == 0
+    rows = list_relation_pairs(con, ["2000001"])
     same = [r.score for r in rows if r.same_sentence]
     apart = [r.score for r in rows if not r.same_sentence]
     assert same and apart and min(same) > max(apart)  # the weights say so: sigmoid(2) vs sigmoid(-1)
     # re-annotating writes the pairs again in the same transaction, with the active scorer
     reannotate(con, Annotator(dictionary_matcher(con)), stale_only=False)
-    assert store.list_relation_scorers(con) == {active.version: 4}
+    assert list_relation_scorers(con) == {active.version: 4}
 
 
 def test_replacing_annotations_drops_their_pairs(tmp_path, fixtures):
     con = _store(tmp_path, fixtures)
-    with store.transaction(con):
-        store.replace_annotations(con, "other", {"2000001": len(DOCS[0].text)}, [])
-    assert store.list_relation_pairs(con, ["2000001"]) == []
-    assert "2000001" in store.list_unscored_documents(con, store.UNSCORED)
+    with transaction(con):
+        replace_annotations(con, "other", {"2000001": len(DOCS[0].text)}, [])
+    assert list_relation_pairs(con, ["2000001"]) == []
+    assert "2000001" in list_unscored_documents(con, UNSCORED)
 
 
 def test_pairs_scored_elsewhere_load_only_for_documents_whose_annotations_are_unchanged(tmp_path, fixtures):
     con = _store(tmp_path, fixtures)
     counts = annotations_per_document(con)
-    scored = {pmid: tuple(r._replace(score=0.9) for r in store.list_relation_pairs(con, [pmid]))
+    scored = {pmid: tuple(r._replace(score=0.9) for r in list_relation_pairs(con, [pmid]))
               for pmid in ("2000001", "2000002")}
     documents = [DocumentPairs("2000001", counts["2000001"], scored["2000001"]),
                  DocumentPairs("2000002", counts["2000002"] + 1, scored["2000002"])]  # re-annotated since
     assert load_scored_pairs(con, "elsewhere", documents) == (1, 1)
-    assert {r.score for r in store.list_relation_pairs(con, ["2000001"])} == {0.9}
-    assert {r.score for r in store.list_relation_pairs(con, ["2000002"])} == {None}  # left for a rescore
-    assert store.list_relation_scorers(con) == {store.UNSCORED: 3, "elsewhere": 1}
+    assert {r.score for r in list_relation_pairs(con, ["2000001"])} == {0.9}
+    assert {r.score for r in list_relation_pairs(con, ["2000002"])} == {None}  # left for a rescore
+    assert list_relation_scorers(con) == {UNSCORED: 3, "elsewhere": 1}
 
 
 def test_a_scorer_folder_that_does_not_load_changes_nothing(tmp_path, fixtures):
@@ -229,8 +241,8 @@ def test_the_answer_kind_generic_cannot_be_suggested(tmp_path, fixtures):
 def test_decisions_become_labelled_pairs(tmp_path, fixtures):
     con = _store(tmp_path, fixtures)
     values = {"Gene": "BRAF", "Variant": "V600E"}
-    store.record_decision(con, "ana", PO, values, "2000002", Grade.COMPLETE, answer="Sotorasib")
-    store.record_decision(con, "ana", PO, values, "2000001", Grade.NOT_RELEVANT)
+    record_decision(con, "ana", PO, values, "2000002", Grade.COMPLETE, answer="Sotorasib")
+    record_decision(con, "ana", PO, values, "2000001", Grade.NOT_RELEVANT)
     pairs, documents = decision_examples(con, {"PO": PO}, dictionary_matcher(con).lexicon)
     positives = {(p.pmid, p.concept_a, p.concept_b) for p in pairs if p.label}
     negatives = {(p.pmid, p.concept_a, p.concept_b) for p in pairs if not p.label}
@@ -278,10 +290,10 @@ def test_cli_suggest_table_json_new_only_and_export(cli_store, tmp_path, capsys)
     assert [(r["pubmed_id"], r["gene"], r["variant"], r["therapy"].casefold()) for r in civic] == [
         ("2000002", "BRAF", "V600E", "sotorasib")]
     assert "relation scorer" in civic[0]["comment"] and "sensitive to sotorasib" in civic[0]["comment"]
-    con = store.open_store(cli_store)  # CIViC's format reads back as a KB record
+    con = open_store(cli_store)  # CIViC's format reads back as a KB record
     try:
         ingest_kb(con, "civic-suggestions", tmp_path / "civic.csv")
-        added = [r for r in store.list_kb_records(con, "PO") if r.pmid == "2000002"]
+        added = [r for r in list_kb_records(con, "PO") if r.pmid == "2000002"]
         assert [dict(r.entities)["Treatment"].casefold() for r in added] == ["sotorasib"]
     finally:
         con.close()
@@ -390,7 +402,7 @@ def test_the_relation_job_trains_scores_in_the_worker_and_the_app_activates_and_
 
     monkeypatch.setenv("CURATION_MODELS_DIR", str(tmp_path / "models"))
     con = _store(tmp_path, fixtures)
-    store.record_decision(con, "ana", PO, {"Gene": "BRAF", "Variant": "V600E"}, "2000001", Grade.NOT_RELEVANT)
+    record_decision(con, "ana", PO, {"Gene": "BRAF", "Variant": "V600E"}, "2000001", Grade.NOT_RELEVANT)
     settings = load_settings()
     job = start_relation_training(con, settings, data_dir=_tiny_corpora(tmp_path / "data"),
                                   launch=lambda _: 2**22 + 4321)
@@ -404,12 +416,12 @@ def test_the_relation_job_trains_scores_in_the_worker_and_the_app_activates_and_
     assert manifest["decision_pairs"] == 4 and manifest["decision_positives"] == 0  # the rejection's negatives
 
     assert retrain.current_job(con) is None  # the poll finishes the job and applies it
-    job = store.get_job(con, job.job_id)
+    job = get_job(con, job.job_id)
     assert job.state == "succeeded" and job_result(job).activated is True, job.message
     assert "is active; 4 abstracts scored" in job.message
     active = active_scorer(con)
     assert active.path == str(folder)
-    assert store.list_relation_scorers(con) == {active.version: 4}
-    assert all(r.score is not None for r in store.list_relation_pairs(con, ["2000001", "2000002"]))
+    assert list_relation_scorers(con) == {active.version: 4}
+    assert all(r.score is not None for r in list_relation_pairs(con, ["2000001", "2000002"]))
     assert not Path(job.job_dir, "pairs.jsonl").exists()
     assert apply_relation_jobs(con)[0].message == job.message  # applied once only

@@ -6,12 +6,14 @@ from dataclasses import replace
 
 import pytest
 
-from curation import store
 from curation.config import load_settings
 from curation.entities.dictionaries import build_lexicon
 from curation.entities.matching import Matcher
 from curation.grades import Grade
 from curation.schemas import PO
+from curation.store.base import list_schemas, stats
+from curation.store.corpus import iter_documents
+from curation.store.decisions import record_decision
 from curation.workflows.ingestion import ingest_corpus, ingest_kb
 from curation.workflows.results import default_linker
 from curation.workflows.session import sidebar_view
@@ -26,8 +28,8 @@ BRAF = {"Gene": "BRAF", "Variant": "V600E"}
 def loaded(con, fixtures):
     ingest_kb(con, "civic", fixtures / "civic" / "current.tsv")
     ingest_corpus(con, "pubtator", fixtures / "pubtator" / "small.PubTator")
-    store.record_decision(con, "ana", PO, BRAF, "1000001", Grade.COMPLETE, answer="Vemurafenib")
-    store.record_decision(con, "ben", PO, BRAF, "1000001", Grade.NOT_RELEVANT)
+    record_decision(con, "ana", PO, BRAF, "1000001", Grade.COMPLETE, answer="Vemurafenib")
+    record_decision(con, "ben", PO, BRAF, "1000001", Grade.NOT_RELEVANT)
     return con
 
 
@@ -47,7 +49,7 @@ def test_open_train_gathers_the_decisions_jobs_and_versions(loaded, tmp_path):
 
 def test_compare_versions_says_which_version_cannot_serve_and_compares_those_that_do(loaded):
     matcher = Matcher(build_lexicon(loaded))
-    lexical = LexicalIndex.build(list(store.iter_documents(loaded)))
+    lexical = LexicalIndex.build(list(iter_documents(loaded)))
     linker = default_linker(loaded, matcher)
     engines = {"v1": Retriever(lexical=lexical, version="v1"), "v2": Retriever(lexical=lexical, version="v1")}
     refused = compare_versions(loaded, engines, matcher, linker, PO, BRAF, "v1", "v2")
@@ -61,8 +63,8 @@ def test_compare_versions_says_which_version_cannot_serve_and_compares_those_tha
 
 def test_sidebar_view_counts_the_store_and_names_what_serves(loaded):
     view = sidebar_view(loaded, None)
-    assert view.schemas == tuple(s.name for s in store.list_schemas(loaded)) and "PO" in view.schemas
-    counts = store.stats(loaded)
+    assert view.schemas == tuple(s.name for s in list_schemas(loaded)) and "PO" in view.schemas
+    counts = stats(loaded)
     assert view.store_line == (f"Store: {counts['kb_records']} KB records · {counts['documents']} abstracts · "
                                f"{counts['decisions']} decisions")
     assert view.model_line == "Model: none active (newest that fits, or BM25)" and view.job_line == ""
