@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.reports.readers import Goals, read_result
+from bench.reports.text import goals_line
 from curation.versions.typed_json import OPTIONAL
 
 
@@ -112,6 +113,4 @@ def house_section(data: House) -> list[str]:
             "| --- | --- | --- |",
         ]
         lines += [f"| `{s.test}` | {s.when} | {s.seconds:.1f} |" for s in ci.slowest[:10]]
-    lines += ["", "Goals: " + "; ".join(f"{k} {v.value} {v.op} {v.target}: "
-                                       f"{'met' if v.met else 'MISSED'}" for k, v in data.goals.items()) + ".", ""]
-    return lines
+    return lines + [""] + goals_line(data.goals)
