@@ -6,5 +6,6 @@ Root modules are the shared vocabulary every subpackage may use: ``records`` (ty
 schedule and early-stopping loop every fine-tuned model runs through) sits just above them, beside ``store``.
 ``cli`` is the terminal entry point.
 Subpackages, highest first (each imports only those below it; pyproject.toml's import contract):
-workflows, ops, jobs, learning, versions, entities | ingest, store. ``index`` (retrieval) is below all.
+workflows, runtime, ops, jobs, learning, retrieval, versions, relations, entities | ingest | access, store.
+``index`` (retrieval) is below all.
 """
