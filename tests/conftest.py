@@ -2,8 +2,8 @@
 
 Also how a parallel run (``pytest -n 2 --dist loadgroup``, pytest-xdist, as CI runs it) splits the tests:
 each test file is one unit of work (its module fixtures are built once, on one worker), except the real-browser
-tests, which are one unit together (one worker runs them one after another: each starts a server and a
-Chromium, and two at once on two cores made their waits the run's longest). Units start longest first.
+tests, which are one unit together: one worker runs them one after another, so that no two of them (each a
+Streamlit server, a Chromium and the waits on both) compete for the two cores. Units start longest first.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def _browser_files(tests_dir: Path) -> frozenset[str]:
                      if _BROWSER_MARK.search(path.read_text(encoding="utf-8")))
 
 
-def pytest_xdist_make_scheduler(config, log):
+def pytest_xdist_make_scheduler(config: pytest.Config, log) -> object | None:
     """``--dist loadgroup``: one unit of work per test file, and one for all the browser test files together.
 
     xdist's own loadgroup reads a group from a suffix it appends to each node id, which pytest 9's read-only
@@ -52,7 +52,7 @@ def pytest_xdist_make_scheduler(config, log):
 
 
 @pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(config, items):
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under ``--dist loadgroup`` the workers are handed the browser tests first, then the files with a test
     marked slow, then the rest (each in collection order); run alone, the order is left as collected.
 
@@ -64,7 +64,7 @@ def pytest_collection_modifyitems(config, items):
         return
     slow_files = {item.nodeid.split("::")[0] for item in items if item.get_closest_marker("slow")}
 
-    def rank(item) -> int:
+    def rank(item: pytest.Item) -> int:
         if item.get_closest_marker("browser"):
             return 0
         return 1 if item.nodeid.split("::")[0] in slow_files else 2

@@ -3,6 +3,7 @@ tests the real data's (built once per test session, each test served its own cop
 
 from __future__ import annotations
 
+import functools
 import shutil
 from pathlib import Path
 
@@ -11,6 +12,19 @@ import pytest
 from bench._server import build_store
 from curation.store.opening import open_store
 from curation.workflows.ingestion import ingest_corpus, ingest_kb
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _component_manifests_scanned_once():
+    """Each AppTest's first run scans every installed distribution for Streamlit component manifests (~0.5 s,
+    a hundred AppTests here); the installed packages do not change during a test run, so the first scan's
+    answer serves every AppTest."""
+    from streamlit.components.v2 import manifest_scanner
+
+    scan = functools.cache(manifest_scanner.scan_component_manifests)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(manifest_scanner, "scan_component_manifests", lambda: list(scan()))
+        yield
 
 
 @pytest.fixture
