@@ -16,8 +16,8 @@ from curation.workflows.ingestion import ingest_corpus, ingest_kb
 
 @pytest.fixture(scope="session", autouse=True)
 def _component_manifests_scanned_once():
-    """Each AppTest's first run scans every installed distribution for Streamlit component manifests (~0.5 s,
-    a hundred AppTests here); the installed packages do not change during a test run, so the first scan's
+    """Each AppTest's first run scans every installed distribution for Streamlit component manifests (~0.4 s,
+    ~100 AppTests here); the installed packages do not change during a test run, so the first scan's
     answer serves every AppTest."""
     from streamlit.components.v2 import manifest_scanner
 
