@@ -1,7 +1,14 @@
-"""Shared fixtures: small hand-written files, and the real data folder when it is there."""
+"""Shared fixtures: small hand-written files, and the real data folder when it is there.
+
+Also how a parallel run (``pytest -n 2 --dist loadgroup``, pytest-xdist, as CI runs it) splits the tests:
+each test file is one unit of work (its module fixtures are built once, on one worker), except the real-browser
+tests, which are one unit together: one worker runs them one after another, so that no two of them (each a
+Streamlit server, a Chromium and the waits on both) compete for the two cores. Units start longest first.
+"""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -10,6 +17,59 @@ from curation.config import load_settings
 from curation.store.opening import open_store
 
 FIXTURES = Path(__file__).parent / "fixtures"
+
+
+BROWSER_GROUP = "browser"
+_BROWSER_MARK = re.compile(r"^pytestmark\s*=.*pytest\.mark\.browser\b", re.MULTILINE)
+
+
+def _browser_files(tests_dir: Path) -> frozenset[str]:
+    """The test files (paths as in node ids) whose module is marked ``browser`` (its ``pytestmark`` line)."""
+    root = tests_dir.parent
+    return frozenset(path.relative_to(root).as_posix() for path in sorted(tests_dir.rglob("test_*.py"))
+                     if _BROWSER_MARK.search(path.read_text(encoding="utf-8")))
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log) -> object | None:
+    """``--dist loadgroup``: one unit of work per test file, and one for all the browser test files together.
+
+    xdist's own loadgroup reads a group from a suffix it appends to each node id, which pytest 9's read-only
+    node ids no longer take (every test became a unit of its own, and module fixtures were built on both
+    workers); this scheduler does the same grouping from the node ids as they are.
+    """
+    if config.getoption("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    browser = _browser_files(Path(__file__).parent)
+
+    class FileOrBrowserScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return BROWSER_GROUP if path in browser else path
+
+    return FileOrBrowserScheduling(config, log)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under ``--dist loadgroup`` the workers are handed the browser tests first, then the files with a test
+    marked slow, then the rest (each in collection order); run alone, the order is left as collected.
+
+    CI passes ``--no-loadscope-reorder``, which keeps this order: the longest units start first, so that no
+    worker is left with a long one at the end while the other idles.
+    """
+    # The controller has --dist; a worker has it reset and xdist's own ``loadgroup`` flag set instead.
+    if getattr(config.option, "dist", "no") != "loadgroup" and not getattr(config.option, "loadgroup", False):
+        return
+    slow_files = {item.nodeid.split("::")[0] for item in items if item.get_closest_marker("slow")}
+
+    def rank(item: pytest.Item) -> int:
+        if item.get_closest_marker("browser"):
+            return 0
+        return 1 if item.nodeid.split("::")[0] in slow_files else 2
+
+    items.sort(key=rank)  # stable: collection order within each rank
 
 
 @pytest.fixture(autouse=True)
@@ -23,7 +83,7 @@ def fixtures() -> Path:
     return FIXTURES
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def data_dir() -> Path:
     """The shared real data; tests that need it are skipped cleanly when it is absent."""
     path = load_settings().data_dir

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from bench._browser import (
     CHROMIUM,
@@ -36,7 +37,7 @@ from bench._browser import (
     wait_for_decision,
     wait_for_page,
 )
-from bench._server import app_server, real_data_app
+from bench._server import app_server
 from curation.grades import Grade
 from curation.store.corpus import get_documents
 from curation.store.decisions import list_decisions
@@ -59,12 +60,27 @@ NEW_ABSTRACTS = [
 ]
 
 
+_IN_VIEW_JS = ("(() => { const r = document.querySelector('.st-key-focused-card').getBoundingClientRect();"
+               " return r.top < window.innerHeight && r.bottom > 0; })()")
+# Counts the script runs that end from now on, a card's fragment rerun included (Streamlit marks the app's
+# root ``running`` for each); the mutation records keep a run too short for a poll to see.
+_COUNT_RUNS_JS = """() => { window.runsEnded = 0; const app = document.querySelector('[data-testid="stApp"]');
+  new MutationObserver((records) => { window.runsEnded += records.filter((r) => r.oldValue === 'running').length; })
+    .observe(app, {attributes: true, attributeFilter: ['data-test-script-state'], attributeOldValue: true}); }"""
+
+
 def _marked_in_view(page: Page) -> bool:
     """Whether the marked (▶) card overlaps the window."""
-    top, bottom, height = page.evaluate(
-        "() => { const r = document.querySelector('.st-key-focused-card').getBoundingClientRect();"
-        " return [r.top, r.bottom, window.innerHeight]; }")
-    return top < height and bottom > 0
+    return page.evaluate(f"() => {_IN_VIEW_JS}")
+
+
+def _scrolled_to_marked(page: Page, timeout_s: float = 15) -> bool:
+    """Wait for the smooth scroll to bring the marked (▶) card into the window; whether it did in ``timeout_s``."""
+    try:
+        page.wait_for_function(f"() => {_IN_VIEW_JS}", timeout=timeout_s * 1000)
+    except PlaywrightTimeout:
+        return False
+    return True
 
 
 def _open_filters(page: Page) -> None:
@@ -93,10 +109,10 @@ def _annotate_braf_abstracts(db: Path) -> None:
         con.close()
 
 
-def test_a_curators_day_in_a_real_browser(tmp_path, data_dir):
+def test_a_curators_day_in_a_real_browser(tmp_path, real_store):
     if not CHROMIUM.exists():
         pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium; .ci/run does it)")
-    db, models = real_data_app(tmp_path, data_dir)
+    db, models = real_store
     _annotate_braf_abstracts(db)
     shots = tmp_path / "screenshots"
     new_file = tmp_path / "new_abstracts.jsonl"
@@ -119,8 +135,7 @@ def test_a_curators_day_in_a_real_browser(tmp_path, data_dir):
             page.keyboard.press("j")
             expect(page.locator(".st-key-focused-card")).to_contain_text(f"PMID {pmid}", timeout=30_000)
             wait_for_page(page)
-            page.wait_for_timeout(800)  # the smooth scroll
-            assert _marked_in_view(page), f"the marked card of PMID {pmid} is not in view"
+            assert _scrolled_to_marked(page), f"the marked card of PMID {pmid} is not in view"
             grade_by_keyboard(page, pmid, CURATOR, key)
             assert _marked_in_view(page), f"PMID {pmid} left the view when it was graded"
         screenshot(page, shots / "day_graded.png")
@@ -141,8 +156,9 @@ def test_a_curators_day_in_a_real_browser(tmp_path, data_dir):
         card = page.locator('[data-testid="stVerticalBlock"]', has=page.get_by_role("link", name=f"PMID {first}"))
         note = card.last.get_by_label("Note", exact=True)
         note.fill("no treatment named")
+        page.evaluate(_COUNT_RUNS_JS)
         note.press("Enter")
-        page.wait_for_timeout(1000)
+        page.wait_for_function("() => window.runsEnded > 0", timeout=60_000)  # the card's rerun with the note
         wait_for_page(page)
         wait_for_decision(page, first, f"decided — {CURATOR}: Not relevant")
         page.get_by_role("heading", name="Curate").click()  # the keys act again (no text field has the cursor)

@@ -77,9 +77,42 @@ def test_what_a_background_build_made_is_kept_out_of_full_collections_and_freed_
         gc.unfreeze()
 
 
+class _SetsWhileSettling(threading.Event):
+    """The slow-pass event, noting each ``set`` made while ``inside`` says a settle of the test's own is running."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.inside = False
+        self.sets_inside = 0
+
+    def set(self) -> None:
+        self.sets_inside += self.inside
+        super().set()
+
+
 def test_a_slow_full_collection_gets_the_heap_settled_in_the_background(monkeypatch):
     monkeypatch.setattr(heap, "SLOW_PASS_S", 0.0)  # every full pass counts as slow
     monkeypatch.setattr(heap, "SETTLE_EVERY_S", 0.1)
+    slow_pass = _SetsWhileSettling()
+    monkeypatch.setattr(heap, "_slow_pass", slow_pass)
+    # What each settle of the settler thread left frozen, read in that thread right after it: the count is
+    # not polled from here, where a settle running meanwhile (unfreeze, collect, freeze) reads as 0.
+    settled = threading.Condition()
+    frozen_after: list[int] = []
+    settle = heap.settle_heap
+
+    def noted_settle() -> None:
+        settle()
+        if threading.current_thread().name == "settle-heap":
+            with settled:
+                frozen_after.append(gc.get_freeze_count())
+                settled.notify_all()
+
+    monkeypatch.setattr(heap, "settle_heap", noted_settle)
+    # An app run in this process (a page test) may have installed the watcher already; its settler can be
+    # asleep for the unpatched SETTLE_EVERY_S. This test watches with a settler of its own.
+    while heap._time_full_passes in gc.callbacks:
+        gc.callbacks.remove(heap._time_full_passes)
     gc.unfreeze()
     try:
         heap.watch_collector()
@@ -87,13 +120,14 @@ def test_a_slow_full_collection_gets_the_heap_settled_in_the_background(monkeypa
         assert gc.callbacks.count(heap._time_full_passes) == 1
         grown = [_Node() for _ in range(50_000)]  # built outside any Background (as a first search's index)
         gc.collect()  # a full pass
-        deadline = time.monotonic() + 10
-        while gc.get_freeze_count() < len(grown) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert gc.get_freeze_count() >= len(grown)
-        time.sleep(0.3)  # the settler is waiting again
-        heap.settle_heap()  # a settle's own full pass is slow by design: it does not ask for another
-        assert not heap._slow_pass.is_set()
+        with settled:  # generous: a loaded machine may take seconds for the settle's full pass
+            assert settled.wait_for(lambda: any(n >= len(grown) for n in frozen_after), timeout=120), frozen_after
+        slow_pass.inside = True
+        try:
+            settle()  # a settle's own full pass is slow by design: it does not ask for another
+        finally:
+            slow_pass.inside = False
+        assert slow_pass.sets_inside == 0
     finally:
         gc.callbacks.remove(heap._time_full_passes)  # the rest of the test run is not settled behind its back
         gc.unfreeze()
