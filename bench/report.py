@@ -27,6 +27,7 @@ from bench.reports import (
     entities,
     feedback,
     first_run,
+    gpu_loop,
     house,
     matching,
     reproduce,
@@ -59,6 +60,7 @@ SECTIONS: tuple[tuple[Callable[[Path], Any], Callable[[Any], list[str]]], ...] =
     (first_run.read, first_run.first_run_section),
     (reproduce.read, reproduce.reproduce_section),
     (team.read, team.team_section),
+    (gpu_loop.read, gpu_loop.gpu_loop_section),
     (house.read, house.house_section),
 )
 

@@ -8,8 +8,8 @@ import sys
 from curation.errors import CurationError
 
 # The modules `python -m curation bench NAME` runs (`python -m bench.NAME`; each writes bench/results/NAME.json).
-BENCHMARKS = ("app", "backup", "edel", "entities", "feedback", "first_run", "house", "load", "matching", "report",
-              "reproduce", "retrieval", "scale", "suggest", "suggest_cross_encoder", "team")
+BENCHMARKS = ("app", "backup", "edel", "entities", "feedback", "first_run", "gpu_loop", "house", "load", "matching",
+              "report", "reproduce", "retrieval", "scale", "suggest", "suggest_cross_encoder", "team")
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
