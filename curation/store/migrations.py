@@ -298,4 +298,29 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         );
         """,
     ),
+    (
+        11,
+        "decisions: a typed adjudication field (only the adjudicate workflow sets it, behind the adjudicator role); "
+        "a decision noted 'adjudication' before counts as one only where its author could adjudicate when they "
+        "made it (the shell; a typed name while the store had no roles; a signed-in adjudicator or maintainer)",
+        # Until now the note's text made an adjudication, so any curator could type one. A role held at the
+        # decision's time is read from the role audit (each person's latest grant or revoke of the role up to
+        # then); where it cannot be established the note stays a note.
+        """
+        ALTER TABLE decisions ADD COLUMN adjudication BOOLEAN DEFAULT false;
+        UPDATE decisions SET adjudication = true
+        WHERE (lower(trim(note)) = 'adjudication' OR lower(trim(note)) LIKE 'adjudication:%')
+          AND (
+            coalesce(identity_source, 'self-declared') = 'local'
+            OR (coalesce(identity_source, 'self-declared') = 'self-declared' AND NOT EXISTS (
+                SELECT 1 FROM role_audit AS a WHERE a.changed_at <= decisions.created_at
+                GROUP BY a.person, a.role HAVING arg_max(a.change, a.audit_id) = 'grant'))
+            OR (identity_source IN ('oidc', 'proxy') AND EXISTS (
+                SELECT 1 FROM role_audit AS a
+                WHERE a.changed_at <= decisions.created_at AND a.person = decisions.curator
+                  AND a.role IN ('adjudicator', 'maintainer')
+                GROUP BY a.role HAVING arg_max(a.change, a.audit_id) = 'grant'))
+          )
+        """,
+    ),
 )

@@ -12,6 +12,7 @@ from curation.access import Identity, IdentitySource
 from curation.config import Settings
 from curation.errors import AccessDeniedError, CurationError, SignInExpiredError
 from curation.grades import Grade
+from curation.learning.feedback import resolve_decisions
 from curation.schemas import PO
 from curation.store.base import stats
 from curation.store.decisions import get_decision, list_decisions
@@ -34,7 +35,7 @@ from curation.workflows import (
     watch,
     worklist,
 )
-from curation.workflows.agreement import disagreements
+from curation.workflows.agreement import disagreements, open_disagreements
 from curation.workflows.ingestion import ingest_corpus, ingest_kb
 from curation.workflows.provenance import decision_history
 
@@ -143,6 +144,27 @@ def test_annotators_label_adjudicators_resolve(teamed):
     final = annotation_queue.adjudicate(teamed, DAN, PO, disagreement, Grade.COMPLETE)
     assert (final.curator, final.identity_source) == (DAN.name, "oidc")
     assert {d.curator for d in list_decisions(teamed)} == {BEN.name, CAT.name, DAN.name}
+
+
+def test_a_curator_cannot_adjudicate_by_typing_adjudication_as_a_note(teamed):
+    annotation_queue.record_label(teamed, CAT, PO, BRAF, "1000001", Grade.COMPLETE)
+    curate.record_judgement(teamed, None, BEN, PO, BRAF, "1000001", Grade.NOT_RELEVANT)
+    (disagreement,) = disagreements(list_decisions(teamed))
+    with pytest.raises(AccessDeniedError, match="resolve disagreements"):
+        annotation_queue.adjudicate(teamed, BEN, PO, disagreement, Grade.PARTIAL)
+    for note in ("adjudication", "Adjudication: the final grade"):
+        curate.record_judgement(teamed, None, BEN, PO, BRAF, "1000001", Grade.PARTIAL, note=note)
+    decisions = list_decisions(teamed, include_superseded=True)
+    assert [d.item.pmid for d in open_disagreements(decisions)] == ["1000001"]  # still open: a note decides nothing
+    chosen, counts = resolve_decisions(decisions)  # training leaves the item out; it does not take the curator's grade
+    assert chosen == [] and counts.get("conflicts_excluded") == 1 and not counts.get("adjudicated")
+    assert not any(d.adjudication for d in decisions)
+    final = annotation_queue.adjudicate(teamed, DAN, PO, disagreement, Grade.PARTIAL)
+    assert final.adjudication and get_decision(teamed, final.decision_id).adjudication
+    decisions = list_decisions(teamed, include_superseded=True)
+    assert open_disagreements(decisions) == []
+    chosen, counts = resolve_decisions(decisions)
+    assert [d.decision_id for d in chosen] == [final.decision_id] and counts.get("adjudicated") == 1
 
 
 def test_maintainer_only_writes_are_refused_to_everyone_else_before_anything_is_written(teamed, fixtures, tmp_path):

@@ -123,3 +123,46 @@ def test_answers_do_not_change_what_cached_resources_are_built_from(loaded):
                                Grade.COMPLETE, answer="Dabrafenib")
     assert any(r.source == "curator" for r in list_kb_records(loaded)) and decision.answer == "Dabrafenib"
     assert content_counts(loaded) == before
+
+
+def test_migration_types_adjudications_only_where_the_author_could_adjudicate(tmp_path, monkeypatch):
+    """Before the typed field a note ``adjudication`` made one, whoever typed it: the migration keeps only those
+    whose author held the adjudicator (or maintainer) role when they made it, or worked in a personal store."""
+    from datetime import UTC, datetime, timedelta
+
+    from curation.store import base
+    from curation.store.migrations import MIGRATIONS
+    from curation.store.opening import open_store
+    from curation.store.team import change_roles
+
+    path = tmp_path / "old.duckdb"
+    monkeypatch.setattr(base, "MIGRATIONS", tuple(m for m in MIGRATIONS if m[0] <= 10))  # before the typed field
+    con = open_store(path)
+    early, late = "2020-01-01 00:00:00+00", (datetime.now(UTC) + timedelta(hours=1)).isoformat()
+    change_roles(con, [("ana@x.org", "maintainer", "grant"), ("ben@x.org", "curator", "grant"),
+                       ("dan@x.org", "adjudicator", "grant"), ("gus@x.org", "adjudicator", "grant")], "ana@x.org",
+                 "oidc")
+    change_roles(con, [("gus@x.org", "adjudicator", "revoke")], "ana@x.org", "oidc")
+    rows = [  # (curator, identity source, when, note, an adjudication after the migration)
+        ("ana", "self-declared", early, "adjudication", True),  # a personal store then: every name held every role
+        ("dan@x.org", "oidc", early, "adjudication", False),  # before dan was granted the role
+        ("dan@x.org", "oidc", late, "Adjudication: a tie", True),
+        ("ana@x.org", "oidc", late, "adjudication", True),  # a maintainer may adjudicate
+        ("operator", "local", late, "adjudication", True),  # the shell holds every role
+        ("ben@x.org", "oidc", late, "adjudication", False),  # a curator
+        ("eve@x.org", "proxy", late, "adjudication", False),  # no role at all
+        ("gus@x.org", "oidc", late, "adjudication", False),  # the role was revoked before
+        ("bo", "self-declared", late, "adjudication", False),  # a typed name in a team store has no role
+        ("dan@x.org", "oidc", late, "looks right", False),  # not an adjudication note
+    ]
+    for i, (curator, source, when, note, _) in enumerate(rows, start=1):
+        con.execute("INSERT INTO decisions (curator, schema_name, query, query_entities, entity_key, pmid, grade, "
+                    "note, created_at, identity_source) VALUES (?, 'PO', 'q', '{}', '{}', ?, 'partial', ?, "
+                    "CAST(? AS TIMESTAMPTZ), ?)", [curator, str(i), note, when, source])
+    con.close()
+    monkeypatch.undo()
+
+    con = open_store(path)
+    got = [(d.curator, d.note, d.adjudication) for d in list_decisions(con)]
+    assert got == [(curator, note, expected) for curator, _, _, note, expected in rows]
+    con.close()
