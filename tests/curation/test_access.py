@@ -90,6 +90,70 @@ def test_first_sign_in_of_an_empty_team_store_becomes_maintainer_with_an_audit_r
     assert {p.person for p in list_people(loaded)} == {ANA.name, BEN.name}
 
 
+def _sign_in_at_once(con, people: list[Identity]) -> list[BaseException]:
+    """Sign ``people`` in at the same moment, each on its own cursor of ``con`` (as the app's sessions do)."""
+    import threading
+
+    start = threading.Barrier(len(people))
+    errors: list[BaseException] = []
+
+    def one(who: Identity) -> None:
+        cursor = con.cursor()
+        try:
+            start.wait()
+            access.sign_in(cursor, who)
+        except BaseException as exc:  # a failed thread must fail the test, not vanish
+            errors.append(exc)
+        finally:
+            cursor.close()
+
+    threads = [threading.Thread(target=one, args=(p,)) for p in people]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return errors
+
+
+def test_concurrent_first_sign_ins_make_exactly_one_maintainer(tmp_path):
+    """The "no roles yet" check and the grant must not interleave: six people at once, several times."""
+    for trial in range(8):
+        con = open_store(tmp_path / f"race{trial}.duckdb")
+        people = [person(f"p{i}@example.org") for i in range(6)]
+        assert _sign_in_at_once(con, people) == []
+        holders = access.roles.list_role_holders(con, access.Role.MAINTAINER)
+        assert len(holders) == 1, f"trial {trial}: {holders}"
+        assert len(list_role_changes(con)) == 1 and len(list_people(con)) == len(people)
+        con.close()
+
+
+def test_the_first_maintainer_setting_decides_who_owns_an_empty_team_store(loaded):
+    assert access.sign_in(loaded, BEN, first_maintainer="ana@example.org") == frozenset()  # a stranger first
+    assert not access.is_team_store(loaded)
+    assert access.sign_in(loaded, ANA, first_maintainer="ANA@example.org") == {access.Role.MAINTAINER}
+
+
+def test_team_domains_refuse_people_from_elsewhere_before_anything_is_written(loaded):
+    stranger = person("eve@evil.example")
+    with pytest.raises(AccessDeniedError, match="evil.example"):
+        access.sign_in(loaded, stranger, domains=("example.org",))
+    assert list_people(loaded) == [] and not access.is_team_store(loaded)
+    assert access.sign_in(loaded, ANA, domains=("Example.org",)) == {access.Role.MAINTAINER}
+    with pytest.raises(AccessDeniedError):
+        access.sign_in(loaded, person("eve@sub.example.org"), domains=("example.org",))  # a domain, not a suffix
+
+
+def test_team_allow_list_settings(monkeypatch):
+    monkeypatch.setenv("CURATION_TEAM_FIRST_MAINTAINER", " Ana@Example.org ")
+    monkeypatch.setenv("CURATION_TEAM_DOMAINS", "example.org, Lab.example.net ,")
+    settings = Settings()
+    assert settings.team_first_maintainer == "ana@example.org"
+    assert settings.team_domains == ("example.org", "lab.example.net")
+    monkeypatch.setenv("CURATION_TEAM_DOMAINS", "@example.org")
+    with pytest.raises(CurationError, match="CURATION_TEAM_DOMAINS"):
+        Settings()
+
+
 def test_role_changes_are_audited_and_only_maintainers_make_them(teamed):
     with pytest.raises(AccessDeniedError, match="ben@example.org cannot grant and revoke roles.*maintainer"):
         team.grant_role(teamed, BEN, "eve@example.org", "maintainer")
