@@ -169,6 +169,8 @@ def backup_store(con: duckdb.DuckDBPyConnection, backups_dir: str | Path, keep: 
 
 def _backup(con: duckdb.DuckDBPyConnection, backups_dir: Path, keep: int) -> Backup:
     started = time.perf_counter()
+    if backups_dir.exists() and not backups_dir.is_dir():
+        raise CurationError(f"the backup folder {backups_dir} is a file; name a folder for this store's backups")
     backups_dir.mkdir(parents=True, exist_ok=True)
     _remove_partials(backups_dir)
     now = datetime.now(UTC)

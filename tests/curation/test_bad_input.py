@@ -535,3 +535,49 @@ def test_hostile_titles_and_abstracts_reach_the_pages_escaped(searchable, text):
         assert "".join(_parse(fragment).text) == f"BRAF V600E {text}"
     for fragment in (marked_html(row.abstract), marked_html(view.next.abstract)):
         assert "".join(_parse(fragment).text) == f"BRAF V600E with vemurafenib. {text}"
+
+
+# --- the command line: paths, counts and PMIDs ------------------------------------------------------------------
+
+
+@pytest.fixture
+def cli_db(loaded, tmp_path, monkeypatch):
+    """The loaded store, closed so that commands can open it; no model version (BM25 serves)."""
+    monkeypatch.setenv("CURATION_MODELS_DIR", str(tmp_path / "models"))
+    loaded.close()
+    return tmp_path / "test.duckdb"
+
+
+def _output_commands(db, target) -> dict[str, list[str]]:
+    search = ["--schema", "PO", "--entity", "Gene=BRAF", "--mode", "bm25"]
+    return {
+        "search": ["search", "--db", str(db), *search, "--out", str(target)],
+        "export": ["export", "decisions", "--db", str(db), "--out", str(target)],
+        "suggest": ["suggest", "--db", str(db), *search, "--export", str(target), "--export-format", "csv"],
+    }
+
+
+@pytest.mark.parametrize("command", ["search", "export", "suggest"])
+@pytest.mark.parametrize("where", ["missing folder", "a folder"])
+def test_an_output_path_that_cannot_be_written_is_one_line_naming_it(cli_db, tmp_path, capsys, command, where):
+    from curation.cli import main
+
+    target = tmp_path / "no" / "such" / "out.txt" if where == "missing folder" else tmp_path / "folder.csv"
+    if where == "a folder":
+        target.mkdir()
+    capsys.readouterr()
+    assert main(_output_commands(cli_db, target)[command]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(target) in err and "Traceback" not in err, err
+
+
+def test_a_backup_folder_that_is_a_file_is_one_line_naming_it(cli_db, tmp_path, capsys):
+    from curation.cli import main
+
+    target = tmp_path / "backups-file"
+    target.write_text("not a folder")
+    capsys.readouterr()
+    assert main(["backup", "--db", str(cli_db), "--dir", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(target) in err, err
+    assert target.read_text() == "not a folder"
