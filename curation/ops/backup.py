@@ -161,10 +161,13 @@ def backup_store(con: duckdb.DuckDBPyConnection, backups_dir: str | Path, keep: 
         keep: how many complete backups to keep (at least 1).
 
     Raises:
-        CurationError: the copy does not hold what the store held when it was taken.
+        CurationError: ``keep`` is below 1 (nothing is written or deleted), or the copy does not hold what the
+            store held when it was taken.
     """
+    if keep < 1:  # 0 or less once meant 1, and deleted every older backup without a word
+        raise CurationError(f"keep {keep} backups? Keep at least 1 (the one being written); nothing was written")
     with _lock:
-        return _backup(con, Path(backups_dir), max(1, keep))
+        return _backup(con, Path(backups_dir), keep)
 
 
 def _backup(con: duckdb.DuckDBPyConnection, backups_dir: Path, keep: int) -> Backup:
