@@ -117,7 +117,8 @@ def _sha256(path: Path) -> str:
 def _remove_partials(backups_dir: Path) -> None:
     """Delete half-written backups left by a process that died mid-backup (never a complete one)."""
     for entry in backups_dir.glob(f".{PREFIX}*.partial-*"):
-        pid = int(entry.name.rsplit("-", 1)[1]) if entry.name.rsplit("-", 1)[1].isdigit() else 0
+        tail = entry.name.rsplit("-", 1)[1]
+        pid = int(tail) if tail.isascii() and tail.isdigit() else 0  # isdigit alone passes "²", which int refuses
         if pid == os.getpid() or not pid_alive(pid):
             shutil.rmtree(entry, ignore_errors=True)
 

@@ -215,6 +215,23 @@ FILE_CASES = [
          "correct the offsets or the mention"],
         id="offsets-do-not-match",
     ),
+    # Digits of other scripts pass str.isdigit: "١٢٣" would be a second copy of PMID 123, "²³" crashes int().
+    pytest.param(
+        "corpus", "jsonl", "c.jsonl", '{"pmid": "\u0661\u0662\u0663", "title": "T", "abstract": "A."}\n',
+        ["line 1", "is not a PubMed id"], id="arabic-indic-digits-pmid-jsonl",
+    ),
+    pytest.param(
+        "corpus", "pubtator", "c.PubTator", "\u00b2\u00b3|t|BRAF V600E\n\u00b2\u00b3|a|Text.\n",
+        ["line 1", "field 'pmid'"], id="superscript-digits-pmid-pubtator",
+    ),
+    pytest.param(
+        "corpus", "pubtator", "c.PubTator", "7|t|BRAF V600E\n7|a|Text.\n7\t\u2070\t\u2074\tBRAF\tGene\t673\n",
+        ["line 3"], id="superscript-digits-offsets-pubtator",
+    ),
+    pytest.param(
+        "corpus", "pubmed-xml", "p.xml", _xml(_article("\uff11\uff12", "BRAF V600E.")),
+        ["is not a PubMed id"], id="fullwidth-digits-pmid-xml",
+    ),
 ]
 
 
@@ -581,3 +598,22 @@ def test_a_backup_folder_that_is_a_file_is_one_line_naming_it(cli_db, tmp_path, 
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and str(target) in err, err
     assert target.read_text() == "not a folder"
+
+
+@pytest.mark.parametrize("pmid", ["\u0661\u0662\u0663", "\u00b2\u00b3", "\uff11\uff12\uff13", "\u09e9", "12 3", ""])
+def test_a_pmid_is_ascii_digits_only_wherever_one_is_read(pmid):
+    from curation.ingest import fetch
+    from curation.ingest.tabular import valid_pmid
+
+    assert not valid_pmid(pmid)
+    with pytest.raises(InputError, match="not a PubMed id"):
+        fetch._valid_pmids(["123", pmid])
+    assert valid_pmid("123") and fetch._valid_pmids(["123", " 123 "]) == ["123"]
+
+
+def test_uniprot_evidence_cites_ascii_pmids_only():
+    from curation.ingest.uniprot import _evidence_by_pmid
+
+    other_script = "ECO:0000269|PubMed:\u0661\u0662\u0663"
+    assert _evidence_by_pmid(other_script) == [(None, other_script)]
+    assert _evidence_by_pmid("ECO:0000269|PubMed:123") == [("123", "ECO:0000269")]
