@@ -617,3 +617,31 @@ def test_uniprot_evidence_cites_ascii_pmids_only():
     other_script = "ECO:0000269|PubMed:\u0661\u0662\u0663"
     assert _evidence_by_pmid(other_script) == [(None, other_script)]
     assert _evidence_by_pmid("ECO:0000269|PubMed:123") == [("123", "ECO:0000269")]
+
+
+@pytest.mark.parametrize("command", [
+    ["stats"], ["stats", "--json"], ["export", "decisions"], ["backup"], ["roles"], ["roles", "audit"],
+    ["withdraw", "1"], ["rescore"], ["normalise", "BRAF"], ["train-relations"], ["retrain"],
+    ["search", "--schema", "PO", "--entity", "Gene=BRAF", "--mode", "bm25"],
+    ["suggest", "--schema", "PO", "--entity", "Gene=BRAF", "--mode", "bm25"],
+])
+def test_a_mistyped_db_is_refused_and_creates_nothing(tmp_path, capsys, monkeypatch, command):
+    """Only commands that put data in a store (ingest, fetch, quickstart, add-schemas) may create one."""
+    from curation.cli import main
+
+    monkeypatch.setenv("CURATION_MODELS_DIR", str(tmp_path / "models"))
+    monkeypatch.setenv("CURATION_BACKUPS_DIR", str(tmp_path / "backups"))
+    typo = tmp_path / "dta" / "curation.duckdb"
+    capsys.readouterr()
+    assert main([command[0], "--db", str(typo), *command[1:]]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(typo) in err and "no store" in err, err
+    assert not (tmp_path / "dta").exists() and not (tmp_path / "backups").exists()
+
+
+def test_an_import_still_creates_its_store(tmp_path, fixtures, capsys):
+    from curation.cli import main
+
+    db = tmp_path / "new" / "folder" / "store.duckdb"
+    assert main(["ingest-kb", "civic", str(fixtures / "civic" / "current.tsv"), "--db", str(db)]) == 0
+    assert db.exists()
