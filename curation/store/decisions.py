@@ -22,6 +22,7 @@ from curation.schemas import RelationSchema
 from curation.store.base import _scalar
 from curation.store.journal import Journal, Record, now_text
 from curation.store.kb import add_kb_records
+from curation.store.migrations import LEGACY_ADJUDICATION
 
 MAX_NOTE = 10_000
 MAX_ANSWER = 500  # characters of the answer and of each query entity
@@ -74,6 +75,8 @@ WHERE schema_name = ? AND entity_key = ? AND superseded_by IS NULL ORDER BY deci
 """
 SQL_DELETE_CURATOR_RECORD = "DELETE FROM kb_records WHERE source = 'curator' AND source_id = ?"
 SQL_DELETE_CURATOR_ENTITIES = "DELETE FROM kb_entities WHERE record_id = ?"
+# For a replayed journal record written before the typed field: migration 11's rule, on that one decision.
+SQL_LEGACY_ADJUDICATION = f"UPDATE decisions SET adjudication = true WHERE decision_id = ? AND {LEGACY_ADJUDICATION}"
 
 
 
@@ -195,11 +198,13 @@ def apply_decision(con: duckdb.DuckDBPyConnection, row: Mapping[str, object], se
     supersedes = previous[-1] if previous else None
     values = [row["curator"], row["schema_name"], row["query"], row["query_entities"], row["entity_key"],
               row["pmid"], row["grade"], row["answer"], row["note"], supersedes, row["provenance"] or None, seq,
-              source, bool(row.get("adjudication", False))]  # journal records older than the typed field: False
+              source, bool(row.get("adjudication", False))]
     if decision_id is None:
         decision_id, created = con.execute(SQL_INSERT_DECISION, values).fetchall()[0]
     else:
         decision_id, created = con.execute(SQL_REPLAY_DECISION, [decision_id, created, *values]).fetchall()[0]
+    if "adjudication" not in row:  # a journal record older than the typed field: migration 11's rule decides
+        con.execute(SQL_LEGACY_ADJUDICATION, [decision_id])
     for old in previous:
         con.execute(SQL_SUPERSEDE, [decision_id, old])
         _remove_curator_record(con, old)

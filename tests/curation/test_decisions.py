@@ -166,3 +166,30 @@ def test_migration_types_adjudications_only_where_the_author_could_adjudicate(tm
     got = [(d.curator, d.note, d.adjudication) for d in list_decisions(con)]
     assert got == [(curator, note, expected) for curator, _, _, note, expected in rows]
     con.close()
+
+
+def test_a_replayed_journal_record_older_than_the_typed_field_follows_the_migration(loaded):
+    """Journal records written before migration 11 carry no ``adjudication`` field; replayed, their note decides
+    as the migration decided for the rows the store held."""
+    from curation.store.base import transaction
+    from curation.store.decisions import apply_decision, get_decision
+    from curation.store.team import change_roles
+
+    change_roles(loaded, [("dan@x.org", "adjudicator", "grant"), ("ben@x.org", "curator", "grant")], "local:ops",
+                 "local")
+    made = record_decision(loaded, "dan@x.org", PO, BRAF, "1000001", Grade.PARTIAL, identity_source="oidc")
+    row = {"curator": "", "schema_name": "PO", "query": made.query, "query_entities": '{"Gene": "BRAF"}',
+           "entity_key": '{"gene": "braf"}', "pmid": "1000002", "grade": "partial", "answer": "", "provenance": "",
+           "kb_entities": []}
+    replayed = {}
+    for curator, note in (("dan@x.org", "adjudication"), ("ben@x.org", "adjudication"), ("dan@x.org", "ok")):
+        with transaction(loaded):
+            legacy = {**row, "curator": curator, "note": note, "identity_source": "oidc"}
+            replayed[(curator, note)] = apply_decision(loaded, legacy)[0]
+    with transaction(loaded):
+        typed = apply_decision(loaded, {**row, "curator": "ben@x.org", "note": "adjudication",
+                                        "identity_source": "oidc", "adjudication": False})[0]
+    got = {key: get_decision(loaded, i).adjudication for key, i in replayed.items()}
+    assert got == {("dan@x.org", "adjudication"): True, ("ben@x.org", "adjudication"): False,
+                   ("dan@x.org", "ok"): False}
+    assert not get_decision(loaded, typed).adjudication  # a record that carries the field is taken as written
