@@ -54,9 +54,10 @@ def sign_in_oidc(con: duckdb.DuckDBPyConnection, claims: Mapping[str, object], s
     store becomes maintainer.
 
     Raises:
-        AccessDeniedError: no usable email claim; SignInExpiredError: the sign-in is older than allowed.
+        AccessDeniedError: no usable email claim, or an email outside ``CURATION_TEAM_DOMAINS``;
+            SignInExpiredError: the sign-in is older than allowed.
     """
-    return _signed_in(con, access.from_claims(claims, settings), noted)
+    return _signed_in(con, access.from_claims(claims, settings), noted, settings)
 
 
 def sign_in_proxy(con: duckdb.DuckDBPyConnection, headers: Mapping[str, str], remote_ip: str | None,
@@ -64,16 +65,20 @@ def sign_in_proxy(con: duckdb.DuckDBPyConnection, headers: Mapping[str, str], re
     """The person a trusted proxy signed in (see :func:`curation.access.from_proxy` for what is checked).
 
     Raises:
-        CurationError: the proxy set-up is wrong; AccessDeniedError: the connection is not the proxy's.
+        CurationError: the proxy set-up is wrong; AccessDeniedError: the connection is not the proxy's, or the
+            email is outside ``CURATION_TEAM_DOMAINS``.
     """
-    return _signed_in(con, access.from_proxy(headers, remote_ip, server_address, settings), noted)
+    return _signed_in(con, access.from_proxy(headers, remote_ip, server_address, settings), noted, settings)
 
 
-def _signed_in(con: duckdb.DuckDBPyConnection, identity: Identity, noted: str) -> SignedIn:
+def _signed_in(con: duckdb.DuckDBPyConnection, identity: Identity, noted: str, settings: Settings) -> SignedIn:
     if identity.expired():
         raise SignInExpiredError(f"your sign-in as {identity.name} has ended; sign in again")
     fresh = identity.name != noted
-    return SignedIn(identity, access.sign_in(con, identity) if fresh else access.roles_of(con, identity))
+    if not fresh:
+        return SignedIn(identity, access.roles_of(con, identity))
+    return SignedIn(identity, access.sign_in(con, identity, first_maintainer=settings.team_first_maintainer,
+                                             domains=settings.team_domains))
 
 
 def may(con: duckdb.DuckDBPyConnection, who: Who, action: Action) -> bool:
