@@ -8,11 +8,17 @@ it is opened read-write (:mod:`curation.store.reconcile`).
 Format: JSON lines, one record per line, in numbered segment files (``000001.jsonl``, ...; a new
 segment is started after each backup, and segments no kept backup needs are removed). A record::
 
-    {"seq": 7, "store": "<store id>", "op": "decide" | "undo", "at": "<UTC time>", "data": {...},
-     "sum": "<sha256 of the record's other fields, canonical JSON>"}
+    {"seq": 7, "store": "<store id>", "op": "decide" | "undo" | "void" | "ack", "at": "<UTC time>",
+     "data": {...}, "confirm": true, "sum": "<sha256 of the record's other fields, canonical JSON>"}
 
 ``seq`` counts from 1 across segments, without gaps; ``store`` is the id the store was given when the
-journal began (table ``journal_state``), so a journal is never replayed into another store. A line that
+journal began (table ``journal_state``), so a journal is never replayed into another store. A record is
+written and synced *before* its transaction commits, so a process killed between the two leaves a line
+for a decision nobody was told about. ``"confirm": true`` (records written since acknowledgements began)
+says that an ``ack`` record with the same ``seq`` follows once the commit has returned; a confirming
+record without its ``ack`` was never confirmed to a curator. ``ack`` records take no ``seq`` of their own
+(they repeat the one they acknowledge), and are not synced on their own: under a kill the OS keeps them,
+and the next record's sync makes them durable. A line that
 does not parse or whose checksum is wrong (a torn write at a crash, a flipped bit) is reported with its
 file and line, and the damaged file is kept aside; the records around it still count.
 
@@ -38,7 +44,7 @@ from curation.files import fsync_path
 
 FOLDER_SUFFIX = ".journal"
 SEGMENT = re.compile(r"^(\d{6})\.jsonl$")
-OPS = ("decide", "undo", "void")
+OPS = ("decide", "undo", "void", "ack")
 
 #: One lock per journal folder: sessions of one app share the process, and a decision's journal line
 #: and its store transaction must not interleave with another decision's.
@@ -83,9 +89,12 @@ class Record:
     op: str
     at: str
     data: Mapping[str, object]
+    confirm: bool = False  # an ``ack`` of this seq follows once its transaction committed
 
     def line(self) -> str:
         body = {"seq": self.seq, "store": self.store, "op": self.op, "at": self.at, "data": dict(self.data)}
+        if self.confirm:  # absent otherwise: lines written before acknowledgements keep their bytes and sums
+            body["confirm"] = True
         return json.dumps({**body, "sum": checksum(body)}, sort_keys=True, separators=(",", ":"),
                           ensure_ascii=False) + "\n"
 
@@ -109,6 +118,15 @@ class Scan:
     records: list[Record] = field(default_factory=list)
     damage: list[Damage] = field(default_factory=list)
     stores: set[str] = field(default_factory=set)
+    acks: list[Record] = field(default_factory=list)  # kept apart: an ack repeats the seq it acknowledges
+
+    @property
+    def acked(self) -> set[int]:
+        return {r.seq for r in self.acks}
+
+    def unconfirmed(self, record: Record) -> bool:
+        """A record written to be confirmed whose ``ack`` never came: its commit never returned to a curator."""
+        return record.confirm and record.seq not in self.acked
 
     @property
     def last_seq(self) -> int:
@@ -128,13 +146,13 @@ def _parse(text: str, file: str, number: int) -> Record | Damage:
     if not isinstance(raw, dict):
         return Damage(file, number, "not a JSON object")
     expected = {"seq", "store", "op", "at", "data", "sum"}
-    if set(raw) != expected:
+    if set(raw) not in (expected, expected | {"confirm"}):
         return Damage(file, number, f"fields {sorted(raw)}, expected {sorted(expected)}")
     if raw["sum"] != checksum(raw):
         return Damage(file, number, "checksum does not match (the line was changed or cut)")
     if not isinstance(raw["seq"], int) or raw["seq"] < 1 or raw["op"] not in OPS or not isinstance(raw["data"], dict):
         return Damage(file, number, f"bad seq or op ({raw['seq']!r}, {raw['op']!r})")
-    return Record(raw["seq"], str(raw["store"]), raw["op"], str(raw["at"]), raw["data"])
+    return Record(raw["seq"], str(raw["store"]), raw["op"], str(raw["at"]), raw["data"], raw.get("confirm") is True)
 
 
 class Journal:
@@ -178,8 +196,9 @@ class Journal:
         fsync_path(self.folder)
         return first
 
-    def append(self, record: Record) -> None:
-        """Append one record and flush it to disk (file and, for a new file, its folder) before returning.
+    def append(self, record: Record, sync: bool = True) -> None:
+        """Append one record and flush it to disk (file and, for a new file, its folder) before returning;
+        ``sync=False`` (an ``ack``) leaves the flush to the OS and to the next synced record.
 
         Raises:
             OSError: the disk is full or the folder not writable; the caller must not acknowledge.
@@ -191,7 +210,8 @@ class Journal:
                 out.write(b"\n")  # a torn last line stays a line of its own (reported, never merged)
             out.write(line)
             out.flush()
-            os.fsync(out.fileno())
+            if sync:
+                os.fsync(out.fileno())
         self.note_seq(record.seq)
 
     def scan(self) -> Scan:
@@ -215,7 +235,7 @@ class Journal:
                         parsed = Damage(path.name, number, f"torn last line ({parsed.reason})")
                     scan.damage.append(parsed)
                 else:
-                    scan.records.append(parsed)
+                    (scan.acks if parsed.op == "ack" else scan.records).append(parsed)
                     scan.stores.add(parsed.store)
         scan.records.sort(key=lambda r: r.seq)
         deduped: list[Record] = []
@@ -235,7 +255,10 @@ class Journal:
             aside = self.folder / f"damaged-{stamp}-{name}"
             shutil.copyfile(path, aside)
             fsync_path(aside)
-            good = [r for r in scan.records if r in _records_of(path)]
+            kept_records, good = scan.records + scan.acks, []
+            for record in _records_of(path):  # in file order; a repeated seq left out by scan stays out
+                if record in kept_records and record not in good:
+                    good.append(record)
             tmp = path.with_name(f".{name}.rewrite")
             with open(tmp, "wb") as out:
                 for record in good:

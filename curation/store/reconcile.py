@@ -6,6 +6,9 @@ be the journal's last. What is repaired, in the journal's order and idempotently
 nothing to do): missing decisions are inserted with their original ids and times, missing undos applied.
 What cannot be repaired from the journal is reported: damaged lines (kept aside, see
 :meth:`curation.store.journal.Journal.set_aside`) and a journal that ends before the store does.
+A replayed record is told apart by its acknowledgement: one whose ``ack`` is in the journal was confirmed to a
+curator (the store lost it); one written to be confirmed but without its ``ack`` is from a process stopped
+between the journal line and the store's commit: it is put back, as "recovered, never confirmed".
 
 Every repair and every problem becomes a row of ``store_notices``, which the app shows until a curator
 acknowledges it: nothing is passed over silently. A journal written for another store is refused.
@@ -56,6 +59,9 @@ class Reconciled:
     journal_records: int = 0
     decisions_replayed: int = 0
     undos_replayed: int = 0
+    #: ids of replayed decisions (and of decisions whose replayed undo) no curator was told were saved
+    unconfirmed_decisions: list[int] = field(default_factory=list)
+    unconfirmed_undos: list[int] = field(default_factory=list)
     damage: list[Damage] = field(default_factory=list)
     set_aside: list[Path] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
@@ -135,6 +141,8 @@ def _replay(con: duckdb.DuckDBPyConnection, scan: Scan, done: Reconciled) -> Non
                 renumbered[wanted] = new_id
             present[record.seq] = new_id
             done.decisions_replayed += 1
+            if scan.unconfirmed(record):
+                done.unconfirmed_decisions.append(new_id)
         elif record.op == "undo":
             decision_id = renumbered.get(int(data["decision_id"]), int(data["decision_id"]))
             if decision_id in withdrawn:
@@ -145,6 +153,8 @@ def _replay(con: duckdb.DuckDBPyConnection, scan: Scan, done: Reconciled) -> Non
             withdraw(con, decision_id, rows[0][1])
             withdrawn.add(decision_id)
             done.undos_replayed += 1
+            if scan.unconfirmed(record):
+                done.unconfirmed_undos.append(decision_id)
     if done.decisions_replayed:  # new decisions must not reuse an id a replayed one took
         top = con.execute(SQL_MAX_ID).fetchall()[0][0]
         current = con.execute(SQL_NEXT_ID).fetchall()[0][0]
@@ -155,14 +165,23 @@ def _replay(con: duckdb.DuckDBPyConnection, scan: Scan, done: Reconciled) -> Non
 def _messages(journal: Journal, done: Reconciled, behind: tuple[int, int, bool] | None
               ) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
-    if done.repaired:
-        parts = []
-        if done.decisions_replayed:
-            parts.append(f"{done.decisions_replayed} decision{'s' if done.decisions_replayed != 1 else ''}")
-        if done.undos_replayed:
-            parts.append(f"{done.undos_replayed} undo{'s' if done.undos_replayed != 1 else ''}")
+    confirmed = (done.decisions_replayed - len(done.unconfirmed_decisions),
+                 done.undos_replayed - len(done.unconfirmed_undos))
+    if any(confirmed):
+        parts = [_count(n, word) for n, word in zip(confirmed, ("decision", "undo"), strict=True) if n]
         out.append(("repaired", f"The store had lost {' and '.join(parts)} that curators had been told were "
                                 f"saved; they were put back from the decision journal ({journal.folder})."))
+    if done.unconfirmed_decisions or done.unconfirmed_undos:
+        parts = [f"{_count(len(ids), what)} ({_ids(ids)})" for ids, what in
+                 ((done.unconfirmed_decisions, "decision"), (done.unconfirmed_undos, "undo of decision"))
+                 if ids]
+        one = len(done.unconfirmed_decisions) + len(done.unconfirmed_undos) == 1
+        out.append(("unconfirmed", f"{' and '.join(parts)} recovered, never confirmed: the app stopped after "
+                                   f"writing {'it' if one else 'them'} to the decision journal ({journal.folder}) "
+                                   f"and before the store committed, so no curator was told "
+                                   f"{'it was' if one else 'they were'} saved. {'It is' if one else 'They are'} "
+                                   f"in the store now: check {'it' if one else 'them'}, and withdraw what should "
+                                   f"not stand."))
     if done.damage:
         where = "; ".join(d.describe() for d in done.damage[:5]) + (" ..." if len(done.damage) > 5 else "")
         aside = ", ".join(p.name for p in done.set_aside) or "nothing"
@@ -176,6 +195,16 @@ def _messages(journal: Journal, done: Reconciled, behind: tuple[int, int, bool] 
                                       f"decisions since the journal's last backup cannot be checked against it "
                                       f"({journal.folder}). New decisions are journaled from record {applied + 1}."))
     return out
+
+
+def _count(n: int, word: str) -> str:
+    head, _, tail = word.partition(" ")
+    return f"{n} {head}{'s' if n != 1 else ''}{' ' + tail if tail else ''}"
+
+
+def _ids(ids: list[int]) -> str:
+    shown = ", ".join(str(i) for i in ids[:10]) + (", ..." if len(ids) > 10 else "")
+    return f"decision{'s' if len(ids) != 1 else ''} {shown}"
 
 
 def open_notices(con: duckdb.DuckDBPyConnection) -> list[Notice]:

@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from curation.config import PROJECT_ROOT
 from curation.errors import CurationError, StoreDamagedError
 from curation.grades import Grade
 from curation.ops.backup import backup_store, list_backups
@@ -105,15 +108,16 @@ def test_a_torn_last_line_is_reported_with_its_line_and_kept_aside(db):
     _decide(con, 3)
     con.close()
     segment = Journal.beside(db).segments()[-1]
+    lines = segment.read_text().count("\n")  # three decisions and their acknowledgements
     with open(segment, "ab") as out:  # a crash in the middle of writing a line
         out.write(b'{"seq": 4, "store": "x", "op": "deci')
     con = open_store(db)
     notices = open_notices(con)
     assert [n.kind for n in notices] == ["journal_damaged"]
-    assert f"{segment.name}, line 4: torn last line" in notices[0].message
+    assert f"{segment.name}, line {lines + 1}: torn last line" in notices[0].message
     aside = list(segment.parent.glob(f"damaged-*-{segment.name}"))
     assert len(aside) == 1 and aside[0].read_bytes().endswith(b'"op": "deci')
-    assert segment.read_text().count("\n") == 3 and segment.read_text().endswith("\n")  # the good lines stay
+    assert segment.read_text().count("\n") == lines and segment.read_text().endswith("\n")  # the good lines stay
     assert len(list_decisions(con)) == 3  # nothing lost, nothing invented
     _decide(con, 1, start=3)  # and the journal goes on from record 4
     con.close()
@@ -234,3 +238,37 @@ def test_a_missing_journal_is_reported_not_passed_over(db):
     _decide(con, 1, start=2)
     con.close()
     assert [r.seq for r in Journal.beside(db).scan().records] == [3]  # it goes on from the store's count
+
+
+KILLED_BEFORE_COMMIT = """
+import os, sys
+from curation.grades import Grade
+from curation.schemas import PO
+from curation.store import decisions
+from curation.store.opening import open_store
+db, pmid = sys.argv[1], sys.argv[2]
+con = open_store(db)
+decisions.record_decision(con, "ana", PO, {"Gene": "G0", "Variant": "V600E"}, pmid, Grade.COMPLETE)
+write = decisions._Writer.write
+def write_then_die(self, op, data):
+    write(self, op, data)
+    os._exit(9)  # the journal line is on disk; the process dies before the store's COMMIT
+decisions._Writer.write = write_then_die
+decisions.record_decision(con, "ana", PO, {"Gene": "G1", "Variant": "V600E"}, pmid, Grade.PARTIAL)
+"""
+
+
+def test_a_decision_killed_between_its_journal_line_and_commit_is_restored_as_never_confirmed(db):
+    child = subprocess.run([sys.executable, "-c", KILLED_BEFORE_COMMIT, str(db), PMIDS[0]], cwd=PROJECT_ROOT,
+                           env={**os.environ, "PYTHONPATH": str(PROJECT_ROOT)}, capture_output=True, text=True)
+    assert child.returncode == 9, child.stderr
+    assert len(_state(db)["decisions"]) == 1  # the store never committed the second decision
+    con = open_store(db)
+    notices = open_notices(con)
+    assert [d.decision_id for d in list_decisions(con)] == [1, 2]  # kept: the journal holds it
+    con.close()
+    assert [n.kind for n in notices] == ["unconfirmed"]
+    message = notices[0].message
+    assert "had been told" not in message
+    assert "recovered, never confirmed" in message and "decision 2" in message and "no curator was told" in message
+
