@@ -18,9 +18,14 @@ for a decision nobody was told about. ``"confirm": true`` (records written since
 says that an ``ack`` record with the same ``seq`` follows once the commit has returned; a confirming
 record without its ``ack`` was never confirmed to a curator. ``ack`` records take no ``seq`` of their own
 (they repeat the one they acknowledge), and are not synced on their own: under a kill the OS keeps them,
-and the next record's sync makes them durable. A line that
-does not parse or whose checksum is wrong (a torn write at a crash, a flipped bit) is reported with its
-file and line, and the damaged file is kept aside; the records around it still count.
+and the next record's sync makes them durable.
+
+Each segment written since then starts with a fixed-width header line, ``{"head":"<first> <last> <crc32>"}``:
+the first and last ``seq`` appended to it, rewritten in place at each append (after the line, before the
+same sync). A cut that takes the tail of a segment leaves the header, so the records the journal can no
+longer account for are counted (:attr:`Scan.lost`), not guessed from one torn line. A line that does not
+parse or whose checksum is wrong (a torn write at a crash, a flipped bit) is reported with its file and
+line, and the damaged file is kept aside; the records around it still count.
 
 This module only reads and writes the files; what a record means for the tables is in
 :mod:`curation.store.decisions` and :mod:`curation.store.reconcile`.
@@ -34,6 +39,7 @@ import os
 import re
 import shutil
 import threading
+import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -45,6 +51,7 @@ from curation.files import fsync_path
 FOLDER_SUFFIX = ".journal"
 SEGMENT = re.compile(r"^(\d{6})\.jsonl$")
 OPS = ("decide", "undo", "void", "ack")
+HEAD = re.compile(r'^\{"head":"(\d{12}) (\d{12}) ([0-9a-f]{8})"\}$')
 
 #: One lock per journal folder: sessions of one app share the process, and a decision's journal line
 #: and its store transaction must not interleave with another decision's.
@@ -119,14 +126,24 @@ class Scan:
     damage: list[Damage] = field(default_factory=list)
     stores: set[str] = field(default_factory=set)
     acks: list[Record] = field(default_factory=list)  # kept apart: an ack repeats the seq it acknowledges
+    #: seqs a segment's header says were appended to it that it no longer holds (the segment was cut)
+    lost: list[int] = field(default_factory=list)
+    #: the highest seq any segment's header names (0: no header)
+    head_seq: int = 0
 
     @property
     def acked(self) -> set[int]:
         return {r.seq for r in self.acks}
 
+    @property
+    def high_water(self) -> int:
+        """The last seq the journal knows was written: its last record, or a header's, past a cut."""
+        return max(self.last_seq, self.head_seq)
+
     def unconfirmed(self, record: Record) -> bool:
-        """A record written to be confirmed whose ``ack`` never came: its commit never returned to a curator."""
-        return record.confirm and record.seq not in self.acked
+        """A record written to be confirmed whose ``ack`` never came: its commit never returned to a curator.
+        Not when lines after it were cut away: its ``ack`` may have gone with them."""
+        return record.confirm and record.seq not in self.acked and not (self.lost and max(self.lost) > record.seq)
 
     @property
     def last_seq(self) -> int:
@@ -188,13 +205,15 @@ class Journal:
 
     def _current(self) -> Path:
         segments = self.segments()
-        if segments:
+        if segments and (segments[-1].stat().st_size == 0 or _head_of(segments[-1]) is not None):
             return segments[-1]
+        # none yet, or the last one has no (readable) header: written before headers, or damaged
+        number = int(SEGMENT.match(segments[-1].name).group(1)) + 1 if segments else 1
         self.folder.mkdir(parents=True, exist_ok=True)
-        first = self.folder / "000001.jsonl"
-        first.touch()
+        path = self.folder / f"{number:06d}.jsonl"
+        path.touch()
         fsync_path(self.folder)
-        return first
+        return path
 
     def append(self, record: Record, sync: bool = True) -> None:
         """Append one record and flush it to disk (file and, for a new file, its folder) before returning;
@@ -205,10 +224,18 @@ class Journal:
         """
         line = record.line().encode("utf-8")
         path = self._current()
-        with open(path, "ab") as out:
-            if out.tell() and not _ends_with_newline(path):
+        head = _head_of(path)
+        with open(path, "r+b") as out:  # not "ab": the header is rewritten in place
+            if head is None:  # a new segment: its header first
+                head = (record.seq + (record.op == "ack"), record.seq - (record.op != "ack"))
+                out.write(_head_line(*head))
+            end = out.seek(0, os.SEEK_END)
+            if end and not _ends_with_newline(path):
                 out.write(b"\n")  # a torn last line stays a line of its own (reported, never merged)
             out.write(line)
+            if record.op != "ack" and record.seq > head[1]:  # after the line: a header never runs ahead
+                out.seek(0)
+                out.write(_head_line(head[0], record.seq))
             out.flush()
             if sync:
                 os.fsync(out.fileno())
@@ -221,8 +248,12 @@ class Journal:
             with open(path, "rb") as handle:
                 data = handle.read()
             lines = data.split(b"\n")
+            head = _parse_head(lines[0])
+            if head is False:
+                scan.damage.append(Damage(path.name, 1, "segment header damaged or cut"))
+            held: set[int] = set()
             for number, raw in enumerate(lines, start=1):
-                if not raw.strip():
+                if not raw.strip() or (number == 1 and head is not None):
                     continue
                 try:
                     text = raw.decode("utf-8")
@@ -237,6 +268,12 @@ class Journal:
                 else:
                     (scan.acks if parsed.op == "ack" else scan.records).append(parsed)
                     scan.stores.add(parsed.store)
+                    if parsed.op != "ack":
+                        held.add(parsed.seq)
+            if head:
+                first, last = head
+                scan.lost += [seq for seq in range(first, last + 1) if seq not in held]
+                scan.head_seq = max(scan.head_seq, last)
         scan.records.sort(key=lambda r: r.seq)
         deduped: list[Record] = []
         for record in scan.records:  # a repeated seq (never written twice by us): keep the first
@@ -261,6 +298,9 @@ class Journal:
                     good.append(record)
             tmp = path.with_name(f".{name}.rewrite")
             with open(tmp, "wb") as out:
+                head = _head_of(path)
+                if head is not None:  # kept as it was: it still says how far the segment went
+                    out.write(_head_line(*head))
                 for record in good:
                     out.write(record.line().encode("utf-8"))
                 out.flush()
@@ -273,7 +313,7 @@ class Journal:
     def rotate(self) -> Path | None:
         """Start a new segment (after a backup); returns it, or None when the current one is empty."""
         segments = self.segments()
-        if not segments or segments[-1].stat().st_size == 0:
+        if not segments or not _records_of(segments[-1]):
             return None
         number = int(SEGMENT.match(segments[-1].name).group(1)) + 1
         path = self.folder / f"{number:06d}.jsonl"
@@ -305,6 +345,29 @@ def _records_of(path: Path) -> list[Record]:
             if isinstance(parsed, Record):
                 out.append(parsed)
     return out
+
+
+def _head_line(first: int, last: int) -> bytes:
+    span = f"{first:012d} {last:012d}"
+    return f'{{"head":"{span} {zlib.crc32(span.encode()):08x}"}}\n'.encode()
+
+
+def _parse_head(line: bytes) -> tuple[int, int] | None | bool:
+    """A segment's first line as a header: (first, last); None when it is no header (a segment written before
+    headers); False when it is one that is damaged or cut."""
+    if not line.startswith(b'{"head":'):
+        return None
+    match = HEAD.match(line.decode("ascii", errors="replace"))
+    if not match or int(match.group(3), 16) != zlib.crc32(f"{match.group(1)} {match.group(2)}".encode()):
+        return False
+    return int(match.group(1)), int(match.group(2))
+
+
+def _head_of(path: Path) -> tuple[int, int] | None:
+    """The readable header of a segment file, or None (no header, a damaged one, or an empty file)."""
+    with open(path, "rb") as handle:
+        head = _parse_head(handle.read(len(_head_line(0, 0))).rstrip(b"\n"))
+    return head or None
 
 
 def _ends_with_newline(path: Path) -> bool:

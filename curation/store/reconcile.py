@@ -9,6 +9,8 @@ What cannot be repaired from the journal is reported: damaged lines (kept aside,
 A replayed record is told apart by its acknowledgement: one whose ``ack`` is in the journal was confirmed to a
 curator (the store lost it); one written to be confirmed but without its ``ack`` is from a process stopped
 between the journal line and the store's commit: it is put back, as "recovered, never confirmed".
+When the journal was cut as well as the store (a double fault), the segment headers say how many records
+neither holds any more; the notice counts them and names the newest backup that still has them.
 
 Every repair and every problem becomes a row of ``store_notices``, which the app shows until a curator
 acknowledges it: nothing is passed over silently. A journal written for another store is refused.
@@ -16,6 +18,7 @@ acknowledges it: nothing is passed over silently. A journal written for another 
 
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -23,6 +26,7 @@ from pathlib import Path
 
 import duckdb
 
+from curation.config import load_settings
 from curation.store.base import transaction
 from curation.store.decisions import (
     SQL_DECISION_SUPERSEDES,
@@ -65,6 +69,8 @@ class Reconciled:
     damage: list[Damage] = field(default_factory=list)
     set_aside: list[Path] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
+    #: seqs the journal says were written that neither it nor the store holds (both were cut)
+    unaccounted: list[int] = field(default_factory=list)
 
     @property
     def repaired(self) -> bool:
@@ -79,8 +85,15 @@ class Notice:
     message: str
 
 
-def reconcile(con: duckdb.DuckDBPyConnection, db_path: str | Path) -> Reconciled:
+def reconcile(con: duckdb.DuckDBPyConnection, db_path: str | Path, backups_dir: str | Path | None = None
+              ) -> Reconciled:
     """Compare the store with its journal and replay what the store lacks (see the module's docstring).
+
+    Args:
+        con: a read-write connection on the store at ``db_path``.
+        db_path: the store file; its journal is beside it.
+        backups_dir: this store's backup folder, searched when records are unaccounted for (default: the
+            settings' ``CURATION_BACKUPS_DIR/<store name>``, where ``curation.ops.backup`` writes them).
 
     Raises:
         JournalMismatchError: the journal beside ``db_path`` was written for another store.
@@ -102,8 +115,9 @@ def reconcile(con: duckdb.DuckDBPyConnection, db_path: str | Path) -> Reconciled
                 f"folder aside (rename it) and open again; if the store was replaced by mistake, put back the "
                 f"store this journal belongs to (python -m curation recover --db {db_path})."
             )
-        journal.note_seq(scan.last_seq)
+        journal.note_seq(scan.high_water)  # past a cut too: a seq the journal once used is not used again
         done.journal_records = len(scan.records)
+        done.unaccounted = [seq for seq in scan.lost if seq > applied]  # what the store holds is accounted for
         if scan.damage:
             stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
             done.damage = list(scan.damage)
@@ -111,10 +125,14 @@ def reconcile(con: duckdb.DuckDBPyConnection, db_path: str | Path) -> Reconciled
         with transaction(con):
             _replay(con, scan, done)
             # the store holds records the journal does not: the journal was cut, lost, or restored older
-            behind = (applied, scan.last_seq, journal.exists()) if applied > scan.last_seq else None
-            if scan.last_seq > applied:
-                con.execute(SQL_SET_APPLIED, [scan.last_seq])
-            for kind, message in _messages(journal, done, behind):
+            behind = (applied, scan.last_seq, journal.exists()) if applied > scan.high_water else None
+            if scan.high_water > applied:  # a record counted unaccounted for is reported once
+                con.execute(SQL_SET_APPLIED, [scan.high_water])
+            messages = _messages(journal, done, behind)
+            if done.unaccounted:
+                folder = Path(backups_dir) if backups_dir else load_settings().backups_dir / db_path.stem
+                messages.append(("journal_cut", _cut_message(journal, done.unaccounted, db_path, folder)))
+            for kind, message in messages:
                 con.execute(SQL_ADD_NOTICE, [kind, message])
                 done.notices.append(message)
                 log.warning("%s: %s", db_path, message)
@@ -195,6 +213,39 @@ def _messages(journal: Journal, done: Reconciled, behind: tuple[int, int, bool] 
                                       f"decisions since the journal's last backup cannot be checked against it "
                                       f"({journal.folder}). New decisions are journaled from record {applied + 1}."))
     return out
+
+
+def _cut_message(journal: Journal, unaccounted: list[int], db_path: Path, folder: Path) -> str:
+    n, first, last = len(unaccounted), min(unaccounted), max(unaccounted)
+    held = [(name, seq) for name, seq in _backups(folder, db_path) if seq >= first]  # newest first
+    if held:
+        name, seq = held[0]
+        some = sum(s <= seq for s in unaccounted)
+        where = (f"The newest backup that has them: {folder / name} holds "
+                 f"{'them' if some == n else f'{some} of them'} (its records go up to {seq}); the store file in it "
+                 f"opens with DuckDB, read-only, to copy them back.")
+    else:
+        newest = _backups(folder, db_path)[:1]
+        where = (f"No backup in {folder} holds them"
+                 + (f" (the newest, {newest[0][0]}, goes up to record {newest[0][1]})." if newest else "."))
+    return (f"The decision journal and the store were both cut: the journal cannot account for {_count(n, 'decision')}"
+            f" or undos (records {first}-{last}: its segment headers say they were written; neither it nor the "
+            f"store holds them now, {journal.folder}). {where}")
+
+
+def _backups(folder: Path, db_path: Path) -> list[tuple[str, int]]:
+    """This store's backups as (folder name, last journal record held), newest first, from the manifests that
+    ``curation.ops.backup`` writes (read here: the store may not import the ops package)."""
+    found = []
+    for manifest in sorted(folder.glob("backup-*/manifest.json"), reverse=True) if folder.is_dir() else []:
+        try:
+            data = json.loads(manifest.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        store = data.get("store")
+        if isinstance(data.get("journal_seq"), int) and (not store or Path(store).resolve() == db_path.resolve()):
+            found.append((manifest.parent.name, data["journal_seq"]))
+    return found
 
 
 def _count(n: int, word: str) -> str:
