@@ -1,12 +1,14 @@
 """The backup benchmark's recovery part: what the product gives back from damaged copies.
 
-A damaged store file, and WALs damaged at random places.
+A damaged store file, WALs damaged at random places, and a double fault: the WAL and the decision journal
+both cut (what the product says it lost, checked against what it lost).
 """
 
 from __future__ import annotations
 
 import os
 import random
+import re
 import shutil
 import time
 from pathlib import Path
@@ -15,9 +17,11 @@ import duckdb
 
 from bench._backup_timing import ms_summary, timed_decision
 from curation.errors import StoreDamagedError
+from curation.ops.backup import backup_store
 from curation.ops.recovery import recover_store, wal_path
+from curation.store.journal import Journal, folder_for
 from curation.store.opening import open_store
-from curation.store.reconcile import open_notices
+from curation.store.reconcile import acknowledge_notice, open_notices
 
 
 def recovery_figures(db: Path, folder: Path, work: Path, pmids: list[str], trials: int) -> dict[str, object]:
@@ -165,4 +169,78 @@ def _product_summary(results: list[dict[str, object]]) -> dict[str, object]:
         "silent_lost_decisions": sum(r["silent_lost"] for r in results),
         "told": sum(bool(r["told"]) for r in results),
         "seconds": ms_summary([r["seconds"] * 1000 for r in results]) if results else None,
+    }
+
+
+def double_fault_trials(db: Path, work: Path, pmids: list[str], trials: int, made: int = 60,
+                        seed: int = 17) -> dict[str, object]:
+    """The store's WAL and its decision journal both cut at random places (a double fault), ``trials`` times.
+
+    A copy of the store records ``made`` decisions (in the WAL only) and is backed up while a write is in
+    flight (the backup's CHECKPOINT is skipped, so the WAL keeps them and the backup holds them all). Each
+    trial puts that state back, cuts the WAL and the journal segment holding the decisions, and opens the
+    store as the app does. The notice must count exactly the decisions now missing and name that backup."""
+    root = work / "double"
+    store, pristine, folder = root / "store.duckdb", root / "pristine", root / "backups"
+    pristine.mkdir(parents=True)
+    shutil.copyfile(db, store)
+    con = open_store(store, backups_dir=folder)
+    for notice in open_notices(con):  # the copy has no journal yet (one is started): not what is measured
+        acknowledge_notice(con, notice.notice_id, "bench")
+    con.execute("CHECKPOINT")
+    before = con.execute("SELECT count(*) FROM decisions").fetchall()[0][0]
+    for i in range(made):
+        timed_decision(con, 30_000_000 + i, pmids)
+    writer = con.cursor()  # a curator's write in flight while the backup runs
+    writer.execute("BEGIN TRANSACTION")
+    writer.execute("UPDATE journal_state SET applied_seq = applied_seq")
+    backup = backup_store(con, folder, keep=1)
+    writer.execute("ROLLBACK")
+    con.execute("PRAGMA disable_checkpoint_on_shutdown")  # leave the WAL as a killed process would
+    con.close()
+    if backup.manifest["checkpointed_first"]:
+        raise RuntimeError("the backup checkpointed the store: the WAL no longer holds the decisions to cut")
+    journal = folder_for(store)
+    shutil.copyfile(store, pristine / store.name)
+    shutil.copyfile(wal_path(store), pristine / wal_path(store).name)
+    shutil.copytree(journal, pristine / journal.name)
+    chooser = random.Random(seed)
+    outcomes = []
+    for _ in range(trials):
+        for path in (store, wal_path(store)):
+            shutil.copyfile(pristine / path.name, path)
+        shutil.rmtree(journal)
+        shutil.copytree(pristine / journal.name, journal)
+        segment = [p for p in Journal(journal).segments() if '"op":"decide"' in p.read_text()][-1]
+        wal_cut = chooser.randrange(1, wal_path(store).stat().st_size)
+        journal_cut = chooser.randrange(1, segment.stat().st_size)
+        os.truncate(wal_path(store), wal_cut)
+        os.truncate(segment, journal_cut)
+        outcome: dict[str, object] = {"wal_cut": wal_cut, "journal_cut": journal_cut}
+        try:
+            con = open_store(store, backups_dir=folder)
+        except StoreDamagedError:
+            outcome["recovered_from"] = recover_store(store, folder).restored_kind
+            con = open_store(store, backups_dir=folder)
+        try:
+            lost = made - (con.execute("SELECT count(*) FROM decisions").fetchall()[0][0] - before)
+            notices = open_notices(con)
+        finally:
+            con.close()
+        cut = " ".join(n.message for n in notices if n.kind == "journal_cut")
+        counted = re.search(r"cannot account for (\d+) decision", cut)
+        outcome.update(lost=lost, counted=int(counted.group(1)) if counted else 0, notices=[n.kind for n in notices],
+                       named_backup=str(backup.folder) in cut)
+        outcome["message_true"] = (outcome["counted"] == lost and outcome["named_backup"] == (lost > 0)
+                                   and "unconfirmed" not in outcome["notices"])
+        outcomes.append(outcome)
+    return {
+        "trials": trials,
+        "decisions_in_wal": made,
+        "lost_decisions": sorted(o["lost"] for o in outcomes),
+        "counted_right": sum(o["counted"] == o["lost"] for o in outcomes),
+        "named_backup_when_lost": sum(o["named_backup"] for o in outcomes if o["lost"]),
+        "trials_with_loss": sum(o["lost"] > 0 for o in outcomes),
+        "messages_true": sum(o["message_true"] for o in outcomes),
+        "messages_wrong": [o for o in outcomes if not o["message_true"]][:5],
     }

@@ -3,7 +3,7 @@
 Usage::
 
     python -m bench.backup [--data-dir D] [--kills 20] [--decisions 2000] [--wal-trials 40]
-                           [--out bench/results/backup.json]
+                           [--journal-kills 10] [--double-faults 20] [--out bench/results/backup.json]
 
 Builds a temporary store from the real data exactly as the README's "Data" section does (CIViC
 2018 + 2026, BioRED, BC5CDR, HoC: 3,476 abstracts), adds curators' decisions through
@@ -18,9 +18,14 @@ Builds a temporary store from the real data exactly as the README's "Data" secti
   WAL holding 200 decisions inverted at random places: how often DuckDB refuses to open (and what
   ``recover`` gets back), how often it opens silently, and how many decisions that silently loses;
   and the same WAL cut short at random places (what a full disk can leave);
+- a double fault (``--double-faults``, bench/_recovery_figures.py): 60 decisions in the WAL, backed up while
+  a write is in flight; the WAL and the journal segment both cut at random places; the notice must count
+  exactly the decisions missing and name that backup;
 - a kill -9 campaign: a child process records decisions on the real-size store and prints each id
   after ``record_decision`` returned; it is SIGKILLed after a random number of acks, the store is
   reopened and every acknowledged decision looked up;
+- kills between a decision's journal line and its COMMIT (``--journal-kills``, bench/_kill_campaign.py): the
+  decision is put back and the notice must call it "recovered, never confirmed", never "had been told";
 - the same for the app (``--app-kills``, bench/_app_restart.py): a real ``streamlit run app.py`` on that
   store, decisions clicked in headless Chromium, the server SIGKILLed and started again at once; timed
   from the restart: the first page drawn, and the first search's results shown.
@@ -50,8 +55,8 @@ import duckdb
 from bench._app_restart import FIRST_PAGE_TARGET_S, app_kill_campaign
 from bench._backup_timing import ms_summary, timed_decision
 from bench._benchmark import goal
-from bench._kill_campaign import kill_campaign
-from bench._recovery_figures import recovery_figures
+from bench._kill_campaign import journal_commit_kills, kill_campaign
+from bench._recovery_figures import double_fault_trials, recovery_figures
 from curation.config import Settings
 from curation.ops.backup import backup_due, backup_store, verify_backup
 from curation.store.base import stats
@@ -162,6 +167,11 @@ def durability_goals(report: dict) -> dict[str, dict[str, object]]:
     app's first page within 5 s of a restart (p95 over the app's kills)."""
     app = report.get("app_kill_9", {})
     goals = {"kill9_lost": goal(report["kill_9"]["lost"] + app.get("lost", 0), 0, "<=")}
+    # notices about the journal that were untrue (a kill between journal and commit; a double fault)
+    checked = [report[part] for part in ("journal_commit_kill", "double_fault") if part in report]
+    if checked:
+        goals["journal_notices_untrue"] = goal(
+            sum(part.get("kills", part.get("trials", 0)) - part["messages_true"] for part in checked), 0, "<=")
     if app.get("first_page_s", {}).get("n"):
         goals["restart_to_first_page_s_p95"] = goal(app["first_page_s"]["p95"], FIRST_PAGE_TARGET_S, "<=")
     return goals
@@ -175,6 +185,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="kill -9 of the app server, each followed by a timed restart; 0: none")
     parser.add_argument("--decisions", type=int, default=2000, help="decisions recorded before measuring")
     parser.add_argument("--wal-trials", type=int, default=40, help="random corruptions of a WAL of 200 decisions")
+    parser.add_argument("--journal-kills", type=int, default=10,
+                        help="kills between a decision's journal line and its COMMIT")
+    parser.add_argument("--double-faults", type=int, default=20, help="the WAL and the journal both cut")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "backup.json")
     args = parser.parse_args(argv)
     if not (args.data_dir / "civic").is_dir():
@@ -185,7 +198,8 @@ def main(argv: list[str] | None = None) -> int:
         report: dict[str, object] = {
             "date": datetime.now(UTC).isoformat(timespec="seconds"),
             "params": {"kills": args.kills, "app_kills": args.app_kills, "decisions": args.decisions,
-                       "wal_trials": args.wal_trials},
+                       "wal_trials": args.wal_trials, "journal_kills": args.journal_kills,
+                       "double_faults": args.double_faults},
             "environment": {"duckdb": duckdb.__version__, "python": platform.python_version(),
                             "platform": platform.platform(), "cpus": os.cpu_count()},
         }
@@ -202,8 +216,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"backup: {report['backup']}", flush=True)
         report["recovery"] = recovery_figures(db, folder, work, pmids, args.wal_trials)
         print(f"recovery: {report['recovery']}", flush=True)
+        if args.double_faults:
+            report["double_fault"] = double_fault_trials(db, work, pmids, args.double_faults)
+            print(f"double fault: {report['double_fault']}", flush=True)
         report["kill_9"] = kill_campaign(db, args.kills)
         print(f"kill -9: {report['kill_9']}", flush=True)
+        if args.journal_kills:
+            report["journal_commit_kill"] = journal_commit_kills(db, args.journal_kills)
+            print(f"kill between journal and commit: {report['journal_commit_kill']}", flush=True)
         if args.app_kills:
             report["app_kill_9"] = app_kill_campaign(db, work, args.app_kills)
             print(f"kill -9 of the app: {report['app_kill_9']}", flush=True)
@@ -219,7 +239,8 @@ def main(argv: list[str] | None = None) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2) + "\n")
     print(f"wrote {args.out}")
-    return 0 if report["kill_9"]["lost"] == 0 and report.get("app_kill_9", {}).get("lost", 0) == 0 else 1
+    untrue = report["goals"].get("journal_notices_untrue", {}).get("met", True) is False
+    return 0 if report["kill_9"]["lost"] == 0 and report.get("app_kill_9", {}).get("lost", 0) == 0 and not untrue else 1
 
 
 if __name__ == "__main__":

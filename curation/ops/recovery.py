@@ -273,7 +273,7 @@ def recover_store(db_path: str | Path, backups_dir: str | Path, now: datetime | 
                 raise CurationError(
                     f"the restored store {db_path} does not hold what {chosen.description} held: {changed}")
             # then what the restored state lacks is put back from the decision journal
-            journaled = reconcile(con, db_path)
+            journaled = reconcile(con, db_path, backups_dir)
             counts, decisions = _summary(con)
         finally:
             con.close()

@@ -10,6 +10,7 @@ superseded. A decision that names an answer entity also adds a KB record (source
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, nullcontext
 
@@ -23,6 +24,8 @@ from curation.store.base import _scalar
 from curation.store.journal import Journal, Record, now_text
 from curation.store.kb import add_kb_records
 from curation.store.migrations import LEGACY_ADJUDICATION
+
+log = logging.getLogger(__name__)
 
 MAX_NOTE = 10_000
 MAX_ANSWER = 500  # characters of the answer and of each query entity
@@ -238,9 +241,18 @@ class _Writer:
     def write(self, op: str, data: Mapping[str, object]) -> None:
         """Append the record (flushed to disk) and mark it applied in this transaction."""
         seq = self.seq or self.next_seq()
-        self.journal.append(Record(seq, self.store_id, op, now_text(), data))
+        self.journal.append(Record(seq, self.store_id, op, now_text(), data, confirm=True))
         self.written = True
         self.con.execute(SQL_SET_APPLIED, [seq])
+
+    def acknowledge(self) -> None:
+        """After COMMIT returned: the ``ack`` that tells a later replay the curator was told (not synced on its
+        own, see :mod:`curation.store.journal`). A failure is logged, never raised: the decision is saved."""
+        try:
+            self.journal.append(Record(self.seq, self.store_id, "ack", now_text(), {}), sync=False)
+        except OSError as exc:
+            log.warning("%s: the acknowledgement of record %s was not written (%s); a replay of it would be "
+                        "reported as never confirmed", self.journal.folder, self.seq, exc)
 
 
 def journal_of(con: duckdb.DuckDBPyConnection) -> Journal | None:
@@ -252,7 +264,8 @@ def journal_of(con: duckdb.DuckDBPyConnection) -> Journal | None:
 
 @contextmanager
 def journaled(con: duckdb.DuckDBPyConnection) -> Iterator[_Writer | None]:
-    """One write transaction whose record is in the journal, flushed to disk, before it commits.
+    """One write transaction whose record is in the journal, flushed to disk, before it commits; once the
+    commit returned, an ``ack`` of the record follows (a replay tells confirmed records from the others).
 
     If the commit fails after the record was written, a ``void`` record cancels it, so a later
     replay does not bring back what the curator was told had failed.
@@ -275,6 +288,8 @@ def journaled(con: duckdb.DuckDBPyConnection) -> Iterator[_Writer | None]:
             if writer is not None and writer.written:
                 _void(writer)
             raise
+        if writer is not None and writer.written:
+            writer.acknowledge()
 
 
 def _void(writer: _Writer) -> None:

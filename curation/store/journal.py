@@ -8,13 +8,24 @@ it is opened read-write (:mod:`curation.store.reconcile`).
 Format: JSON lines, one record per line, in numbered segment files (``000001.jsonl``, ...; a new
 segment is started after each backup, and segments no kept backup needs are removed). A record::
 
-    {"seq": 7, "store": "<store id>", "op": "decide" | "undo", "at": "<UTC time>", "data": {...},
-     "sum": "<sha256 of the record's other fields, canonical JSON>"}
+    {"seq": 7, "store": "<store id>", "op": "decide" | "undo" | "void" | "ack", "at": "<UTC time>",
+     "data": {...}, "confirm": true, "sum": "<sha256 of the record's other fields, canonical JSON>"}
 
 ``seq`` counts from 1 across segments, without gaps; ``store`` is the id the store was given when the
-journal began (table ``journal_state``), so a journal is never replayed into another store. A line that
-does not parse or whose checksum is wrong (a torn write at a crash, a flipped bit) is reported with its
-file and line, and the damaged file is kept aside; the records around it still count.
+journal began (table ``journal_state``), so a journal is never replayed into another store. A record is
+written and synced *before* its transaction commits, so a process killed between the two leaves a line
+for a decision nobody was told about. ``"confirm": true`` (records written since acknowledgements began)
+says that an ``ack`` record with the same ``seq`` follows once the commit has returned; a confirming
+record without its ``ack`` was never confirmed to a curator. ``ack`` records take no ``seq`` of their own
+(they repeat the one they acknowledge), and are not synced on their own: under a kill the OS keeps them,
+and the next record's sync makes them durable.
+
+Each segment written since then starts with a fixed-width header line, ``{"head":"<first> <last> <crc32>"}``:
+the first and last ``seq`` appended to it, rewritten in place at each append (after the line, before the
+same sync). A cut that takes the tail of a segment leaves the header, so the records the journal can no
+longer account for are counted (:attr:`Scan.lost`), not guessed from one torn line. A line that does not
+parse or whose checksum is wrong (a torn write at a crash, a flipped bit) is reported with its file and
+line, and the damaged file is kept aside; the records around it still count.
 
 This module only reads and writes the files; what a record means for the tables is in
 :mod:`curation.store.decisions` and :mod:`curation.store.reconcile`.
@@ -28,6 +39,7 @@ import os
 import re
 import shutil
 import threading
+import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -38,7 +50,8 @@ from curation.files import fsync_path
 
 FOLDER_SUFFIX = ".journal"
 SEGMENT = re.compile(r"^(\d{6})\.jsonl$")
-OPS = ("decide", "undo", "void")
+OPS = ("decide", "undo", "void", "ack")
+HEAD = re.compile(r'^\{"head":"(\d{12}) (\d{12}) ([0-9a-f]{8})"\}$')
 
 #: One lock per journal folder: sessions of one app share the process, and a decision's journal line
 #: and its store transaction must not interleave with another decision's.
@@ -83,9 +96,12 @@ class Record:
     op: str
     at: str
     data: Mapping[str, object]
+    confirm: bool = False  # an ``ack`` of this seq follows once its transaction committed
 
     def line(self) -> str:
         body = {"seq": self.seq, "store": self.store, "op": self.op, "at": self.at, "data": dict(self.data)}
+        if self.confirm:  # absent otherwise: lines written before acknowledgements keep their bytes and sums
+            body["confirm"] = True
         return json.dumps({**body, "sum": checksum(body)}, sort_keys=True, separators=(",", ":"),
                           ensure_ascii=False) + "\n"
 
@@ -109,6 +125,25 @@ class Scan:
     records: list[Record] = field(default_factory=list)
     damage: list[Damage] = field(default_factory=list)
     stores: set[str] = field(default_factory=set)
+    acks: list[Record] = field(default_factory=list)  # kept apart: an ack repeats the seq it acknowledges
+    #: seqs a segment's header says were appended to it that it no longer holds (the segment was cut)
+    lost: list[int] = field(default_factory=list)
+    #: the highest seq any segment's header names (0: no header)
+    head_seq: int = 0
+
+    @property
+    def acked(self) -> set[int]:
+        return {r.seq for r in self.acks}
+
+    @property
+    def high_water(self) -> int:
+        """The last seq the journal knows was written: its last record, or a header's, past a cut."""
+        return max(self.last_seq, self.head_seq)
+
+    def unconfirmed(self, record: Record) -> bool:
+        """A record written to be confirmed whose ``ack`` never came: its commit never returned to a curator.
+        Not when lines after it were cut away: its ``ack`` may have gone with them."""
+        return record.confirm and record.seq not in self.acked and not (self.lost and max(self.lost) > record.seq)
 
     @property
     def last_seq(self) -> int:
@@ -128,13 +163,13 @@ def _parse(text: str, file: str, number: int) -> Record | Damage:
     if not isinstance(raw, dict):
         return Damage(file, number, "not a JSON object")
     expected = {"seq", "store", "op", "at", "data", "sum"}
-    if set(raw) != expected:
+    if set(raw) not in (expected, expected | {"confirm"}):
         return Damage(file, number, f"fields {sorted(raw)}, expected {sorted(expected)}")
     if raw["sum"] != checksum(raw):
         return Damage(file, number, "checksum does not match (the line was changed or cut)")
     if not isinstance(raw["seq"], int) or raw["seq"] < 1 or raw["op"] not in OPS or not isinstance(raw["data"], dict):
         return Damage(file, number, f"bad seq or op ({raw['seq']!r}, {raw['op']!r})")
-    return Record(raw["seq"], str(raw["store"]), raw["op"], str(raw["at"]), raw["data"])
+    return Record(raw["seq"], str(raw["store"]), raw["op"], str(raw["at"]), raw["data"], raw.get("confirm") is True)
 
 
 class Journal:
@@ -170,28 +205,40 @@ class Journal:
 
     def _current(self) -> Path:
         segments = self.segments()
-        if segments:
+        if segments and (segments[-1].stat().st_size == 0 or _head_of(segments[-1]) is not None):
             return segments[-1]
+        # none yet, or the last one has no (readable) header: written before headers, or damaged
+        number = int(SEGMENT.match(segments[-1].name).group(1)) + 1 if segments else 1
         self.folder.mkdir(parents=True, exist_ok=True)
-        first = self.folder / "000001.jsonl"
-        first.touch()
+        path = self.folder / f"{number:06d}.jsonl"
+        path.touch()
         fsync_path(self.folder)
-        return first
+        return path
 
-    def append(self, record: Record) -> None:
-        """Append one record and flush it to disk (file and, for a new file, its folder) before returning.
+    def append(self, record: Record, sync: bool = True) -> None:
+        """Append one record and flush it to disk (file and, for a new file, its folder) before returning;
+        ``sync=False`` (an ``ack``) leaves the flush to the OS and to the next synced record.
 
         Raises:
             OSError: the disk is full or the folder not writable; the caller must not acknowledge.
         """
         line = record.line().encode("utf-8")
         path = self._current()
-        with open(path, "ab") as out:
-            if out.tell() and not _ends_with_newline(path):
+        head = _head_of(path)
+        with open(path, "r+b") as out:  # not "ab": the header is rewritten in place
+            if head is None:  # a new segment: its header first
+                head = (record.seq + (record.op == "ack"), record.seq - (record.op != "ack"))
+                out.write(_head_line(*head))
+            end = out.seek(0, os.SEEK_END)
+            if end and not _ends_with_newline(path):
                 out.write(b"\n")  # a torn last line stays a line of its own (reported, never merged)
             out.write(line)
+            if record.op != "ack" and record.seq > head[1]:  # after the line: a header never runs ahead
+                out.seek(0)
+                out.write(_head_line(head[0], record.seq))
             out.flush()
-            os.fsync(out.fileno())
+            if sync:
+                os.fsync(out.fileno())
         self.note_seq(record.seq)
 
     def scan(self) -> Scan:
@@ -201,8 +248,12 @@ class Journal:
             with open(path, "rb") as handle:
                 data = handle.read()
             lines = data.split(b"\n")
+            head = _parse_head(lines[0])
+            if head is False:
+                scan.damage.append(Damage(path.name, 1, "segment header damaged or cut"))
+            held: set[int] = set()
             for number, raw in enumerate(lines, start=1):
-                if not raw.strip():
+                if not raw.strip() or (number == 1 and head is not None):
                     continue
                 try:
                     text = raw.decode("utf-8")
@@ -215,8 +266,14 @@ class Journal:
                         parsed = Damage(path.name, number, f"torn last line ({parsed.reason})")
                     scan.damage.append(parsed)
                 else:
-                    scan.records.append(parsed)
+                    (scan.acks if parsed.op == "ack" else scan.records).append(parsed)
                     scan.stores.add(parsed.store)
+                    if parsed.op != "ack":
+                        held.add(parsed.seq)
+            if head:
+                first, last = head
+                scan.lost += [seq for seq in range(first, last + 1) if seq not in held]
+                scan.head_seq = max(scan.head_seq, last)
         scan.records.sort(key=lambda r: r.seq)
         deduped: list[Record] = []
         for record in scan.records:  # a repeated seq (never written twice by us): keep the first
@@ -235,9 +292,15 @@ class Journal:
             aside = self.folder / f"damaged-{stamp}-{name}"
             shutil.copyfile(path, aside)
             fsync_path(aside)
-            good = [r for r in scan.records if r in _records_of(path)]
+            kept_records, good = scan.records + scan.acks, []
+            for record in _records_of(path):  # in file order; a repeated seq left out by scan stays out
+                if record in kept_records and record not in good:
+                    good.append(record)
             tmp = path.with_name(f".{name}.rewrite")
             with open(tmp, "wb") as out:
+                head = _head_of(path)
+                if head is not None:  # kept as it was: it still says how far the segment went
+                    out.write(_head_line(*head))
                 for record in good:
                     out.write(record.line().encode("utf-8"))
                 out.flush()
@@ -250,7 +313,7 @@ class Journal:
     def rotate(self) -> Path | None:
         """Start a new segment (after a backup); returns it, or None when the current one is empty."""
         segments = self.segments()
-        if not segments or segments[-1].stat().st_size == 0:
+        if not segments or not _records_of(segments[-1]):
             return None
         number = int(SEGMENT.match(segments[-1].name).group(1)) + 1
         path = self.folder / f"{number:06d}.jsonl"
@@ -282,6 +345,29 @@ def _records_of(path: Path) -> list[Record]:
             if isinstance(parsed, Record):
                 out.append(parsed)
     return out
+
+
+def _head_line(first: int, last: int) -> bytes:
+    span = f"{first:012d} {last:012d}"
+    return f'{{"head":"{span} {zlib.crc32(span.encode()):08x}"}}\n'.encode()
+
+
+def _parse_head(line: bytes) -> tuple[int, int] | None | bool:
+    """A segment's first line as a header: (first, last); None when it is no header (a segment written before
+    headers); False when it is one that is damaged or cut."""
+    if not line.startswith(b'{"head":'):
+        return None
+    match = HEAD.match(line.decode("ascii", errors="replace"))
+    if not match or int(match.group(3), 16) != zlib.crc32(f"{match.group(1)} {match.group(2)}".encode()):
+        return False
+    return int(match.group(1)), int(match.group(2))
+
+
+def _head_of(path: Path) -> tuple[int, int] | None:
+    """The readable header of a segment file, or None (no header, a damaged one, or an empty file)."""
+    with open(path, "rb") as handle:
+        head = _parse_head(handle.read(len(_head_line(0, 0))).rstrip(b"\n"))
+    return head or None
 
 
 def _ends_with_newline(path: Path) -> bool:

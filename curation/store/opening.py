@@ -12,9 +12,11 @@ from curation.store.base import LOCK_ERROR, _keep_wal_copy, connect, migrate
 from curation.store.reconcile import reconcile
 
 
-def open_store(path: str | Path, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+def open_store(path: str | Path, read_only: bool = False, backups_dir: str | Path | None = None
+               ) -> duckdb.DuckDBPyConnection:
     """Open (creating if needed) the store, bring its schema up to date, and (read-write) check it against
     its decision journal, putting back what the store lost (:func:`curation.store.reconcile.reconcile`).
+    ``backups_dir`` is where that check looks for a backup holding what both lost (default: the settings').
 
     Raises:
         JournalMismatchError: the journal beside the store belongs to another store.
@@ -49,7 +51,7 @@ def open_store(path: str | Path, read_only: bool = False) -> duckdb.DuckDBPyConn
         migrate(con)
         if str(path) != ":memory:":
             try:
-                reconcile(con, path)
+                reconcile(con, path, backups_dir)
             except BaseException:
                 con.close()
                 raise

@@ -6,6 +6,11 @@ be the journal's last. What is repaired, in the journal's order and idempotently
 nothing to do): missing decisions are inserted with their original ids and times, missing undos applied.
 What cannot be repaired from the journal is reported: damaged lines (kept aside, see
 :meth:`curation.store.journal.Journal.set_aside`) and a journal that ends before the store does.
+A replayed record is told apart by its acknowledgement: one whose ``ack`` is in the journal was confirmed to a
+curator (the store lost it); one written to be confirmed but without its ``ack`` is from a process stopped
+between the journal line and the store's commit: it is put back, as "recovered, never confirmed".
+When the journal was cut as well as the store (a double fault), the segment headers say how many records
+neither holds any more; the notice counts them and names the newest backup that still has them.
 
 Every repair and every problem becomes a row of ``store_notices``, which the app shows until a curator
 acknowledges it: nothing is passed over silently. A journal written for another store is refused.
@@ -13,6 +18,7 @@ acknowledges it: nothing is passed over silently. A journal written for another 
 
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -20,6 +26,7 @@ from pathlib import Path
 
 import duckdb
 
+from curation.config import load_settings
 from curation.store.base import transaction
 from curation.store.decisions import (
     SQL_DECISION_SUPERSEDES,
@@ -56,9 +63,14 @@ class Reconciled:
     journal_records: int = 0
     decisions_replayed: int = 0
     undos_replayed: int = 0
+    #: ids of replayed decisions (and of decisions whose replayed undo) no curator was told were saved
+    unconfirmed_decisions: list[int] = field(default_factory=list)
+    unconfirmed_undos: list[int] = field(default_factory=list)
     damage: list[Damage] = field(default_factory=list)
     set_aside: list[Path] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
+    #: seqs the journal says were written that neither it nor the store holds (both were cut)
+    unaccounted: list[int] = field(default_factory=list)
 
     @property
     def repaired(self) -> bool:
@@ -73,8 +85,15 @@ class Notice:
     message: str
 
 
-def reconcile(con: duckdb.DuckDBPyConnection, db_path: str | Path) -> Reconciled:
+def reconcile(con: duckdb.DuckDBPyConnection, db_path: str | Path, backups_dir: str | Path | None = None
+              ) -> Reconciled:
     """Compare the store with its journal and replay what the store lacks (see the module's docstring).
+
+    Args:
+        con: a read-write connection on the store at ``db_path``.
+        db_path: the store file; its journal is beside it.
+        backups_dir: this store's backup folder, searched when records are unaccounted for (default: the
+            settings' ``CURATION_BACKUPS_DIR/<store name>``, where ``curation.ops.backup`` writes them).
 
     Raises:
         JournalMismatchError: the journal beside ``db_path`` was written for another store.
@@ -96,8 +115,9 @@ def reconcile(con: duckdb.DuckDBPyConnection, db_path: str | Path) -> Reconciled
                 f"folder aside (rename it) and open again; if the store was replaced by mistake, put back the "
                 f"store this journal belongs to (python -m curation recover --db {db_path})."
             )
-        journal.note_seq(scan.last_seq)
+        journal.note_seq(scan.high_water)  # past a cut too: a seq the journal once used is not used again
         done.journal_records = len(scan.records)
+        done.unaccounted = [seq for seq in scan.lost if seq > applied]  # what the store holds is accounted for
         if scan.damage:
             stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
             done.damage = list(scan.damage)
@@ -105,10 +125,14 @@ def reconcile(con: duckdb.DuckDBPyConnection, db_path: str | Path) -> Reconciled
         with transaction(con):
             _replay(con, scan, done)
             # the store holds records the journal does not: the journal was cut, lost, or restored older
-            behind = (applied, scan.last_seq, journal.exists()) if applied > scan.last_seq else None
-            if scan.last_seq > applied:
-                con.execute(SQL_SET_APPLIED, [scan.last_seq])
-            for kind, message in _messages(journal, done, behind):
+            behind = (applied, scan.last_seq, journal.exists()) if applied > scan.high_water else None
+            if scan.high_water > applied:  # a record counted unaccounted for is reported once
+                con.execute(SQL_SET_APPLIED, [scan.high_water])
+            messages = _messages(journal, done, behind)
+            if done.unaccounted:
+                folder = Path(backups_dir) if backups_dir else load_settings().backups_dir / db_path.stem
+                messages.append(("journal_cut", _cut_message(journal, done.unaccounted, db_path, folder)))
+            for kind, message in messages:
                 con.execute(SQL_ADD_NOTICE, [kind, message])
                 done.notices.append(message)
                 log.warning("%s: %s", db_path, message)
@@ -135,6 +159,8 @@ def _replay(con: duckdb.DuckDBPyConnection, scan: Scan, done: Reconciled) -> Non
                 renumbered[wanted] = new_id
             present[record.seq] = new_id
             done.decisions_replayed += 1
+            if scan.unconfirmed(record):
+                done.unconfirmed_decisions.append(new_id)
         elif record.op == "undo":
             decision_id = renumbered.get(int(data["decision_id"]), int(data["decision_id"]))
             if decision_id in withdrawn:
@@ -145,6 +171,8 @@ def _replay(con: duckdb.DuckDBPyConnection, scan: Scan, done: Reconciled) -> Non
             withdraw(con, decision_id, rows[0][1])
             withdrawn.add(decision_id)
             done.undos_replayed += 1
+            if scan.unconfirmed(record):
+                done.unconfirmed_undos.append(decision_id)
     if done.decisions_replayed:  # new decisions must not reuse an id a replayed one took
         top = con.execute(SQL_MAX_ID).fetchall()[0][0]
         current = con.execute(SQL_NEXT_ID).fetchall()[0][0]
@@ -155,14 +183,23 @@ def _replay(con: duckdb.DuckDBPyConnection, scan: Scan, done: Reconciled) -> Non
 def _messages(journal: Journal, done: Reconciled, behind: tuple[int, int, bool] | None
               ) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
-    if done.repaired:
-        parts = []
-        if done.decisions_replayed:
-            parts.append(f"{done.decisions_replayed} decision{'s' if done.decisions_replayed != 1 else ''}")
-        if done.undos_replayed:
-            parts.append(f"{done.undos_replayed} undo{'s' if done.undos_replayed != 1 else ''}")
+    confirmed = (done.decisions_replayed - len(done.unconfirmed_decisions),
+                 done.undos_replayed - len(done.unconfirmed_undos))
+    if any(confirmed):
+        parts = [_count(n, word) for n, word in zip(confirmed, ("decision", "undo"), strict=True) if n]
         out.append(("repaired", f"The store had lost {' and '.join(parts)} that curators had been told were "
                                 f"saved; they were put back from the decision journal ({journal.folder})."))
+    if done.unconfirmed_decisions or done.unconfirmed_undos:
+        parts = [f"{_count(len(ids), what)} ({_ids(ids)})" for ids, what in
+                 ((done.unconfirmed_decisions, "decision"), (done.unconfirmed_undos, "undo of decision"))
+                 if ids]
+        one = len(done.unconfirmed_decisions) + len(done.unconfirmed_undos) == 1
+        out.append(("unconfirmed", f"{' and '.join(parts)} recovered, never confirmed: the app stopped after "
+                                   f"writing {'it' if one else 'them'} to the decision journal ({journal.folder}) "
+                                   f"and before the store committed, so no curator was told "
+                                   f"{'it was' if one else 'they were'} saved. {'It is' if one else 'They are'} "
+                                   f"in the store now: check {'it' if one else 'them'}, and withdraw what should "
+                                   f"not stand."))
     if done.damage:
         where = "; ".join(d.describe() for d in done.damage[:5]) + (" ..." if len(done.damage) > 5 else "")
         aside = ", ".join(p.name for p in done.set_aside) or "nothing"
@@ -176,6 +213,49 @@ def _messages(journal: Journal, done: Reconciled, behind: tuple[int, int, bool] 
                                       f"decisions since the journal's last backup cannot be checked against it "
                                       f"({journal.folder}). New decisions are journaled from record {applied + 1}."))
     return out
+
+
+def _cut_message(journal: Journal, unaccounted: list[int], db_path: Path, folder: Path) -> str:
+    n, first, last = len(unaccounted), min(unaccounted), max(unaccounted)
+    held = [(name, seq) for name, seq in _backups(folder, db_path) if seq >= first]  # newest first
+    if held:
+        name, seq = held[0]
+        some = sum(s <= seq for s in unaccounted)
+        where = (f"The newest backup that has them: {folder / name} holds "
+                 f"{'them' if some == n else f'{some} of them'} (its records go up to {seq}); the store file in it "
+                 f"opens with DuckDB, read-only, to copy them back.")
+    else:
+        newest = _backups(folder, db_path)[:1]
+        where = (f"No backup in {folder} holds them"
+                 + (f" (the newest, {newest[0][0]}, goes up to record {newest[0][1]})." if newest else "."))
+    return (f"The decision journal and the store were both cut: the journal cannot account for {_count(n, 'decision')}"
+            f" or undos (records {first}-{last}: its segment headers say they were written; neither it nor the "
+            f"store holds them now, {journal.folder}). {where}")
+
+
+def _backups(folder: Path, db_path: Path) -> list[tuple[str, int]]:
+    """This store's backups as (folder name, last journal record held), newest first, from the manifests that
+    ``curation.ops.backup`` writes (read here: the store may not import the ops package)."""
+    found = []
+    for manifest in sorted(folder.glob("backup-*/manifest.json"), reverse=True) if folder.is_dir() else []:
+        try:
+            data = json.loads(manifest.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        store = data.get("store")
+        if isinstance(data.get("journal_seq"), int) and (not store or Path(store).resolve() == db_path.resolve()):
+            found.append((manifest.parent.name, data["journal_seq"]))
+    return found
+
+
+def _count(n: int, word: str) -> str:
+    head, _, tail = word.partition(" ")
+    return f"{n} {head}{'s' if n != 1 else ''}{' ' + tail if tail else ''}"
+
+
+def _ids(ids: list[int]) -> str:
+    shown = ", ".join(str(i) for i in ids[:10]) + (", ..." if len(ids) > 10 else "")
+    return f"decision{'s' if len(ids) != 1 else ''} {shown}"
 
 
 def open_notices(con: duckdb.DuckDBPyConnection) -> list[Notice]:

@@ -10,6 +10,7 @@ from curation.config import PROJECT_ROOT
 from curation.grades import Grade
 from curation.schemas import PO
 from curation.store.decisions import list_decisions, record_decision
+from curation.store.journal import Journal
 from curation.store.opening import open_store
 
 APP = str(PROJECT_ROOT / "app.py")
@@ -42,3 +43,27 @@ def test_a_repair_is_shown_until_a_curator_reads_it(loaded_db, tmp_path, monkeyp
     assert [d.note for d in list_decisions(con)] == ["<i>x</i>"]
     assert con.execute("SELECT acknowledged_by FROM store_notices").fetchall() == [("ana",)]
     con.close()
+
+
+def test_a_decision_never_confirmed_is_shown_as_recovered_never_confirmed(loaded_db, tmp_path, monkeypatch):
+    monkeypatch.setenv("CURATION_BACKUPS_DIR", str(tmp_path / "backups"))
+    con = open_store(loaded_db)
+    pmid = con.execute("SELECT min(pmid) FROM documents").fetchall()[0][0]
+    con.execute("CHECKPOINT")
+    con.close()
+    shutil.copyfile(loaded_db, tmp_path / "before.duckdb")
+    con = open_store(loaded_db)
+    record_decision(con, "ana", PO, {"Gene": "BRAF", "Variant": "V600E"}, pmid, Grade.COMPLETE)
+    con.close()
+    # what a kill between the journal line and COMMIT leaves: the line, no acknowledgement, a store without it
+    shutil.copyfile(tmp_path / "before.duckdb", loaded_db)
+    (segment,) = Journal.beside(loaded_db).segments()
+    segment.write_text("".join(line for line in segment.read_text().splitlines(keepends=True)
+                               if '"op":"ack"' not in line))
+
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    assert not at.exception
+    (warning,) = [w for w in at.warning if "decision journal" in w.value]
+    assert "recovered, never confirmed" in warning.value and "no curator was told" in warning.value
+    assert "had been told" not in warning.value

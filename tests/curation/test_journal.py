@@ -5,13 +5,17 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from curation.config import PROJECT_ROOT
 from curation.errors import CurationError, StoreDamagedError
 from curation.grades import Grade
-from curation.ops.backup import backup_store, list_backups
+from curation.ops import backup as backup_module
+from curation.ops.backup import backup_store, backups_dir_for, list_backups
 from curation.ops.recovery import recover_store, wal_path
 from curation.records import Document
 from curation.schemas import PO
@@ -105,15 +109,16 @@ def test_a_torn_last_line_is_reported_with_its_line_and_kept_aside(db):
     _decide(con, 3)
     con.close()
     segment = Journal.beside(db).segments()[-1]
+    lines = segment.read_text().count("\n")  # three decisions and their acknowledgements
     with open(segment, "ab") as out:  # a crash in the middle of writing a line
         out.write(b'{"seq": 4, "store": "x", "op": "deci')
     con = open_store(db)
     notices = open_notices(con)
     assert [n.kind for n in notices] == ["journal_damaged"]
-    assert f"{segment.name}, line 4: torn last line" in notices[0].message
+    assert f"{segment.name}, line {lines + 1}: torn last line" in notices[0].message
     aside = list(segment.parent.glob(f"damaged-*-{segment.name}"))
     assert len(aside) == 1 and aside[0].read_bytes().endswith(b'"op": "deci')
-    assert segment.read_text().count("\n") == 3 and segment.read_text().endswith("\n")  # the good lines stay
+    assert segment.read_text().count("\n") == lines and segment.read_text().endswith("\n")  # the good lines stay
     assert len(list_decisions(con)) == 3  # nothing lost, nothing invented
     _decide(con, 1, start=3)  # and the journal goes on from record 4
     con.close()
@@ -130,7 +135,8 @@ def test_a_flipped_byte_inside_the_journal_is_found_by_its_checksum(db, tmp_path
     segment.write_text(text)
     con = open_store(db)
     (notice,) = open_notices(con)
-    assert notice.kind == "journal_damaged" and "line 1: checksum does not match" in notice.message
+    # line 1 is the segment's header, line 2 its first record
+    assert notice.kind == "journal_damaged" and "line 2: checksum does not match" in notice.message
     con.close()
 
 
@@ -234,3 +240,77 @@ def test_a_missing_journal_is_reported_not_passed_over(db):
     _decide(con, 1, start=2)
     con.close()
     assert [r.seq for r in Journal.beside(db).scan().records] == [3]  # it goes on from the store's count
+
+
+KILLED_BEFORE_COMMIT = """
+import os, sys
+from curation.grades import Grade
+from curation.schemas import PO
+from curation.store import decisions
+from curation.store.opening import open_store
+db, pmid = sys.argv[1], sys.argv[2]
+con = open_store(db)
+decisions.record_decision(con, "ana", PO, {"Gene": "G0", "Variant": "V600E"}, pmid, Grade.COMPLETE)
+write = decisions._Writer.write
+def write_then_die(self, op, data):
+    write(self, op, data)
+    os._exit(9)  # the journal line is on disk; the process dies before the store's COMMIT
+decisions._Writer.write = write_then_die
+decisions.record_decision(con, "ana", PO, {"Gene": "G1", "Variant": "V600E"}, pmid, Grade.PARTIAL)
+"""
+
+
+def test_a_decision_killed_between_its_journal_line_and_commit_is_restored_as_never_confirmed(db):
+    child = subprocess.run([sys.executable, "-c", KILLED_BEFORE_COMMIT, str(db), PMIDS[0]], cwd=PROJECT_ROOT,
+                           env={**os.environ, "PYTHONPATH": str(PROJECT_ROOT)}, capture_output=True, text=True)
+    assert child.returncode == 9, child.stderr
+    assert len(_state(db)["decisions"]) == 1  # the store never committed the second decision
+    con = open_store(db)
+    notices = open_notices(con)
+    assert [d.decision_id for d in list_decisions(con)] == [1, 2]  # kept: the journal holds it
+    con.close()
+    assert [n.kind for n in notices] == ["unconfirmed"]
+    message = notices[0].message
+    assert "had been told" not in message
+    assert "recovered, never confirmed" in message and "decision 2" in message and "no curator was told" in message
+
+
+@pytest.mark.parametrize("backed_up", [True, False], ids=["a-backup-holds-them", "no-backup"])
+def test_a_double_fault_says_how_many_decisions_the_journal_cannot_account_for(db, tmp_path, monkeypatch, backed_up):
+    root = tmp_path / "backups"
+    monkeypatch.setenv("CURATION_BACKUPS_DIR", str(root))
+    folder = backups_dir_for(root, db)
+    con = open_store(db)
+    _decide(con, 2)
+    backup_store(con, folder, keep=3)  # an older backup: records up to 2
+    con.execute("CHECKPOINT")
+    if backed_up:  # a backup taken while a write was in flight skips its CHECKPOINT: the WAL keeps its decisions
+        monkeypatch.setattr(backup_module, "_checkpoint", lambda con: False)
+        _decide(con, 60, start=2)
+        made = backup_store(con, folder, keep=3)
+        assert made.manifest["journal_seq"] == 62
+    else:
+        _decide(con, 60, start=2)
+    con.execute("PRAGMA disable_checkpoint_on_shutdown")  # the 60 decisions are in the WAL only
+    con.close()
+    segment = next(p for p in Journal.beside(db).segments() if '"seq":3,' in p.read_text())  # records 3-62
+    wal = wal_path(db)
+    os.truncate(wal, wal.stat().st_size // 2)  # both cut: the store opens silently with a prefix
+    os.truncate(segment, segment.stat().st_size // 2 + 7)  # and the journal ends in a torn line
+    con = open_store(db)
+    lost = 62 - len(list_decisions(con))
+    notices = open_notices(con)
+    con.close()
+    assert lost >= 20, notices
+    (cut,) = [n for n in notices if n.kind == "journal_cut"]
+    assert f"cannot account for {lost} decisions" in cut.message
+    if backed_up:
+        assert f"{made.folder} holds them" in cut.message
+    else:
+        assert f"No backup in {folder} holds them" in cut.message
+    assert not [n for n in notices if n.kind == "unconfirmed"]  # a cut acknowledgement is not a kill
+    con = open_store(db)  # reported once; new decisions take seqs past the cut ones
+    assert len(open_notices(con)) == len(notices) and not reconcile(con, db).notices
+    _decide(con, 1, start=70)
+    con.close()
+    assert Journal.beside(db).scan().records[-1].seq == 63
