@@ -60,6 +60,9 @@ class Settings:
         roles_claim: an OIDC claim whose values name roles (``CURATION_ROLES_CLAIM``, e.g. ``roles`` or
             ``groups``); empty: roles come from the store only.
         sign_in_hours: how long a sign-in lasts before the app asks for it again (``CURATION_SIGN_IN_HOURS``).
+        oidc_email_verified: whether an OIDC sign-in needs ``email_verified: true`` (``CURATION_OIDC_EMAIL_VERIFIED``):
+            ``required`` (the default), or ``if-sent`` for a provider that never sends the claim (one that sends
+            it as anything but true is still refused).
     """
 
     db_path: Path = field(default_factory=_db_path)
@@ -89,6 +92,7 @@ class Settings:
     proxy_secret: str = field(default_factory=lambda: _env("PROXY_SECRET", ""))
     roles_claim: str = field(default_factory=lambda: _env("ROLES_CLAIM", ""))
     sign_in_hours: float = field(default_factory=lambda: float(_env("SIGN_IN_HOURS", "12")))
+    oidc_email_verified: str = field(default_factory=lambda: _env("OIDC_EMAIL_VERIFIED", "required"))
 
     def __post_init__(self) -> None:
         if self.index_backend not in INDEX_BACKENDS:
@@ -101,6 +105,9 @@ class Settings:
                                 "(docs/SECURITY.md, Team mode)")
         if self.sign_in_hours <= 0:
             raise CurationError(f"CURATION_SIGN_IN_HOURS is {self.sign_in_hours}; give a number of hours above 0")
+        if self.oidc_email_verified not in EMAIL_VERIFIED_MODES:
+            raise CurationError(f"CURATION_OIDC_EMAIL_VERIFIED is '{self.oidc_email_verified}'; use "
+                                f"{' or '.join(EMAIL_VERIFIED_MODES)} (docs/SECURITY.md, Team mode)")
 
     @property
     def team(self) -> bool:
@@ -111,6 +118,7 @@ class Settings:
 INDEX_BACKENDS = ("faiss", "milvus")
 INDEX_KINDS = ("auto", "flat", "hnsw", "ivfpq")
 IDENTITY_MODES = ("personal", "oidc", "proxy")
+EMAIL_VERIFIED_MODES = ("required", "if-sent")
 
 
 def load_settings() -> Settings:

@@ -4,7 +4,8 @@ Personal mode keeps today's behaviour: the name is typed and recorded as *self-d
 name from an identity source the app trusts and never from a text field:
 
 - ``oidc``: Streamlit's login (``st.login``, Authlib) against the provider in ``[auth]`` of
-  ``.streamlit/secrets.toml``; the person is the ID token's ``email`` claim.
+  ``.streamlit/secrets.toml``; the person is the provider's account (the ID token's ``iss`` and ``sub``), named
+  by its verified ``email`` claim.
 - ``proxy``: a reverse proxy (oauth2-proxy) authenticates and passes the email in a header
   (``CURATION_PROXY_HEADER``). The header is believed only when the app listens on a loopback address, the
   connection comes from loopback, and it carries the proxy's secret (``X-Curation-Proxy-Secret`` =
@@ -57,6 +58,8 @@ class Identity:
         display_name: the provider's ``name`` claim, for showing ("" when none).
         claimed_roles: role names the provider asserts (``CURATION_ROLES_CLAIM``), unchecked strings.
         expires_at: when the sign-in ends (seconds since the epoch); None: it does not.
+        issuer, subject: the OIDC account (``iss``, ``sub``): what a person *is*; the email only names them
+            ("" for the other sources).
     """
 
     name: str
@@ -64,6 +67,8 @@ class Identity:
     display_name: str = ""
     claimed_roles: frozenset[str] = frozenset()
     expires_at: float | None = None
+    issuer: str = ""
+    subject: str = ""
 
     @property
     def authenticated(self) -> bool:
@@ -111,21 +116,33 @@ def _claimed(value: object) -> frozenset[str]:
 def from_claims(claims: Mapping[str, object], settings: Settings, now: float | None = None) -> Identity:
     """The signed-in person of an OIDC ID token's claims (``st.user``).
 
-    The name is the ``email`` claim (lower case); a provider that marks it unverified is refused. The sign-in
-    lasts ``CURATION_SIGN_IN_HOURS`` from the token's ``iat`` (when the person signed in).
+    The account is (``iss``, ``sub``); the name is the ``email`` claim (lower case), believed only when
+    ``email_verified`` is the boolean true (not the string "true": a provider that sends that is misconfigured),
+    or, with ``CURATION_OIDC_EMAIL_VERIFIED=if-sent``, when the claim is absent. Which account an email belongs to
+    is checked against the store at sign-in (:func:`curation.access.roles.account_identity`). The sign-in lasts
+    ``CURATION_SIGN_IN_HOURS`` from the token's ``iat`` (when the person signed in).
 
     Raises:
-        AccessDeniedError: no usable email claim, or an unverified one.
+        AccessDeniedError: no issuer or subject, no usable email claim, or one not marked verified.
     """
-    if claims.get("email_verified") is False:
-        raise AccessDeniedError("your identity provider says your email address is not verified; verify it, then "
-                                "sign in again")
     name = _clean_email(claims.get("email"), "the identity provider's email claim")
+    verified = claims.get("email_verified")
+    if verified is not True and not (verified is None and settings.oidc_email_verified == "if-sent"):
+        raise AccessDeniedError("your identity provider has not verified your email address (email_verified: "
+                                f"{verified!r}); verify it, then sign in again")
+    account = {}
+    for key in ("iss", "sub"):
+        value = claims.get(key)
+        if not isinstance(value, str) or not value.strip() or len(value) > 255 or _CONTROL.search(value):
+            raise AccessDeniedError(f"the identity provider's token has no '{key}' claim the app can use; the app "
+                                    "cannot tell which account signed in")
+        account[key] = value
     issued = claims.get("iat")
     start = float(issued) if isinstance(issued, int | float) else (time.time() if now is None else now)
     roles = _claimed(claims.get(settings.roles_claim)) if settings.roles_claim else frozenset()
     display = str(claims.get("name") or "")[:MAX_NAME]
-    return Identity(name, IdentitySource.OIDC, display, roles, start + settings.sign_in_hours * 3600)
+    return Identity(name, IdentitySource.OIDC, display, roles, start + settings.sign_in_hours * 3600,
+                    issuer=account["iss"], subject=account["sub"])
 
 
 def from_proxy(headers: Mapping[str, str], remote_ip: str | None, server_address: str, settings: Settings,

@@ -54,7 +54,8 @@ def sign_in_oidc(con: duckdb.DuckDBPyConnection, claims: Mapping[str, object], s
     store becomes maintainer.
 
     Raises:
-        AccessDeniedError: no usable email claim; SignInExpiredError: the sign-in is older than allowed.
+        AccessDeniedError: no account or no verified email in the claims, or the email belongs to another account;
+            SignInExpiredError: the sign-in is older than allowed.
     """
     return _signed_in(con, access.from_claims(claims, settings), noted)
 
@@ -70,6 +71,7 @@ def sign_in_proxy(con: duckdb.DuckDBPyConnection, headers: Mapping[str, str], re
 
 
 def _signed_in(con: duckdb.DuckDBPyConnection, identity: Identity, noted: str) -> SignedIn:
+    identity = access.account_identity(con, identity)  # on every run: an email taken by another account stops here
     if identity.expired():
         raise SignInExpiredError(f"your sign-in as {identity.name} has ended; sign in again")
     fresh = identity.name != noted

@@ -35,8 +35,8 @@ def _app(monkeypatch, db, user=None, auth=AUTH) -> AppTest:
 
 
 def _user(email: str, **claims) -> dict:
-    return {"is_logged_in": True, "email": email, "name": email.split("@")[0].title(), "iat": int(time.time()),
-            **claims}
+    return {"is_logged_in": True, "iss": "https://idp.example.org", "sub": f"sub-{email}", "email": email,
+            "email_verified": True, "name": email.split("@")[0].title(), "iat": int(time.time()), **claims}
 
 
 def _said(at: AppTest, kind: str) -> list[str]:
@@ -180,3 +180,12 @@ def test_an_unknown_identity_setting_is_said_not_a_traceback(monkeypatch, loaded
     assert not at.exception, at.exception
     assert any("CURATION_IDENTITY is 'ldap'" in e for e in _said(at, "error"))
     assert not [t for t in at.text_input if t.label == "Curator"]
+
+
+def test_an_account_presenting_another_accounts_email_is_refused(monkeypatch, loaded_db):
+    _app(monkeypatch, loaded_db, _user("ana@example.org", sub="ana-1"))  # ana's account: the first sign-in
+    at = _app(monkeypatch, loaded_db, _user("ana@example.org", sub="someone-else"))
+    assert not at.exception, at.exception
+    assert any("ana@example.org belongs to another account" in e for e in _said(at, "error"))
+    assert [b.label for b in at.button] == ["Sign out"]
+    assert "identity" not in at.session_state

@@ -18,7 +18,7 @@ from curation.store.decisions import get_decision, list_decisions
 from curation.store.jobs import list_jobs
 from curation.store.kb import list_kb_records
 from curation.store.opening import open_store
-from curation.store.team import list_people, list_role_changes, list_roles_of
+from curation.store.team import list_accounts, list_people, list_role_changes, list_roles_of
 from curation.workflows import (
     annotation_queue,
     curate,
@@ -240,7 +240,8 @@ def test_an_identity_that_expires_mid_work_writes_nothing(teamed):
 
 def test_roles_claimed_by_the_provider_count_without_being_stored(teamed):
     settings = Settings(identity="oidc", roles_claim="groups")
-    claims = {"email": "Fay@Example.org", "name": "Fay", "iat": int(time.time()), "groups": ["curator", "staff"]}
+    claims = {"iss": "https://idp.example.org", "sub": "fay-1", "email": "Fay@Example.org", "email_verified": True,
+              "name": "Fay", "iat": int(time.time()), "groups": ["curator", "staff"]}
     fay = access.from_claims(claims, settings)
     assert (fay.name, fay.display_name, fay.claimed_roles) == ("fay@example.org", "Fay", {"curator", "staff"})
     assert access.sign_in(teamed, fay) == {access.Role.CURATOR}
@@ -256,7 +257,8 @@ def test_oidc_claims_without_a_usable_email_are_refused():
         access.from_claims({"email": "a@b.org", "email_verified": False}, settings)
     with pytest.raises(AccessDeniedError, match="not an email address"):
         access.from_claims({"email": "a\nb@c.org"}, settings)
-    old = access.from_claims({"email": "a@b.org", "iat": time.time() - 3 * 3600}, settings)
+    old = access.from_claims({"iss": "https://idp.example.org", "sub": "a", "email": "a@b.org", "email_verified": True,
+                              "iat": time.time() - 3 * 3600}, settings)
     assert old.expired()
 
 
@@ -351,3 +353,65 @@ def test_only_the_shell_turns_a_team_store_back_into_a_personal_store(teamed, ca
         curate.record_judgement(con, None, "ben", PO, BRAF, "1000001", Grade.PARTIAL)  # typed names write again
     finally:
         con.close()
+
+
+ISSUER = "https://idp.example.org"
+
+
+def _claims(email: str, sub: str, iss: str = ISSUER, **more) -> dict:
+    return {"iss": iss, "sub": sub, "email": email, "email_verified": True, "iat": int(time.time()), **more}
+
+
+@pytest.mark.parametrize("verified", [None, "false", "true", 1, False])
+def test_oidc_email_must_be_marked_verified_with_the_boolean_true(verified):
+    claims = {k: v for k, v in _claims("ana@example.org", "1").items() if k != "email_verified"}
+    if verified is not None:
+        claims["email_verified"] = verified
+    with pytest.raises(AccessDeniedError, match="not verified"):
+        access.from_claims(claims, Settings(identity="oidc"))
+    assert access.from_claims({**claims, "email_verified": True}, Settings(identity="oidc")).name == "ana@example.org"
+
+
+def test_a_provider_that_never_sends_email_verified_can_be_allowed_but_false_is_still_refused():
+    relaxed = Settings(identity="oidc", oidc_email_verified="if-sent")
+    claims = {k: v for k, v in _claims("ana@example.org", "1").items() if k != "email_verified"}
+    assert access.from_claims(claims, relaxed).name == "ana@example.org"
+    for sent in (False, "false"):
+        with pytest.raises(AccessDeniedError, match="not verified"):
+            access.from_claims({**claims, "email_verified": sent}, relaxed)
+
+
+def test_the_email_verified_setting_is_checked(monkeypatch):
+    monkeypatch.setenv("CURATION_OIDC_EMAIL_VERIFIED", "maybe")
+    with pytest.raises(CurationError, match="CURATION_OIDC_EMAIL_VERIFIED is 'maybe'; use required or if-sent"):
+        Settings()
+
+
+def test_oidc_claims_without_issuer_or_subject_are_refused():
+    for missing in ("iss", "sub"):
+        claims = {k: v for k, v in _claims("ana@example.org", "1").items() if k != missing}
+        with pytest.raises(AccessDeniedError, match=f"no '{missing}' claim"):
+            access.from_claims(claims, Settings(identity="oidc"))
+    ana = access.from_claims(_claims("Ana@Example.org", "1"), Settings(identity="oidc"))
+    assert (ana.issuer, ana.subject, ana.name) == (ISSUER, "1", "ana@example.org")
+
+
+def test_people_are_keyed_by_issuer_and_subject_and_an_email_taken_by_another_subject_is_refused(loaded):
+    settings = Settings(identity="oidc")
+    ana = team.sign_in_oidc(loaded, _claims("ana@example.org", "ana-1"), settings)
+    assert (ana.identity.name, ana.roles) == ("ana@example.org", {access.Role.MAINTAINER})
+    team.grant_role(loaded, ana.identity, "ben@example.org", "curator")
+    # Another account (another subject, or the same subject at another issuer) now says it is ana: refused.
+    for claims in (_claims("ana@example.org", "mallory-7"), _claims("ana@example.org", "ana-1", iss="https://evil")):
+        with pytest.raises(AccessDeniedError, match="ana@example.org belongs to another account"):
+            team.sign_in_oidc(loaded, claims, settings)
+    assert [p.person for p in list_people(loaded)] == ["ana@example.org"]
+    # The person is the account: ana's account whose email changed keeps her name, roles and history.
+    moved = team.sign_in_oidc(loaded, _claims("ana.new@example.org", "ana-1"), settings, noted="ana@example.org")
+    assert (moved.identity.name, moved.roles) == ("ana@example.org", {access.Role.MAINTAINER})
+    # ben's first sign-in binds his email to his account; a second account with it is refused from then on.
+    assert team.sign_in_oidc(loaded, _claims("Ben@Example.org", "ben-2"), settings).roles == {access.Role.CURATOR}
+    with pytest.raises(AccessDeniedError, match="belongs to another account"):
+        team.sign_in_oidc(loaded, _claims("ben@example.org", "ben-3"), settings, noted="ben@example.org")
+    assert [(a.issuer, a.subject, a.person) for a in list_accounts(loaded)] == [
+        (ISSUER, "ana-1", "ana@example.org"), (ISSUER, "ben-2", "ben@example.org")]
