@@ -88,9 +88,9 @@ def session(con: duckdb.DuckDBPyConnection | None) -> team.SignedIn | None:
         if settings.identity == "oidc":
             signed = _oidc(con, settings)
         else:
-            signed = team.sign_in_proxy(con, dict(st.context.headers), st.context.ip_address,
-                                        str(st.get_option("server.address") or ""), settings,
-                                        noted=st.session_state.get(NOTED, ""))
+            # Not st.context.ip_address: behind nginx it is the browser's (X-Forwarded-For), never the proxy's.
+            signed = team.sign_in_proxy(con, dict(st.context.headers), str(st.get_option("server.address") or ""),
+                                        settings, noted=st.session_state.get(NOTED, ""))
     except USER_ERRORS as exc:
         _forget()
         st.title("Curation workbench")

@@ -7,9 +7,9 @@ name from an identity source the app trusts and never from a text field:
   ``.streamlit/secrets.toml``; the person is the provider's account (the ID token's ``iss`` and ``sub``), named
   by its verified ``email`` claim.
 - ``proxy``: a reverse proxy (oauth2-proxy) authenticates and passes the email in a header
-  (``CURATION_PROXY_HEADER``). The header is believed only when the app listens on a loopback address, the
-  connection comes from loopback, and it carries the proxy's secret (``X-Curation-Proxy-Secret`` =
-  ``CURATION_PROXY_SECRET``): a header forged on a direct connection is refused.
+  (``CURATION_PROXY_HEADER``). The header is believed only when the app listens on a loopback address (so the
+  socket's peer is a process on this machine) and the request carries the proxy's secret
+  (``X-Curation-Proxy-Secret`` = ``CURATION_PROXY_SECRET``): a header forged on a direct connection is refused.
 - ``local``: the command line. Anyone with a shell that can open the store read-write can edit its file too
   (docs/SECURITY.md's threat model), so the local account acts with every role, under its own name.
 """
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import getpass
 import hmac
+import ipaddress
 import re
 import time
 from collections.abc import Iterable, Mapping
@@ -145,13 +146,27 @@ def from_claims(claims: Mapping[str, object], settings: Settings, now: float | N
                     issuer=account["iss"], subject=account["sub"])
 
 
-def from_proxy(headers: Mapping[str, str], remote_ip: str | None, server_address: str, settings: Settings,
+def _loopback(address: str) -> bool:
+    if address in LOOPBACK:
+        return True
+    try:
+        return ipaddress.ip_address(address).is_loopback
+    except ValueError:
+        return False
+
+
+def from_proxy(headers: Mapping[str, str], server_address: str, settings: Settings,
                now: float | None = None) -> Identity:
     """The person a trusted reverse proxy signed in, from the request's headers.
 
+    Trust rests on the socket, not on an address the request reports: an app bound to a loopback address
+    accepts connections from this machine only (the kernel refuses others), so its socket peer is local; the
+    secret tells the proxy from any other local process. ``st.context.ip_address`` is not the peer: Streamlit's
+    server (uvicorn, whose forwarded-allow-ips default trusts loopback) replaces it with the X-Forwarded-For
+    client, so behind nginx it is the browser's address, and a direct local connection can set it at will.
+
     Args:
         headers: the connection's request headers (any case).
-        remote_ip: the peer's address as Streamlit reports it (None for a loopback connection).
         server_address: the address the app listens on (``server.address``).
 
     Raises:
@@ -161,12 +176,10 @@ def from_proxy(headers: Mapping[str, str], remote_ip: str | None, server_address
     if not settings.proxy_secret or len(settings.proxy_secret) < 16:
         raise CurationError("CURATION_IDENTITY=proxy needs CURATION_PROXY_SECRET (16 characters or more), the "
                             f"secret your proxy sends in the {PROXY_SECRET_HEADER} header (docs/SECURITY.md)")
-    if server_address not in LOOPBACK:
+    if not _loopback(server_address):
         raise CurationError(f"CURATION_IDENTITY=proxy needs the app on a loopback address behind the proxy, but "
                             f"server.address is '{server_address or '(all addresses)'}'; set it to 127.0.0.1 "
                             "in .streamlit/config.toml")
-    if remote_ip is not None:
-        raise AccessDeniedError(f"this connection comes from {remote_ip}, not through the proxy on this machine")
     lowered = {k.lower(): v for k, v in headers.items()}
     sent = lowered.get(PROXY_SECRET_HEADER.lower(), "")
     if not hmac.compare_digest(sent.encode(), settings.proxy_secret.encode()):

@@ -60,14 +60,14 @@ def sign_in_oidc(con: duckdb.DuckDBPyConnection, claims: Mapping[str, object], s
     return _signed_in(con, access.from_claims(claims, settings), noted)
 
 
-def sign_in_proxy(con: duckdb.DuckDBPyConnection, headers: Mapping[str, str], remote_ip: str | None,
-                  server_address: str, settings: Settings, noted: str = "") -> SignedIn:
+def sign_in_proxy(con: duckdb.DuckDBPyConnection, headers: Mapping[str, str], server_address: str,
+                  settings: Settings, noted: str = "") -> SignedIn:
     """The person a trusted proxy signed in (see :func:`curation.access.from_proxy` for what is checked).
 
     Raises:
         CurationError: the proxy set-up is wrong; AccessDeniedError: the connection is not the proxy's.
     """
-    return _signed_in(con, access.from_proxy(headers, remote_ip, server_address, settings), noted)
+    return _signed_in(con, access.from_proxy(headers, server_address, settings), noted)
 
 
 def _signed_in(con: duckdb.DuckDBPyConnection, identity: Identity, noted: str) -> SignedIn:
