@@ -21,7 +21,7 @@ import hmac
 import ipaddress
 import re
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from urllib.parse import urlparse
@@ -155,8 +155,25 @@ def _loopback(address: str) -> bool:
         return False
 
 
-def from_proxy(headers: Mapping[str, str], server_address: str, settings: Settings,
-               now: float | None = None) -> Identity:
+def _one_header(headers: Mapping[str, str | Sequence[str]], name: str) -> str:
+    """The value of header ``name`` (any case), sent once; "" when absent.
+
+    Raises:
+        AccessDeniedError: the request carries it more than once: a client's own header passed on beside the
+            proxy's (first or last wins depends on the proxy), so neither is believed.
+    """
+    values: list[str] = []
+    for key, value in headers.items():
+        if key.lower() == name.lower():
+            values += [value] if isinstance(value, str) else list(value)
+    if len(values) > 1:
+        raise AccessDeniedError(f"the request carries {len(values)} {name} headers; the sign-in proxy must send "
+                                "exactly one (make it drop the ones the browser sent)")
+    return values[0] if values else ""
+
+
+def from_proxy(headers: Mapping[str, str | Sequence[str]], server_address: str, settings: Settings,
+               since: float | None = None, now: float | None = None) -> Identity:
     """The person a trusted reverse proxy signed in, from the request's headers.
 
     Trust rests on the socket, not on an address the request reports: an app bound to a loopback address
@@ -166,12 +183,16 @@ def from_proxy(headers: Mapping[str, str], server_address: str, settings: Settin
     client, so behind nginx it is the browser's address, and a direct local connection can set it at will.
 
     Args:
-        headers: the connection's request headers (any case).
+        headers: the connection's request headers (any case): each name with its value, or every value it was
+            sent with (a header sent twice is refused).
         server_address: the address the app listens on (``server.address``).
+        since: when this session first saw the sign-in; it lasts ``CURATION_SIGN_IN_HOURS`` from then (the
+            headers are the same on every run, so a start taken from ``now`` would never come). None: now.
 
     Raises:
         CurationError: the set-up is wrong (no secret, the app not on loopback): nobody can sign in.
-        AccessDeniedError: this connection did not come through the proxy, or the proxy named nobody.
+        AccessDeniedError: this connection did not come through the proxy, the proxy named nobody, or an
+            identity header came more than once.
     """
     if not settings.proxy_secret or len(settings.proxy_secret) < 16:
         raise CurationError("CURATION_IDENTITY=proxy needs CURATION_PROXY_SECRET (16 characters or more), the "
@@ -180,13 +201,13 @@ def from_proxy(headers: Mapping[str, str], server_address: str, settings: Settin
         raise CurationError(f"CURATION_IDENTITY=proxy needs the app on a loopback address behind the proxy, but "
                             f"server.address is '{server_address or '(all addresses)'}'; set it to 127.0.0.1 "
                             "in .streamlit/config.toml")
-    lowered = {k.lower(): v for k, v in headers.items()}
-    sent = lowered.get(PROXY_SECRET_HEADER.lower(), "")
+    sent = _one_header(headers, PROXY_SECRET_HEADER)
     if not hmac.compare_digest(sent.encode(), settings.proxy_secret.encode()):
         raise AccessDeniedError("this connection did not come through the sign-in proxy (its secret header is "
                                 "missing or wrong); open the app at the proxy's address")
-    name = _clean_email(lowered.get(settings.proxy_header.lower()), f"the proxy's {settings.proxy_header} header")
-    start = time.time() if now is None else now
+    email = _one_header(headers, settings.proxy_header)
+    name = _clean_email(email, f"the proxy's {settings.proxy_header} header")
+    start = since if since is not None else (time.time() if now is None else now)
     return Identity(name, IdentitySource.PROXY, expires_at=start + settings.sign_in_hours * 3600)
 
 

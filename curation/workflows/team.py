@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import duckdb
 
 from curation import access
-from curation.access import Action, Identity, Role, Who
+from curation.access import Action, Identity, IdentitySource, Role, Who
 from curation.config import Settings
 from curation.errors import SignInExpiredError
 from curation.store.team import list_people, list_role_changes, list_role_grants, list_role_holders
@@ -60,20 +60,22 @@ def sign_in_oidc(con: duckdb.DuckDBPyConnection, claims: Mapping[str, object], s
     return _signed_in(con, access.from_claims(claims, settings), noted)
 
 
-def sign_in_proxy(con: duckdb.DuckDBPyConnection, headers: Mapping[str, str], server_address: str,
-                  settings: Settings, noted: str = "") -> SignedIn:
-    """The person a trusted proxy signed in (see :func:`curation.access.from_proxy` for what is checked).
+def sign_in_proxy(con: duckdb.DuckDBPyConnection, headers: Mapping[str, str | Sequence[str]], server_address: str,
+                  settings: Settings, since: float | None = None, noted: str = "") -> SignedIn:
+    """The person a trusted proxy signed in (see :func:`curation.access.from_proxy` for what is checked); the
+    sign-in ends ``CURATION_SIGN_IN_HOURS`` after ``since``, when the session first saw it.
 
     Raises:
         CurationError: the proxy set-up is wrong; AccessDeniedError: the connection is not the proxy's.
     """
-    return _signed_in(con, access.from_proxy(headers, server_address, settings), noted)
+    return _signed_in(con, access.from_proxy(headers, server_address, settings, since), noted)
 
 
 def _signed_in(con: duckdb.DuckDBPyConnection, identity: Identity, noted: str) -> SignedIn:
     identity = access.account_identity(con, identity)  # on every run: an email taken by another account stops here
     if identity.expired():
-        raise SignInExpiredError(f"your sign-in as {identity.name} has ended; sign in again")
+        again = "reload the page to sign in again" if identity.source is IdentitySource.PROXY else "sign in again"
+        raise SignInExpiredError(f"your sign-in as {identity.name} has ended; {again}")
     fresh = identity.name != noted
     return SignedIn(identity, access.sign_in(con, identity) if fresh else access.roles_of(con, identity))
 

@@ -269,7 +269,7 @@ def test_proxy_headers_are_believed_only_from_the_proxy():
     with pytest.raises(AccessDeniedError, match="did not come through the sign-in proxy"):
         access.from_proxy({"X-Forwarded-Email": "ana@example.org"}, "127.0.0.1", settings)  # forged, direct
     with pytest.raises(AccessDeniedError, match="did not come through"):
-        access.from_proxy({**good, "X-Curation-Proxy-Secret": "guess"}, "127.0.0.1", settings)
+        access.from_proxy({**good, "x-curation-proxy-secret": "guess"}, "127.0.0.1", settings)
     for bound in ("0.0.0.0", "192.168.1.5", ""):  # the socket's peer could be anywhere
         with pytest.raises(CurationError, match="needs the app on a loopback address"):
             access.from_proxy(good, bound, settings)
@@ -427,3 +427,28 @@ def test_people_are_keyed_by_issuer_and_subject_and_an_email_taken_by_another_su
         team.sign_in_oidc(loaded, _claims("ben@example.org", "ben-3"), settings, noted="ben@example.org")
     assert [(a.issuer, a.subject, a.person) for a in list_accounts(loaded)] == [
         (ISSUER, "ana-1", "ana@example.org"), (ISSUER, "ben-2", "ben@example.org")]
+
+
+def test_a_proxy_sign_in_ends_sign_in_hours_after_the_session_first_saw_it(loaded):
+    settings = Settings(identity="proxy", proxy_secret=SECRET, sign_in_hours=1)
+    headers = {"X-Forwarded-Email": "ana@example.org", "X-Curation-Proxy-Secret": SECRET}
+    first = time.time() - 2 * 3600  # the session first saw ana two hours ago; every run since sent the same headers
+    later = access.from_proxy(headers, "127.0.0.1", settings, since=first)
+    assert later.expires_at == first + 3600 and later.expired()
+    with pytest.raises(SignInExpiredError, match="sign-in as ana@example.org has ended"):
+        team.sign_in_proxy(loaded, headers, "127.0.0.1", settings, since=first)
+    assert list_people(loaded) == []  # nothing recorded for an ended sign-in
+    fresh = team.sign_in_proxy(loaded, headers, "127.0.0.1", settings, since=time.time())
+    assert not fresh.identity.expired() and fresh.identity.expires_at <= time.time() + 3600
+
+
+@pytest.mark.parametrize("header", ["X-Forwarded-Email", "X-Curation-Proxy-Secret"])
+def test_a_repeated_identity_header_is_refused(header):
+    settings = Settings(identity="proxy", proxy_secret=SECRET)
+    headers = {"X-Forwarded-Email": ["ana@example.org"], "X-Curation-Proxy-Secret": [SECRET]}
+    # A client's own header, passed on beside the proxy's: which one is the proxy's cannot be told.
+    headers[header] = ["mallory@example.org" if "Email" in header else SECRET, *headers[header]]
+    with pytest.raises(AccessDeniedError, match=f"2 {header} headers"):
+        access.from_proxy(headers, "127.0.0.1", settings)
+    single = {k: v[-1:] for k, v in headers.items()}
+    assert access.from_proxy(single, "127.0.0.1", settings).name == "ana@example.org"
