@@ -19,12 +19,14 @@ from __future__ import annotations
 import getpass
 import hmac
 import ipaddress
+import math
 import re
 import time
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from urllib.parse import urlparse
+from urllib.parse import urlsplit
 
 from curation.config import Settings
 from curation.errors import AccessDeniedError, CurationError
@@ -35,6 +37,9 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 AUTH_KEYS = ("redirect_uri", "cookie_secret", "client_id", "client_secret", "server_metadata_url")
 PROVIDER_KEYS = ("client_id", "client_secret", "server_metadata_url")
 MIN_COOKIE_SECRET = 32  # characters; Streamlit signs the identity cookie with it
+# Bits the cookie secret's characters carry, estimated from their frequencies; 32 random hex digits (the least
+# python's secrets.token_hex(16) gives) estimate at 92 or more in 100,000 draws, 32 typed letters far less.
+MIN_COOKIE_SECRET_BITS = 80
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
@@ -211,6 +216,43 @@ def from_proxy(headers: Mapping[str, str | Sequence[str]], server_address: str, 
     return Identity(name, IdentitySource.PROXY, expires_at=start + settings.sign_in_hours * 3600)
 
 
+def _url_problem(url: str) -> str:
+    """What is wrong with an ``[auth]`` URL ("" when nothing): parsed, with a host, https unless on loopback
+    (a provider or an app on this machine, as in development), no fragment, a port in range."""
+    if _CONTROL.search(url) or any(c.isspace() for c in url):
+        return "it has spaces or control characters"
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https"):
+        return "it must use https (http only on this machine: localhost, 127.0.0.1, ::1)"
+    if not parts.hostname:
+        return "it names no host"
+    try:
+        parts.port  # noqa: B018 (parsing the port raises on one out of range)
+    except ValueError:
+        return "its port is not a number from 1 to 65535"
+    if parts.scheme == "http" and not _loopback(parts.hostname):
+        return (f"it must use https: over http the sign-in's codes and tokens cross the network readable "
+                f"({parts.hostname} is not this machine)")
+    if parts.fragment or url.rstrip().endswith("#"):
+        return "it has a fragment (#…), which an OAuth redirect or metadata URL must not"
+    return ""
+
+
+def _secret_problem(secret: str) -> str:
+    """What makes a cookie secret guessable ("" when nothing): too short, one unit repeated, or characters whose
+    frequencies carry fewer than :data:`MIN_COOKIE_SECRET_BITS` bits."""
+    if len(secret) < MIN_COOKIE_SECRET:
+        return f"has {len(secret)} characters; use {MIN_COOKIE_SECRET} or more random ones"
+    if secret in (secret + secret)[1:-1]:  # a shorter unit repeated ("ab" * 20, "password" * 4)
+        return "is one short piece repeated: it is not random"
+    counts = Counter(secret).values()
+    bits = -sum(n * math.log2(n / len(secret)) for n in counts)
+    if bits < MIN_COOKIE_SECRET_BITS:
+        return (f"is not random enough: its characters carry about {bits:.0f} bits, under "
+                f"{MIN_COOKIE_SECRET_BITS} (it is not random)")
+    return ""
+
+
 def auth_provider(section: Mapping[str, object] | None) -> str | None:
     """Check the ``[auth]`` section of secrets.toml for ``st.login``; returns the provider name to log in with
     (None: the section's own keys) .
@@ -242,13 +284,16 @@ def auth_provider(section: Mapping[str, object] | None) -> str | None:
         raise CurationError(f"{where} lacks {', '.join(missing)}; the app cannot sign anyone in "
                             "(docs/SECURITY.md, Team mode)")
     redirect = str(section["redirect_uri"])
-    if not redirect.endswith("/oauth2callback") or urlparse(redirect).scheme not in ("http", "https"):
-        raise CurationError(f"{where}: redirect_uri is '{redirect}'; it must be the app's address followed by "
-                            "/oauth2callback, e.g. https://curation.example.org/oauth2callback")
-    if urlparse(url).scheme not in ("http", "https"):
-        raise CurationError(f"{where}: server_metadata_url is '{url}'; give your provider's "
+    if problem := _url_problem(redirect.replace("{port}", "8501")):  # Streamlit fills in its port
+        raise CurationError(f"{where}: redirect_uri is '{redirect}'; {problem}")
+    if not urlsplit(redirect).path.endswith("/oauth2callback"):
+        raise CurationError(f"{where}: redirect_uri is '{redirect}'; its path must end in /oauth2callback: it must "
+                            "be the app's address followed by /oauth2callback, e.g. "
+                            "https://curation.example.org/oauth2callback")
+    if problem := _url_problem(url):
+        raise CurationError(f"{where}: server_metadata_url is '{url}'; {problem}. Give your provider's "
                             "/.well-known/openid-configuration URL")
-    if len(str(section["cookie_secret"])) < MIN_COOKIE_SECRET:
-        raise CurationError(f"{where}: cookie_secret has {len(str(section['cookie_secret']))} characters; use "
-                            f"{MIN_COOKIE_SECRET} or more (python -c 'import secrets; print(secrets.token_hex(32))')")
+    if problem := _secret_problem(str(section["cookie_secret"])):
+        raise CurationError(f"{where}: cookie_secret {problem}; make one with python -c 'import secrets; "
+                            "print(secrets.token_hex(32))'")
     return provider

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import html
+import secrets
 import time
 
 import pytest
@@ -20,8 +21,9 @@ from curation.store.team import list_role_changes
 from curation.workflows import curate, team
 
 APP = str(PROJECT_ROOT / "app.py")
-AUTH = {"redirect_uri": "http://localhost:8501/oauth2callback", "cookie_secret": "c" * 40, "client_id": "workbench",
-        "client_secret": "x", "server_metadata_url": "http://127.0.0.1:9/.well-known/openid-configuration"}
+AUTH = {"redirect_uri": "http://localhost:8501/oauth2callback", "cookie_secret": secrets.token_hex(24),
+        "client_id": "workbench", "client_secret": "x",
+        "server_metadata_url": "http://127.0.0.1:9/.well-known/openid-configuration"}
 
 
 def _app(monkeypatch, db, user=None, auth=AUTH) -> AppTest:

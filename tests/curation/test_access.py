@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import secrets
 import time
 
 import pytest
@@ -292,8 +293,9 @@ def test_the_proxy_is_trusted_behind_nginx_whatever_x_forwarded_for_says():
                           settings)
 
 
-AUTH = {"redirect_uri": "http://localhost:8501/oauth2callback", "cookie_secret": "c" * 40, "client_id": "workbench",
-        "client_secret": "x", "server_metadata_url": "http://127.0.0.1:9/.well-known/openid-configuration"}
+AUTH = {"redirect_uri": "http://localhost:8501/oauth2callback", "cookie_secret": secrets.token_hex(24),
+        "client_id": "workbench", "client_secret": "x",
+        "server_metadata_url": "http://127.0.0.1:9/.well-known/openid-configuration"}
 
 
 @pytest.mark.parametrize(("section", "message"), [
@@ -310,6 +312,41 @@ AUTH = {"redirect_uri": "http://localhost:8501/oauth2callback", "cookie_secret":
 def test_a_missing_or_malformed_auth_section_says_what_is_wrong(section, message):
     with pytest.raises(CurationError, match=message):
         access.auth_provider(section)
+
+
+@pytest.mark.parametrize(("key", "url", "message"), [
+    ("redirect_uri", "http://curation.example.org/oauth2callback", "must use https"),
+    ("redirect_uri", "https:///oauth2callback", "names no host"),
+    ("redirect_uri", "https://curation.example.org/?next=/oauth2callback", "path must end in /oauth2callback"),
+    ("redirect_uri", "https://curation.example.org/x#/oauth2callback", "fragment"),
+    ("redirect_uri", "https://curation.example.org/oauth2callback#frag", "fragment"),
+    ("redirect_uri", "https://curation.example.org:99999/oauth2callback", "port"),
+    ("redirect_uri", "ftp://curation.example.org/oauth2callback", "must use https"),
+    ("server_metadata_url", "http://idp.example.org/.well-known/openid-configuration", "must use https"),
+    ("server_metadata_url", "https:///.well-known/openid-configuration", "names no host"),
+    ("server_metadata_url", "https://idp.example.org/.well-known/open id", "spaces or control"),
+])
+def test_auth_urls_are_parsed_https_with_a_host_except_on_loopback(key, url, message):
+    with pytest.raises(CurationError, match=f"{key} .*{message}"):
+        access.auth_provider({**AUTH, key: url})
+
+
+@pytest.mark.parametrize("url", ["http://localhost:8501/oauth2callback", "http://127.0.0.1:{port}/oauth2callback",
+                                 "http://[::1]:8501/app/oauth2callback", "https://curation.example.org/oauth2callback"])
+def test_auth_redirect_urls_that_are_fine(url):
+    assert access.auth_provider({**AUTH, "redirect_uri": url}) is None
+
+
+@pytest.mark.parametrize("secret", ["c" * 40, "password" * 4, "ab" * 20, "0123456789abcdef" * 2])
+def test_a_cookie_secret_without_real_entropy_is_refused(secret):
+    with pytest.raises(CurationError, match="cookie_secret .*not random"):
+        access.auth_provider({**AUTH, "cookie_secret": secret})
+
+
+def test_random_cookie_secrets_pass():
+    for _ in range(200):
+        for secret in (secrets.token_hex(16), secrets.token_urlsafe(24), secrets.token_hex(32)):
+            assert access.auth_provider({**AUTH, "cookie_secret": secret}) is None
 
 
 def test_a_well_formed_auth_section_names_its_provider():
