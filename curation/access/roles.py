@@ -222,7 +222,7 @@ def account_identity(con: duckdb.DuckDBPyConnection, identity: Identity) -> Iden
         raise refusal
     try:
         bind_account(con, identity.issuer, identity.subject, identity.name)
-    except duckdb.ConstraintException:  # another account's first sign-in with this email won the race
+    except (duckdb.ConstraintException, duckdb.TransactionException):  # another first sign-in won the race
         if find_account_person(con, identity.issuer, identity.subject) != identity.name:
             raise refusal from None
     return identity

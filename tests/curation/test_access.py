@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import secrets
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -489,3 +490,18 @@ def test_a_repeated_identity_header_is_refused(header):
         access.from_proxy(headers, "127.0.0.1", settings)
     single = {k: v[-1:] for k, v in headers.items()}
     assert access.from_proxy(single, "127.0.0.1", settings).name == "ana@example.org"
+
+
+def test_accounts_signing_in_at_once_with_one_email_bind_it_to_exactly_one(con):
+    def attempt(n: int) -> str:
+        cursor = con.cursor()  # one connection per session thread, as the app's sessions have
+        try:
+            return access.account_identity(cursor, person("ana@example.org", issuer=ISSUER, subject=f"s{n}")).subject
+        except AccessDeniedError:
+            return "refused"
+
+    with ThreadPoolExecutor(8) as pool:
+        outcomes = list(pool.map(attempt, range(8)))
+    winners = [o for o in outcomes if o != "refused"]
+    assert len(winners) == 1 and [(a.subject, a.person) for a in list_accounts(con)] == [(winners[0],
+                                                                                          "ana@example.org")]
