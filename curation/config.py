@@ -60,6 +60,10 @@ class Settings:
         roles_claim: an OIDC claim whose values name roles (``CURATION_ROLES_CLAIM``, e.g. ``roles`` or
             ``groups``); empty: roles come from the store only.
         sign_in_hours: how long a sign-in lasts before the app asks for it again (``CURATION_SIGN_IN_HOURS``).
+        team_first_maintainer: the one person (email) who becomes maintainer by signing in first to a store
+            with no roles (``CURATION_TEAM_FIRST_MAINTAINER``); empty: whoever the provider lets in first.
+        team_domains: the email domains admitted to sign in at all (``CURATION_TEAM_DOMAINS``, comma-separated,
+            e.g. ``example.org,lab.example.net``); empty: everyone the provider or proxy lets through.
         oidc_email_verified: whether an OIDC sign-in needs ``email_verified: true`` (``CURATION_OIDC_EMAIL_VERIFIED``):
             ``required`` (the default), or ``if-sent`` for a provider that never sends the claim (one that sends
             it as anything but true is still refused).
@@ -92,6 +96,9 @@ class Settings:
     proxy_secret: str = field(default_factory=lambda: _env("PROXY_SECRET", ""))
     roles_claim: str = field(default_factory=lambda: _env("ROLES_CLAIM", ""))
     sign_in_hours: float = field(default_factory=lambda: float(_env("SIGN_IN_HOURS", "12")))
+    team_first_maintainer: str = field(default_factory=lambda: _env("TEAM_FIRST_MAINTAINER", "").strip().lower())
+    team_domains: tuple[str, ...] = field(default_factory=lambda: tuple(
+        d.strip().lower() for d in _env("TEAM_DOMAINS", "").split(",") if d.strip()))
     oidc_email_verified: str = field(default_factory=lambda: _env("OIDC_EMAIL_VERIFIED", "required"))
 
     def __post_init__(self) -> None:
@@ -105,6 +112,10 @@ class Settings:
                                 "(docs/SECURITY.md, Team mode)")
         if self.sign_in_hours <= 0:
             raise CurationError(f"CURATION_SIGN_IN_HOURS is {self.sign_in_hours}; give a number of hours above 0")
+        for domain in self.team_domains:
+            if "@" in domain or any(c.isspace() for c in domain):
+                raise CurationError(f"CURATION_TEAM_DOMAINS names '{domain}'; give bare domains separated by commas "
+                                    "(example.org,lab.example.net)")
         if self.oidc_email_verified not in EMAIL_VERIFIED_MODES:
             raise CurationError(f"CURATION_OIDC_EMAIL_VERIFIED is '{self.oidc_email_verified}'; use "
                                 f"{' or '.join(EMAIL_VERIFIED_MODES)} (docs/SECURITY.md, Team mode)")

@@ -34,16 +34,28 @@ def atomic_writer(
     # usual permissions, as a plain write would create it.
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
     try:
-        with open(tmp, mode.replace("w", "x"), encoding=None if mode == "wb" else encoding) as handle:
+        try:
+            handle = open(tmp, mode.replace("w", "x"), encoding=None if mode == "wb" else encoding)
+        except OSError as exc:  # a missing folder: the error names the target, not our temporary name
+            raise _naming(exc, path) from exc
+        with handle:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(tmp, path)
+        try:
+            os.replace(tmp, path)
+        except OSError as exc:  # the target is a folder, or not ours to replace
+            raise _naming(exc, path) from exc
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
     if sync_folder:
         fsync_path(path.parent)
+
+
+def _naming(exc: OSError, path: Path) -> OSError:
+    """The same error (same class, same errno), about ``path``."""
+    return type(exc)(exc.errno, exc.strerror, str(path))
 
 
 def write_atomic(path: str | Path, data: str | bytes, *, encoding: str = "utf-8", sync_folder: bool = False) -> Path:

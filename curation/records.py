@@ -172,6 +172,7 @@ class Decision:
     superseded_by: int | None = None
     provenance: str = ""  # JSON: how the search found the document (group, stages, concepts); "" when not known
     identity_source: str = "self-declared"  # how ``curator`` is known: typed (self-declared), oidc, proxy, local
+    adjudication: bool = False  # an adjudicator's final grade; only ``annotation_queue.adjudicate`` sets it, no note
 
 
 @dataclass(frozen=True)
@@ -193,9 +194,6 @@ class IngestReport:
         if self.skipped:
             parts.append(f"{len(self.skipped)} skipped")
         return ", ".join(parts) + "".join(f". {note}" for note in self.notes)
-
-
-ADJUDICATION_NOTE = "adjudication"  # a decision with this note is an adjudicator's final grade
 
 
 @dataclass(frozen=True, order=True)
@@ -222,6 +220,7 @@ def item_key(decision: Decision) -> ItemKey:
 
 
 def is_adjudication(decision: Decision) -> bool:
-    """Whether a decision is an adjudicator's final grade (note ``adjudication``, or ``adjudication: …``)."""
-    note = decision.note.strip().casefold()
-    return note == ADJUDICATION_NOTE or note.startswith(ADJUDICATION_NOTE + ":")
+    """Whether a decision is an adjudicator's final grade: its typed ``adjudication`` field, which only
+    ``curation.workflows.annotation_queue.adjudicate`` sets, after checking the role. A note says nothing:
+    anyone who may decide can type one."""
+    return decision.adjudication

@@ -51,7 +51,7 @@ def kb_badge(row: ResultRow) -> None:
             source_id = record.source_id
             if record.source == "civic" and source_id.startswith("EID"):
                 number = source_id[3:].split(":")[0]
-                if number.isdigit():
+                if number.isascii() and number.isdigit():
                     st.markdown(f"[CIViC {escape_text(source_id.split(':')[0])}]"
                                 f"({CIVIC_EVIDENCE.format(number)}) — {entities}")
                     continue

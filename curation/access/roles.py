@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from enum import StrEnum
 
 import duckdb
@@ -23,6 +23,7 @@ from curation.store.team import (
     count_role_grants,
     find_account_person,
     find_person_account,
+    grant_first_role,
     list_role_grants,
     list_role_holders,
     list_roles_of,
@@ -185,16 +186,42 @@ def leave_team_mode(con: duckdb.DuckDBPyConnection, who: Who, reason: str = "") 
                         reason or "left team mode")
 
 
-def sign_in(con: duckdb.DuckDBPyConnection, identity: Identity) -> frozenset[Role]:
+def admit(identity: Identity, domains: Sequence[str] = ()) -> None:
+    """Check that ``identity``'s email is in one of the team's ``domains`` (``CURATION_TEAM_DOMAINS``; empty:
+    every domain).
+
+    Raises:
+        AccessDeniedError: it is not; nothing is recorded.
+    """
+    admitted = {d.strip().lower() for d in domains if d.strip()}
+    domain = identity.name.rpartition("@")[2].lower() if "@" in identity.name else ""
+    if admitted and domain not in admitted:
+        raise AccessDeniedError(f"{identity.name} cannot sign in here: this team admits email addresses of "
+                                f"{', '.join(sorted(admitted))} only (CURATION_TEAM_DOMAINS). Nothing was recorded")
+
+
+def sign_in(con: duckdb.DuckDBPyConnection, identity: Identity, first_maintainer: str = "",
+            domains: Sequence[str] = ()) -> frozenset[Role]:
     """Note a signed-in person and return their roles; the first sign-in of an empty team store becomes its
-    maintainer (with an audit row saying so)."""
+    maintainer (with an audit row saying so), atomically: of several first sign-ins at once, one.
+
+    Args:
+        first_maintainer: the only person (email) who may become maintainer that way
+            (``CURATION_TEAM_FIRST_MAINTAINER``); empty: whoever signs in first.
+        domains: the email domains admitted at all (``CURATION_TEAM_DOMAINS``); empty: everyone the sign-in
+            provider lets through.
+
+    Raises:
+        AccessDeniedError: the person's email is outside ``domains``; nothing is recorded.
+    """
     if not identity.authenticated or identity.source is IdentitySource.LOCAL:
         raise ValueError("sign_in takes a person signed in through OIDC or the proxy")
+    admit(identity, domains)
     note_person(con, identity.name, identity.display_name, identity.source,
                 sorted(r.value for r in _valid(identity.claimed_roles)))
-    if not is_team_store(con):
-        change_roles(con, [(identity.name, Role.MAINTAINER.value, "grant")], identity.name, identity.source,
-                     FIRST_SIGN_IN)
+    wanted = first_maintainer.strip().lower()
+    if not wanted or identity.name.lower() == wanted:
+        grant_first_role(con, identity.name, Role.MAINTAINER.value, identity.source, FIRST_SIGN_IN)
     return roles_of(con, identity)
 
 

@@ -9,6 +9,7 @@ from tqdm import tqdm
 
 from curation import access
 from curation.access import Action, Identity, local_operator
+from curation.errors import CurationError
 from curation.records import IngestReport
 from curation.store.opening import open_store
 
@@ -30,14 +31,26 @@ def _print_report(report: IngestReport, show_skipped: int = 20) -> None:
         print(f"  ... and {len(report.skipped) - show_skipped} more skipped rows")
 
 
-def _open(args: argparse.Namespace):
+CREATING_COMMANDS = "ingest-kb, ingest-corpus, ingest-dict, add-schemas, quickstart, fetch-pubmed or fetch-kb"
+
+
+def _open(args: argparse.Namespace, create: bool = False):
+    """The store at ``--db``. Only a command that puts data in it (``create``) may create it, and the folders
+    above it: anything else given a mistyped path would leave an empty store there and report on it.
+
+    Raises:
+        CurationError: there is no store at ``--db`` and the command does not create one.
+    """
+    if not create and str(args.db) != ":memory:" and not args.db.exists():
+        raise CurationError(f"{args.db}: no store here (check --db or CURATION_DB); a store is created by "
+                            f"{CREATING_COMMANDS}")
     return open_store(args.db)
 
 
-def _open_for(args: argparse.Namespace, action: Action):
+def _open_for(args: argparse.Namespace, action: Action, create: bool = False):
     """The store, for a command that writes to it without a workflow function: the same role check (the shell
     holds every role, see :func:`operator`)."""
-    con = _open(args)
+    con = _open(args, create=create)
     access.require(con, operator(), action)
     return con
 

@@ -22,7 +22,7 @@ from curation.workflows.ingestion import (
 
 
 def cmd_ingest_kb(args: argparse.Namespace) -> int:
-    con = _open(args)
+    con = _open(args, create=True)
     reports = []
     for path in args.paths:
         bar, update = _progress_bar(f"reading {Path(path).name}")
@@ -38,7 +38,7 @@ def cmd_ingest_kb(args: argparse.Namespace) -> int:
 def cmd_ingest_corpus(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    con = _open(args)
+    con = _open(args, create=True)
     files = tqdm(desc="files", unit=" files", disable=None, position=0)
     records = tqdm(desc="records", unit=" records", disable=None, position=1)
     current: dict[str, object] = {"path": None, "base": 0}
@@ -103,7 +103,7 @@ def _annotate_stale(con) -> int:
 
 
 def cmd_add_schemas(args: argparse.Namespace) -> int:
-    con = _open_for(args, Action.IMPORT)
+    con = _open_for(args, Action.IMPORT, create=True)
     schemas = load_schemas(args.path)
     with transaction(con):
         for schema in schemas:
@@ -123,7 +123,7 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
     settings = load_settings()
     if args.data_dir is not None:
         settings = dataclasses.replace(settings, data_dir=args.data_dir)
-    con = _open(args)
+    con = _open(args, create=True)
 
     def on_file(sample, position: int, total: int) -> None:
         print(f"[{position}/{total}] {sample.label} ({sample.fmt})", flush=True)

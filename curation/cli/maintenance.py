@@ -10,6 +10,17 @@ from curation.cli.common import _open, operator
 from curation.config import load_settings
 
 
+def _count_of_backups(text: str) -> int:
+    """``--keep``: a whole number of at least 1 (0 or less would delete every older backup)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value}: keep at least 1 backup (the one being written)")
+    return value
+
+
 def cmd_backup(args: argparse.Namespace) -> int:
     from curation.ops.backup import backups_dir_for
     from curation.workflows.maintenance import back_up
@@ -37,7 +48,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     """Add backup and recover to ``sub`` (``common`` holds ``--db``)."""
     p = sub.add_parser("backup", parents=[common], help="write a consistent backup of the store (the app does too)")
     p.add_argument("--dir", type=Path, help="this store's backup folder (default: CURATION_BACKUPS_DIR/<store name>)")
-    p.add_argument("--keep", type=int, default=10, help="how many backups to keep")
+    p.add_argument("--keep", type=_count_of_backups, default=10, help="how many backups to keep (at least 1)")
     p.set_defaults(func=cmd_backup)
 
     p = sub.add_parser("recover", parents=[common],

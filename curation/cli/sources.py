@@ -17,7 +17,7 @@ def cmd_fetch_pubmed(args: argparse.Namespace) -> int:
     from curation.ingest import fetch
 
     settings = load_settings()
-    con = _open(args)
+    con = _open(args, create=True)
     if args.pmids_from_kb:
         pmids = sorted({r.pmid for r in list_kb_records(con) if r.pmid})
     else:
@@ -39,7 +39,7 @@ def cmd_fetch_kb(args: argparse.Namespace) -> int:
     settings = load_settings()
     path = fetch.fetch_civic(settings.cache_dir / "civic")
     print(f"downloaded {path}")
-    con = _open(args)
+    con = _open(args, create=True)
     _print_report(ingest_kb(con, "civic", path, lenient=True, who=operator()))
     return 0
 
@@ -47,7 +47,7 @@ def cmd_fetch_kb(args: argparse.Namespace) -> int:
 def cmd_ingest_dict(args: argparse.Namespace) -> int:
     from curation.entities.dictionaries import ingest_dictionary
 
-    con = _open_for(args, Action.IMPORT)
+    con = _open_for(args, Action.IMPORT, create=True)
     for path in args.paths:
         read, added = ingest_dictionary(con, args.format, path)
         print(f"{args.format} {path}: {read} names read, {added} new")

@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from curation.ingest.problems import Problems
-from curation.ingest.tabular import open_text_lines, read_tsv, valid_pmid
+from curation.ingest.tabular import ascii_digits, open_text_lines, read_tsv, valid_pmid
 from curation.records import KBRecord
 
 CURRENT_REQUIRED = ("molecular_profile", "therapies", "citation_id", "source_type", "evidence_id")
@@ -140,7 +140,7 @@ def _record(
 def _read_current(path: Path, problems: Problems) -> Iterator[KBRecord]:
     for line, row in read_tsv(path, problems, CURRENT_REQUIRED):
         evidence_id = row["evidence_id"].strip()
-        if not evidence_id.isdigit():
+        if not ascii_digits(evidence_id):
             problems.report(line, "evidence_id", f"'{evidence_id}' is not a CIViC evidence id (digits)")
             continue
         profile = row["molecular_profile"].strip()
@@ -178,7 +178,7 @@ def _read_current(path: Path, problems: Problems) -> Iterator[KBRecord]:
 def _read_v1(path: Path, problems: Problems) -> Iterator[KBRecord]:
     for line, row in read_tsv(path, problems, V1_REQUIRED):
         evidence_id = row["evidence_id"].strip()
-        if not evidence_id.isdigit():
+        if not ascii_digits(evidence_id):
             problems.report(line, "evidence_id", f"'{evidence_id}' is not a CIViC evidence id (digits)")
             continue
         gene, variant = row["gene"].strip(), row["variant"].strip()

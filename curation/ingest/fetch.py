@@ -34,6 +34,7 @@ from Bio import Entrez
 
 from curation.errors import CurationError, InputError, NetworkError
 from curation.files import atomic_writer, write_atomic
+from curation.ingest.tabular import valid_pmid
 
 EUTILS_HOST = "eutils.ncbi.nlm.nih.gov"
 CIVIC_URL = "https://civicdb.org/downloads/nightly/nightly-ClinicalEvidenceSummaries.tsv"
@@ -233,7 +234,7 @@ def _valid_pmids(pmids: Iterable[str]) -> list[str]:
     wanted: list[str] = []
     for index, pmid in enumerate(pmids, start=1):
         pmid = str(pmid).strip()
-        if not (pmid.isdigit() and len(pmid) <= 9):
+        if not valid_pmid(pmid):
             raise InputError("PMID list", index, None, f"'{pmid}' is not a PubMed id (1 to 9 digits)")
         wanted.append(pmid)
     return list(dict.fromkeys(wanted))

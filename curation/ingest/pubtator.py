@@ -20,7 +20,7 @@ from pathlib import Path
 
 from curation.ingest.limits import document_problem
 from curation.ingest.problems import Problems
-from curation.ingest.tabular import open_text_lines, valid_pmid
+from curation.ingest.tabular import ascii_digits, open_text_lines, valid_pmid
 from curation.records import Document, Mention, Relation
 
 
@@ -114,7 +114,7 @@ def _blocks(path: Path, problems: Problems, source: str) -> Iterator[_Block]:
         if block is None or fields[0] != block.pmid:
             problems.report(number, "pmid", f"annotation for PMID '{fields[0]}' outside that document's block")
             continue
-        if len(fields) >= 6 and fields[1].isdigit() and fields[2].isdigit():
+        if len(fields) >= 6 and ascii_digits(fields[1]) and ascii_digits(fields[2]):
             start, end = int(fields[1]), int(fields[2])
             if end <= start:
                 problems.report(number, "end", f"end offset {end} is not after start {start}")

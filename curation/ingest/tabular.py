@@ -113,6 +113,12 @@ def read_tsv(path: Path, problems: Problems, required: tuple[str, ...]) -> Itera
         yield number, dict(zip(header, fields, strict=True))
 
 
+def ascii_digits(value: str) -> bool:
+    """Whether ``value`` is one or more of 0-9. ``str.isdigit`` alone also passes other scripts' digits
+    ("١٢٣", "１２３") and superscripts ("²³", which ``int`` then refuses)."""
+    return value.isascii() and value.isdigit()
+
+
 def valid_pmid(value: str) -> bool:
-    """A PubMed id is 1 to 9 digits."""
-    return value.isdigit() and 0 < len(value) <= 9
+    """A PubMed id is 1 to 9 ASCII digits (so "١٢٣" is not a second spelling of 123)."""
+    return ascii_digits(value) and 0 < len(value) <= 9

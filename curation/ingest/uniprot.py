@@ -94,7 +94,7 @@ _AMINO_ACID_WORD = re.compile(
 _CONTEXT = re.compile(r"^\(([^)]*)\)\s*")  # "(Microbial infection) Phosphothreonine; by ..."
 _CATALYST_SEPARATOR = re.compile(r"\s*,\s*|\s+and/or\s+|\s+and\s+|\s+or\s+")
 _SELF = {"autocatalysis", "autophosphorylation"}
-_PUBMED_EVIDENCE = re.compile(r"(ECO:\d+)\|PubMed:(\d+)")
+_PUBMED_EVIDENCE = re.compile(r"(ECO:[0-9]+)\|PubMed:([0-9]+)")  # ASCII: \d also matches other scripts' digits
 _EVIDENCE_BRACES = re.compile(r"\s*\{[^}]*\}")
 _FULL_NAME = re.compile(r"(?:RecName|SubName): Full=([^;{]+)")
 

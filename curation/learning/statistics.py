@@ -112,7 +112,7 @@ def per_query(
         if answer_key is None:
             raise ValueError(f"{metric} needs an answer key (answer_key=...); none was given")
         cutoff = metric[len(ENTITY_RECALL) :]
-        if not cutoff.isdigit() or int(cutoff) < 1:
+        if not (cutoff.isascii() and cutoff.isdigit()) or int(cutoff) < 1:
             raise ValueError(f"{metric!r}: the cutoff after '@' must be a positive whole number")
         return entity_recall_per_query(run, answer_key, int(cutoff))
 

@@ -117,7 +117,8 @@ def _sha256(path: Path) -> str:
 def _remove_partials(backups_dir: Path) -> None:
     """Delete half-written backups left by a process that died mid-backup (never a complete one)."""
     for entry in backups_dir.glob(f".{PREFIX}*.partial-*"):
-        pid = int(entry.name.rsplit("-", 1)[1]) if entry.name.rsplit("-", 1)[1].isdigit() else 0
+        tail = entry.name.rsplit("-", 1)[1]
+        pid = int(tail) if tail.isascii() and tail.isdigit() else 0  # isdigit alone passes "²", which int refuses
         if pid == os.getpid() or not pid_alive(pid):
             shutil.rmtree(entry, ignore_errors=True)
 
@@ -161,14 +162,19 @@ def backup_store(con: duckdb.DuckDBPyConnection, backups_dir: str | Path, keep: 
         keep: how many complete backups to keep (at least 1).
 
     Raises:
-        CurationError: the copy does not hold what the store held when it was taken.
+        CurationError: ``keep`` is below 1 (nothing is written or deleted), or the copy does not hold what the
+            store held when it was taken.
     """
+    if keep < 1:  # 0 or less once meant 1, and deleted every older backup without a word
+        raise CurationError(f"keep {keep} backups? Keep at least 1 (the one being written); nothing was written")
     with _lock:
-        return _backup(con, Path(backups_dir), max(1, keep))
+        return _backup(con, Path(backups_dir), keep)
 
 
 def _backup(con: duckdb.DuckDBPyConnection, backups_dir: Path, keep: int) -> Backup:
     started = time.perf_counter()
+    if backups_dir.exists() and not backups_dir.is_dir():
+        raise CurationError(f"the backup folder {backups_dir} is a file; name a folder for this store's backups")
     backups_dir.mkdir(parents=True, exist_ok=True)
     _remove_partials(backups_dir)
     now = datetime.now(UTC)

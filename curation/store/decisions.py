@@ -22,6 +22,7 @@ from curation.schemas import RelationSchema
 from curation.store.base import _scalar
 from curation.store.journal import Journal, Record, now_text
 from curation.store.kb import add_kb_records
+from curation.store.migrations import LEGACY_ADJUDICATION
 
 MAX_NOTE = 10_000
 MAX_ANSWER = 500  # characters of the answer and of each query entity
@@ -37,13 +38,13 @@ WHERE curator = ? AND schema_name = ? AND entity_key = ? AND pmid = ? AND supers
 """
 SQL_INSERT_DECISION = """
 INSERT INTO decisions (curator, schema_name, query, query_entities, entity_key, pmid, grade, answer, note, supersedes,
-                       provenance, journal_seq, identity_source)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING decision_id, CAST(created_at AS VARCHAR)
+                       provenance, journal_seq, identity_source, adjudication)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING decision_id, CAST(created_at AS VARCHAR)
 """
 SQL_REPLAY_DECISION = """
 INSERT INTO decisions (decision_id, created_at, curator, schema_name, query, query_entities, entity_key, pmid, grade,
-                       answer, note, supersedes, provenance, journal_seq, identity_source)
-VALUES (?, CAST(? AS TIMESTAMPTZ), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                       answer, note, supersedes, provenance, journal_seq, identity_source, adjudication)
+VALUES (?, CAST(? AS TIMESTAMPTZ), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 RETURNING decision_id, CAST(created_at AS VARCHAR)
 """
 SQL_STORE_PATH = "SELECT path FROM duckdb_databases() WHERE database_name = current_database()"
@@ -55,7 +56,7 @@ SQL_REACTIVATE = "UPDATE decisions SET superseded_by = NULL WHERE decision_id = 
 SQL_DECISION_COLUMNS = (
     "decision_id, curator, schema_name, query, query_entities, pmid, grade, answer, note, "
     "CAST(created_at AS VARCHAR), superseded_by, coalesce(provenance, ''), "
-    "coalesce(identity_source, 'self-declared')"
+    "coalesce(identity_source, 'self-declared'), coalesce(adjudication, false)"
 )
 SQL_LAST_ACTIVE = f"""
 SELECT {SQL_DECISION_COLUMNS}, supersedes FROM decisions
@@ -74,6 +75,8 @@ WHERE schema_name = ? AND entity_key = ? AND superseded_by IS NULL ORDER BY deci
 """
 SQL_DELETE_CURATOR_RECORD = "DELETE FROM kb_records WHERE source = 'curator' AND source_id = ?"
 SQL_DELETE_CURATOR_ENTITIES = "DELETE FROM kb_entities WHERE record_id = ?"
+# For a replayed journal record written before the typed field: migration 11's rule, on that one decision.
+SQL_LEGACY_ADJUDICATION = f"UPDATE decisions SET adjudication = true WHERE decision_id = ? AND {LEGACY_ADJUDICATION}"
 
 
 
@@ -107,6 +110,7 @@ def record_decision(
     note: str = "",
     provenance: str = "",
     identity_source: str = SELF_DECLARED,
+    adjudication: bool = False,
 ) -> Decision:
     """Store one judgement (and the KB record its answer makes), atomically.
 
@@ -116,6 +120,9 @@ def record_decision(
             "" when the decision was not made from a search (stored as NULL).
         identity_source: how ``curator`` is known: ``self-declared`` (a typed name, personal mode) or the
             source that authenticated it (``oidc``, ``proxy``, ``local``); :mod:`curation.access` decides.
+        adjudication: the decision is an adjudicator's final grade. Only
+            :func:`curation.workflows.annotation_queue.adjudicate` passes True, after ``require(ADJUDICATE)``;
+            the note is free text and never makes one.
 
     Raises:
         CurationError: no curator name, unknown grade, unknown document, empty relation,
@@ -150,7 +157,7 @@ def record_decision(
         "curator": curator, "schema_name": schema.name, "query": query,
         "query_entities": json.dumps(query_values, sort_keys=True), "entity_key": key, "pmid": pmid,
         "grade": grade.value, "answer": answer, "note": note, "provenance": provenance,
-        "identity_source": identity_source,
+        "identity_source": identity_source, "adjudication": bool(adjudication),
         # the KB record an answer makes: each entity type with its value (the answer in the answer's slot)
         "kb_entities": [[t, answer if t == schema.answer else query_values.get(t, "")] for t in schema.entity_types]
         if answer else [],
@@ -176,6 +183,7 @@ def record_decision(
         None,
         provenance,
         identity_source,
+        bool(adjudication),
     )
 
 
@@ -190,11 +198,13 @@ def apply_decision(con: duckdb.DuckDBPyConnection, row: Mapping[str, object], se
     supersedes = previous[-1] if previous else None
     values = [row["curator"], row["schema_name"], row["query"], row["query_entities"], row["entity_key"],
               row["pmid"], row["grade"], row["answer"], row["note"], supersedes, row["provenance"] or None, seq,
-              source]
+              source, bool(row.get("adjudication", False))]
     if decision_id is None:
         decision_id, created = con.execute(SQL_INSERT_DECISION, values).fetchall()[0]
     else:
         decision_id, created = con.execute(SQL_REPLAY_DECISION, [decision_id, created, *values]).fetchall()[0]
+    if "adjudication" not in row:  # a journal record older than the typed field: migration 11's rule decides
+        con.execute(SQL_LEGACY_ADJUDICATION, [decision_id])
     for old in previous:
         con.execute(SQL_SUPERSEDE, [decision_id, old])
         _remove_curator_record(con, old)
@@ -346,7 +356,7 @@ def withdraw_decision(con: duckdb.DuckDBPyConnection, decision_id: int, by: str)
 
 def _decision(row: tuple) -> Decision:
     (decision_id, curator, schema, query, entities, pmid, grade, answer, note, created, superseded, provenance,
-     source) = row
+     source, adjudication) = row
     return Decision(
         decision_id,
         curator,
@@ -361,6 +371,7 @@ def _decision(row: tuple) -> Decision:
         superseded,
         provenance,
         source,
+        bool(adjudication),
     )
 
 

@@ -8,6 +8,7 @@ names as given.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -31,6 +32,12 @@ SQL_LIST_AUDIT = """
 SELECT audit_id, CAST(changed_at AS VARCHAR), actor, actor_source, person, role, change, reason
 FROM role_audit ORDER BY audit_id DESC LIMIT ?
 """
+#: Role writes of this process, one at a time. DuckDB's snapshot isolation lets two transactions that each saw
+#: "no roles yet" both insert their (different) grant without a conflict, so a check and the grant it decides
+#: are made under this lock, in one transaction. Only one process opens a store for writing (DuckDB's file
+#: lock), so a process-wide lock covers every writer of it.
+_ROLES_LOCK = threading.RLock()
+
 SQL_SEEN = """
 INSERT INTO team_people (person, display_name, source, claimed_roles) VALUES (?, ?, ?, ?)
 ON CONFLICT (person) DO UPDATE SET display_name = excluded.display_name, source = excluded.source,
@@ -122,7 +129,7 @@ def change_roles(con: duckdb.DuckDBPyConnection, changes: Sequence[tuple[str, st
     Returns how many changes were made.
     """
     made = 0
-    with transaction(con):
+    with _ROLES_LOCK, transaction(con):
         for person, role, change in changes:
             held = bool(_scalar(con, SQL_HAS_ROLE, [person, role]))
             if change == "grant" and not held:
@@ -136,6 +143,18 @@ def change_roles(con: duckdb.DuckDBPyConnection, changes: Sequence[tuple[str, st
             con.execute(SQL_AUDIT, [actor, actor_source, person, role, change, reason])
             made += 1
     return made
+
+
+def grant_first_role(con: duckdb.DuckDBPyConnection, person: str, role: str, source: str, reason: str) -> bool:
+    """Grant ``role`` to ``person`` (granted by themselves, with an audit row) only if the store holds no role
+    grant at all; the check and the grant are one step, so of several first sign-ins at once exactly one
+    wins. Returns whether it was granted."""
+    with _ROLES_LOCK, transaction(con):
+        if _scalar(con, SQL_COUNT_ROLES):
+            return False
+        con.execute(SQL_GRANT, [person, role, person])
+        con.execute(SQL_AUDIT, [person, source, person, role, "grant", reason])
+    return True
 
 
 def list_role_changes(con: duckdb.DuckDBPyConnection, limit: int = 200) -> list[RoleChange]:

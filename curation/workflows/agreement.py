@@ -11,7 +11,7 @@ weighted by default (each step on the scale costs the same; quadratic weights wo
 one two-step disagreement count four times a one-step one, which the three grades do not
 justify), and alpha uses Krippendorff's ordinal metric.
 
-Adjudications (decisions whose note is ``adjudication``) are final grades, not independent
+Adjudications (decisions with the typed ``adjudication`` field; a note is only text) are final grades, not independent
 labels: they close a disagreement and never count as an annotator's label. Because the store
 lets a curator's new decision on an item supersede their earlier one, an annotator who later
 adjudicates the same item supersedes their own label; pass
@@ -287,5 +287,5 @@ def disagreements(decisions: Iterable[Decision]) -> list[Disagreement]:
 
 
 def open_disagreements(decisions: Iterable[Decision]) -> list[Disagreement]:
-    """Disagreements no one has adjudicated yet (no active ``adjudication`` decision on the item)."""
+    """Disagreements no one has adjudicated yet (no active adjudication decision on the item)."""
     return [d for d in disagreements(decisions) if d.is_open]

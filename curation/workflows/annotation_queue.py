@@ -10,8 +10,9 @@ An annotator (a curator name) is given, in this order:
    what curators graded relevant and not relevant, or ranked far apart by BM25 and the dense model.
 
 Grades are recorded with ``curation.store.decisions.record_decision`` like any decision. An adjudicator records
-the final grade of a disagreement under their own name with the note ``adjudication``
-(:func:`adjudicate`); ``curation.workflows.agreement.open_disagreements`` lists those still open.
+the final grade of a disagreement under their own name, marked as an adjudication in its typed field
+(:func:`adjudicate`, the only writer of that field, behind the adjudicator role);
+``curation.workflows.agreement.open_disagreements`` lists those still open.
 :func:`annotation_view` is the Annotate page's one call.
 """
 
@@ -28,7 +29,7 @@ from curation.access import Action, Who
 from curation.entities.matching import Matcher
 from curation.errors import CurationError
 from curation.grades import Grade
-from curation.records import ADJUDICATION_NOTE, Decision, ItemKey, MarkedText, fold_relation, is_adjudication, item_key
+from curation.records import Decision, ItemKey, MarkedText, fold_relation, is_adjudication, item_key
 from curation.retrieval.passages import shift
 from curation.schemas import RelationSchema
 from curation.store.corpus import get_documents
@@ -158,7 +159,9 @@ def adjudicate(
     grade: Grade,
     answer: str = "",
 ) -> Decision:
-    """Record the final grade of a disagreement under the adjudicator's name (note ``adjudication``).
+    """Record the final grade of a disagreement under the adjudicator's name, typed as an adjudication.
+
+    The one way to make an adjudication: the role is checked here, and a note typed on any page is only text.
 
     Raises:
         CurationError: as ``curation.store.decisions.record_decision`` (no name, unknown grade, ...), or the
@@ -171,8 +174,8 @@ def adjudicate(
         )
     values = dict(disagreement.values)
     return record_decision(
-        con, identity.name, schema, values, disagreement.item.pmid, grade, answer=answer, note=ADJUDICATION_NOTE,
-        identity_source=identity.source,
+        con, identity.name, schema, values, disagreement.item.pmid, grade, answer=answer,
+        identity_source=identity.source, adjudication=True,
     )
 
 

@@ -54,10 +54,11 @@ def sign_in_oidc(con: duckdb.DuckDBPyConnection, claims: Mapping[str, object], s
     store becomes maintainer.
 
     Raises:
-        AccessDeniedError: no account or no verified email in the claims, or the email belongs to another account;
+        AccessDeniedError: no account or no verified email in the claims, an email outside
+            ``CURATION_TEAM_DOMAINS``, or an email that belongs to another account;
             SignInExpiredError: the sign-in is older than allowed.
     """
-    return _signed_in(con, access.from_claims(claims, settings), noted)
+    return _signed_in(con, access.from_claims(claims, settings), noted, settings)
 
 
 def sign_in_proxy(con: duckdb.DuckDBPyConnection, headers: Mapping[str, str | Sequence[str]], server_address: str,
@@ -66,18 +67,25 @@ def sign_in_proxy(con: duckdb.DuckDBPyConnection, headers: Mapping[str, str | Se
     sign-in ends ``CURATION_SIGN_IN_HOURS`` after ``since``, when the session first saw it.
 
     Raises:
-        CurationError: the proxy set-up is wrong; AccessDeniedError: the connection is not the proxy's.
+        CurationError: the proxy set-up is wrong; AccessDeniedError: the connection is not the proxy's, or the
+            email is outside ``CURATION_TEAM_DOMAINS``.
     """
-    return _signed_in(con, access.from_proxy(headers, server_address, settings, since), noted)
+    return _signed_in(con, access.from_proxy(headers, server_address, settings, since), noted, settings)
 
 
-def _signed_in(con: duckdb.DuckDBPyConnection, identity: Identity, noted: str) -> SignedIn:
-    identity = access.account_identity(con, identity)  # on every run: an email taken by another account stops here
+def _signed_in(con: duckdb.DuckDBPyConnection, identity: Identity, noted: str, settings: Settings) -> SignedIn:
     if identity.expired():
         again = "reload the page to sign in again" if identity.source is IdentitySource.PROXY else "sign in again"
         raise SignInExpiredError(f"your sign-in as {identity.name} has ended; {again}")
+    # On every run, before anything is written: a team's domains only, then an email taken by another account
+    # stops here (an outsider's email is never bound to their account).
+    access.admit(identity, settings.team_domains)
+    identity = access.account_identity(con, identity)
     fresh = identity.name != noted
-    return SignedIn(identity, access.sign_in(con, identity) if fresh else access.roles_of(con, identity))
+    if not fresh:
+        return SignedIn(identity, access.roles_of(con, identity))
+    return SignedIn(identity, access.sign_in(con, identity, first_maintainer=settings.team_first_maintainer,
+                                             domains=settings.team_domains))
 
 
 def may(con: duckdb.DuckDBPyConnection, who: Who, action: Action) -> bool:

@@ -39,7 +39,8 @@ def _decisions():
 
     return (
         connection()
-        .execute("SELECT curator, pmid, grade, note FROM decisions WHERE superseded_by IS NULL ORDER BY decision_id")
+        .execute("SELECT curator, pmid, grade, adjudication FROM decisions WHERE superseded_by IS NULL "
+                 "ORDER BY decision_id")
         .fetchall()
     )
 
@@ -70,7 +71,7 @@ def test_grading_the_next_pair_records_a_decision(loaded_db):
     assert any("bo: Complete evidence; carl: Not relevant" in c.value for c in at.caption)
     at.button(key="annotate_partial").click().run()
     assert not at.exception
-    assert _decisions()[-1] == ("ana", "1000001", Grade.PARTIAL, "")
+    assert _decisions()[-1] == ("ana", "1000001", Grade.PARTIAL, False)
     # The pair left ana's queue.
     assert not any("graded by 2 other curators" in c.value for c in at.caption)
 
@@ -91,14 +92,14 @@ def test_adjudicating_a_disagreement_records_the_final_grade(loaded_db):
     pick.set_value(Grade.PARTIAL)
     go.click().run()
     assert not at.exception
-    assert _decisions()[-1] == ("ana", "1000001", Grade.PARTIAL, "adjudication")
+    assert _decisions()[-1] == ("ana", "1000001", Grade.PARTIAL, True)
     assert not [b for b in at.button if b.label == "Adjudicate"]
     assert any("Disagreements to adjudicate · 0" in s.value for s in at.subheader)
 
 
 def test_an_adjudicated_grade_is_marked_as_such_on_the_curate_card(loaded_db):
     con = open_store(loaded_db)
-    record_decision(con, "ana", PO, BRAF, "1000001", Grade.PARTIAL, note="adjudication")
+    record_decision(con, "ana", PO, BRAF, "1000001", Grade.PARTIAL, adjudication=True)
     con.close()
     at = AppTest.from_file(APP, default_timeout=120)
     at.session_state["curator"] = "ana"

@@ -17,7 +17,7 @@ from curation.errors import AccessDeniedError
 from curation.grades import Grade
 from curation.schemas import PO
 from curation.store.opening import open_store
-from curation.store.team import list_role_changes
+from curation.store.team import list_people, list_role_changes
 from curation.workflows import curate, team
 
 APP = str(PROJECT_ROOT / "app.py")
@@ -92,6 +92,24 @@ def test_first_sign_in_becomes_maintainer_and_the_team_page_grants_roles(monkeyp
         con.close()
     assert changes == [("ana@example.org", "ben@example.org", "curator", "grant", "joins the CIViC team"),
                        ("ana@example.org", "ana@example.org", "maintainer", "grant", access.roles.FIRST_SIGN_IN)]
+
+
+def test_the_allow_list_settings_keep_strangers_from_owning_the_store(monkeypatch, loaded_db):
+    monkeypatch.setenv("CURATION_TEAM_DOMAINS", "example.org")
+    monkeypatch.setenv("CURATION_TEAM_FIRST_MAINTAINER", "ana@example.org")
+    at = _app(monkeypatch, loaded_db, _user("eve@evil.example"))
+    assert not at.exception, at.exception
+    assert any("evil.example" in e and "CURATION_TEAM_DOMAINS" in e for e in _said(at, "error"))
+    at = _app(monkeypatch, loaded_db, _user("ben@example.org"))  # admitted, first, but not the named maintainer
+    assert not any("Roles: maintainer" in c.value for c in at.sidebar.caption)
+    at = _app(monkeypatch, loaded_db, _user("ana@example.org"))
+    assert any("Roles: maintainer" in c.value for c in at.sidebar.caption)
+    con = open_store(loaded_db)
+    try:
+        assert {p.person for p in list_people(con)} == {"ana@example.org", "ben@example.org"}
+        assert access.roles.list_role_holders(con, access.Role.MAINTAINER) == ["ana@example.org"]
+    finally:
+        con.close()
 
 
 def _team_store(db) -> None:

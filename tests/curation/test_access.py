@@ -14,6 +14,7 @@ from curation.access import Identity, IdentitySource
 from curation.config import Settings
 from curation.errors import AccessDeniedError, CurationError, SignInExpiredError
 from curation.grades import Grade
+from curation.learning.feedback import resolve_decisions
 from curation.schemas import PO
 from curation.store.base import stats
 from curation.store.decisions import get_decision, list_decisions
@@ -36,7 +37,7 @@ from curation.workflows import (
     watch,
     worklist,
 )
-from curation.workflows.agreement import disagreements
+from curation.workflows.agreement import disagreements, open_disagreements
 from curation.workflows.ingestion import ingest_corpus, ingest_kb
 from curation.workflows.provenance import decision_history
 
@@ -89,6 +90,70 @@ def test_first_sign_in_of_an_empty_team_store_becomes_maintainer_with_an_audit_r
     assert [(c.actor, c.person, c.role, c.change, c.reason) for c in audit] == [
         ("ana@example.org", "ana@example.org", "maintainer", "grant", access.roles.FIRST_SIGN_IN)]
     assert {p.person for p in list_people(loaded)} == {ANA.name, BEN.name}
+
+
+def _sign_in_at_once(con, people: list[Identity]) -> list[BaseException]:
+    """Sign ``people`` in at the same moment, each on its own cursor of ``con`` (as the app's sessions do)."""
+    import threading
+
+    start = threading.Barrier(len(people))
+    errors: list[BaseException] = []
+
+    def one(who: Identity) -> None:
+        cursor = con.cursor()
+        try:
+            start.wait()
+            access.sign_in(cursor, who)
+        except BaseException as exc:  # a failed thread must fail the test, not vanish
+            errors.append(exc)
+        finally:
+            cursor.close()
+
+    threads = [threading.Thread(target=one, args=(p,)) for p in people]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return errors
+
+
+def test_concurrent_first_sign_ins_make_exactly_one_maintainer(tmp_path):
+    """The "no roles yet" check and the grant must not interleave: six people at once, several times."""
+    for trial in range(8):
+        con = open_store(tmp_path / f"race{trial}.duckdb")
+        people = [person(f"p{i}@example.org") for i in range(6)]
+        assert _sign_in_at_once(con, people) == []
+        holders = access.roles.list_role_holders(con, access.Role.MAINTAINER)
+        assert len(holders) == 1, f"trial {trial}: {holders}"
+        assert len(list_role_changes(con)) == 1 and len(list_people(con)) == len(people)
+        con.close()
+
+
+def test_the_first_maintainer_setting_decides_who_owns_an_empty_team_store(loaded):
+    assert access.sign_in(loaded, BEN, first_maintainer="ana@example.org") == frozenset()  # a stranger first
+    assert not access.is_team_store(loaded)
+    assert access.sign_in(loaded, ANA, first_maintainer="ANA@example.org") == {access.Role.MAINTAINER}
+
+
+def test_team_domains_refuse_people_from_elsewhere_before_anything_is_written(loaded):
+    stranger = person("eve@evil.example")
+    with pytest.raises(AccessDeniedError, match="evil.example"):
+        access.sign_in(loaded, stranger, domains=("example.org",))
+    assert list_people(loaded) == [] and not access.is_team_store(loaded)
+    assert access.sign_in(loaded, ANA, domains=("Example.org",)) == {access.Role.MAINTAINER}
+    with pytest.raises(AccessDeniedError):
+        access.sign_in(loaded, person("eve@sub.example.org"), domains=("example.org",))  # a domain, not a suffix
+
+
+def test_team_allow_list_settings(monkeypatch):
+    monkeypatch.setenv("CURATION_TEAM_FIRST_MAINTAINER", " Ana@Example.org ")
+    monkeypatch.setenv("CURATION_TEAM_DOMAINS", "example.org, Lab.example.net ,")
+    settings = Settings()
+    assert settings.team_first_maintainer == "ana@example.org"
+    assert settings.team_domains == ("example.org", "lab.example.net")
+    monkeypatch.setenv("CURATION_TEAM_DOMAINS", "@example.org")
+    with pytest.raises(CurationError, match="CURATION_TEAM_DOMAINS"):
+        Settings()
 
 
 def test_role_changes_are_audited_and_only_maintainers_make_them(teamed):
@@ -145,6 +210,27 @@ def test_annotators_label_adjudicators_resolve(teamed):
     final = annotation_queue.adjudicate(teamed, DAN, PO, disagreement, Grade.COMPLETE)
     assert (final.curator, final.identity_source) == (DAN.name, "oidc")
     assert {d.curator for d in list_decisions(teamed)} == {BEN.name, CAT.name, DAN.name}
+
+
+def test_a_curator_cannot_adjudicate_by_typing_adjudication_as_a_note(teamed):
+    annotation_queue.record_label(teamed, CAT, PO, BRAF, "1000001", Grade.COMPLETE)
+    curate.record_judgement(teamed, None, BEN, PO, BRAF, "1000001", Grade.NOT_RELEVANT)
+    (disagreement,) = disagreements(list_decisions(teamed))
+    with pytest.raises(AccessDeniedError, match="resolve disagreements"):
+        annotation_queue.adjudicate(teamed, BEN, PO, disagreement, Grade.PARTIAL)
+    for note in ("adjudication", "Adjudication: the final grade"):
+        curate.record_judgement(teamed, None, BEN, PO, BRAF, "1000001", Grade.PARTIAL, note=note)
+    decisions = list_decisions(teamed, include_superseded=True)
+    assert [d.item.pmid for d in open_disagreements(decisions)] == ["1000001"]  # still open: a note decides nothing
+    chosen, counts = resolve_decisions(decisions)  # training leaves the item out; it does not take the curator's grade
+    assert chosen == [] and counts.get("conflicts_excluded") == 1 and not counts.get("adjudicated")
+    assert not any(d.adjudication for d in decisions)
+    final = annotation_queue.adjudicate(teamed, DAN, PO, disagreement, Grade.PARTIAL)
+    assert final.adjudication and get_decision(teamed, final.decision_id).adjudication
+    decisions = list_decisions(teamed, include_superseded=True)
+    assert open_disagreements(decisions) == []
+    chosen, counts = resolve_decisions(decisions)
+    assert [d.decision_id for d in chosen] == [final.decision_id] and counts.get("adjudicated") == 1
 
 
 def test_maintainer_only_writes_are_refused_to_everyone_else_before_anything_is_written(teamed, fixtures, tmp_path):

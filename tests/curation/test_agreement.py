@@ -27,10 +27,12 @@ def decision(
     gene: str = "BRAF",
     note: str = "",
     superseded_by: int | None = None,
+    adjudication: bool = False,
 ) -> Decision:
     entities = (("Gene", gene), ("Variant", "V600E"))
     query = f"Treatment for gene {gene} and variant V600E?"
-    return Decision(decision_id, curator, "PO", query, entities, pmid, grade, "", note, "", superseded_by)
+    return Decision(decision_id, curator, "PO", query, entities, pmid, grade, "", note, "", superseded_by,
+                    adjudication=adjudication)
 
 
 def grades(curator: str, given: list[str], start: int) -> list[Decision]:
@@ -128,7 +130,7 @@ def test_labels_skip_withdrawn_replaced_and_adjudications_but_keep_labels_their_
         decision(2, "bo", N, "1"),
         decision(3, "bo", P, "2", superseded_by=4),  # replaced by bo's own later grade
         decision(4, "bo", C, "2"),
-        decision(5, "ana", P, "1", note="adjudication"),
+        decision(5, "ana", P, "1", adjudication=True),
         decision(6, "carl", N, "2", superseded_by=6),  # withdrawn (undone)
     ]
     got = {(label.annotator, label.item.pmid): label.grade for label in current_labels(decisions)}
@@ -143,10 +145,10 @@ def test_disagreements_say_who_said_what_and_close_on_adjudication():
     assert one.labels == (("ana", C), ("bo", P))
     assert dict(one.values) == {"Gene": "BRAF", "Variant": "V600E"}
     assert one.is_open
-    adjudicated = [*decisions, decision(40, "dee", P, "2", note="adjudication")]
+    adjudicated = [*decisions, decision(40, "dee", P, "2", adjudication=True)]
     assert open_disagreements(adjudicated) == []
     assert disagreements(adjudicated)[0].adjudication.curator == "dee"
-    undone = [*decisions, decision(40, "dee", P, "2", note="adjudication", superseded_by=40)]
+    undone = [*decisions, decision(40, "dee", P, "2", adjudication=True, superseded_by=40)]
     assert [d.item.pmid for d in open_disagreements(undone)] == ["2"]
 
 
@@ -155,3 +157,8 @@ def test_progress_counts_items_of_the_pool():
     pool = [item_key(d) for d in ANA] + [ItemKey("PO", (), "999")]
     got = {p.annotator: (p.labelled, p.total) for p in progress(matrix, pool)}
     assert got == {"ana": (4, 5), "bo": (1, 5), "carl": (0, 5)}
+
+
+def test_a_note_saying_adjudication_is_not_an_adjudication():
+    noted = [*ANA, *BO, decision(40, "bo", P, "2", note="adjudication")]  # bo typed it; only adjudicate() types one
+    assert [d.item.pmid for d in open_disagreements(noted)] == ["2"]

@@ -200,7 +200,7 @@ def test_adjudication_closes_the_disagreement_and_keeps_the_annotators_labels(se
     (open_one,) = open_disagreements(list_decisions(con, include_superseded=True))
     assert open_one.labels == (("ana", Grade.COMPLETE), ("bo", Grade.PARTIAL))
     final = adjudicate(con, "ana", PO, open_one, Grade.PARTIAL)
-    assert (final.curator, final.note, final.grade) == ("ana", "adjudication", Grade.PARTIAL)
+    assert (final.curator, final.adjudication, final.grade) == ("ana", True, Grade.PARTIAL)
     decisions = list_decisions(con, include_superseded=True)
     assert open_disagreements(decisions) == []
     # ana's own label is superseded in the store but still counts as her label.

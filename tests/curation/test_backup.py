@@ -238,6 +238,26 @@ def test_recover_skips_a_damaged_backup_for_an_older_good_one(db, tmp_path):
     assert _decision_ids(db) == first
 
 
+@pytest.mark.parametrize("keep", ["0", "-1"])
+def test_a_keep_below_one_is_refused_and_deletes_nothing(db, tmp_path, capsys, keep):
+    folder = tmp_path / "backups"
+    for _ in range(2):
+        assert main(["backup", "--db", str(db), "--dir", str(folder)]) == 0
+    kept = [b.folder for b in list_backups(folder)]
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as stopped:  # refused by the argument parser, before the store is opened
+        main(["backup", "--db", str(db), "--dir", str(folder), "--keep", keep])
+    assert stopped.value.code == 2 and "--keep" in capsys.readouterr().err
+    assert [b.folder for b in list_backups(folder)] == kept
+    con = open_store(db)
+    try:
+        with pytest.raises(CurationError, match="at least 1"):
+            backup_store(con, folder, keep=int(keep))
+    finally:
+        con.close()
+    assert [b.folder for b in list_backups(folder)] == kept
+
+
 def test_cli_backup_and_recover(db, tmp_path, capsys):
     folder = tmp_path / "backups"
     assert main(["backup", "--db", str(db), "--dir", str(folder)]) == 0

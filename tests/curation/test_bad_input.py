@@ -215,6 +215,23 @@ FILE_CASES = [
          "correct the offsets or the mention"],
         id="offsets-do-not-match",
     ),
+    # Digits of other scripts pass str.isdigit: "١٢٣" would be a second copy of PMID 123, "²³" crashes int().
+    pytest.param(
+        "corpus", "jsonl", "c.jsonl", '{"pmid": "\u0661\u0662\u0663", "title": "T", "abstract": "A."}\n',
+        ["line 1", "is not a PubMed id"], id="arabic-indic-digits-pmid-jsonl",
+    ),
+    pytest.param(
+        "corpus", "pubtator", "c.PubTator", "\u00b2\u00b3|t|BRAF V600E\n\u00b2\u00b3|a|Text.\n",
+        ["line 1", "field 'pmid'"], id="superscript-digits-pmid-pubtator",
+    ),
+    pytest.param(
+        "corpus", "pubtator", "c.PubTator", "7|t|BRAF V600E\n7|a|Text.\n7\t\u2070\t\u2074\tBRAF\tGene\t673\n",
+        ["line 3"], id="superscript-digits-offsets-pubtator",
+    ),
+    pytest.param(
+        "corpus", "pubmed-xml", "p.xml", _xml(_article("\uff11\uff12", "BRAF V600E.")),
+        ["is not a PubMed id"], id="fullwidth-digits-pmid-xml",
+    ),
 ]
 
 
@@ -535,3 +552,96 @@ def test_hostile_titles_and_abstracts_reach_the_pages_escaped(searchable, text):
         assert "".join(_parse(fragment).text) == f"BRAF V600E {text}"
     for fragment in (marked_html(row.abstract), marked_html(view.next.abstract)):
         assert "".join(_parse(fragment).text) == f"BRAF V600E with vemurafenib. {text}"
+
+
+# --- the command line: paths, counts and PMIDs ------------------------------------------------------------------
+
+
+@pytest.fixture
+def cli_db(loaded, tmp_path, monkeypatch):
+    """The loaded store, closed so that commands can open it; no model version (BM25 serves)."""
+    monkeypatch.setenv("CURATION_MODELS_DIR", str(tmp_path / "models"))
+    loaded.close()
+    return tmp_path / "test.duckdb"
+
+
+def _output_commands(db, target) -> dict[str, list[str]]:
+    search = ["--schema", "PO", "--entity", "Gene=BRAF", "--mode", "bm25"]
+    return {
+        "search": ["search", "--db", str(db), *search, "--out", str(target)],
+        "export": ["export", "decisions", "--db", str(db), "--out", str(target)],
+        "suggest": ["suggest", "--db", str(db), *search, "--export", str(target), "--export-format", "csv"],
+    }
+
+
+@pytest.mark.parametrize("command", ["search", "export", "suggest"])
+@pytest.mark.parametrize("where", ["missing folder", "a folder"])
+def test_an_output_path_that_cannot_be_written_is_one_line_naming_it(cli_db, tmp_path, capsys, command, where):
+    from curation.cli import main
+
+    target = tmp_path / "no" / "such" / "out.txt" if where == "missing folder" else tmp_path / "folder.csv"
+    if where == "a folder":
+        target.mkdir()
+    capsys.readouterr()
+    assert main(_output_commands(cli_db, target)[command]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(target) in err and "Traceback" not in err, err
+
+
+def test_a_backup_folder_that_is_a_file_is_one_line_naming_it(cli_db, tmp_path, capsys):
+    from curation.cli import main
+
+    target = tmp_path / "backups-file"
+    target.write_text("not a folder")
+    capsys.readouterr()
+    assert main(["backup", "--db", str(cli_db), "--dir", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(target) in err, err
+    assert target.read_text() == "not a folder"
+
+
+@pytest.mark.parametrize("pmid", ["\u0661\u0662\u0663", "\u00b2\u00b3", "\uff11\uff12\uff13", "\u09e9", "12 3", ""])
+def test_a_pmid_is_ascii_digits_only_wherever_one_is_read(pmid):
+    from curation.ingest import fetch
+    from curation.ingest.tabular import valid_pmid
+
+    assert not valid_pmid(pmid)
+    with pytest.raises(InputError, match="not a PubMed id"):
+        fetch._valid_pmids(["123", pmid])
+    assert valid_pmid("123") and fetch._valid_pmids(["123", " 123 "]) == ["123"]
+
+
+def test_uniprot_evidence_cites_ascii_pmids_only():
+    from curation.ingest.uniprot import _evidence_by_pmid
+
+    other_script = "ECO:0000269|PubMed:\u0661\u0662\u0663"
+    assert _evidence_by_pmid(other_script) == [(None, other_script)]
+    assert _evidence_by_pmid("ECO:0000269|PubMed:123") == [("123", "ECO:0000269")]
+
+
+@pytest.mark.parametrize("command", [
+    ["stats"], ["stats", "--json"], ["export", "decisions"], ["backup"], ["roles"], ["roles", "audit"],
+    ["withdraw", "1"], ["rescore"], ["normalise", "BRAF"], ["train-relations"], ["retrain"],
+    ["search", "--schema", "PO", "--entity", "Gene=BRAF", "--mode", "bm25"],
+    ["suggest", "--schema", "PO", "--entity", "Gene=BRAF", "--mode", "bm25"],
+])
+def test_a_mistyped_db_is_refused_and_creates_nothing(tmp_path, capsys, monkeypatch, command):
+    """Only commands that put data in a store (ingest, fetch, quickstart, add-schemas) may create one."""
+    from curation.cli import main
+
+    monkeypatch.setenv("CURATION_MODELS_DIR", str(tmp_path / "models"))
+    monkeypatch.setenv("CURATION_BACKUPS_DIR", str(tmp_path / "backups"))
+    typo = tmp_path / "dta" / "curation.duckdb"
+    capsys.readouterr()
+    assert main([command[0], "--db", str(typo), *command[1:]]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(typo) in err and "no store" in err, err
+    assert not (tmp_path / "dta").exists() and not (tmp_path / "backups").exists()
+
+
+def test_an_import_still_creates_its_store(tmp_path, fixtures, capsys):
+    from curation.cli import main
+
+    db = tmp_path / "new" / "folder" / "store.duckdb"
+    assert main(["ingest-kb", "civic", str(fixtures / "civic" / "current.tsv"), "--db", str(db)]) == 0
+    assert db.exists()

@@ -123,3 +123,73 @@ def test_answers_do_not_change_what_cached_resources_are_built_from(loaded):
                                Grade.COMPLETE, answer="Dabrafenib")
     assert any(r.source == "curator" for r in list_kb_records(loaded)) and decision.answer == "Dabrafenib"
     assert content_counts(loaded) == before
+
+
+def test_migration_types_adjudications_only_where_the_author_could_adjudicate(tmp_path, monkeypatch):
+    """Before the typed field a note ``adjudication`` made one, whoever typed it: the migration keeps only those
+    whose author held the adjudicator (or maintainer) role when they made it, or worked in a personal store."""
+    from datetime import UTC, datetime, timedelta
+
+    from curation.store import base
+    from curation.store.migrations import MIGRATIONS
+    from curation.store.opening import open_store
+    from curation.store.team import change_roles
+
+    path = tmp_path / "old.duckdb"
+    monkeypatch.setattr(base, "MIGRATIONS", tuple(m for m in MIGRATIONS if m[0] <= 10))  # before the typed field
+    con = open_store(path)
+    early, late = "2020-01-01 00:00:00+00", (datetime.now(UTC) + timedelta(hours=1)).isoformat()
+    change_roles(con, [("ana@x.org", "maintainer", "grant"), ("ben@x.org", "curator", "grant"),
+                       ("dan@x.org", "adjudicator", "grant"), ("gus@x.org", "adjudicator", "grant")], "ana@x.org",
+                 "oidc")
+    change_roles(con, [("gus@x.org", "adjudicator", "revoke")], "ana@x.org", "oidc")
+    rows = [  # (curator, identity source, when, note, an adjudication after the migration)
+        ("ana", "self-declared", early, "adjudication", True),  # a personal store then: every name held every role
+        ("dan@x.org", "oidc", early, "adjudication", False),  # before dan was granted the role
+        ("dan@x.org", "oidc", late, "Adjudication: a tie", True),
+        ("ana@x.org", "oidc", late, "adjudication", True),  # a maintainer may adjudicate
+        ("operator", "local", late, "adjudication", True),  # the shell holds every role
+        ("ben@x.org", "oidc", late, "adjudication", False),  # a curator
+        ("eve@x.org", "proxy", late, "adjudication", False),  # no role at all
+        ("gus@x.org", "oidc", late, "adjudication", False),  # the role was revoked before
+        ("bo", "self-declared", late, "adjudication", False),  # a typed name in a team store has no role
+        ("dan@x.org", "oidc", late, "looks right", False),  # not an adjudication note
+    ]
+    for i, (curator, source, when, note, _) in enumerate(rows, start=1):
+        con.execute("INSERT INTO decisions (curator, schema_name, query, query_entities, entity_key, pmid, grade, "
+                    "note, created_at, identity_source) VALUES (?, 'PO', 'q', '{}', '{}', ?, 'partial', ?, "
+                    "CAST(? AS TIMESTAMPTZ), ?)", [curator, str(i), note, when, source])
+    con.close()
+    monkeypatch.undo()
+
+    con = open_store(path)
+    got = [(d.curator, d.note, d.adjudication) for d in list_decisions(con)]
+    assert got == [(curator, note, expected) for curator, _, _, note, expected in rows]
+    con.close()
+
+
+def test_a_replayed_journal_record_older_than_the_typed_field_follows_the_migration(loaded):
+    """Journal records written before migration 11 carry no ``adjudication`` field; replayed, their note decides
+    as the migration decided for the rows the store held."""
+    from curation.store.base import transaction
+    from curation.store.decisions import apply_decision, get_decision
+    from curation.store.team import change_roles
+
+    change_roles(loaded, [("dan@x.org", "adjudicator", "grant"), ("ben@x.org", "curator", "grant")], "local:ops",
+                 "local")
+    made = record_decision(loaded, "dan@x.org", PO, BRAF, "1000001", Grade.PARTIAL, identity_source="oidc")
+    row = {"curator": "", "schema_name": "PO", "query": made.query, "query_entities": '{"Gene": "BRAF"}',
+           "entity_key": '{"gene": "braf"}', "pmid": "1000002", "grade": "partial", "answer": "", "provenance": "",
+           "kb_entities": []}
+    replayed = {}
+    for curator, note in (("dan@x.org", "adjudication"), ("ben@x.org", "adjudication"), ("dan@x.org", "ok")):
+        with transaction(loaded):
+            legacy = {**row, "curator": curator, "note": note, "identity_source": "oidc"}
+            replayed[(curator, note)] = apply_decision(loaded, legacy)[0]
+    with transaction(loaded):
+        typed = apply_decision(loaded, {**row, "curator": "ben@x.org", "note": "adjudication",
+                                        "identity_source": "oidc", "adjudication": False})[0]
+    got = {key: get_decision(loaded, i).adjudication for key, i in replayed.items()}
+    assert got == {("dan@x.org", "adjudication"): True, ("ben@x.org", "adjudication"): False,
+                   ("dan@x.org", "ok"): False}
+    assert not get_decision(loaded, typed).adjudication  # a record that carries the field is taken as written

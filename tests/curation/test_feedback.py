@@ -34,9 +34,10 @@ def text_match(value: str, kind: str, doc: Document) -> bool:
 
 
 def decision(i: int, pmid: str, grade: str, curator: str = "ann", answer: str = "", note: str = "",
-             superseded_by: int | None = None, entities=BRAF, schema: str = "PO") -> Decision:
+             superseded_by: int | None = None, entities=BRAF, schema: str = "PO", adjudication: bool = False
+             ) -> Decision:
     return Decision(i, curator, schema, PO.render_query(dict(entities)), entities, pmid, grade, answer, note,
-                    f"2026-11-22 10:00:{i:02d}", superseded_by)
+                    f"2026-11-22 10:00:{i:02d}", superseded_by, adjudication=adjudication)
 
 
 def pairs(decisions, config=FeedbackConfig()):
@@ -83,7 +84,7 @@ def test_an_adjudication_decides_its_item():
     decisions = [
         decision(1, "1", Grade.NOT_RELEVANT, curator="ann"),
         decision(2, "1", Grade.PARTIAL, curator="bob"),
-        decision(3, "1", Grade.NOT_RELEVANT, curator="cy", note="adjudication"),
+        decision(3, "1", Grade.NOT_RELEVANT, curator="cy", adjudication=True),
         decision(4, "1", Grade.COMPLETE, curator="dee"),  # after the adjudication: still the adjudication decides
     ]
     report = pairs(decisions)

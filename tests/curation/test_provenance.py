@@ -134,7 +134,7 @@ def test_a_decision_keeps_where_it_was_seen_what_ranked_it_and_the_query_as_link
     assert "linked Val600Glu → V600E" in describe(stored) and describe("") == "" and describe("not json") == ""
     made = Decision(7, "ana", "PO", "q", (("Variant", "Val600Glu"),), "1", "complete", "Vemurafenib", "a, b",
                     "2026-11-25 06:12:00", None, stored)
-    final = dataclasses.replace(made, decision_id=8, curator="cy", note="adjudication", provenance="", answer="")
+    final = dataclasses.replace(made, decision_id=8, curator="cy", note="", adjudication=True, provenance="", answer="")
     assert decision_history([final, made]) == [
         "2026-11-25 06:12 · ana · Complete evidence · answer Vemurafenib · " + describe(stored) + " · note: a, b",
         "2026-11-25 06:12 · cy · Complete evidence (adjudicated)",
