@@ -591,3 +591,10 @@ def test_accounts_signing_in_at_once_with_one_email_bind_it_to_exactly_one(con):
     winners = [o for o in outcomes if o != "refused"]
     assert len(winners) == 1 and [(a.subject, a.person) for a in list_accounts(con)] == [(winners[0],
                                                                                           "ana@example.org")]
+
+
+def test_an_email_outside_the_teams_domains_is_refused_before_it_is_bound_to_an_account(loaded):
+    settings = Settings(identity="oidc", team_domains=("example.org",))
+    with pytest.raises(AccessDeniedError, match="admits email addresses of example.org only"):
+        team.sign_in_oidc(loaded, _claims("eve@elsewhere.net", "eve-1"), settings)
+    assert list_accounts(loaded) == [] and list_people(loaded) == []
