@@ -64,6 +64,9 @@ class Settings:
             with no roles (``CURATION_TEAM_FIRST_MAINTAINER``); empty: whoever the provider lets in first.
         team_domains: the email domains admitted to sign in at all (``CURATION_TEAM_DOMAINS``, comma-separated,
             e.g. ``example.org,lab.example.net``); empty: everyone the provider or proxy lets through.
+        oidc_email_verified: whether an OIDC sign-in needs ``email_verified: true`` (``CURATION_OIDC_EMAIL_VERIFIED``):
+            ``required`` (the default), or ``if-sent`` for a provider that never sends the claim (one that sends
+            it as anything but true is still refused).
     """
 
     db_path: Path = field(default_factory=_db_path)
@@ -96,6 +99,7 @@ class Settings:
     team_first_maintainer: str = field(default_factory=lambda: _env("TEAM_FIRST_MAINTAINER", "").strip().lower())
     team_domains: tuple[str, ...] = field(default_factory=lambda: tuple(
         d.strip().lower() for d in _env("TEAM_DOMAINS", "").split(",") if d.strip()))
+    oidc_email_verified: str = field(default_factory=lambda: _env("OIDC_EMAIL_VERIFIED", "required"))
 
     def __post_init__(self) -> None:
         if self.index_backend not in INDEX_BACKENDS:
@@ -112,6 +116,9 @@ class Settings:
             if "@" in domain or any(c.isspace() for c in domain):
                 raise CurationError(f"CURATION_TEAM_DOMAINS names '{domain}'; give bare domains separated by commas "
                                     "(example.org,lab.example.net)")
+        if self.oidc_email_verified not in EMAIL_VERIFIED_MODES:
+            raise CurationError(f"CURATION_OIDC_EMAIL_VERIFIED is '{self.oidc_email_verified}'; use "
+                                f"{' or '.join(EMAIL_VERIFIED_MODES)} (docs/SECURITY.md, Team mode)")
 
     @property
     def team(self) -> bool:
@@ -122,6 +129,7 @@ class Settings:
 INDEX_BACKENDS = ("faiss", "milvus")
 INDEX_KINDS = ("auto", "flat", "hnsw", "ivfpq")
 IDENTITY_MODES = ("personal", "oidc", "proxy")
+EMAIL_VERIFIED_MODES = ("required", "if-sent")
 
 
 def load_settings() -> Settings:

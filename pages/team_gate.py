@@ -10,6 +10,7 @@ opened anyway says why it is closed.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -23,6 +24,9 @@ from pages.highlight import escape_text
 
 SESSION = "identity"  # session key: the signed-in person's Identity (set on every run, read by callbacks)
 NOTED = "identity_noted"  # session key: the name whose sign-in was noted in the store this session
+# session key: when this session first saw its proxy sign-in. Kept when a sign-in ends (only a new session,
+# a reloaded page, starts another), so an ended one stays ended on the next run.
+PROXY_SINCE = "identity_proxy_since"
 
 
 def _forget(keep_name: bool = False) -> None:
@@ -88,9 +92,13 @@ def session(con: duckdb.DuckDBPyConnection | None) -> team.SignedIn | None:
         if settings.identity == "oidc":
             signed = _oidc(con, settings)
         else:
-            signed = team.sign_in_proxy(con, dict(st.context.headers), st.context.ip_address,
-                                        str(st.get_option("server.address") or ""), settings,
-                                        noted=st.session_state.get(NOTED, ""))
+            # Every value of every header (a repeated identity header is refused), and when this session first
+            # saw the sign-in: the headers are the handshake's, the same on every run, and it ends hours after.
+            # Not st.context.ip_address: behind nginx it is the browser's (X-Forwarded-For), never the proxy's.
+            headers = {name: st.context.headers.get_all(name) for name in st.context.headers}
+            since = st.session_state.setdefault(PROXY_SINCE, time.time())
+            signed = team.sign_in_proxy(con, headers, str(st.get_option("server.address") or ""), settings,
+                                        since=since, noted=st.session_state.get(NOTED, ""))
     except USER_ERRORS as exc:
         _forget()
         st.title("Curation workbench")

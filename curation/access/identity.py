@@ -4,11 +4,12 @@ Personal mode keeps today's behaviour: the name is typed and recorded as *self-d
 name from an identity source the app trusts and never from a text field:
 
 - ``oidc``: Streamlit's login (``st.login``, Authlib) against the provider in ``[auth]`` of
-  ``.streamlit/secrets.toml``; the person is the ID token's ``email`` claim.
+  ``.streamlit/secrets.toml``; the person is the provider's account (the ID token's ``iss`` and ``sub``), named
+  by its verified ``email`` claim.
 - ``proxy``: a reverse proxy (oauth2-proxy) authenticates and passes the email in a header
-  (``CURATION_PROXY_HEADER``). The header is believed only when the app listens on a loopback address, the
-  connection comes from loopback, and it carries the proxy's secret (``X-Curation-Proxy-Secret`` =
-  ``CURATION_PROXY_SECRET``): a header forged on a direct connection is refused.
+  (``CURATION_PROXY_HEADER``). The header is believed only when the app listens on a loopback address (so the
+  socket's peer is a process on this machine) and the request carries the proxy's secret
+  (``X-Curation-Proxy-Secret`` = ``CURATION_PROXY_SECRET``): a header forged on a direct connection is refused.
 - ``local``: the command line. Anyone with a shell that can open the store read-write can edit its file too
   (docs/SECURITY.md's threat model), so the local account acts with every role, under its own name.
 """
@@ -17,12 +18,15 @@ from __future__ import annotations
 
 import getpass
 import hmac
+import ipaddress
+import math
 import re
 import time
-from collections.abc import Iterable, Mapping
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from urllib.parse import urlparse
+from urllib.parse import urlsplit
 
 from curation.config import Settings
 from curation.errors import AccessDeniedError, CurationError
@@ -33,6 +37,9 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 AUTH_KEYS = ("redirect_uri", "cookie_secret", "client_id", "client_secret", "server_metadata_url")
 PROVIDER_KEYS = ("client_id", "client_secret", "server_metadata_url")
 MIN_COOKIE_SECRET = 32  # characters; Streamlit signs the identity cookie with it
+# Bits the cookie secret's characters carry, estimated from their frequencies; 32 random hex digits (the least
+# python's secrets.token_hex(16) gives) estimate at 92 or more in 100,000 draws, 32 typed letters far less.
+MIN_COOKIE_SECRET_BITS = 80
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
@@ -57,6 +64,8 @@ class Identity:
         display_name: the provider's ``name`` claim, for showing ("" when none).
         claimed_roles: role names the provider asserts (``CURATION_ROLES_CLAIM``), unchecked strings.
         expires_at: when the sign-in ends (seconds since the epoch); None: it does not.
+        issuer, subject: the OIDC account (``iss``, ``sub``): what a person *is*; the email only names them
+            ("" for the other sources).
     """
 
     name: str
@@ -64,6 +73,8 @@ class Identity:
     display_name: str = ""
     claimed_roles: frozenset[str] = frozenset()
     expires_at: float | None = None
+    issuer: str = ""
+    subject: str = ""
 
     @property
     def authenticated(self) -> bool:
@@ -111,53 +122,135 @@ def _claimed(value: object) -> frozenset[str]:
 def from_claims(claims: Mapping[str, object], settings: Settings, now: float | None = None) -> Identity:
     """The signed-in person of an OIDC ID token's claims (``st.user``).
 
-    The name is the ``email`` claim (lower case); a provider that marks it unverified is refused. The sign-in
-    lasts ``CURATION_SIGN_IN_HOURS`` from the token's ``iat`` (when the person signed in).
+    The account is (``iss``, ``sub``); the name is the ``email`` claim (lower case), believed only when
+    ``email_verified`` is the boolean true (not the string "true": a provider that sends that is misconfigured),
+    or, with ``CURATION_OIDC_EMAIL_VERIFIED=if-sent``, when the claim is absent. Which account an email belongs to
+    is checked against the store at sign-in (:func:`curation.access.roles.account_identity`). The sign-in lasts
+    ``CURATION_SIGN_IN_HOURS`` from the token's ``iat`` (when the person signed in).
 
     Raises:
-        AccessDeniedError: no usable email claim, or an unverified one.
+        AccessDeniedError: no issuer or subject, no usable email claim, or one not marked verified.
     """
-    if claims.get("email_verified") is False:
-        raise AccessDeniedError("your identity provider says your email address is not verified; verify it, then "
-                                "sign in again")
     name = _clean_email(claims.get("email"), "the identity provider's email claim")
+    verified = claims.get("email_verified")
+    if verified is not True and not (verified is None and settings.oidc_email_verified == "if-sent"):
+        raise AccessDeniedError("your identity provider has not verified your email address (email_verified: "
+                                f"{verified!r}); verify it, then sign in again")
+    account = {}
+    for key in ("iss", "sub"):
+        value = claims.get(key)
+        if not isinstance(value, str) or not value.strip() or len(value) > 255 or _CONTROL.search(value):
+            raise AccessDeniedError(f"the identity provider's token has no '{key}' claim the app can use; the app "
+                                    "cannot tell which account signed in")
+        account[key] = value
     issued = claims.get("iat")
     start = float(issued) if isinstance(issued, int | float) else (time.time() if now is None else now)
     roles = _claimed(claims.get(settings.roles_claim)) if settings.roles_claim else frozenset()
     display = str(claims.get("name") or "")[:MAX_NAME]
-    return Identity(name, IdentitySource.OIDC, display, roles, start + settings.sign_in_hours * 3600)
+    return Identity(name, IdentitySource.OIDC, display, roles, start + settings.sign_in_hours * 3600,
+                    issuer=account["iss"], subject=account["sub"])
 
 
-def from_proxy(headers: Mapping[str, str], remote_ip: str | None, server_address: str, settings: Settings,
-               now: float | None = None) -> Identity:
+def _loopback(address: str) -> bool:
+    if address in LOOPBACK:
+        return True
+    try:
+        return ipaddress.ip_address(address).is_loopback
+    except ValueError:
+        return False
+
+
+def _one_header(headers: Mapping[str, str | Sequence[str]], name: str) -> str:
+    """The value of header ``name`` (any case), sent once; "" when absent.
+
+    Raises:
+        AccessDeniedError: the request carries it more than once: a client's own header passed on beside the
+            proxy's (first or last wins depends on the proxy), so neither is believed.
+    """
+    values: list[str] = []
+    for key, value in headers.items():
+        if key.lower() == name.lower():
+            values += [value] if isinstance(value, str) else list(value)
+    if len(values) > 1:
+        raise AccessDeniedError(f"the request carries {len(values)} {name} headers; the sign-in proxy must send "
+                                "exactly one (make it drop the ones the browser sent)")
+    return values[0] if values else ""
+
+
+def from_proxy(headers: Mapping[str, str | Sequence[str]], server_address: str, settings: Settings,
+               since: float | None = None, now: float | None = None) -> Identity:
     """The person a trusted reverse proxy signed in, from the request's headers.
 
+    Trust rests on the socket, not on an address the request reports: an app bound to a loopback address
+    accepts connections from this machine only (the kernel refuses others), so its socket peer is local; the
+    secret tells the proxy from any other local process. ``st.context.ip_address`` is not the peer: Streamlit's
+    server (uvicorn, whose forwarded-allow-ips default trusts loopback) replaces it with the X-Forwarded-For
+    client, so behind nginx it is the browser's address, and a direct local connection can set it at will.
+
     Args:
-        headers: the connection's request headers (any case).
-        remote_ip: the peer's address as Streamlit reports it (None for a loopback connection).
+        headers: the connection's request headers (any case): each name with its value, or every value it was
+            sent with (a header sent twice is refused).
         server_address: the address the app listens on (``server.address``).
+        since: when this session first saw the sign-in; it lasts ``CURATION_SIGN_IN_HOURS`` from then (the
+            headers are the same on every run, so a start taken from ``now`` would never come). None: now.
 
     Raises:
         CurationError: the set-up is wrong (no secret, the app not on loopback): nobody can sign in.
-        AccessDeniedError: this connection did not come through the proxy, or the proxy named nobody.
+        AccessDeniedError: this connection did not come through the proxy, the proxy named nobody, or an
+            identity header came more than once.
     """
     if not settings.proxy_secret or len(settings.proxy_secret) < 16:
         raise CurationError("CURATION_IDENTITY=proxy needs CURATION_PROXY_SECRET (16 characters or more), the "
                             f"secret your proxy sends in the {PROXY_SECRET_HEADER} header (docs/SECURITY.md)")
-    if server_address not in LOOPBACK:
+    if not _loopback(server_address):
         raise CurationError(f"CURATION_IDENTITY=proxy needs the app on a loopback address behind the proxy, but "
                             f"server.address is '{server_address or '(all addresses)'}'; set it to 127.0.0.1 "
                             "in .streamlit/config.toml")
-    if remote_ip is not None:
-        raise AccessDeniedError(f"this connection comes from {remote_ip}, not through the proxy on this machine")
-    lowered = {k.lower(): v for k, v in headers.items()}
-    sent = lowered.get(PROXY_SECRET_HEADER.lower(), "")
+    sent = _one_header(headers, PROXY_SECRET_HEADER)
     if not hmac.compare_digest(sent.encode(), settings.proxy_secret.encode()):
         raise AccessDeniedError("this connection did not come through the sign-in proxy (its secret header is "
                                 "missing or wrong); open the app at the proxy's address")
-    name = _clean_email(lowered.get(settings.proxy_header.lower()), f"the proxy's {settings.proxy_header} header")
-    start = time.time() if now is None else now
+    email = _one_header(headers, settings.proxy_header)
+    name = _clean_email(email, f"the proxy's {settings.proxy_header} header")
+    start = since if since is not None else (time.time() if now is None else now)
     return Identity(name, IdentitySource.PROXY, expires_at=start + settings.sign_in_hours * 3600)
+
+
+def _url_problem(url: str) -> str:
+    """What is wrong with an ``[auth]`` URL ("" when nothing): parsed, with a host, https unless on loopback
+    (a provider or an app on this machine, as in development), no fragment, a port in range."""
+    if _CONTROL.search(url) or any(c.isspace() for c in url):
+        return "it has spaces or control characters"
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https"):
+        return "it must use https (http only on this machine: localhost, 127.0.0.1, ::1)"
+    if not parts.hostname:
+        return "it names no host"
+    try:
+        parts.port  # noqa: B018 (parsing the port raises on one out of range)
+    except ValueError:
+        return "its port is not a number from 1 to 65535"
+    if parts.scheme == "http" and not _loopback(parts.hostname):
+        return (f"it must use https: over http the sign-in's codes and tokens cross the network readable "
+                f"({parts.hostname} is not this machine)")
+    if parts.fragment or url.rstrip().endswith("#"):
+        return "it has a fragment (#…), which an OAuth redirect or metadata URL must not"
+    return ""
+
+
+def _secret_problem(secret: str) -> str:
+    """What makes a cookie secret guessable ("" when nothing): too short, one unit repeated, or characters whose
+    frequencies carry fewer than :data:`MIN_COOKIE_SECRET_BITS` bits."""
+    if len(secret) < MIN_COOKIE_SECRET:
+        return f"has {len(secret)} characters; use {MIN_COOKIE_SECRET} or more random ones"
+    if secret in (secret + secret)[1:-1]:  # a shorter unit repeated ("ab" * 20, "password" * 4)
+        return "is one short piece repeated: it is not random"
+    counts = Counter(secret).values()
+    bits = -sum(n * math.log2(n / len(secret)) for n in counts)
+    if bits < MIN_COOKIE_SECRET_BITS:
+        return (f"is not random enough: its characters carry about {bits:.0f} bits, under "
+                f"{MIN_COOKIE_SECRET_BITS} (it is not random)")
+    return ""
 
 
 def auth_provider(section: Mapping[str, object] | None) -> str | None:
@@ -191,13 +284,16 @@ def auth_provider(section: Mapping[str, object] | None) -> str | None:
         raise CurationError(f"{where} lacks {', '.join(missing)}; the app cannot sign anyone in "
                             "(docs/SECURITY.md, Team mode)")
     redirect = str(section["redirect_uri"])
-    if not redirect.endswith("/oauth2callback") or urlparse(redirect).scheme not in ("http", "https"):
-        raise CurationError(f"{where}: redirect_uri is '{redirect}'; it must be the app's address followed by "
-                            "/oauth2callback, e.g. https://curation.example.org/oauth2callback")
-    if urlparse(url).scheme not in ("http", "https"):
-        raise CurationError(f"{where}: server_metadata_url is '{url}'; give your provider's "
+    if problem := _url_problem(redirect.replace("{port}", "8501")):  # Streamlit fills in its port
+        raise CurationError(f"{where}: redirect_uri is '{redirect}'; {problem}")
+    if not urlsplit(redirect).path.endswith("/oauth2callback"):
+        raise CurationError(f"{where}: redirect_uri is '{redirect}'; its path must end in /oauth2callback: it must "
+                            "be the app's address followed by /oauth2callback, e.g. "
+                            "https://curation.example.org/oauth2callback")
+    if problem := _url_problem(url):
+        raise CurationError(f"{where}: server_metadata_url is '{url}'; {problem}. Give your provider's "
                             "/.well-known/openid-configuration URL")
-    if len(str(section["cookie_secret"])) < MIN_COOKIE_SECRET:
-        raise CurationError(f"{where}: cookie_secret has {len(str(section['cookie_secret']))} characters; use "
-                            f"{MIN_COOKIE_SECRET} or more (python -c 'import secrets; print(secrets.token_hex(32))')")
+    if problem := _secret_problem(str(section["cookie_secret"])):
+        raise CurationError(f"{where}: cookie_secret {problem}; make one with python -c 'import secrets; "
+                            "print(secrets.token_hex(32))'")
     return provider

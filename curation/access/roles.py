@@ -8,6 +8,7 @@ shell. A store with no role grant (personal mode) lets everyone do everything, a
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Iterable, Sequence
 from enum import StrEnum
@@ -17,8 +18,11 @@ import duckdb
 from curation.access.identity import MAX_NAME, Identity, IdentitySource, identity_of
 from curation.errors import AccessDeniedError, CurationError, SignInExpiredError
 from curation.store.team import (
+    bind_account,
     change_roles,
     count_role_grants,
+    find_account_person,
+    find_person_account,
     grant_first_role,
     list_role_grants,
     list_role_holders,
@@ -182,6 +186,20 @@ def leave_team_mode(con: duckdb.DuckDBPyConnection, who: Who, reason: str = "") 
                         reason or "left team mode")
 
 
+def admit(identity: Identity, domains: Sequence[str] = ()) -> None:
+    """Check that ``identity``'s email is in one of the team's ``domains`` (``CURATION_TEAM_DOMAINS``; empty:
+    every domain).
+
+    Raises:
+        AccessDeniedError: it is not; nothing is recorded.
+    """
+    admitted = {d.strip().lower() for d in domains if d.strip()}
+    domain = identity.name.rpartition("@")[2].lower() if "@" in identity.name else ""
+    if admitted and domain not in admitted:
+        raise AccessDeniedError(f"{identity.name} cannot sign in here: this team admits email addresses of "
+                                f"{', '.join(sorted(admitted))} only (CURATION_TEAM_DOMAINS). Nothing was recorded")
+
+
 def sign_in(con: duckdb.DuckDBPyConnection, identity: Identity, first_maintainer: str = "",
             domains: Sequence[str] = ()) -> frozenset[Role]:
     """Note a signed-in person and return their roles; the first sign-in of an empty team store becomes its
@@ -198,14 +216,40 @@ def sign_in(con: duckdb.DuckDBPyConnection, identity: Identity, first_maintainer
     """
     if not identity.authenticated or identity.source is IdentitySource.LOCAL:
         raise ValueError("sign_in takes a person signed in through OIDC or the proxy")
-    admitted = {d.strip().lower() for d in domains if d.strip()}
-    domain = identity.name.rpartition("@")[2].lower() if "@" in identity.name else ""
-    if admitted and domain not in admitted:
-        raise AccessDeniedError(f"{identity.name} cannot sign in here: this team admits email addresses of "
-                                f"{', '.join(sorted(admitted))} only (CURATION_TEAM_DOMAINS). Nothing was recorded")
+    admit(identity, domains)
     note_person(con, identity.name, identity.display_name, identity.source,
                 sorted(r.value for r in _valid(identity.claimed_roles)))
     wanted = first_maintainer.strip().lower()
     if not wanted or identity.name.lower() == wanted:
         grant_first_role(con, identity.name, Role.MAINTAINER.value, identity.source, FIRST_SIGN_IN)
     return roles_of(con, identity)
+
+
+def account_identity(con: duckdb.DuckDBPyConnection, identity: Identity) -> Identity:
+    """The person an OIDC account is: the name its first sign-in bound to (issuer, subject), whatever email the
+    provider says now; an email never yet bound is bound to this account (for good).
+
+    Roles are granted to names (emails), so an email that a second account presents (another subject at the
+    provider, a recycled address, another issuer) would inherit the first account's roles and history; it is
+    refused instead. An identity without an account (proxy, the shell, tests' hand-made ones) passes unchanged.
+
+    Raises:
+        AccessDeniedError: the email belongs to another account; nothing is recorded.
+    """
+    if not identity.subject:
+        return identity
+    bound = find_account_person(con, identity.issuer, identity.subject)
+    if bound is not None:
+        return identity if bound == identity.name else dataclasses.replace(identity, name=bound)
+    refusal = AccessDeniedError(
+        f"{identity.name} belongs to another account at the identity provider (it signed in here before under "
+        "another subject or issuer); this account cannot act under that name. Nothing was recorded; a "
+        "maintainer can tell you which account the team knows")
+    if find_person_account(con, identity.name) is not None:
+        raise refusal
+    try:
+        bind_account(con, identity.issuer, identity.subject, identity.name)
+    except (duckdb.ConstraintException, duckdb.TransactionException):  # another first sign-in won the race
+        if find_account_person(con, identity.issuer, identity.subject) != identity.name:
+            raise refusal from None
+    return identity

@@ -327,4 +327,17 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         UPDATE decisions SET adjudication = true WHERE {LEGACY_ADJUDICATION}
         """,
     ),
+    (
+        12,
+        "team mode: the OIDC account (issuer, subject) each signed-in email belongs to, bound at its first sign-in",
+        """
+        CREATE TABLE team_accounts (
+            issuer VARCHAR NOT NULL,
+            subject VARCHAR NOT NULL,
+            person VARCHAR NOT NULL UNIQUE,
+            bound_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+            PRIMARY KEY (issuer, subject)
+        );
+        """,
+    ),
 )

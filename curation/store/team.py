@@ -1,4 +1,5 @@
-"""Team mode's tables: who holds which role, the audit of every role change, the people who signed in.
+"""Team mode's tables: who holds which role, the audit of every role change, the people who signed in, and the
+OIDC account (issuer, subject) each signed-in email belongs to.
 
 A role change and its audit row are written in one transaction: there is no change without its row.
 Which roles exist and what each may do is :mod:`curation.access.roles`'s business; this module stores
@@ -42,6 +43,12 @@ INSERT INTO team_people (person, display_name, source, claimed_roles) VALUES (?,
 ON CONFLICT (person) DO UPDATE SET display_name = excluded.display_name, source = excluded.source,
     claimed_roles = excluded.claimed_roles, last_seen_at = now()
 """
+SQL_ACCOUNT_PERSON = "SELECT person FROM team_accounts WHERE issuer = ? AND subject = ?"
+SQL_PERSON_ACCOUNT = "SELECT issuer, subject FROM team_accounts WHERE person = ?"
+SQL_BIND_ACCOUNT = "INSERT INTO team_accounts (issuer, subject, person) VALUES (?, ?, ?)"
+SQL_LIST_ACCOUNTS = """
+SELECT issuer, subject, person, CAST(bound_at AS VARCHAR) FROM team_accounts ORDER BY person
+"""
 SQL_LIST_PEOPLE = """
 SELECT person, display_name, source, claimed_roles, CAST(first_seen_at AS VARCHAR), CAST(last_seen_at AS VARCHAR)
 FROM team_people ORDER BY person
@@ -82,6 +89,16 @@ class Person:
     claimed_roles: tuple[str, ...]
     first_seen_at: str
     last_seen_at: str
+
+
+@dataclass(frozen=True)
+class Account:
+    """An OIDC account (issuer, subject) and the email it signed in with first: the name it acts under."""
+
+    issuer: str
+    subject: str
+    person: str
+    bound_at: str
 
 
 def count_role_grants(con: duckdb.DuckDBPyConnection) -> int:
@@ -154,3 +171,29 @@ def note_person(con: duckdb.DuckDBPyConnection, person: str, display_name: str, 
 def list_people(con: duckdb.DuckDBPyConnection) -> list[Person]:
     """Everyone who signed in, by name."""
     return [Person(p, d, s, tuple(c or ()), f, la) for p, d, s, c, f, la in con.execute(SQL_LIST_PEOPLE).fetchall()]
+
+
+def find_account_person(con: duckdb.DuckDBPyConnection, issuer: str, subject: str) -> str | None:
+    """The name the account (``issuer``, ``subject``) acts under; None: it never signed in."""
+    person = _scalar(con, SQL_ACCOUNT_PERSON, [issuer, subject])
+    return None if person is None else str(person)
+
+
+def find_person_account(con: duckdb.DuckDBPyConnection, person: str) -> tuple[str, str] | None:
+    """The account (issuer, subject) bound to the name ``person``; None: no account holds it."""
+    rows = con.execute(SQL_PERSON_ACCOUNT, [person]).fetchall()
+    return (rows[0][0], rows[0][1]) if rows else None
+
+
+def bind_account(con: duckdb.DuckDBPyConnection, issuer: str, subject: str, person: str) -> None:
+    """Bind the name ``person`` to the account (``issuer``, ``subject``) for good.
+
+    Raises:
+        duckdb.ConstraintException: the account or the name is bound already (two first sign-ins at once).
+    """
+    con.execute(SQL_BIND_ACCOUNT, [issuer, subject, person])
+
+
+def list_accounts(con: duckdb.DuckDBPyConnection) -> list[Account]:
+    """Every bound account, by name."""
+    return [Account(*row) for row in con.execute(SQL_LIST_ACCOUNTS).fetchall()]

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import duckdb
 
 from curation import access
-from curation.access import Action, Identity, Role, Who
+from curation.access import Action, Identity, IdentitySource, Role, Who
 from curation.config import Settings
 from curation.errors import SignInExpiredError
 from curation.store.team import list_people, list_role_changes, list_role_grants, list_role_holders
@@ -54,26 +54,33 @@ def sign_in_oidc(con: duckdb.DuckDBPyConnection, claims: Mapping[str, object], s
     store becomes maintainer.
 
     Raises:
-        AccessDeniedError: no usable email claim, or an email outside ``CURATION_TEAM_DOMAINS``;
+        AccessDeniedError: no account or no verified email in the claims, an email outside
+            ``CURATION_TEAM_DOMAINS``, or an email that belongs to another account;
             SignInExpiredError: the sign-in is older than allowed.
     """
     return _signed_in(con, access.from_claims(claims, settings), noted, settings)
 
 
-def sign_in_proxy(con: duckdb.DuckDBPyConnection, headers: Mapping[str, str], remote_ip: str | None,
-                  server_address: str, settings: Settings, noted: str = "") -> SignedIn:
-    """The person a trusted proxy signed in (see :func:`curation.access.from_proxy` for what is checked).
+def sign_in_proxy(con: duckdb.DuckDBPyConnection, headers: Mapping[str, str | Sequence[str]], server_address: str,
+                  settings: Settings, since: float | None = None, noted: str = "") -> SignedIn:
+    """The person a trusted proxy signed in (see :func:`curation.access.from_proxy` for what is checked); the
+    sign-in ends ``CURATION_SIGN_IN_HOURS`` after ``since``, when the session first saw it.
 
     Raises:
         CurationError: the proxy set-up is wrong; AccessDeniedError: the connection is not the proxy's, or the
             email is outside ``CURATION_TEAM_DOMAINS``.
     """
-    return _signed_in(con, access.from_proxy(headers, remote_ip, server_address, settings), noted, settings)
+    return _signed_in(con, access.from_proxy(headers, server_address, settings, since), noted, settings)
 
 
 def _signed_in(con: duckdb.DuckDBPyConnection, identity: Identity, noted: str, settings: Settings) -> SignedIn:
     if identity.expired():
-        raise SignInExpiredError(f"your sign-in as {identity.name} has ended; sign in again")
+        again = "reload the page to sign in again" if identity.source is IdentitySource.PROXY else "sign in again"
+        raise SignInExpiredError(f"your sign-in as {identity.name} has ended; {again}")
+    # On every run, before anything is written: a team's domains only, then an email taken by another account
+    # stops here (an outsider's email is never bound to their account).
+    access.admit(identity, settings.team_domains)
+    identity = access.account_identity(con, identity)
     fresh = identity.name != noted
     if not fresh:
         return SignedIn(identity, access.roles_of(con, identity))

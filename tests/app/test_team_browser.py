@@ -7,8 +7,10 @@ and grants ben the curator role on the Team page; both judge the same abstract; 
 withdraws only his own; the Train & evaluate page is not in ben's navigation and its address tells him why;
 the abstract's history shows both signed-in names; the store holds both decisions with their identity source.
 
-Proxy header: the app in ``proxy`` mode; a browser whose requests carry the proxy's secret and email header
-(what the reverse proxy adds) is signed in, and a direct connection that forges only the email header is refused.
+Proxy header: the app in ``proxy`` mode; a browser whose requests carry what nginx and oauth2-proxy add
+(X-Forwarded-For with the browser's address, the proxy's secret and email header) is signed in, and a direct
+connection that forges the email header without the secret is refused; a proxy sign-in ends within its session
+and a reload signs in again.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ pytestmark = pytest.mark.browser
 
 ANA, BEN = "ana@example.org", "ben@example.org"
 SECRET = secrets.token_hex(24)  # the proxy's, made up for the run
+BROWSER_IP = "203.0.113.9"  # the browser's address as the proxy saw it (a documentation address)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -167,15 +170,19 @@ def test_proxy_mode_believes_the_proxy_and_refuses_a_forged_header(tmp_path, fix
     env = {"CURATION_IDENTITY": "proxy", "CURATION_PROXY_SECRET": SECRET, "CURATION_BACKUP_INTERVAL_MIN": "0"}
     with app_server(db, models, tmp_path / "server.log", extra_env=env) as url:
         with chromium(tmp_path / "proxied") as proxied:
-            # What the reverse proxy adds to every request it forwards: its secret and the signed-in email.
-            proxied.set_extra_http_headers({"X-Curation-Proxy-Secret": SECRET, "X-Forwarded-Email": "Cat@Example.org"})
+            # What the proxies add to every request they forward, as the README's nginx block and oauth2-proxy
+            # send them: nginx's X-Forwarded-For (the browser's address) and X-Forwarded-Proto, oauth2-proxy's
+            # address appended to X-Forwarded-For and its email header, and the secret.
+            proxied.set_extra_http_headers({"X-Forwarded-For": f"{BROWSER_IP}, 127.0.0.1", "X-Forwarded-Proto": "http",
+                                            "X-Curation-Proxy-Secret": SECRET, "X-Forwarded-Email": "Cat@Example.org"})
             page = proxied.new_page()
             page.goto(url)
             expect(page.get_by_test_id("stSidebar")).to_contain_text("Signed in as cat@example.org", timeout=120_000)
             assert "Roles: maintainer" in sidebar_text(page)  # the first sign-in of an empty team store
         with chromium(tmp_path / "forged") as forged:
-            # A direct connection that forges the email header, without the proxy's secret, is refused.
-            forged.set_extra_http_headers({"X-Forwarded-Email": "cat@example.org"})
+            # A direct connection that forges the email header and a loopback X-Forwarded-For, without the
+            # proxy's secret, is refused.
+            forged.set_extra_http_headers({"X-Forwarded-For": "127.0.0.1", "X-Forwarded-Email": "cat@example.org"})
             intruder = forged.new_page()
             intruder.goto(url)
             expect(intruder.get_by_test_id("stAlert").first).to_contain_text("did not come through the sign-in proxy",
@@ -186,3 +193,28 @@ def test_proxy_mode_believes_the_proxy_and_refuses_a_forged_header(tmp_path, fix
         assert [(p.person, p.source) for p in list_people(con)] == [("cat@example.org", "proxy")]
     finally:
         con.close()
+
+
+def test_a_proxy_sign_in_ends_in_its_session_and_a_reload_signs_in_again(tmp_path):
+    """The proxy's headers are the same on every run of a session: the sign-in still ends, counted from when the
+    session first saw it, and only a new session (a reload, through the proxy) starts another."""
+    db, models = tmp_path / "store.duckdb", tmp_path / "models"
+    open_store(db).close()
+    hours = 0.01  # 36 s: long enough for the first page on a busy machine, short enough to wait out
+    env = {"CURATION_IDENTITY": "proxy", "CURATION_PROXY_SECRET": SECRET, "CURATION_BACKUP_INTERVAL_MIN": "0",
+           "CURATION_SIGN_IN_HOURS": str(hours)}
+    with app_server(db, models, tmp_path / "server.log", extra_env=env) as url:
+        with chromium(tmp_path / "proxied") as proxied:
+            proxied.set_extra_http_headers({"X-Forwarded-For": f"{BROWSER_IP}, 127.0.0.1",
+                                            "X-Curation-Proxy-Secret": SECRET, "X-Forwarded-Email": "dan@example.org"})
+            page = proxied.new_page()
+            page.goto(url)
+            sidebar = page.get_by_test_id("stSidebar")
+            expect(sidebar).to_contain_text("Signed in as dan@example.org", timeout=int(hours * 3600 * 1000))
+            wait_for_page(page)
+            page.wait_for_timeout(hours * 3600 * 1000)  # the sign-in has ended now, whenever it began
+            sidebar.get_by_text("Knowledge base", exact=True).click()  # a run of the same session
+            expect(page.get_by_test_id("stAlert").first).to_contain_text(
+                "sign-in as dan@example.org has ended; reload the page", timeout=60_000)
+            page.reload()  # a new session through the proxy: a new sign-in
+            expect(page.get_by_test_id("stSidebar")).to_contain_text("Signed in as dan@example.org", timeout=60_000)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import html
+import secrets
 import time
 
 import pytest
@@ -20,8 +21,9 @@ from curation.store.team import list_people, list_role_changes
 from curation.workflows import curate, team
 
 APP = str(PROJECT_ROOT / "app.py")
-AUTH = {"redirect_uri": "http://localhost:8501/oauth2callback", "cookie_secret": "c" * 40, "client_id": "workbench",
-        "client_secret": "x", "server_metadata_url": "http://127.0.0.1:9/.well-known/openid-configuration"}
+AUTH = {"redirect_uri": "http://localhost:8501/oauth2callback", "cookie_secret": secrets.token_hex(24),
+        "client_id": "workbench", "client_secret": "x",
+        "server_metadata_url": "http://127.0.0.1:9/.well-known/openid-configuration"}
 
 
 def _app(monkeypatch, db, user=None, auth=AUTH) -> AppTest:
@@ -35,8 +37,8 @@ def _app(monkeypatch, db, user=None, auth=AUTH) -> AppTest:
 
 
 def _user(email: str, **claims) -> dict:
-    return {"is_logged_in": True, "email": email, "name": email.split("@")[0].title(), "iat": int(time.time()),
-            **claims}
+    return {"is_logged_in": True, "iss": "https://idp.example.org", "sub": f"sub-{email}", "email": email,
+            "email_verified": True, "name": email.split("@")[0].title(), "iat": int(time.time()), **claims}
 
 
 def _said(at: AppTest, kind: str) -> list[str]:
@@ -198,3 +200,12 @@ def test_an_unknown_identity_setting_is_said_not_a_traceback(monkeypatch, loaded
     assert not at.exception, at.exception
     assert any("CURATION_IDENTITY is 'ldap'" in e for e in _said(at, "error"))
     assert not [t for t in at.text_input if t.label == "Curator"]
+
+
+def test_an_account_presenting_another_accounts_email_is_refused(monkeypatch, loaded_db):
+    _app(monkeypatch, loaded_db, _user("ana@example.org", sub="ana-1"))  # ana's account: the first sign-in
+    at = _app(monkeypatch, loaded_db, _user("ana@example.org", sub="someone-else"))
+    assert not at.exception, at.exception
+    assert any("ana@example.org belongs to another account" in e for e in _said(at, "error"))
+    assert [b.label for b in at.button] == ["Sign out"]
+    assert "identity" not in at.session_state

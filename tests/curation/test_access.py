@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import secrets
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -19,7 +21,7 @@ from curation.store.decisions import get_decision, list_decisions
 from curation.store.jobs import list_jobs
 from curation.store.kb import list_kb_records
 from curation.store.opening import open_store
-from curation.store.team import list_people, list_role_changes, list_roles_of
+from curation.store.team import list_accounts, list_people, list_role_changes, list_roles_of
 from curation.workflows import (
     annotation_queue,
     curate,
@@ -326,7 +328,8 @@ def test_an_identity_that_expires_mid_work_writes_nothing(teamed):
 
 def test_roles_claimed_by_the_provider_count_without_being_stored(teamed):
     settings = Settings(identity="oidc", roles_claim="groups")
-    claims = {"email": "Fay@Example.org", "name": "Fay", "iat": int(time.time()), "groups": ["curator", "staff"]}
+    claims = {"iss": "https://idp.example.org", "sub": "fay-1", "email": "Fay@Example.org", "email_verified": True,
+              "name": "Fay", "iat": int(time.time()), "groups": ["curator", "staff"]}
     fay = access.from_claims(claims, settings)
     assert (fay.name, fay.display_name, fay.claimed_roles) == ("fay@example.org", "Fay", {"curator", "staff"})
     assert access.sign_in(teamed, fay) == {access.Role.CURATOR}
@@ -342,30 +345,44 @@ def test_oidc_claims_without_a_usable_email_are_refused():
         access.from_claims({"email": "a@b.org", "email_verified": False}, settings)
     with pytest.raises(AccessDeniedError, match="not an email address"):
         access.from_claims({"email": "a\nb@c.org"}, settings)
-    old = access.from_claims({"email": "a@b.org", "iat": time.time() - 3 * 3600}, settings)
+    old = access.from_claims({"iss": "https://idp.example.org", "sub": "a", "email": "a@b.org", "email_verified": True,
+                              "iat": time.time() - 3 * 3600}, settings)
     assert old.expired()
 
 
 def test_proxy_headers_are_believed_only_from_the_proxy():
     settings = Settings(identity="proxy", proxy_secret=SECRET)
     good = {"X-Forwarded-Email": "Ana@Example.org", "x-curation-proxy-secret": SECRET}
-    assert access.from_proxy(good, None, "127.0.0.1", settings).name == "ana@example.org"
+    assert access.from_proxy(good, "127.0.0.1", settings).name == "ana@example.org"
     with pytest.raises(AccessDeniedError, match="did not come through the sign-in proxy"):
-        access.from_proxy({"X-Forwarded-Email": "ana@example.org"}, None, "127.0.0.1", settings)  # forged, direct
+        access.from_proxy({"X-Forwarded-Email": "ana@example.org"}, "127.0.0.1", settings)  # forged, direct
     with pytest.raises(AccessDeniedError, match="did not come through"):
-        access.from_proxy({**good, "X-Curation-Proxy-Secret": "guess"}, None, "127.0.0.1", settings)
-    with pytest.raises(AccessDeniedError, match="comes from 10.0.0.7"):
-        access.from_proxy(good, "10.0.0.7", "127.0.0.1", settings)
-    with pytest.raises(CurationError, match="server.address is '0.0.0.0'"):
-        access.from_proxy(good, None, "0.0.0.0", settings)
+        access.from_proxy({**good, "x-curation-proxy-secret": "guess"}, "127.0.0.1", settings)
+    for bound in ("0.0.0.0", "192.168.1.5", ""):  # the socket's peer could be anywhere
+        with pytest.raises(CurationError, match="needs the app on a loopback address"):
+            access.from_proxy(good, bound, settings)
+    for bound in ("localhost", "::1", "127.0.0.2"):
+        assert access.from_proxy(good, bound, settings).name == "ana@example.org"
     with pytest.raises(CurationError, match="needs CURATION_PROXY_SECRET"):
-        access.from_proxy(good, None, "127.0.0.1", Settings(identity="proxy"))
+        access.from_proxy(good, "127.0.0.1", Settings(identity="proxy"))
     with pytest.raises(AccessDeniedError, match="names nobody"):
-        access.from_proxy({"X-Curation-Proxy-Secret": SECRET}, None, "127.0.0.1", settings)
+        access.from_proxy({"X-Curation-Proxy-Secret": SECRET}, "127.0.0.1", settings)
 
 
-AUTH = {"redirect_uri": "http://localhost:8501/oauth2callback", "cookie_secret": "c" * 40, "client_id": "workbench",
-        "client_secret": "x", "server_metadata_url": "http://127.0.0.1:9/.well-known/openid-configuration"}
+def test_the_proxy_is_trusted_behind_nginx_whatever_x_forwarded_for_says():
+    """nginx and oauth2-proxy send the browser's address in X-Forwarded-For; it neither grants nor refuses trust."""
+    settings = Settings(identity="proxy", proxy_secret=SECRET)
+    nginx = {"X-Forwarded-For": "203.0.113.9, 127.0.0.1", "X-Forwarded-Proto": "https", "X-Real-IP": "203.0.113.9",
+             "X-Forwarded-Email": "ana@example.org", "X-Curation-Proxy-Secret": SECRET}
+    assert access.from_proxy(nginx, "127.0.0.1", settings).name == "ana@example.org"
+    with pytest.raises(AccessDeniedError, match="did not come through"):  # a forged loopback address is no secret
+        access.from_proxy({**nginx, "X-Forwarded-For": "127.0.0.1", "X-Curation-Proxy-Secret": ""}, "127.0.0.1",
+                          settings)
+
+
+AUTH = {"redirect_uri": "http://localhost:8501/oauth2callback", "cookie_secret": secrets.token_hex(24),
+        "client_id": "workbench", "client_secret": "x",
+        "server_metadata_url": "http://127.0.0.1:9/.well-known/openid-configuration"}
 
 
 @pytest.mark.parametrize(("section", "message"), [
@@ -382,6 +399,41 @@ AUTH = {"redirect_uri": "http://localhost:8501/oauth2callback", "cookie_secret":
 def test_a_missing_or_malformed_auth_section_says_what_is_wrong(section, message):
     with pytest.raises(CurationError, match=message):
         access.auth_provider(section)
+
+
+@pytest.mark.parametrize(("key", "url", "message"), [
+    ("redirect_uri", "http://curation.example.org/oauth2callback", "must use https"),
+    ("redirect_uri", "https:///oauth2callback", "names no host"),
+    ("redirect_uri", "https://curation.example.org/?next=/oauth2callback", "path must end in /oauth2callback"),
+    ("redirect_uri", "https://curation.example.org/x#/oauth2callback", "fragment"),
+    ("redirect_uri", "https://curation.example.org/oauth2callback#frag", "fragment"),
+    ("redirect_uri", "https://curation.example.org:99999/oauth2callback", "port"),
+    ("redirect_uri", "ftp://curation.example.org/oauth2callback", "must use https"),
+    ("server_metadata_url", "http://idp.example.org/.well-known/openid-configuration", "must use https"),
+    ("server_metadata_url", "https:///.well-known/openid-configuration", "names no host"),
+    ("server_metadata_url", "https://idp.example.org/.well-known/open id", "spaces or control"),
+])
+def test_auth_urls_are_parsed_https_with_a_host_except_on_loopback(key, url, message):
+    with pytest.raises(CurationError, match=f"{key} .*{message}"):
+        access.auth_provider({**AUTH, key: url})
+
+
+@pytest.mark.parametrize("url", ["http://localhost:8501/oauth2callback", "http://127.0.0.1:{port}/oauth2callback",
+                                 "http://[::1]:8501/app/oauth2callback", "https://curation.example.org/oauth2callback"])
+def test_auth_redirect_urls_that_are_fine(url):
+    assert access.auth_provider({**AUTH, "redirect_uri": url}) is None
+
+
+@pytest.mark.parametrize("secret", ["c" * 40, "password" * 4, "ab" * 20, "0123456789abcdef" * 2])
+def test_a_cookie_secret_without_real_entropy_is_refused(secret):
+    with pytest.raises(CurationError, match="cookie_secret .*not random"):
+        access.auth_provider({**AUTH, "cookie_secret": secret})
+
+
+def test_random_cookie_secrets_pass():
+    for _ in range(200):
+        for secret in (secrets.token_hex(16), secrets.token_urlsafe(24), secrets.token_hex(32)):
+            assert access.auth_provider({**AUTH, "cookie_secret": secret}) is None
 
 
 def test_a_well_formed_auth_section_names_its_provider():
@@ -437,3 +489,112 @@ def test_only_the_shell_turns_a_team_store_back_into_a_personal_store(teamed, ca
         curate.record_judgement(con, None, "ben", PO, BRAF, "1000001", Grade.PARTIAL)  # typed names write again
     finally:
         con.close()
+
+
+ISSUER = "https://idp.example.org"
+
+
+def _claims(email: str, sub: str, iss: str = ISSUER, **more) -> dict:
+    return {"iss": iss, "sub": sub, "email": email, "email_verified": True, "iat": int(time.time()), **more}
+
+
+@pytest.mark.parametrize("verified", [None, "false", "true", 1, False])
+def test_oidc_email_must_be_marked_verified_with_the_boolean_true(verified):
+    claims = {k: v for k, v in _claims("ana@example.org", "1").items() if k != "email_verified"}
+    if verified is not None:
+        claims["email_verified"] = verified
+    with pytest.raises(AccessDeniedError, match="not verified"):
+        access.from_claims(claims, Settings(identity="oidc"))
+    assert access.from_claims({**claims, "email_verified": True}, Settings(identity="oidc")).name == "ana@example.org"
+
+
+def test_a_provider_that_never_sends_email_verified_can_be_allowed_but_false_is_still_refused():
+    relaxed = Settings(identity="oidc", oidc_email_verified="if-sent")
+    claims = {k: v for k, v in _claims("ana@example.org", "1").items() if k != "email_verified"}
+    assert access.from_claims(claims, relaxed).name == "ana@example.org"
+    for sent in (False, "false"):
+        with pytest.raises(AccessDeniedError, match="not verified"):
+            access.from_claims({**claims, "email_verified": sent}, relaxed)
+
+
+def test_the_email_verified_setting_is_checked(monkeypatch):
+    monkeypatch.setenv("CURATION_OIDC_EMAIL_VERIFIED", "maybe")
+    with pytest.raises(CurationError, match="CURATION_OIDC_EMAIL_VERIFIED is 'maybe'; use required or if-sent"):
+        Settings()
+
+
+def test_oidc_claims_without_issuer_or_subject_are_refused():
+    for missing in ("iss", "sub"):
+        claims = {k: v for k, v in _claims("ana@example.org", "1").items() if k != missing}
+        with pytest.raises(AccessDeniedError, match=f"no '{missing}' claim"):
+            access.from_claims(claims, Settings(identity="oidc"))
+    ana = access.from_claims(_claims("Ana@Example.org", "1"), Settings(identity="oidc"))
+    assert (ana.issuer, ana.subject, ana.name) == (ISSUER, "1", "ana@example.org")
+
+
+def test_people_are_keyed_by_issuer_and_subject_and_an_email_taken_by_another_subject_is_refused(loaded):
+    settings = Settings(identity="oidc")
+    ana = team.sign_in_oidc(loaded, _claims("ana@example.org", "ana-1"), settings)
+    assert (ana.identity.name, ana.roles) == ("ana@example.org", {access.Role.MAINTAINER})
+    team.grant_role(loaded, ana.identity, "ben@example.org", "curator")
+    # Another account (another subject, or the same subject at another issuer) now says it is ana: refused.
+    for claims in (_claims("ana@example.org", "mallory-7"), _claims("ana@example.org", "ana-1", iss="https://evil")):
+        with pytest.raises(AccessDeniedError, match="ana@example.org belongs to another account"):
+            team.sign_in_oidc(loaded, claims, settings)
+    assert [p.person for p in list_people(loaded)] == ["ana@example.org"]
+    # The person is the account: ana's account whose email changed keeps her name, roles and history.
+    moved = team.sign_in_oidc(loaded, _claims("ana.new@example.org", "ana-1"), settings, noted="ana@example.org")
+    assert (moved.identity.name, moved.roles) == ("ana@example.org", {access.Role.MAINTAINER})
+    # ben's first sign-in binds his email to his account; a second account with it is refused from then on.
+    assert team.sign_in_oidc(loaded, _claims("Ben@Example.org", "ben-2"), settings).roles == {access.Role.CURATOR}
+    with pytest.raises(AccessDeniedError, match="belongs to another account"):
+        team.sign_in_oidc(loaded, _claims("ben@example.org", "ben-3"), settings, noted="ben@example.org")
+    assert [(a.issuer, a.subject, a.person) for a in list_accounts(loaded)] == [
+        (ISSUER, "ana-1", "ana@example.org"), (ISSUER, "ben-2", "ben@example.org")]
+
+
+def test_a_proxy_sign_in_ends_sign_in_hours_after_the_session_first_saw_it(loaded):
+    settings = Settings(identity="proxy", proxy_secret=SECRET, sign_in_hours=1)
+    headers = {"X-Forwarded-Email": "ana@example.org", "X-Curation-Proxy-Secret": SECRET}
+    first = time.time() - 2 * 3600  # the session first saw ana two hours ago; every run since sent the same headers
+    later = access.from_proxy(headers, "127.0.0.1", settings, since=first)
+    assert later.expires_at == first + 3600 and later.expired()
+    with pytest.raises(SignInExpiredError, match="sign-in as ana@example.org has ended"):
+        team.sign_in_proxy(loaded, headers, "127.0.0.1", settings, since=first)
+    assert list_people(loaded) == []  # nothing recorded for an ended sign-in
+    fresh = team.sign_in_proxy(loaded, headers, "127.0.0.1", settings, since=time.time())
+    assert not fresh.identity.expired() and fresh.identity.expires_at <= time.time() + 3600
+
+
+@pytest.mark.parametrize("header", ["X-Forwarded-Email", "X-Curation-Proxy-Secret"])
+def test_a_repeated_identity_header_is_refused(header):
+    settings = Settings(identity="proxy", proxy_secret=SECRET)
+    headers = {"X-Forwarded-Email": ["ana@example.org"], "X-Curation-Proxy-Secret": [SECRET]}
+    # A client's own header, passed on beside the proxy's: which one is the proxy's cannot be told.
+    headers[header] = ["mallory@example.org" if "Email" in header else SECRET, *headers[header]]
+    with pytest.raises(AccessDeniedError, match=f"2 {header} headers"):
+        access.from_proxy(headers, "127.0.0.1", settings)
+    single = {k: v[-1:] for k, v in headers.items()}
+    assert access.from_proxy(single, "127.0.0.1", settings).name == "ana@example.org"
+
+
+def test_accounts_signing_in_at_once_with_one_email_bind_it_to_exactly_one(con):
+    def attempt(n: int) -> str:
+        cursor = con.cursor()  # one connection per session thread, as the app's sessions have
+        try:
+            return access.account_identity(cursor, person("ana@example.org", issuer=ISSUER, subject=f"s{n}")).subject
+        except AccessDeniedError:
+            return "refused"
+
+    with ThreadPoolExecutor(8) as pool:
+        outcomes = list(pool.map(attempt, range(8)))
+    winners = [o for o in outcomes if o != "refused"]
+    assert len(winners) == 1 and [(a.subject, a.person) for a in list_accounts(con)] == [(winners[0],
+                                                                                          "ana@example.org")]
+
+
+def test_an_email_outside_the_teams_domains_is_refused_before_it_is_bound_to_an_account(loaded):
+    settings = Settings(identity="oidc", team_domains=("example.org",))
+    with pytest.raises(AccessDeniedError, match="admits email addresses of example.org only"):
+        team.sign_in_oidc(loaded, _claims("eve@elsewhere.net", "eve-1"), settings)
+    assert list_accounts(loaded) == [] and list_people(loaded) == []
