@@ -65,7 +65,8 @@ def cmd_ingest_corpus(args: argparse.Namespace) -> int:
 
     try:
         run = ingest_corpus_files(con, args.format, args.paths, lenient=args.lenient, again=args.again, who=operator(),
-                                  progress=update, on_file=on_file, on_report=on_report)
+                                  progress=update, on_file=on_file, on_report=on_report,
+                                  on_empty=lambda exc: tqdm.write(f"warning: {exc}"))
         files.update((files.total or 0) - files.n)
     except KeyboardInterrupt:
         kept = "the batches committed from it are kept" if args.lenient else "nothing from it was written"
