@@ -1,4 +1,5 @@
-"""A file with no records is said to have none (exit 2 when it was named alone; a warning inside a folder)."""
+"""A file with no records is said to have none (exit 2 when it was named alone; a warning inside a folder), and
+a multi-file ingest stopped at a bad file says which files before it are in and whether they are annotated."""
 
 from __future__ import annotations
 
@@ -54,3 +55,21 @@ def test_a_file_without_records_inside_a_folder_is_a_warning(tmp_path, capsys):
     assert f"warning: {folder / 'b.jsonl'}: the file has no records" in out
     assert _ingests(db) == 1  # a.jsonl only: the empty one is read again next time
 
+
+def test_a_multi_file_ingest_stopped_at_a_bad_file_says_what_is_in_and_annotates_it(tmp_path, capsys):
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    (folder / "a.jsonl").write_text(_doc("101"))
+    (folder / "b.jsonl").write_text(_doc("102"))
+    (folder / "c.jsonl").write_text("{not json\n")
+    db = tmp_path / "s.duckdb"
+    assert main(["ingest-corpus", "jsonl", str(folder), "--db", str(db)]) == 2
+    err = capsys.readouterr().err
+    assert "c.jsonl, line 1" in err
+    assert "the 2 files before it are ingested (a.jsonl, b.jsonl)" in err and "annotated" in err
+    con = open_store(db)
+    try:
+        assert con.execute("SELECT count(*) FROM documents").fetchall() == [(2,)]
+        assert con.execute("SELECT count(*) FROM ingests").fetchall() == [(2,)]
+    finally:
+        con.close()
