@@ -45,7 +45,10 @@ from curation.errors import AccessDeniedError, CurationError
 from curation.grades import Grade
 from curation.schemas import PO
 from curation.store.decisions import list_decisions
+from curation.store.jobs import create_job, finish_job, get_job
 from curation.store.opening import open_store
+from curation.store.reconcile import SQL_ADD_NOTICE, open_notices
+from curation.store.saved import SavedQuery
 from curation.workflows import (
     annotation_queue,
     curate,
@@ -56,6 +59,7 @@ from curation.workflows import (
     recogniser_training,
     relation_scoring,
     retrain,
+    session,
     team,
     versions,
     watch,
@@ -100,6 +104,14 @@ def _write_paths(con, tmp: Path, settings: Settings, other_decision: int, disagr
     corpus = tmp / "corpus.jsonl"
     corpus.write_text(json.dumps({"pmid": "99999998", "title": "t", "abstract": "BRAF V600E."}) + "\n")
     values = {"Gene": "BRAF", "Variant": "V600E"}
+    # What the pages write on their own: a repair notice to dismiss, a saved query to open (none of this
+    # person's: marking it seen changes no row), a job already finished (following it writes nothing more).
+    con.execute(SQL_ADD_NOTICE, ["bench", "a repair notice of the enforcement matrix"])
+    notice = open_notices(con)[-1].notice_id
+    job = create_job(con, "retrain", {"schema": PO.name})
+    finish_job(con, job.job_id, "failed", "a job of the enforcement matrix")
+    job = get_job(con, job.job_id)
+    saved = watch.Watched(SavedQuery(10**9, "nobody", PO.name, values, {}, "", ""), ())
     return {  # name -> (the action the policy maps it to, the call)
         "decide": (Action.DECIDE, lambda w: curate.record_judgement(con, None, w, PO, values, pmid, Grade.PARTIAL)),
         "undo own": (Action.UNDO_OWN, lambda w: curate.undo_last(con, w)),
@@ -127,6 +139,11 @@ def _write_paths(con, tmp: Path, settings: Settings, other_decision: int, disagr
             con, tmp / "no-such-folder", who=w)),
         "back up": (Action.BACKUP, lambda w: maintenance.back_up(con, settings, tmp / "backups", who=w)),
         "manage roles": (Action.MANAGE_ROLES, lambda w: team.grant_role(con, w, "x@example.org", "curator")),
+        "dismiss a repair notice": (Action.DISMISS_NOTICES, lambda w: session.acknowledge(con, notice, w)),
+        "open a saved query": (Action.SAVE_QUERY, lambda w: watch.open_watched(con, saved, w)),
+        "register published versions": (Action.REGISTER_VERSIONS, lambda w: versions.register_versions(
+            con, tmp / "models", who=w)),
+        "finish a job (sidebar, job swap)": (Action.FOLLOW_JOBS, lambda w: retrain.follow_job(con, job, who=w)),
     }
 
 

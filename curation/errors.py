@@ -35,6 +35,14 @@ class InputError(CurationError):
         return f"{where}: {self.problem}"
 
 
+class EmptyFileError(InputError):
+    """A file that was read whole and holds no records (nothing, or a header line only)."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path, None, None, "the file has no records (nothing, or a header line only); nothing was "
+                                           "imported from it: check that it is the file meant")
+
+
 class AccessDeniedError(CurationError):
     """Team mode: the person's roles do not allow what they tried; nothing was written."""
 

@@ -52,7 +52,7 @@ def saved_panel(con: duckdb.DuckDBPyConnection, schema: RelationSchema, curator:
             text, open_col, remove_col = st.columns([6, 1, 1], vertical_alignment="center")
             text.text(item.label())  # typed values: plain text
             if open_col.button("Open", key=f"open_saved_{item.saved.query_id}"):
-                opened, new = watch.open_watched(con, item, curator)
+                opened, new = watch.open_watched(con, item, who())
                 _fill_slots(schema, opened)
                 st.session_state["filter_only"] = list(new)
                 st.session_state["filter_only_for"] = {t: opened.get(t) or "" for t in schema.query_types}

@@ -23,7 +23,7 @@ from curation.workflows.projection import (
 )
 from curation.workflows.session import current_schema
 from curation.workflows.versions import BUILD_HELP, active_version, model_versions, registered
-from pages.common import connection, matcher
+from pages.common import connection, matcher, who
 from pages.legacy_mode import leave_legacy_pages_mode
 
 leave_legacy_pages_mode()  # first, before anything is drawn (see pages/legacy_mode.py)
@@ -90,7 +90,7 @@ con = connection()
 if con is None:
     st.stop()
 settings = load_settings()
-versions, problems = model_versions(con, settings.models_dir)
+versions, problems = model_versions(con, settings.models_dir, who=who())
 for problem in problems:
     st.warning(problem)
 if not versions:

@@ -14,7 +14,7 @@ import streamlit as st
 
 from curation.config import load_settings
 from curation.workflows import retrain, serving
-from pages.common import store_cursor
+from pages.common import store_cursor, who
 
 
 @st.cache_resource(show_spinner=False, max_entries=3)
@@ -99,4 +99,4 @@ def preload_retriever(con: duckdb.DuckDBPyConnection, path) -> None:
 
 def current_job(con: duckdb.DuckDBPyConnection):
     """The queued or running job, brought up to date (finished, and its version swapped in, when done)."""
-    return retrain.current_job(con, before_activate=lambda path: preload_retriever(con, path))
+    return retrain.current_job(con, before_activate=lambda path: preload_retriever(con, path), who=who())

@@ -12,26 +12,38 @@ from functools import partial
 import duckdb
 import streamlit as st
 
-from curation.workflows.session import acknowledge, curator_name_problem, sidebar_view, store_notices
+from curation.workflows.session import (
+    acknowledge,
+    curator_name_problem,
+    may_dismiss_notices,
+    sidebar_view,
+    store_notices,
+)
 from curation.workflows.team import SignedIn
 from pages import team_gate
-from pages.common import store_cursor
+from pages.common import store_cursor, who
 from pages.highlight import escape_text
 from pages.retrievers import preload_retriever
 
 
 def store_notice_banner(con: duckdb.DuckDBPyConnection | None) -> None:
     """What opening the store repaired from the decision journal, or found wrong with it: shown above
-    every page (app.py draws it once per run) until a curator clicks "Got it"."""
+    every page (app.py draws it once per run) until someone who may dismiss it (on a team store, a maintainer)
+    clicks "Got it"."""
     if con is None:
         return
-    for notice in store_notices(con):
+    notices = store_notices(con)
+    may_dismiss = bool(notices) and may_dismiss_notices(con, who())
+    for notice in notices:
         st.warning(f"{escape_text(notice.message)} ({notice.created_at[:19]} UTC)", icon=":material/healing:")
-        st.button("Got it", key=f"notice_{notice.notice_id}", on_click=_acknowledge, args=(notice.notice_id,))
+        if may_dismiss:
+            st.button("Got it", key=f"notice_{notice.notice_id}", on_click=_acknowledge, args=(notice.notice_id,))
+        else:
+            st.caption("A maintainer dismisses this notice once it has been read.")
 
 
 def _acknowledge(notice_id: int) -> None:
-    acknowledge(store_cursor(), notice_id, st.session_state.get("curator") or "a curator")
+    acknowledge(store_cursor(), notice_id, who() or "a curator")
 
 
 def _remember(widget_key: str, state_key: str) -> None:
@@ -65,7 +77,8 @@ def sidebar(con: duckdb.DuckDBPyConnection | None, signed: SignedIn | None = Non
             st.error(escape_text(problem))
         if con is None:
             return
-        view = sidebar_view(con, st.session_state.get("schema"), before_activate=partial(preload_retriever, con))
+        view = sidebar_view(con, st.session_state.get("schema"), before_activate=partial(preload_retriever, con),
+                            who=who())
         st.selectbox(
             "Relation schema", view.schemas, key="schema_input", on_change=_remember, args=("schema_input", "schema")
         )

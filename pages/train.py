@@ -14,7 +14,7 @@ from curation.config import load_settings
 from curation.workflows.train_view import open_train
 from curation.workflows.versions import BUILD_HELP
 from pages import train_jobs, train_versions
-from pages.common import connection
+from pages.common import connection, who
 from pages.legacy_mode import leave_legacy_pages_mode
 from pages.retrievers import preload_retriever
 
@@ -25,7 +25,7 @@ con = connection()
 if con is None:
     st.stop()
 view = open_train(con, load_settings(), st.session_state.get("schema"),
-                  before_activate=lambda path: preload_retriever(con, path))
+                  before_activate=lambda path: preload_retriever(con, path), who=who())
 
 train_jobs.retraining(view)
 train_jobs.recogniser(view)

@@ -57,12 +57,21 @@ class Action(StrEnum):
     BACKUP = "back up the store"
     RESTORE = "restore the store"
     MANAGE_ROLES = "grant and revoke roles"
+    DISMISS_NOTICES = "dismiss the store's repair notices"
+    FOLLOW_JOBS = "finish background jobs and apply what they built"
+    REGISTER_VERSIONS = "register published model versions"
 
 
+# What a page run writes on its own (a finished job applied, new version folders registered) carries out what
+# someone with the role already asked for: every role may, nobody without one. A repair notice, once dismissed,
+# is hidden from everyone: the maintainer's call.
+_PAGE_UPKEEP = frozenset({Action.FOLLOW_JOBS, Action.REGISTER_VERSIONS})
 ROLE_ACTIONS: dict[Role, frozenset[Action]] = {
-    Role.CURATOR: frozenset({Action.DECIDE, Action.UNDO_OWN, Action.SAVE_QUERY, Action.TAKE_WORK, Action.EXPORT}),
-    Role.ANNOTATOR: frozenset({Action.LABEL, Action.UNDO_OWN}),
-    Role.ADJUDICATOR: frozenset({Action.ADJUDICATE, Action.LABEL, Action.UNDO_OWN, Action.WITHDRAW_ANY}),
+    Role.CURATOR: frozenset({Action.DECIDE, Action.UNDO_OWN, Action.SAVE_QUERY, Action.TAKE_WORK, Action.EXPORT})
+    | _PAGE_UPKEEP,
+    Role.ANNOTATOR: frozenset({Action.LABEL, Action.UNDO_OWN}) | _PAGE_UPKEEP,
+    Role.ADJUDICATOR: frozenset({Action.ADJUDICATE, Action.LABEL, Action.UNDO_OWN, Action.WITHDRAW_ANY})
+    | _PAGE_UPKEEP,
     Role.MAINTAINER: frozenset(Action),  # the team's administrator: everything
 }
 ALL_ROLES = frozenset(Role)

@@ -10,6 +10,7 @@ from pathlib import Path
 from curation.access import Action
 from curation.cli.common import _open, _open_for, _print_report, _progress_bar, operator
 from curation.config import load_settings
+from curation.errors import USER_ERRORS
 from curation.schemas import load_schemas
 from curation.store.base import add_schema, stats, transaction
 from curation.workflows.ingestion import (
@@ -42,6 +43,7 @@ def cmd_ingest_corpus(args: argparse.Namespace) -> int:
     files = tqdm(desc="files", unit=" files", disable=None, position=0)
     records = tqdm(desc="records", unit=" records", disable=None, position=1)
     current: dict[str, object] = {"path": None, "base": 0}
+    committed: list[Path] = []  # files in the store (read now, or before), for a run stopped at a later file
 
     def on_file(path: Path, position: int, total: int, done_before: bool) -> None:
         files.total = total
@@ -49,6 +51,7 @@ def cmd_ingest_corpus(args: argparse.Namespace) -> int:
         files.set_postfix_str(path.name)
         current.update(path=path, base=records.n)
         if done_before:
+            committed.append(path)
             tqdm.write(f"{args.format} {path}: already ingested whole and not modified since; skipped "
                        "(--again reads it again)")
 
@@ -56,6 +59,7 @@ def cmd_ingest_corpus(args: argparse.Namespace) -> int:
         records.update(int(current["base"]) + count - records.n)
 
     def on_report(report) -> None:
+        committed.append(Path(report.path))
         records.update(int(current["base"]) + report.added + report.unchanged - records.n)
         tqdm.write(report.summary())
         for message in report.skipped[:20]:
@@ -65,8 +69,24 @@ def cmd_ingest_corpus(args: argparse.Namespace) -> int:
 
     try:
         run = ingest_corpus_files(con, args.format, args.paths, lenient=args.lenient, again=args.again, who=operator(),
-                                  progress=update, on_file=on_file, on_report=on_report)
+                                  progress=update, on_file=on_file, on_report=on_report,
+                                  on_empty=lambda exc: tqdm.write(f"warning: {exc}"))
         files.update((files.total or 0) - files.n)
+    except USER_ERRORS as exc:
+        if not committed:
+            raise
+        files.close()
+        records.close()
+        print(f"error: {exc}", file=sys.stderr)
+        names = ", ".join(p.name for p in committed)
+        those, their = (f"the {len(committed)} files before it are", "their") if len(committed) > 1 else \
+            ("the file before it is", "its")
+        print(f"{those} ingested ({names}) and kept; annotating {their} documents now", file=sys.stderr)
+        annotated = _annotate_stale(con) == 0
+        print(("annotated" if annotated else "some documents could not be annotated (above); run `python -m "
+               "curation reannotate`") + ". Fix the file and run the same command again: the files before it are "
+              "skipped", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         kept = "the batches committed from it are kept" if args.lenient else "nothing from it was written"
         tqdm.write(f"interrupted in {current['path']}: {kept}, and the files before it are ingested. Run the same "

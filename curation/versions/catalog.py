@@ -104,15 +104,18 @@ def check_version(version: RegisteredVersion) -> str:
 
 
 def sync_model_versions(
-    con: duckdb.DuckDBPyConnection, models_dir: str | Path
+    con: duckdb.DuckDBPyConnection, models_dir: str | Path, register: bool = True
 ) -> tuple[list[RegisteredVersion], list[str]]:
     """Register every version published under ``models_dir``; list the usable ones.
+
+    ``register=False`` writes nothing: the versions already registered are listed (for someone who may not
+    write to the store).
 
     Returns:
         The registered versions whose folders are complete (newest first), and one message per
         registry folder or registered version that is missing, incomplete or corrupted.
     """
-    published, problems = registry.list_versions(models_dir)
+    published, problems = registry.list_versions(models_dir) if register else ([], [])
     known = {v.version: v.path for v in list_model_versions(con)}
     # Pages call this on every run: write only what is new (or has moved).
     fresh = [v for v in published if known.get(v.version) != v.path]

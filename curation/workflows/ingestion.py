@@ -31,7 +31,7 @@ import duckdb
 from curation import access
 from curation.access import Action, Who
 from curation.entities.annotation import Annotator
-from curation.errors import InputError
+from curation.errors import EmptyFileError, InputError
 from curation.ingest.civic import read_civic
 from curation.ingest.jsonl import read_jsonl
 from curation.ingest.kb_tsv import read_kb_tsv
@@ -138,6 +138,8 @@ def ingest_kb(
     _check_path(path)
     problems = Problems(path, lenient)
     records: list[KBRecord] = list(_counted(_read_kb(kind, path, schema, problems, con), progress))
+    if not records and not problems.skipped:
+        raise EmptyFileError(str(path))
     with transaction(con):
         added, updated, unchanged = add_kb_records(con, records, origin=str(path))
         record_ingest(con, f"kb:{kind}", str(path), added + updated, unchanged, len(problems.skipped))
@@ -181,6 +183,7 @@ def ingest_corpus(
         InputError: a bad row in strict mode, or a file that cannot be read at all (either mode; in
             lenient mode the batches before the error stay written, and the file is not logged as
             ingested, so the next run reads it again).
+        EmptyFileError: the file holds no document (nothing is logged as ingested).
     """
     access.require(con, who, Action.IMPORT)
     path = Path(path)
@@ -192,6 +195,7 @@ def ingest_corpus(
         for batch in _batches(documents, BATCH_DOCUMENTS):
             with transaction(con):
                 written.add(con, batch)
+        written.check_any(path, problems)
         with transaction(con):
             record_ingest(con, f"corpus:{kind}", str(path.resolve()), written.added, written.unchanged,
                           len(problems.skipped))
@@ -199,6 +203,7 @@ def ingest_corpus(
         with transaction(con):
             for batch in _batches(documents, BATCH_DOCUMENTS):
                 written.add(con, batch)
+            written.check_any(path, problems)
             record_ingest(con, f"corpus:{kind}", str(path.resolve()), written.added, written.unchanged,
                           len(problems.skipped))
     details = [("gold mentions read", written.mentions)]
@@ -245,6 +250,11 @@ class _Written:
         if self._keep_pmids:
             self.pmids.extend(d.pmid for d in batch)
 
+    def check_any(self, path: Path, problems: Problems) -> None:
+        """Raise :class:`EmptyFileError` when the file held no document at all (none read, none skipped)."""
+        if not (self.added or self.unchanged or problems.skipped):
+            raise EmptyFileError(str(path))
+
 
 @dataclass(frozen=True)
 class CorpusRun:
@@ -252,6 +262,7 @@ class CorpusRun:
 
     reports: tuple[IngestReport, ...]
     done: tuple[Path, ...]  # logged as ingested whole after their last modification: not read again
+    empty: tuple[Path, ...] = ()  # files of a folder with no records (a warning each; not logged, read again)
 
     @property
     def added(self) -> int:
@@ -299,6 +310,7 @@ def ingest_corpus_files(
     on_file: Callable[[Path, int, int, bool], None] | None = None,
     on_report: Callable[[IngestReport], None] | None = None,
     annotator: Annotator | Callable[[], Annotator] | None = None, *, who: Who = "",
+    on_empty: Callable[[EmptyFileError], None] | None = None,
 ) -> CorpusRun:
     """Ingest corpus files and folders (a PubMed baseline folder, say) file by file, resumably.
 
@@ -311,6 +323,8 @@ def ingest_corpus_files(
         progress: documents read so far in the current file (see :func:`ingest_corpus`).
         on_file: called before each file with (path, position from 1, number of files, skipped as done).
         on_report: called with each file's report once the file is in.
+        on_empty: called with the error of a file found in a folder that has no records (the import goes
+            on); a file named itself with no records stops it (:class:`EmptyFileError`).
         annotator: passed to :func:`ingest_corpus` for each file read.
 
     Raises:
@@ -319,9 +333,11 @@ def ingest_corpus_files(
     """
     access.require(con, who, Action.IMPORT)
     files = corpus_files(kind, paths)
+    named = {Path(p) for p in paths if not Path(p).is_dir()}  # files given themselves, not found in a folder
     logged = ingest_times(con, f"corpus:{kind}")
     reports: list[IngestReport] = []
     done: list[Path] = []
+    empty: list[Path] = []
     for position, path in enumerate(files, start=1):
         when = logged.get(str(path.resolve()))
         skip = not again and when is not None and path.stat().st_mtime < when
@@ -330,8 +346,16 @@ def ingest_corpus_files(
         if skip:
             done.append(path)
             continue
-        reports.append(ingest_corpus(con, kind, path, lenient=lenient, progress=progress, annotator=annotator,
-                                           who=who))
+        try:
+            reports.append(ingest_corpus(con, kind, path, lenient=lenient, progress=progress, annotator=annotator,
+                                         who=who))
+        except EmptyFileError as exc:
+            if path in named:
+                raise
+            empty.append(path)
+            if on_empty is not None:
+                on_empty(exc)
+            continue
         if on_report is not None:
             on_report(reports[-1])
-    return CorpusRun(tuple(reports), tuple(done))
+    return CorpusRun(tuple(reports), tuple(done), tuple(empty))

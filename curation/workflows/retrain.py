@@ -81,16 +81,34 @@ def cancel(con: duckdb.DuckDBPyConnection, job_id: int, *, who: Who = "") -> Job
     return retraining.cancel_job(con, get_job(con, job_id))
 
 
-def current_job(con: duckdb.DuckDBPyConnection, before_activate: Callable[[Path], None] | None = None) -> Job | None:
+def current_job(con: duckdb.DuckDBPyConnection, before_activate: Callable[[Path], None] | None = None, *,
+                who: Who = "") -> Job | None:
     """The queued or running job, brought up to date (finished, and its version swapped in, when done).
 
     ``before_activate`` is called with the new version's folder before it becomes active (the app loads
-    its retriever then, so the swap costs no search).
+    its retriever then, so the swap costs no search). Finishing a job writes: for someone without a role (on a
+    team store) the job is shown as stored, and the next page run of someone with one finishes it.
     """
     jobs = active_jobs(con)
     if not jobs:
         return None
-    job = retraining.poll_job(con, jobs[0], before_activate=before_activate)
+    if not access.allowed(con, who, Action.FOLLOW_JOBS):
+        return jobs[0]
+    job = follow_job(con, jobs[0], before_activate, who=who)
+    return None if job.finished else job
+
+
+def follow_job(con: duckdb.DuckDBPyConnection, job: Job, before_activate: Callable[[Path], None] | None = None,
+               *, who: Who = "") -> Job:
+    """``job`` brought up to date with its worker: finished, and what it built applied, when the worker is done.
+
+    Raises:
+        AccessDeniedError: ``who`` may not (no role on a team store); nothing is written.
+    """
+    access.require(con, who, Action.FOLLOW_JOBS)
+    if job.finished:  # finished (and applied) before: nothing to do
+        return job
+    job = retraining.poll_job(con, job, before_activate=before_activate)
     if job.finished and job.kind == "recogniser":  # its recogniser becomes active, its annotations are loaded
         from curation.workflows.recogniser_training import apply_recogniser_job
 
@@ -99,7 +117,7 @@ def current_job(con: duckdb.DuckDBPyConnection, before_activate: Callable[[Path]
         from curation.workflows.relation_scoring import apply_relation_job
 
         apply_relation_job(con, job)
-    return None if job.finished else job
+    return job
 
 
 def is_running(con: duckdb.DuckDBPyConnection) -> bool:

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import duckdb
 
+from curation import access
+from curation.access import Action, Who
 from curation.schemas import RelationSchema, resolve_schema
 from curation.store.base import content_counts, list_schemas, stats
 from curation.store.decisions import MAX_CURATOR
@@ -63,9 +65,19 @@ def store_notices(con: duckdb.DuckDBPyConnection) -> list[Notice]:
     return open_notices(con)
 
 
-def acknowledge(con: duckdb.DuckDBPyConnection, notice_id: int, who: str) -> None:
-    """Mark a notice read; it stays in the store (``store_notices``) with who read it."""
-    acknowledge_notice(con, notice_id, who)
+def may_dismiss_notices(con: duckdb.DuckDBPyConnection, who: Who) -> bool:
+    """Whether ``who`` is shown the notices' "Got it" (a dismissed notice is hidden from everyone)."""
+    return access.allowed(con, who, Action.DISMISS_NOTICES)
+
+
+def acknowledge(con: duckdb.DuckDBPyConnection, notice_id: int, who: Who) -> None:
+    """Mark a notice read; it stays in the store (``store_notices``) with who read it.
+
+    Raises:
+        AccessDeniedError: ``who`` may not dismiss notices (on a team store, maintainers only).
+    """
+    identity = access.require(con, who, Action.DISMISS_NOTICES)
+    acknowledge_notice(con, notice_id, identity.name)
 
 
 def curator_name_problem(name: str) -> str | None:
@@ -93,16 +105,16 @@ class SidebarView:
 
 
 def sidebar_view(con: duckdb.DuckDBPyConnection, schema: str | None,
-                 before_activate: Callable[[Path], None] | None = None) -> SidebarView:
+                 before_activate: Callable[[Path], None] | None = None, *, who: Who = "") -> SidebarView:
     """The sidebar's figures for the schema in use (``schema``; None: the store's first).
 
     The current job is brought up to date first (:func:`curation.workflows.retrain.current_job`, with
-    ``before_activate``): finished, and its version swapped in, when done.
+    ``before_activate``): finished, and its version swapped in, when done and ``who`` may.
     """
     names = tuple(s.name for s in list_schemas(con))
     counts = stats(con)
     active = versions.active_version(con, schema or (names[0] if names else ""))
-    job = retrain.current_job(con, before_activate=before_activate)
+    job = retrain.current_job(con, before_activate=before_activate, who=who)
     return SidebarView(
         names,
         f"Store: {counts['kb_records']} KB records · {counts['documents']} abstracts · {counts['decisions']} decisions",

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import duckdb
 
+from curation.access import Who
 from curation.config import Settings
 from curation.entities.matching import Matcher
 from curation.entities.query import QueryLinker
@@ -96,21 +97,22 @@ class TrainView:
 
 
 def open_train(con: duckdb.DuckDBPyConnection, settings: Settings, schema: str | None,
-               before_activate: Callable[[Path], None] | None = None) -> TrainView:
+               before_activate: Callable[[Path], None] | None = None, *, who: Who = "") -> TrainView:
     """Gather the page: jobs, the retrain form's choices, the recogniser, the relation scorer, the versions.
 
     The current job is brought up to date first (:func:`curation.workflows.retrain.current_job`, with
     ``before_activate``): a job whose worker is gone is failed, a finished one's version swapped in, so the
-    view says what is running now.
+    view says what is running now. ``who`` is who reads the page: without a role (on a team store) neither the
+    job nor the model registry is written to.
     """
-    retrain.current_job(con, before_activate=before_activate)
+    retrain.current_job(con, before_activate=before_activate, who=who)
     schemas = tuple(store_schemas(con))
     name = schema or (schemas[0].name if schemas else "PO")
     history = retrain.history(con, limit=20)
     trained = retrain.trained_jobs(history)
     training = TrainingData(trained[0].job_id, *retrain.training_summary(trained[0])) if trained else None
     kinds, backends = retrain.index_choices(settings)
-    published, problems = versions.model_versions(con, settings.models_dir)
+    published, problems = versions.model_versions(con, settings.models_dir, who=who)
     return TrainView(
         schema=name, running=retrain.is_running(con), decisions=retrain.decision_counts(con, name),
         active=versions.active_version(con, name), index_kinds=kinds, index_backends=backends, history=history,

@@ -30,8 +30,26 @@ BUILD_HELP = (
 METRICS = ("ndcg@10", "ndcg@50", "map@10", "map@50", "entity_recall@10", "entity_recall@50")
 
 
-def model_versions(con: duckdb.DuckDBPyConnection, models_dir: Path) -> tuple[list[RegisteredVersion], list[str]]:
-    """Every published version, registered in the store (new folders added), and what is wrong with the others."""
+def model_versions(con: duckdb.DuckDBPyConnection, models_dir: Path, *,
+                   who: Who = "") -> tuple[list[RegisteredVersion], list[str]]:
+    """Every published version, registered in the store (new folders added), and what is wrong with the others.
+
+    Registering is a write: someone without a role (on a team store) is shown the registered versions only.
+    """
+    if access.allowed(con, who, Action.REGISTER_VERSIONS):
+        return register_versions(con, models_dir, who=who)
+    return catalog.sync_model_versions(con, models_dir, register=False)
+
+
+def register_versions(con: duckdb.DuckDBPyConnection, models_dir: Path, *,
+                      who: Who = "") -> tuple[list[RegisteredVersion], list[str]]:
+    """Register the versions published under ``models_dir`` that the store has not seen; then as
+    :func:`model_versions`.
+
+    Raises:
+        AccessDeniedError: ``who`` may not register versions (no role on a team store).
+    """
+    access.require(con, who, Action.REGISTER_VERSIONS)
     return catalog.sync_model_versions(con, models_dir)
 
 

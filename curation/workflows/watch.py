@@ -55,9 +55,14 @@ def watched(con: duckdb.DuckDBPyConnection, curator: str, schema: str) -> list[W
     return [Watched(s, tuple(new_since_last_look(con, s))) for s in saved]
 
 
-def open_watched(con: duckdb.DuckDBPyConnection, item: Watched, curator: str) -> tuple[dict[str, str], tuple[str, ...]]:
-    """Mark the query seen; returns its values and the PMIDs that were new (what the page opens on)."""
-    mark_seen(con, item.saved.query_id, curator)
+def open_watched(con: duckdb.DuckDBPyConnection, item: Watched, curator: Who) -> tuple[dict[str, str], tuple[str, ...]]:
+    """Mark the query seen; returns its values and the PMIDs that were new (what the page opens on).
+
+    Raises:
+        AccessDeniedError: ``curator`` may not save queries (marking one seen is a write).
+    """
+    identity = access.require(con, curator, Action.SAVE_QUERY)
+    mark_seen(con, item.saved.query_id, identity.name)
     return dict(item.saved.values), item.new
 
 

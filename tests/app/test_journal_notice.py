@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import time
 
 from streamlit.testing.v1 import AppTest
 
@@ -67,3 +68,37 @@ def test_a_decision_never_confirmed_is_shown_as_recovered_never_confirmed(loaded
     (warning,) = [w for w in at.warning if "decision journal" in w.value]
     assert "recovered, never confirmed" in warning.value and "no curator was told" in warning.value
     assert "had been told" not in warning.value
+
+
+def test_on_a_team_store_only_a_maintainer_may_dismiss_a_repair_notice(loaded_db, monkeypatch):
+    from curation import access
+    from curation.store.reconcile import SQL_ADD_NOTICE
+    from curation.workflows import team
+
+    con = open_store(loaded_db)
+    ana = access.Identity("ana@example.org", access.IdentitySource.OIDC)
+    access.sign_in(con, ana)  # the first sign-in: maintainer
+    team.grant_role(con, ana, "ben@example.org", "curator")
+    con.execute(SQL_ADD_NOTICE, ["journal", "the decision journal put back 1 decision"])
+    con.close()
+    monkeypatch.setenv("CURATION_DB", str(loaded_db))
+    monkeypatch.setenv("CURATION_IDENTITY", "oidc")
+
+    def signed_in(email: str) -> AppTest:
+        at = AppTest.from_file(APP, default_timeout=120)
+        at.secrets["auth"] = {"redirect_uri": "http://localhost:8501/oauth2callback", "cookie_secret": "c" * 40,
+                              "client_id": "workbench", "client_secret": "x",
+                              "server_metadata_url": "http://127.0.0.1:9/.well-known/openid-configuration"}
+        at.user = {"is_logged_in": True, "email": email, "name": email.split("@")[0], "iat": int(time.time())}
+        return at.run()
+
+    curator = signed_in("ben@example.org")
+    assert not curator.exception, curator.exception
+    assert [w for w in curator.warning if "decision journal" in w.value]
+    assert not [b for b in curator.button if b.key == "notice_1"]  # shown, not dismissable by a curator
+    maintainer = signed_in("ana@example.org")
+    maintainer.button(key="notice_1").click().run()
+    assert not maintainer.exception, maintainer.exception
+    con = open_store(loaded_db)
+    assert con.execute("SELECT acknowledged_by FROM store_notices").fetchall() == [("ana@example.org",)]
+    con.close()
