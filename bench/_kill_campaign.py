@@ -75,18 +75,18 @@ KILLED_BEFORE_COMMIT = """
 import os, sys
 from curation.grades import Grade
 from curation.schemas import PO
-from curation.store import decisions
+from curation.store import decisions, journaled
 from curation.store.opening import open_store
 db, start, before = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 con = open_store(db)
 pmids = [r[0] for r in con.execute("SELECT pmid FROM documents ORDER BY pmid LIMIT 500").fetchall()]
-write = decisions._Writer.write
+write = journaled.Writer.write
 def write_then_die(self, op, data):
     write(self, op, data)
     os._exit(9)  # the journal line is synced; the store's COMMIT never runs
 for i in range(start, start + before + 1):
     if i == start + before:
-        decisions._Writer.write = write_then_die
+        journaled.Writer.write = write_then_die
     d = decisions.record_decision(con, f"curator{i % 4}", PO, {"Gene": f"GENE{i % 50}", "Variant": "V600E"},
                                   pmids[i % len(pmids)], Grade.PARTIAL)
     print("ack", d.decision_id, flush=True)

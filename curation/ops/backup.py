@@ -36,7 +36,7 @@ from curation.errors import CurationError
 from curation.files import fsync_path, write_atomic
 from curation.jobs.processes import pid_alive
 from curation.store.base import connect, schema_version
-from curation.store.decisions import journal_of
+from curation.store.journaled import journal_of
 
 KEEP = 10  # backups kept per store: five hours of history at the default 30-minute interval
 MANIFEST = "manifest.json"
@@ -153,6 +153,23 @@ def _copy(con: duckdb.DuckDBPyConnection, target: Path) -> dict[str, int]:
     return counts
 
 
+def _open_copy(path: Path, wait_s: float = 30.0) -> duckdb.DuckDBPyConnection:
+    """The fresh copy, read-only, once this process has let go of it.
+
+    DETACH returns at once, but a transaction another cursor began before it keeps the attached file open
+    until that transaction ends, and opening the file meanwhile is a "file handle conflict". Under load a
+    writer's transaction can outlive the copy by a while, so the open is retried until ``wait_s`` has passed.
+    """
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            return connect(path, read_only=True)
+        except duckdb.ResourceInUseException:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
 def backup_store(con: duckdb.DuckDBPyConnection, backups_dir: str | Path, keep: int = KEEP) -> Backup:
     """Write a consistent backup of the open store, then keep only the newest ``keep`` backups.
 
@@ -187,7 +204,7 @@ def _backup(con: duckdb.DuckDBPyConnection, backups_dir: Path, keep: int) -> Bac
     try:
         checkpointed = _checkpoint(con)
         expected = _copy(con, partial / STORE_FILE)
-        with connect(partial / STORE_FILE, read_only=True) as copy:
+        with _open_copy(partial / STORE_FILE) as copy:
             counts = table_counts(copy)
             version = schema_version(copy)
             decisions, last_id, last_at = copy.execute(SQL_DECISIONS_SUMMARY).fetchall()[0]

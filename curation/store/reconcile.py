@@ -28,14 +28,9 @@ import duckdb
 
 from curation.config import load_settings
 from curation.store.base import transaction
-from curation.store.decisions import (
-    SQL_DECISION_SUPERSEDES,
-    SQL_JOURNAL_STATE,
-    SQL_SET_APPLIED,
-    apply_decision,
-    withdraw,
-)
+from curation.store.decisions import SQL_DECISION_SUPERSEDES, apply_decision, withdraw
 from curation.store.journal import Damage, Journal, JournalMismatchError, Scan
+from curation.store.journaled import SQL_JOURNAL_STATE, SQL_SET_APPLIED
 
 log = logging.getLogger(__name__)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 import shutil
 import time
 
@@ -86,10 +87,12 @@ def test_on_a_team_store_only_a_maintainer_may_dismiss_a_repair_notice(loaded_db
 
     def signed_in(email: str) -> AppTest:
         at = AppTest.from_file(APP, default_timeout=120)
-        at.secrets["auth"] = {"redirect_uri": "http://localhost:8501/oauth2callback", "cookie_secret": "c" * 40,
+        at.secrets["auth"] = {"redirect_uri": "http://localhost:8501/oauth2callback",
+                              "cookie_secret": secrets.token_hex(24),
                               "client_id": "workbench", "client_secret": "x",
                               "server_metadata_url": "http://127.0.0.1:9/.well-known/openid-configuration"}
-        at.user = {"is_logged_in": True, "email": email, "name": email.split("@")[0], "iat": int(time.time())}
+        at.user = {"is_logged_in": True, "iss": "https://idp.example.org", "sub": f"sub-{email}", "email": email,
+                   "email_verified": True, "name": email.split("@")[0], "iat": int(time.time())}
         return at.run()
 
     curator = signed_in("ben@example.org")

@@ -21,8 +21,9 @@ from curation.records import Document
 from curation.schemas import PO
 from curation.store.base import connect, transaction
 from curation.store.corpus import add_documents
-from curation.store.decisions import journaled, list_decisions, record_decision, undo_last_decision
+from curation.store.decisions import list_decisions, record_decision, undo_last_decision
 from curation.store.journal import Journal, JournalMismatchError, folder_for
+from curation.store.journaled import journaled
 from curation.store.opening import open_store
 from curation.store.reconcile import acknowledge_notice, open_notices, reconcile
 
@@ -251,11 +252,12 @@ from curation.store.opening import open_store
 db, pmid = sys.argv[1], sys.argv[2]
 con = open_store(db)
 decisions.record_decision(con, "ana", PO, {"Gene": "G0", "Variant": "V600E"}, pmid, Grade.COMPLETE)
-write = decisions._Writer.write
+from curation.store import journaled
+write = journaled.Writer.write
 def write_then_die(self, op, data):
     write(self, op, data)
     os._exit(9)  # the journal line is on disk; the process dies before the store's COMMIT
-decisions._Writer.write = write_then_die
+journaled.Writer.write = write_then_die
 decisions.record_decision(con, "ana", PO, {"Gene": "G1", "Variant": "V600E"}, pmid, Grade.PARTIAL)
 """
 
