@@ -18,14 +18,19 @@ from curation.store.opening import open_store
 APP = str(PROJECT_ROOT / "app.py")
 
 
-def test_a_repair_is_shown_until_a_curator_reads_it(loaded_db, tmp_path, monkeypatch):
+def _copy_then_reopen(loaded_db, tmp_path, monkeypatch):
+    """The store copied as it is (before.duckdb, its last checkpoint), reopened for a decision the copy lacks."""
     monkeypatch.setenv("CURATION_BACKUPS_DIR", str(tmp_path / "backups"))
     con = open_store(loaded_db)
     pmid = con.execute("SELECT min(pmid) FROM documents").fetchall()[0][0]
     con.execute("CHECKPOINT")
     con.close()
     shutil.copyfile(loaded_db, tmp_path / "before.duckdb")
-    con = open_store(loaded_db)
+    return open_store(loaded_db), pmid
+
+
+def test_a_repair_is_shown_until_a_curator_reads_it(loaded_db, tmp_path, monkeypatch):
+    con, pmid = _copy_then_reopen(loaded_db, tmp_path, monkeypatch)
     record_decision(con, "ana", PO, {"Gene": "BRAF", "Variant": "V600E"}, pmid, Grade.COMPLETE, note="<i>x</i>")
     con.close()
     shutil.copyfile(tmp_path / "before.duckdb", loaded_db)  # the store lost the acknowledged decision
@@ -48,13 +53,7 @@ def test_a_repair_is_shown_until_a_curator_reads_it(loaded_db, tmp_path, monkeyp
 
 
 def test_a_decision_never_confirmed_is_shown_as_recovered_never_confirmed(loaded_db, tmp_path, monkeypatch):
-    monkeypatch.setenv("CURATION_BACKUPS_DIR", str(tmp_path / "backups"))
-    con = open_store(loaded_db)
-    pmid = con.execute("SELECT min(pmid) FROM documents").fetchall()[0][0]
-    con.execute("CHECKPOINT")
-    con.close()
-    shutil.copyfile(loaded_db, tmp_path / "before.duckdb")
-    con = open_store(loaded_db)
+    con, pmid = _copy_then_reopen(loaded_db, tmp_path, monkeypatch)
     record_decision(con, "ana", PO, {"Gene": "BRAF", "Variant": "V600E"}, pmid, Grade.COMPLETE)
     con.close()
     # what a kill between the journal line and COMMIT leaves: the line, no acknowledgement, a store without it
