@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import platform
+import time
 from collections.abc import Sequence
 from dataclasses import asdict, replace
 from datetime import UTC, datetime
@@ -47,6 +48,9 @@ from index.milvus_engine import (  # noqa: F401 - MilvusUnavailable and connect 
     serving_here,
 )
 from index.milvus_schema import index_params
+
+#: Waits between load attempts while a background index build may still be writing (about 3 s in all).
+LOAD_RETRY_WAITS_S = (0.2, 0.5, 1.0, 1.5)
 
 BACKEND = "milvus"
 LITE_FILE = "milvus.db"
@@ -131,6 +135,22 @@ class MilvusIndex:
         """
         self._call("flush", self.client.flush, self.collection)
         self._call("release", self.client.release_collection, self.collection)
+        self._load_retrying()
+
+    def _load_retrying(self) -> None:
+        """Load the collection, retrying while Milvus Lite's background indexer is still writing a segment's index.
+
+        Milvus Lite 3.2 builds a flushed segment's index file in a background thread without an atomic rename; a
+        load that starts meanwhile reads the half-written file ("No data left in file") and fails. The file is whole
+        once the builder finishes, so a short wait and a second load succeed. Any other failure, or one that lasts
+        past the last attempt, is raised as ``MilvusUnavailable`` as before.
+        """
+        for wait in LOAD_RETRY_WAITS_S:
+            try:
+                self.client.load_collection(self.collection)
+                return
+            except Exception:  # noqa: BLE001 - retried below, raised named after the last attempt
+                time.sleep(wait)
         self._call("load", self.client.load_collection, self.collection)
 
     def insert(self, vectors: np.ndarray, ids: Sequence[str], texts: Sequence[str] | None = None) -> int:

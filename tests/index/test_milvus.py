@@ -121,3 +121,34 @@ def test_a_build_seals_its_rows_and_records_the_engine_index(tmp_path, monkeypat
     milvus.add(RNG.normal(size=(1, 16)).astype(np.float32), ["30000000"])
     assert flushed == [milvus.collection] * 2
     assert milvus.search(milvus.vectors(["30000000"]), 1)[0][0][0] == "30000000"
+
+
+def test_a_load_that_meets_a_half_written_index_file_is_retried(tmp_path, monkeypatch):
+    """Milvus Lite writes a flushed segment's index in a background thread; a load meanwhile reads it half-written."""
+    import index.milvus as milvus_module
+
+    monkeypatch.setattr(milvus_module, "LOAD_RETRY_WAITS_S", (0.0, 0.0))
+    milvus = _milvus(tmp_path, texts=None)
+    real_load = milvus.client.load_collection
+    calls = []
+
+    def flaky_load(collection, *args, **kwargs):
+        calls.append(collection)
+        if len(calls) == 1:
+            raise RuntimeError("No data left in file")
+        return real_load(collection, *args, **kwargs)
+
+    monkeypatch.setattr(milvus.client, "load_collection", flaky_load)
+    milvus.seal()
+    assert len(calls) == 2
+    assert milvus.search(VECTORS[:1], 1)[0][0][0] == IDS[0]
+
+    def broken_load(collection, *args, **kwargs):
+        calls.append(collection)
+        raise RuntimeError("No data left in file")
+
+    monkeypatch.setattr(milvus.client, "load_collection", broken_load)
+    calls.clear()
+    with pytest.raises(MilvusUnavailable, match="failed to load in collection .*No data left in file"):
+        milvus.seal()
+    assert len(calls) == 3  # two retries, then the named failure
