@@ -15,7 +15,7 @@ gold. Supplementary MeSH records ("C" ids) are in none of the installed sources 
 
 ``mesh_kind_rule(data_dir)``: the rule of :mod:`curation.entities.mesh_kinds` on the gold ids the training
 side does not place. ``mesh_text_effect(data_dir)``: exact-span precision / recall of the dictionary matcher
-on BC5CDR Dev chemicals and diseases, before and after, with and without the measured name filter.
+on BC5CDR Dev and BioRED Dev, before and after, with and without the measured name filter.
 
 Usage::
 
@@ -153,8 +153,9 @@ def mesh_kind_rule(data_dir: str | Path, corpora: Corpora | None = None) -> dict
 
 
 def mesh_text_effect(data_dir: str | Path, corpora: Corpora | None = None) -> dict:
-    """Exact-span P/R/F1 of the dictionary matcher on BC5CDR Dev (chemical, disease): before, after without
-    the name filter, after with it (names measured usually wrong on the training side left out)."""
+    """Exact-span P/R/F1 of the dictionary matcher on BC5CDR Dev (chemical, disease) and BioRED Dev (those and
+    genes, which drug names could take): before, after without the name filter, after with it (names measured
+    usually wrong on the training side left out, as the product does)."""
     from bench.matching import measured_exclusions, score
     from curation.entities.lexicon import Lexicon
     from curation.entities.matching import Matcher
@@ -164,17 +165,19 @@ def mesh_text_effect(data_dir: str | Path, corpora: Corpora | None = None) -> di
     before = before_synonyms(data_dir, corpora)
     after = before + vocabulary_synonyms(corpora)[0]
     biored, bc5cdr = (list(p.documents) for p in corpora.train)
-    dev = list(corpora.bc5cdr_dev.documents)
-    gold = [(d.pmid, m.start, m.end, PUBTATOR_KINDS.get(m.type)) for d in dev for m in d.mentions
-            if PUBTATOR_KINDS.get(m.type) in KINDS]
-    out = {}
+    parts = {"bc5cdr_dev": (corpora.bc5cdr_dev, KINDS), "biored_dev": (corpora.dev, (*KINDS, "gene"))}
+    out: dict[str, dict] = {}
     for name, synonyms, filtered in (("before", before, True), ("after_unfiltered", after, False),
                                      ("after", after, True)):
         exclude = measured_exclusions(synonyms, biored, bc5cdr, min_hits=2, max_precision=0.5) if filtered else {}
         matcher = Matcher(Lexicon(synonyms, exclude=exclude), abbreviations=False, veto=False, shapes=False)
-        found = [(d.pmid, s.start, s.end, s.entity_type) for d in dev for s in matcher.find_all(d, kinds=KINDS)]
-        out[name] = {"excluded_names": sum(len(v) for k, v in exclude.items() if k in KINDS),
-                     "scores": score(found, gold)}
+        out[name] = {"excluded_names": sum(len(v) for k, v in exclude.items() if k in KINDS)}
+        for split, (part, kinds) in parts.items():
+            docs = list(part.documents)
+            gold = [(d.pmid, m.start, m.end, PUBTATOR_KINDS.get(m.type)) for d in docs for m in d.mentions
+                    if PUBTATOR_KINDS.get(m.type) in kinds]
+            found = [(d.pmid, s.start, s.end, s.entity_type) for d in docs for s in matcher.find_all(d, kinds=kinds)]
+            out[name][split] = {kind: figures["exact"] for kind, figures in score(found, gold).items()}
     return out
 
 

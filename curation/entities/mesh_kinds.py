@@ -61,7 +61,7 @@ _NEITHER_WORDS = frozenset((
     "protein", "proteins", "receptor", "receptors", "gene", "genes", "factor", "factors", "virus", "viruses",
     "bacteria", "societies", "society", "institute", "institutes", "association", "u", "apoptosis", "dna", "rna",
     "elegans", "cells", "cell", "peptides", "enzymes", "domain", "regulator", "superfamily", "complex",
-    "metabolism", "errors",
+    "metabolism", "errors", "manual",
 ))  # fmt: skip
 _NEITHER_ENDINGS = ("bacterium", "bacter", "coccus", "monas", "myces", "odium", "idium", "ella", "virus", "viridae")
 _CHEMICAL_WORDS = (
@@ -78,8 +78,8 @@ _CHEMICAL_ENDINGS = (
     "mycin", "micin", "cillin", "azole", "pril", "olol", "statin", "mab", "nib", "vir", "sone", "olone", "pam",
     "lam", "caine", "dipine", "sartan", "tide", "profen", "triptyline", "barbital", "azepine", "idine", "amine",
     "amide", "oxacin", "cycline", "platin", "rubicin", "taxel", "fen", "xen", "ine", "ide", "ides", "ate", "ates",
-    "ol", "ols", "one", "ones", "oids", "ites", "ines", "ac", "ose", "orm", "ehyde", "ene", "ium", "yl", "in",
-    "ins", "al", "an", "ast", "il", "ox", "ane",
+    "ol", "ols", "one", "ones", "oids", "ites", "ines", "ac", "ose", "orm", "ehyde", "ene", "ium", "yl",
+    "al", "an", "ast", "il", "ox", "ane",
 )  # fmt: skip
 # Labels ending like chemicals that are anatomy, places, techniques or professions (A, E, G, H, N, Z branches).
 _NOT_CHEMICAL = frozenset((
@@ -100,10 +100,15 @@ _NOT_CHEMICAL = frozenset((
 ))  # fmt: skip
 
 _WORD = re.compile(r"[a-z0-9]+")
+_BINOMIAL = re.compile(r"^[A-Z][a-z]+ [a-z]+$")
+_GENERIC_WORDS = frozenset(("emulsions", "salts", "oils", "ions", "gases", "alcohols", "esters", "toxins", "hormones"))
 
 
 def label_kind(label: str) -> str | None:
     """The kind a MeSH label reads as ("disease", "chemical"), None when the rule cannot tell.
+
+    Protein names ("Adiponectin", "Transferrin", MeSH's D12 branch) are left to the drug-name join: the
+    corpora annotate them as genes, and a "-in" ending alone made them chemicals that took gene mentions.
 
     Example:
         >>> label_kind("Leukemia, Myelogenous, Chronic, BCR-ABL Positive"), label_kind("Methysergide")
@@ -112,8 +117,10 @@ def label_kind(label: str) -> str | None:
         True
     """
     words = _WORD.findall(label.lower())
-    if not words:
-        return None
+    if not words or (len(words) == 1 and words[0] in _CHEMICAL_CLASS_WORDS | _GENERIC_WORDS):
+        return None  # "Acids", "Emulsions": a class, not a name to find in text
+    if _BINOMIAL.match(label) and words[0].endswith(_NEITHER_ENDINGS):
+        return None  # "Mycobacterium tuberculosis": an organism
     if any(w in _CHEMICAL_CLASS_WORDS for w in words):
         return CHEMICAL
     if any(w in _NEITHER_WORDS for w in words):

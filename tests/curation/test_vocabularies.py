@@ -53,7 +53,7 @@ def test_placeholder_ids_are_never_concepts(concept):
     ("Leukemia, Myelogenous, Chronic, BCR-ABL Positive", "disease"), ("Acute Kidney Injury", "disease"),
     ("Hepatitis", "disease"), ("Methysergide", "chemical"), ("Ascorbic Acid", "chemical"),
     ("Anti-Ulcer Agents", "chemical"), ("Abattoirs", None), ("Prostate", None), ("Tumor Suppressor Protein p53", None),
-    ("Cytomegalovirus", None),
+    ("Cytomegalovirus", None), ("Adiponectin", None), ("Acids", None), ("Mycobacterium tuberculosis", None),
 ])  # fmt: skip
 def test_the_label_rule_places_descriptors_or_leaves_them_out(label, kind):
     assert label_kind(label) == kind
