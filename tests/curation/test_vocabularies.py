@@ -13,6 +13,8 @@ from curation.entities.dictionaries import DICTIONARY_FORMATS, build_lexicon, in
 from curation.entities.gold import gold_rows
 from curation.entities.lexicon import Lexicon, is_placeholder_id
 from curation.entities.mesh_kinds import label_kind
+from curation.entities.normalise import Normaliser
+from curation.entities.query import QueryLinker
 from curation.entities.synonyms import mention_synonyms
 from curation.errors import InputError
 from curation.records import Document, Mention, Synonym
@@ -116,6 +118,11 @@ def test_brand_names_link_to_the_drugbank_concept_of_the_store(con, data_dir):
                                  ("Zelboraf", "vemurafenib", "DB08881"), ("Adriamycin", "doxorubicin", "DB00997")):
         assert lexicon.lookup(brand, "chemical") == lexicon.lookup(generic, "chemical") == [("chemical", drug)]
     assert lexicon.lookup("PLX4032", "chemical") == []  # code names: in neither vocabulary
+    # What the Curate page does with a typed name: an exact link to the same concept.
+    linker = QueryLinker(lexicon, Normaliser(lexicon))
+    herceptin = linker.link("Therapy", "Herceptin", "chemical")
+    assert (herceptin.status, herceptin.concept_ids, herceptin.how) == ("linked", ("DB00072",), "exact")
+    assert herceptin.canonical.casefold() == "trastuzumab"
 
 
 def test_quickstart_loads_the_installed_vocabularies(con, fixtures, tmp_path):
