@@ -48,7 +48,7 @@ _DISEASE_ENDINGS = (
     "itis", "itides", "osis", "oma", "omas", "emia", "aemia", "pathy", "pathies", "plegia", "algia", "algias",
     "trophy", "plasia", "uria", "rrhea", "rrhoea", "rrhagia", "rrhage", "megaly", "penia", "iasis", "ectasis",
     "spasm", "cele", "ptosis", "lepsy", "mania", "phobia", "toxicosis", "ischemia", "sclerosis", "stenosis",
-    "cardia", "pnea", "noea", "idism", "capnia", "esthesia", "opsia", "ptysis", "paresis", "kinesia", "phagia",
+    "cardia", "pnea", "noea", "idism", "capnia", "opsia", "ptysis", "paresis", "kinesia", "phagia",
     "phasia", "opia", "uresis",
 )  # fmt: skip
 # Class words that make a label a chemical whatever else it says ("Anti-Ulcer Agents", "Cancer Vaccines").
@@ -61,7 +61,7 @@ _NEITHER_WORDS = frozenset((
     "protein", "proteins", "receptor", "receptors", "gene", "genes", "factor", "factors", "virus", "viruses",
     "bacteria", "societies", "society", "institute", "institutes", "association", "u", "apoptosis", "dna", "rna",
     "elegans", "cells", "cell", "peptides", "enzymes", "domain", "regulator", "superfamily", "complex",
-    "metabolism", "errors", "manual",
+    "metabolism", "errors", "manual", "hospitals", "education", "programs", "services", "nursing", "anesthesia",
 ))  # fmt: skip
 _NEITHER_ENDINGS = ("bacterium", "bacter", "coccus", "monas", "myces", "odium", "idium", "ella", "virus", "viridae")
 _CHEMICAL_WORDS = (

@@ -175,7 +175,8 @@ def mesh_rows(path: Path) -> Iterator[tuple[str, str]]:
 
 def mesh_synonyms(path: str | Path | None = None, known: Mapping[str, str] | None = None,
                   drugbank: Mapping[str, str] | None = None) -> Iterator[Synonym]:
-    """MeSH descriptors as disease and chemical names (the preferred label, canonical).
+    """MeSH descriptors as disease and chemical names: the preferred label (canonical) and, for an inverted
+    label, its natural order ("Leukemia, Myeloid, Acute" is also "Acute Myeloid Leukemia").
 
     Args:
         path: the descriptor CSV (``id,scheme,subject``; id a MeSH URL or a bare id); None: the package's.
@@ -195,6 +196,26 @@ def mesh_synonyms(path: str | Path | None = None, known: Mapping[str, str] | Non
             continue
         concept = drugbank.get(descriptor, descriptor) if kind == CHEMICAL else descriptor
         yield Synonym(concept, kind, label, "mesh", concept == descriptor)
+        if plain := uninverted(label):
+            yield Synonym(concept, kind, plain, "mesh")
+
+
+_LABEL_PART = re.compile(r"[A-Z][A-Za-z0-9 '-]*")
+
+
+def uninverted(label: str) -> str:
+    """The natural word order of an inverted MeSH label, "" when it is not one (or not plain words).
+
+    Example:
+        >>> uninverted("Leukemia, Myeloid, Acute"), uninverted("Heparin, Low-Molecular-Weight")
+        ('Acute Myeloid Leukemia', 'Low-Molecular-Weight Heparin')
+        >>> uninverted("Breast Neoplasms"), uninverted("Benzenaminium, 4,4'-(3-oxo)bis")
+        ('', '')
+    """
+    parts = [part.strip() for part in label.split(", ")]
+    if not 2 <= len(parts) <= 4 or not all(_LABEL_PART.fullmatch(part) for part in parts):
+        return ""
+    return " ".join([*reversed(parts[1:]), parts[0]])
 
 
 def read_vocabulary(kind: str, path: str | Path | None = None, mentions: Iterable[Mention] = ()) -> Iterator[Synonym]:

@@ -98,6 +98,7 @@ def test_mesh_descriptors_give_gold_ids_names_idempotently(con, tmp_path):
     assert ("disease", "D001943") in lexicon.lookup("Breast Neoplasms")  # a descriptor no gold names
     assert ("disease", "D058186") in lexicon.lookup("acute kidney injury")
     assert ("disease", "D015464") in lexicon.lookup("Leukemia, Myelogenous, Chronic, BCR-ABL Positive")
+    assert ("disease", "D015470") in lexicon.lookup("acute myeloid leukemia")  # "Leukemia, Myeloid, Acute"
     assert not lexicon.lookup("Abattoirs")  # neither a disease nor a chemical: left out
     assert "-1" not in lexicon.concepts("chemical") and "-" not in lexicon.concepts("chemical")
 
