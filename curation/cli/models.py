@@ -63,13 +63,11 @@ def cmd_train_recogniser(args: argparse.Namespace) -> int:
                                               progress_file=args.progress_file, bar=True)
         print(f"published {out} in {manifest.train_seconds} s on {manifest.device} "
               f"(best epoch {manifest.best_epoch} of {manifest.trained_on.get('epochs_run')})")
-        for key in sorted(k for k in manifest.dev_scores if k.endswith("f1")):
-            print(f"  {manifest.selected_on} {key}: {manifest.dev_scores[key]:.3f}")
-        return 0
-    out = args.out or settings.models_dir / "recognisers" / "biomed"
-    manifest = train_standard_recogniser(data_dir, out, width=args.width, max_epochs=args.epochs or 25,
-                                         use_gpu=args.gpu)
-    print(f"published {out} in {manifest.train_seconds} s on {manifest.device}")
+    else:
+        out = args.out or settings.models_dir / "recognisers" / "biomed"
+        manifest = train_standard_recogniser(data_dir, out, width=args.width, max_epochs=args.epochs or 25,
+                                             use_gpu=args.gpu)
+        print(f"published {out} in {manifest.train_seconds} s on {manifest.device}")
     for key in sorted(k for k in manifest.dev_scores if k.endswith("f")):
         print(f"  {manifest.selected_on} {key}: {manifest.dev_scores[key]:.3f}")
     return 0

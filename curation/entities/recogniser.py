@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from spacy.language import Language
     from spacy.tokens import Doc
 
-    from curation.entities.transformer_recogniser import TransformerRecogniser
+    from curation.entities.transformer_recogniser import TransformerManifest, TransformerRecogniser
 
 FORMAT = "recogniser/1"
 KINDS = tuple(sorted({label.lower() for label in LABELS.values()}))
@@ -272,12 +272,17 @@ def train_recogniser(
     return manifest
 
 
-def read_recogniser_manifest(folder: Path) -> RecogniserManifest:
-    """The manifest of a recogniser folder; a :class:`RecogniserError` when it is not one."""
+def read_recogniser_manifest(folder: Path) -> RecogniserManifest | TransformerManifest:
+    """The manifest of a recogniser folder (the CNN's or the transformer's); a :class:`RecogniserError` when
+    it is not one."""
     import spacy
+
+    from curation.entities import transformer_recogniser as transformer
 
     folder = Path(folder)
     path = folder / "manifest.json"
+    if (transformer.folder_format(folder) or "").startswith(transformer.FAMILY):
+        return transformer.read_transformer_manifest(folder)
     if not path.is_file() or not (folder / "model" / "meta.json").is_file():
         raise RecogniserError(f"{folder}: not a recogniser folder (manifest.json and model/ expected); "
                               "train one with `python -m curation train-recogniser`")

@@ -6,7 +6,8 @@ unlabelled, never taught as outside), selected on BioRED Dev. transformers'
 ``AutoModelForTokenClassification`` puts a linear tag head on MiniLM's encoder; texts longer than a
 window are read as overlapping windows (:mod:`curation.entities.token_tags`). Training is the project's
 one loop (:func:`curation.training_loop.fit`): AdamW, linear warm-up and decay, the epoch with the best
-BioRED Dev micro F1 (exact spans) kept, early stopping, the cancel and progress files; bf16 on CUDA.
+BioRED Dev F1 over all kinds (exact spans, ``ents_f``) kept, early stopping, the cancel and progress files;
+bf16 on CUDA.
 
 A trained recogniser is a folder: ``model.safetensors`` + ``config.json`` (the tag names in its
 ``id2label``), the tokenizer's files, and ``manifest.json`` (:class:`TransformerManifest`, format
@@ -94,7 +95,11 @@ class TransformerManifest:
 
 
 def exact_scores(predicted: Iterable[tuple], gold: Iterable[tuple]) -> dict[str, float]:
-    """Exact-span precision, recall and F1 per kind and micro over all; items are (doc, start, end, kind)."""
+    """Exact-span scores under spaCy's names (as the CNN's manifest and the app read them).
+
+    Items are (doc, start, end, kind); ``ents_p``/``ents_r``/``ents_f`` over all kinds, ``GENE.p``/``GENE.r``/
+    ``GENE.f`` per kind (label in upper case), fractions in [0, 1].
+    """
     predicted, gold = set(predicted), set(gold)
     out: dict[str, float] = {}
     for kind in sorted({x[3] for x in gold | predicted}) + [None]:
@@ -103,9 +108,8 @@ def exact_scores(predicted: Iterable[tuple], gold: Iterable[tuple]) -> dict[str,
         hit = len(p & g)
         precision, recall = hit / len(p) if p else 0.0, hit / len(g) if g else 0.0
         f1 = 2 * precision * recall / (precision + recall) if hit else 0.0
-        prefix = f"{kind}." if kind else ""
-        out |= {f"{prefix}precision": round(precision, 4), f"{prefix}recall": round(recall, 4),
-                f"{prefix}f1": round(f1, 4)}
+        prefix = f"{kind.upper()}." if kind else "ents_"
+        out |= {f"{prefix}p": round(precision, 4), f"{prefix}r": round(recall, 4), f"{prefix}f": round(f1, 4)}
     return out
 
 
@@ -295,7 +299,7 @@ def train_transformer_recogniser(
     batches = EpochBatches(examples, settings.batch_size, random.Random(settings.seed))
     config = LoopConfig(epochs=settings.epochs, steps_per_epoch=len(batches), learning_rate=settings.learning_rate,
                         weight_decay=settings.weight_decay, warmup_ratio=settings.warmup_ratio,
-                        max_steps=settings.max_steps, patience=settings.patience, primary_metric="f1")
+                        max_steps=settings.max_steps, patience=settings.patience, primary_metric="ents_f")
     trainable = [p for p in model.parameters() if p.requires_grad]
     done = fit(model, batches, loss_of, config, device=device, parameters=trainable, evaluate_epoch=evaluate,
                cancel_file=cancel_file,

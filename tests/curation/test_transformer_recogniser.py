@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from curation.entities.recogniser import CorpusPart, RecogniserError, load_recogniser
+from curation.entities.recogniser import CorpusPart, RecogniserError, load_recogniser, read_recogniser_manifest
 from curation.entities.token_tags import IGNORE, decode, gold_tags, merge_windows, tag_names, windows
 from curation.entities.transformer_recogniser import (
     FORMAT,
@@ -127,16 +127,17 @@ def test_overlapping_gold_mentions_keep_the_longest():
 def test_exact_scores_count_only_same_start_end_and_kind():
     gold = [("a", 0, 4, "gene"), ("a", 5, 10, "variant")]
     scores = exact_scores([("a", 0, 4, "gene"), ("a", 5, 9, "variant"), ("a", 20, 24, "gene")], gold)
-    assert scores["gene.precision"] == 0.5 and scores["gene.recall"] == 1.0
-    assert scores["variant.f1"] == 0.0
-    assert scores["f1"] == pytest.approx(2 * (1 / 3) * 0.5 / (1 / 3 + 0.5), abs=1e-4)
+    assert scores["GENE.p"] == 0.5 and scores["GENE.r"] == 1.0
+    assert scores["VARIANT.f"] == 0.0
+    assert scores["ents_f"] == pytest.approx(2 * (1 / 3) * 0.5 / (1 / 3 + 0.5), abs=1e-4)
 
 
 def test_a_tiny_training_run_learns_the_pattern_and_reloads_with_identical_answers(trained):
     out, manifest = trained
     assert manifest.format == FORMAT and manifest.best_epoch >= 1
-    assert manifest.dev_scores["f1"] >= 0.9, manifest.epoch_scores
-    assert {"gene.f1", "variant.f1", "chemical.f1", "disease.f1"} <= set(manifest.dev_scores)
+    assert manifest.dev_scores["ents_f"] >= 0.9, manifest.epoch_scores
+    assert {"GENE.f", "VARIANT.f", "CHEMICAL.f", "DISEASE.f"} <= set(manifest.dev_scores)
+    assert read_recogniser_manifest(out) == manifest  # what the Train page and the activation job read
     assert set(manifest.data_digests) == {"biored_train", "biored_dev"}
     files = {p.name for p in out.iterdir()}
     assert {"model.safetensors", "config.json", "manifest.json", "tokenizer.json"} <= files
@@ -160,11 +161,34 @@ def test_a_folder_of_another_format_is_refused_with_what_to_do(trained, tmp_path
     broken.mkdir()
     data = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
     (broken / "manifest.json").write_text(json.dumps({**data, "format": "recogniser-transformer/9"}), encoding="utf-8")
-    with pytest.raises(RecogniserError, match=r"recogniser-transformer/9.*train it again.*--kind transformer"):
-        load_recogniser(broken)
+    for read in (load_recogniser, read_recogniser_manifest):
+        with pytest.raises(RecogniserError, match=r"recogniser-transformer/9.*train it again.*--kind transformer"):
+            read(broken)
     (broken / "manifest.json").write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(RecogniserError, match="model.safetensors is missing"):
         load_recogniser(broken)
     (broken / "manifest.json").write_text(json.dumps({"format": FORMAT}), encoding="utf-8")
     with pytest.raises(RecogniserError, match="malformed transformer recogniser manifest"):
         load_recogniser(broken)
+
+
+def test_the_train_command_with_kind_transformer_trains_it_and_prints_device_and_seconds(monkeypatch, tmp_path,
+                                                                                        trained, capsys):
+    import curation.learning.recogniser_data as recogniser_data
+    from curation.cli import main
+
+    _, manifest = trained
+    asked = {}
+
+    def fake(data_dir, out, settings, max_documents=0, **options):
+        asked.update(data_dir=data_dir, out=out, settings=settings, max_documents=max_documents)
+        return manifest
+
+    monkeypatch.setattr(recogniser_data, "train_standard_transformer", fake)
+    argv = ["train-recogniser", "--kind", "transformer", "--data-dir", str(tmp_path), "--out", str(tmp_path / "tf"),
+            "--epochs", "2", "--max-documents", "40", "--device", "cpu"]
+    assert main(argv) == 0
+    assert asked["out"] == tmp_path / "tf" and asked["max_documents"] == 40
+    assert asked["settings"].epochs == 2 and asked["settings"].device == "cpu"
+    printed = capsys.readouterr().out
+    assert f"in {manifest.train_seconds} s on cpu" in printed and "biored_dev GENE.f:" in printed
