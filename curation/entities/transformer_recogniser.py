@@ -59,9 +59,9 @@ class TransformerSettings:
     base_model: str = ""
     max_length: int = 256
     stride: int = 32
-    epochs: int = 4
+    epochs: int = 10
     batch_size: int = 16
-    learning_rate: float = 5e-5
+    learning_rate: float = 1e-4
     weight_decay: float = 0.01
     warmup_ratio: float = 0.1
     patience: int = 2

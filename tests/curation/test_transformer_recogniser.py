@@ -191,4 +191,5 @@ def test_the_train_command_with_kind_transformer_trains_it_and_prints_device_and
     assert asked["out"] == tmp_path / "tf" and asked["max_documents"] == 40
     assert asked["settings"].epochs == 2 and asked["settings"].device == "cpu"
     printed = capsys.readouterr().out
+    assert "training the transformer recogniser on cpu: at most 2 epochs" in printed
     assert f"in {manifest.train_seconds} s on cpu" in printed and "biored_dev GENE.f:" in printed
