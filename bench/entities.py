@@ -3,6 +3,7 @@
 Usage::
 
     python -m bench.entities [--data-dir D] [--recogniser models/recognisers/biomed]
+                             [--transformer models/recognisers/transformer]
                              [--linker models/linkers/biomed] [--test] [--out bench/results/entities.json]
 
 NER: exact-span precision / recall / F1 per type (same start, end and kind as a gold mention)
@@ -16,6 +17,9 @@ dictionaries come from the training side only: CIViC, DrugBank, BioRED Train and
 mentions (the same documents the recogniser trains on). The system the app uses by default is
 chosen on BioRED Dev (best mean F1 over the four types); ``--test`` adds BioRED Test and BC5CDR
 Test, read once for the final figures.
+
+``--transformer``: the transformer recogniser against ``--recogniser`` per kind on BioRED Dev, alone and
+under each combination policy, with its abstracts/s (:mod:`bench._recogniser_compare`).
 
 Linking: :func:`bench._linking.measure_linking` (held-out names → concept ids).
 
@@ -132,6 +136,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--recogniser", type=Path, default=settings.models_dir / "recognisers" / "biomed")
     parser.add_argument("--linker", type=Path, default=settings.models_dir / "linkers" / LINKER_NAME)
     parser.add_argument("--test", action="store_true", help="also BioRED Test and BC5CDR Test (the final figures)")
+    parser.add_argument("--transformer", type=Path, default=None,
+                        help="a transformer recogniser folder: compared with --recogniser per kind on BioRED Dev")
     parser.add_argument("--skip-linking", action="store_true", help="leave the linking figures out (quick runs)")
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results" / "entities.json")
     parser.add_argument("--edel-before", type=Path, default=Path(__file__).resolve().parent / "results" / "edel.json",
@@ -183,6 +189,14 @@ def main(argv: list[str] | None = None) -> int:
             )
             print(f"{name:10s} {split:11s} {line}")
     chosen = max(combines, key=lambda s: mean_f1(systems[s]["biored_dev"]))
+    compared = None
+    if args.transformer is not None:
+        from bench._recogniser_compare import compare_recognisers
+
+        transformer = load_recogniser(args.transformer)
+        compared = compare_recognisers({"cnn": cached, "transformer": _Memo(transformer)}, transformer,
+                                       args.transformer, matcher, linker, corpora.dev, evaluate, KINDS)
+        print(f"recognisers per kind on BioRED Dev: {compared['best']}; {compared['throughput']}")
 
     # Throughput: the chosen pipeline on every abstract of the data directory, first sight of each,
     # in one process (the app) and with one recogniser process per core (annotate, bulk ingest).
@@ -255,6 +269,7 @@ def main(argv: list[str] | None = None) -> int:
             "app_default_matches": chosen == "per_kind"
             and all(DEFAULT_POLICY.get(k, "recogniser_first") == v for k, v in policy.items()),
         },
+        "recognisers_biored_dev": compared,
         "throughput": {
             "system": chosen,
             "abstracts": len(corpus),

@@ -48,14 +48,31 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_train_recogniser(args: argparse.Namespace) -> int:
-    """Train the entity recogniser and publish its folder (activate it with activate-recogniser)."""
-    from curation.learning.recogniser_data import train_standard_recogniser
+    """Train the entity recogniser (the spaCy CNN or the transformer) and publish its folder."""
+    from curation.learning.recogniser_data import train_standard_recogniser, train_standard_transformer
 
     settings = load_settings()
     data_dir = args.data_dir or settings.data_dir
-    out = args.out or settings.models_dir / "recognisers" / "biomed"
-    manifest = train_standard_recogniser(data_dir, out, width=args.width, max_epochs=args.epochs, use_gpu=args.gpu)
-    print(f"published {out} in {manifest.train_seconds} s on {manifest.device}")
+    if args.kind == "transformer":
+        from curation.entities.transformer_recogniser import TransformerSettings
+        from index.encoder import pick_device
+
+        out = args.out or settings.models_dir / "recognisers" / "transformer"
+        device = pick_device(args.device)
+        # a CPU epoch of the full corpora takes ~10 min on two free cores, a GPU epoch seconds
+        epochs = args.epochs or (10 if device.startswith("cuda") else 2)
+        chosen = TransformerSettings(epochs=epochs, batch_size=args.batch_size, max_steps=args.max_steps,
+                                     learning_rate=args.lr, device=device)
+        print(f"training the transformer recogniser on {device}: at most {epochs} epochs", flush=True)
+        manifest = train_standard_transformer(data_dir, out, chosen, max_documents=args.max_documents,
+                                              progress_file=args.progress_file, bar=True)
+        print(f"published {out} in {manifest.train_seconds} s on {manifest.device} "
+              f"(best epoch {manifest.best_epoch} of {manifest.trained_on.get('epochs_run')})")
+    else:
+        out = args.out or settings.models_dir / "recognisers" / "biomed"
+        manifest = train_standard_recogniser(data_dir, out, width=args.width, max_epochs=args.epochs or 25,
+                                             use_gpu=args.gpu)
+        print(f"published {out} in {manifest.train_seconds} s on {manifest.device}")
     for key in sorted(k for k in manifest.dev_scores if k.endswith("f")):
         print(f"  {manifest.selected_on} {key}: {manifest.dev_scores[key]:.3f}")
     return 0
@@ -182,12 +199,23 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 
     p = sub.add_parser("train-recogniser",
                        help="train the entity recogniser on BioRED + BC5CDR Train (selected on BioRED Dev)")
+    p.add_argument("--kind", choices=("cnn", "transformer"), default="cnn",
+                   help="cnn: spaCy's CNN (fast on a CPU); transformer: MiniLM fine-tuned as a token tagger")
     p.add_argument("--data-dir", type=Path, default=None, help=f"annotated corpora (default {settings.data_dir})")
     p.add_argument("--out", type=Path, default=None,
-                   help=f"recogniser folder (default {settings.models_dir}/recognisers/biomed)")
-    p.add_argument("--epochs", type=int, default=25, help="at most this many epochs (best dev checkpoint kept)")
-    p.add_argument("--width", type=int, default=128, help="token vector width")
-    p.add_argument("--gpu", type=int, default=-1, help="GPU id (default: CPU)")
+                   help=f"recogniser folder (default {settings.models_dir}/recognisers/biomed, or .../transformer)")
+    p.add_argument("--epochs", type=int, default=0,
+                   help="at most this many epochs, best dev epoch kept (default 25 for cnn; transformer: 10 on "
+                        "a GPU, 2 on a CPU)")
+    p.add_argument("--width", type=int, default=128, help="cnn: token vector width")
+    p.add_argument("--gpu", type=int, default=-1, help="cnn: GPU id (default: CPU)")
+    p.add_argument("--device", default="", help="transformer: cuda or cpu (default: CUDA when present)")
+    p.add_argument("--batch-size", type=int, default=16, help="transformer: windows per step")
+    p.add_argument("--lr", type=float, default=1e-4, help="transformer: peak learning rate")
+    p.add_argument("--max-steps", type=int, default=0, help="transformer: stop after this many steps (0: no cap)")
+    p.add_argument("--max-documents", type=int, default=0,
+                   help="transformer: first N documents of each part only (a quick check; 0: all)")
+    p.add_argument("--progress-file", type=Path, help="transformer: JSON progress (step, total, loss, eta)")
     p.set_defaults(func=cmd_train_recogniser)
 
     p = sub.add_parser("train-linker", help="fine-tune the entity linker's name encoder on synonym sets")

@@ -30,25 +30,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from curation.errors import CurationError
+from curation.entities.recogniser_corpus import LABELS, CorpusPart, RecogniserError
 from curation.files import write_atomic
-from curation.records import Document
 
 if TYPE_CHECKING:
     from spacy.language import Language
     from spacy.tokens import Doc
 
+    from curation.entities.transformer_recogniser import TransformerManifest, TransformerRecogniser
+
 FORMAT = "recogniser/1"
-#: corpus mention type -> spaCy label; kinds are the matcher's vocabulary (label.lower()).
-LABELS: dict[str, str] = {
-    "GeneOrGeneProduct": "GENE",
-    "SequenceVariant": "VARIANT",
-    "ChemicalEntity": "CHEMICAL",
-    "Chemical": "CHEMICAL",
-    "DiseaseOrPhenotypicFeature": "DISEASE",
-    "Disease": "DISEASE",
-    "CellLine": "CELLLINE",
-}
 KINDS = tuple(sorted({label.lower() for label in LABELS.values()}))
 #: Labels of installed scispaCy NER models (en_ner_bc5cdr_md, en_ner_jnlpba_md, en_ner_bionlp13cg_md, ...)
 #: -> our kinds; a label not listed here is dropped.
@@ -61,10 +52,6 @@ PARTIAL_TYPES = {"bc5cdr": ("CHEMICAL", "DISEASE")}
 
 _INFIXES = r"[-/()\[\]+:;,=_~]"
 _AFFIXES = r"[-/+]"
-
-
-class RecogniserError(CurationError):
-    """A recogniser folder or training corpus that cannot be used, and what to do."""
 
 
 def _tokenizer_factory():
@@ -106,14 +93,6 @@ def blank() -> Language:
 
 # --- training data ---------------------------------------------------------------------
 
-
-@dataclass(frozen=True)
-class CorpusPart:
-    """Documents of one annotated file and the labels it annotates (None: every label)."""
-
-    name: str
-    documents: tuple[Document, ...]
-    labels: tuple[str, ...] | None = None
 
 
 def to_spacy_docs(
@@ -293,12 +272,17 @@ def train_recogniser(
     return manifest
 
 
-def read_recogniser_manifest(folder: Path) -> RecogniserManifest:
-    """The manifest of a recogniser folder; a :class:`RecogniserError` when it is not one."""
+def read_recogniser_manifest(folder: Path) -> RecogniserManifest | TransformerManifest:
+    """The manifest of a recogniser folder (the CNN's or the transformer's); a :class:`RecogniserError` when
+    it is not one."""
     import spacy
+
+    from curation.entities import transformer_recogniser as transformer
 
     folder = Path(folder)
     path = folder / "manifest.json"
+    if (transformer.folder_format(folder) or "").startswith(transformer.FAMILY):
+        return transformer.read_transformer_manifest(folder)
     if not path.is_file() or not (folder / "model" / "meta.json").is_file():
         raise RecogniserError(f"{folder}: not a recogniser folder (manifest.json and model/ expected); "
                               "train one with `python -m curation train-recogniser`")
@@ -348,8 +332,9 @@ class SpacyRecogniser:
         return out
 
 
-def load_recogniser(folder: Path, processes: int = 1) -> SpacyRecogniser:
-    """Load a trained recogniser folder (see :func:`train_recogniser`), or an installed spaCy NER pipeline.
+def load_recogniser(folder: Path, processes: int = 1) -> SpacyRecogniser | TransformerRecogniser:
+    """Load a trained recogniser folder (the CNN's, or the transformer's of :mod:`.transformer_recogniser`,
+    by its manifest's format), or an installed spaCy NER pipeline.
 
     A folder holding a spaCy pipeline of its own (``meta.json`` and ``config.cfg`` at the top, as an
     installed scispaCy model such as ``en_ner_bc5cdr_md`` has) is used as it is when its NER labels
@@ -362,6 +347,10 @@ def load_recogniser(folder: Path, processes: int = 1) -> SpacyRecogniser:
         folder = spacy.util.get_package_path(str(folder))
     if (Path(folder) / "meta.json").is_file() and not (Path(folder) / "manifest.json").is_file():
         return _load_foreign(Path(folder), processes)
+    from curation.entities import transformer_recogniser as transformer
+
+    if (transformer.folder_format(folder) or "").startswith(transformer.FAMILY):
+        return transformer.load_transformer_recogniser(Path(folder), processes)
     manifest = read_recogniser_manifest(folder)
     register()
     try:

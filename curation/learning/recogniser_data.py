@@ -1,7 +1,7 @@
 """The entity recogniser's data: the annotated corpora of the data directory, split for training.
 
-Used by ``python -m curation train-recogniser``, the background recogniser job (:mod:`curation.jobs.recogniser`)
-and bench/entities.py: one split for all three.
+Used by ``python -m curation train-recogniser`` (``--kind cnn`` or ``--kind transformer``), the background
+recogniser job (:mod:`curation.jobs.recogniser`) and bench/entities.py: one split for all three.
 
 Which documents train and which select (see :mod:`curation.entities.recogniser`):
 
@@ -15,10 +15,11 @@ Which documents train and which select (see :mod:`curation.entities.recogniser`)
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from curation.entities.recogniser import PARTIAL_TYPES, CorpusPart, RecogniserError, RecogniserManifest
+from curation.entities.transformer_recogniser import TransformerManifest, TransformerSettings
 from curation.errors import InputError
 from curation.ingest.problems import Problems
 from curation.ingest.pubtator import read_pubtator
@@ -115,3 +116,25 @@ def train_standard_recogniser(data_dir: Path, out: Path, **settings) -> Recognis
     corpora = load_corpora(data_dir)
     unlabelled = gene_variant_spans(corpora.train[0].documents)
     return train_recogniser(corpora.train, corpora.dev, out, unlabelled=unlabelled, **settings)
+
+
+def train_standard_transformer(
+    data_dir: Path, out: Path, settings: TransformerSettings, max_documents: int = 0, **options
+) -> TransformerManifest:
+    """The transformer recogniser on the same split and unlabelled genes/variants as the CNN, published at ``out``.
+
+    Args:
+        max_documents: train on the first this many documents of each training part and select on the first
+            this many of BioRED Dev (0: all; a quick check that it learns, not a model to serve).
+        options: ``progress_file``, ``cancel_file``, ``bar`` of
+            :func:`~curation.entities.transformer_recogniser.train_transformer_recogniser`.
+    """
+    from curation.entities.transformer_recogniser import train_transformer_recogniser
+
+    corpora = load_corpora(data_dir)
+    unlabelled = gene_variant_spans(corpora.train[0].documents)
+    train, dev = corpora.train, corpora.dev
+    if max_documents:
+        train = tuple(replace(p, documents=p.documents[:max_documents]) for p in train)
+        dev = replace(dev, documents=dev.documents[:max_documents])
+    return train_transformer_recogniser(train, dev, out, unlabelled=unlabelled, settings=settings, **options)
