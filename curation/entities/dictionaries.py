@@ -18,6 +18,7 @@ from pathlib import Path
 
 import duckdb
 
+from curation.entities.gene_vocabularies import GENE_PACKAGES, GENE_VOCABULARIES, package_version
 from curation.entities.lexicon import Lexicon, normalise_name
 from curation.entities.matching import Matcher
 from curation.entities.name_filter import measure_names, merge_stats, unreliable_names
@@ -38,27 +39,37 @@ from curation.store.base import list_schemas, record_ingest, transaction
 from curation.store.corpus import add_synonyms, get_documents, list_mentions, list_synonyms
 from curation.store.kb import list_kb_records
 
-DICTIONARY_FORMATS = ("drugbank", "hgnc")
+DICTIONARY_FORMATS = ("drugbank", "hgnc", *GENE_VOCABULARIES)
 # Bump when what :func:`assemble_lexicon` excludes, or how, changes: older files in the cache then miss.
 EXCLUDED_FORMAT = 1
 EXCLUDED_KEEP = 4  # cached exclusion files kept (a few store states back)
 
 
-def read_dictionary(kind: str, path) -> list[Synonym]:
-    """Synonyms of a dictionary file (drugbank vocabulary CSV, HGNC complete set TSV)."""
+def read_dictionary(kind: str, path, mentions: Iterable[Mention] = ()) -> list[Synonym]:
+    """Synonyms of a dictionary file (drugbank vocabulary CSV, HGNC complete set TSV) or of an installed
+    gene vocabulary (``path`` None: the package's own file; ``mentions``: gold that gives mouse genes ids)."""
     if kind == "drugbank":
         return drugbank_synonyms(path)
     if kind == "hgnc":
         return hgnc_synonyms(path)
+    if kind in GENE_VOCABULARIES:
+        return list(GENE_VOCABULARIES[kind](path, mentions=mentions))
     raise InputError(str(path), None, None, f"unknown dictionary format '{kind}'; use one of {DICTIONARY_FORMATS}")
 
 
-def ingest_dictionary(con: duckdb.DuckDBPyConnection, kind: str, path) -> tuple[int, int]:
-    """Add a dictionary file's synonyms to the store (one transaction). Returns (read, new)."""
-    synonyms = read_dictionary(kind, path)
+def ingest_dictionary(con: duckdb.DuckDBPyConnection, kind: str, path=None) -> tuple[int, int]:
+    """Add a dictionary's synonyms to the store (one transaction). Returns (read, new).
+
+    A package vocabulary's ingest row names the package and its version beside the path.
+    """
+    mentions = list_mentions(con) if kind in GENE_VOCABULARIES else ()
+    synonyms = read_dictionary(kind, path, mentions)
+    where = str(path) if path is not None else "installed package"
+    if kind in GENE_PACKAGES:
+        where += f" ({GENE_PACKAGES[kind]} {package_version(GENE_PACKAGES[kind])})"
     with transaction(con):
         added = add_synonyms(con, synonyms)
-        record_ingest(con, f"dict:{kind}", str(path), added, len(synonyms) - added, 0)
+        record_ingest(con, f"dict:{kind}", where, added, len(synonyms) - added, 0)
     return len(synonyms), added
 
 
@@ -69,11 +80,18 @@ def merged_synonyms(
     """Every synonym source, unfiltered.
 
     KB values and annotation names that are exactly a name of one dictionary concept are
-    filed under that concept, so "Vemurafenib" from CIViC and DrugBank's DB08881 are one.
+    filed under that concept, so "Vemurafenib" from CIViC and DrugBank's DB08881 are one. A name
+    several dictionary genes share joins the human one when exactly one of them is human (CIViC's
+    "ERBB2" is human ERBB2, not mouse Erbb2). A concept the dictionaries hold under its own id (a gold
+    NCBI Gene id) stays itself.
     """
     owners: dict[tuple[str, str], set[str]] = defaultdict(set)
+    human: set[tuple[str, str]] = set()
     for synonym in dictionary:
         owners[(synonym.entity_type, normalise_name(synonym.name))].add(synonym.concept_id)
+        if synonym.species == "human":
+            human.add((synonym.entity_type, synonym.concept_id))
+    known = {(s.entity_type, s.concept_id) for s in dictionary}
     derived: list[Synonym] = []
     for schema, schema_records in records:
         if schema_records:
@@ -81,7 +99,11 @@ def merged_synonyms(
     derived += mention_synonyms(mentions)
     aliases: dict[tuple[str, str], str] = {}
     for synonym in derived:
+        if (synonym.entity_type, synonym.concept_id) in known:
+            continue
         found = owners.get((synonym.entity_type, normalise_name(synonym.name)), set())
+        if len(found) > 1:
+            found = {c for c in found if (synonym.entity_type, c) in human}
         if len(found) == 1:
             aliases[(synonym.entity_type, synonym.concept_id)] = next(iter(found))
     merged = [

@@ -128,6 +128,7 @@ class Lexicon:
         self._names: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
         self._canonical: dict[tuple[str, str], str] = {}
         self._fixed: set[tuple[str, str]] = set()  # concepts whose display name a source marked
+        self._species: dict[tuple[str, str], str] = {}  # (kind, concept) -> the first species a source gave
         self._index: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
         self._weight: Counter[tuple[str, str]] = Counter()
         self._loose: dict[str, dict[str, list[str]]] = {}  # kind -> loose_name -> concepts (lookup_loose)
@@ -152,6 +153,8 @@ class Lexicon:
         names = self._names[kind][concept]
         if concept not in concepts:
             concepts.append(concept)
+        if synonym.species:
+            self._species.setdefault((kind, concept), synonym.species)
         if name not in names:
             names.append(name)
         if (kind, concept) not in self._canonical or (synonym.canonical and (kind, concept) not in self._fixed):
@@ -180,6 +183,10 @@ class Lexicon:
     def canonical(self, kind: str, concept: str) -> str:
         """The display name of a concept ("" when unknown)."""
         return self._canonical.get((kind, concept), "")
+
+    def species(self, kind: str, concept: str) -> str:
+        """The organism of a concept ("human", "mouse"), "" when no source said."""
+        return self._species.get((kind, concept), "")
 
     def lookup(self, name: str, kind: str | None = None) -> list[tuple[str, str]]:
         """(kind, concept) pairs a name denotes, most used first; exact after normalisation."""
@@ -220,8 +227,9 @@ class Lexicon:
         for k in [kind] if kind else self.kinds:
             for concept, names in self._names.get(k, {}).items():
                 display = self._canonical.get((k, concept))
+                species = self._species.get((k, concept), "")
                 for name in names:
-                    yield Synonym(concept, k, name, "", name == display)
+                    yield Synonym(concept, k, name, "", name == display, species)
 
     def sizes(self) -> dict[str, dict[str, int]]:
         """Per kind: number of concepts and of names."""
