@@ -52,6 +52,7 @@ _KIND_WORDS: dict[str, frozenset[str]] = {
     "gene": frozenset({"cell", "cells", "type", "was", "can", "has", "not", "all", "via"}),
 }
 MIN_LENGTH = 2
+_LETTER = re.compile(r"[A-Za-z]")
 
 
 def normalise_name(name: str) -> str:
@@ -61,6 +62,8 @@ def normalise_name(name: str) -> str:
         >>> normalise_name("  Interleukin–6 ")
         'interleukin-6'
     """
+    if name.isascii():  # NFKC and the dash rule change nothing in ASCII: the fast path of most names
+        return " ".join(name.split()).casefold()
     text = unicodedata.normalize("NFKC", name)
     text = re.sub(r"[\u2010-\u2015\u2212\u00ad]", "-", text)
     text = re.sub(r"\s+", " ", text).strip()
@@ -80,11 +83,15 @@ def loose_name(name: str) -> str:
 def junk_reason(name: str, kind: str) -> str | None:
     """Why a name should not be in a dictionary of ``kind`` (None when it is fine)."""
     clean = name.strip()
+    return _junk_reason(clean, normalise_name(clean), kind)
+
+
+def _junk_reason(clean: str, low: str, kind: str) -> str | None:
+    """:func:`junk_reason` of a stripped name whose :func:`normalise_name` is ``low`` (computed once by the caller)."""
     if len(clean) < MIN_LENGTH:
         return "too short"
-    if not re.search(r"[A-Za-z]", clean):
+    if not _LETTER.search(clean):
         return "no letters"
-    low = normalise_name(clean)
     if low in COMMON_WORDS or low in _KIND_WORDS.get(kind, ()):
         return "common English word"
     if low in _stop_words():
@@ -139,11 +146,11 @@ class Lexicon:
     def _add(self, synonym: Synonym) -> None:
         name = " ".join(synonym.name.split())
         kind, concept = synonym.entity_type, synonym.concept_id
-        reason = junk_reason(name, kind)
+        key = normalise_name(name)
+        reason = _junk_reason(name, key, kind)  # = junk_reason(name, kind), the name normalised once
         if reason or not concept:
             self.dropped[reason or "no concept id"] += 1
             return
-        key = normalise_name(name)
         if key in self._exclude.get(kind, ()):
             self.dropped["excluded"] += 1
             return
