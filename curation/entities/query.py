@@ -3,12 +3,12 @@
 Each typed name goes through the same steps as the entity linker of the concept index:
 
 1. **exact**: a name of the dictionaries (case, dash and spacing aside) links to every concept it
-   names in the slot's kind (a gene symbol shared by a human and a mouse gene links both); failing
-   that, **spelling**: the same with dashes, spaces, dots and slashes left out ("B-Raf" is BRAF);
+   names in the slot's kind; failing that, **spelling**: the same with dashes, spaces, dots and slashes
+   left out ("B-Raf" is BRAF). A gene name several species share links the preferred species' genes only
+   (human unless the linker or the slot is told otherwise: HER2 and KRAS are the human genes); the
+   others are offered, and the curator applies one as any suggestion (``applied``);
 2. **notation**: a variant the rules can read ("Leu858Arg", "p.L858R", "ex19del", "V600") links to
    its key; a codon ("V600") matches every change at that codon and says so;
-   a gene name several species share links the preferred species' gene (human unless the linker is told
-   otherwise); the others are offered, and the curator applies one as any suggestion (``applied``);
 3. **linker**: the learned linker of the concept index, when one is active; its link is applied only
    when it clears the linker's calibrated threshold;
 4. **similar names**: otherwise the character n-gram normaliser's best candidates are *offered*
