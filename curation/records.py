@@ -146,13 +146,17 @@ class MarkedText:
 
 @dataclass(frozen=True)
 class Synonym:
-    """One name of a concept in a dictionary."""
+    """One name of a concept in a dictionary.
+
+    ``species``: the organism of a gene concept ("human", "mouse"), "" when unknown or not a gene.
+    """
 
     concept_id: str
     entity_type: str
     name: str
     source: str = ""
     canonical: bool = False
+    species: str = ""
 
 
 @dataclass(frozen=True)

@@ -56,6 +56,22 @@ def _suggestions(concept, prompt: str = "") -> None:
             )
 
 
+def _other_species(concept) -> None:
+    """The same name's gene in another species (mouse Erbb2 beside human ERBB2), as buttons that apply it."""
+    others = concept.other_species[:SUGGESTIONS_SHOWN]
+    if not others:
+        return
+    with st.container(horizontal=True, gap="small", vertical_alignment="center"):
+        st.caption("other species:")
+        for n, candidate in enumerate(others):
+            st.button(
+                escape_text(f"{candidate.canonical} ({concept.species_of(candidate.concept_id)})"),
+                key=f"species_{concept.slot}_{n}", on_click=_apply, type="tertiary", icon=":material/pets:",
+                args=(concept.slot, concept.typed, candidate.concept_id),
+                help=escape_text(f"Search for {candidate.kind} {candidate.concept_id} instead"),
+            )
+
+
 def _link_actions(concept) -> None:
     """Under a linked slot: remove a link the curator applied; the other candidates, behind a popover."""
     with st.container(horizontal=True, gap="small"):
@@ -68,15 +84,18 @@ def _link_actions(concept) -> None:
 
 
 def slot_chip(concept) -> None:
-    """One typed slot as linked: name, id(s), kind, confidence and how; else what was searched and the suggestions.
+    """One typed slot as linked: name (species), id(s), kind, confidence and how; else what was searched and the
+    suggestions. A gene the name also names in another species is offered at once, one click to apply it.
 
     A linked slot keeps its other candidates behind a "did you mean" popover (it is searched already); an
     offered link shows them as buttons at once, since the slot is searched as typed until one is applied.
     """
     if concept.status == "linked":
-        st.markdown(f":green-badge[:material/link: {escape_text(concept.canonical)}]")
+        species = f" ({concept.linked_species})" if concept.linked_species else ""
+        st.markdown(f":green-badge[:material/link: {escape_text(concept.canonical + species)}]")
         details = (concept.kind, ", ".join(concept.concept_ids), f"confidence {concept.confidence:.2f}", concept.how)
         st.caption(escape_text(" · ".join(d for d in details if d)))
+        _other_species(concept)
         if concept.how == CURATOR_APPLIED or concept.alternatives:
             _link_actions(concept)
     elif concept.status == "offered":

@@ -13,13 +13,15 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 from itertools import islice
 from pathlib import Path
 
 import duckdb
 
+from curation.entities.gene_vocabularies import GENE_PACKAGES, GENE_VOCABULARIES
+from curation.entities.gene_vocabularies import package_version as distribution_version
 from curation.entities.lexicon import Lexicon, normalise_name
 from curation.entities.matching import Matcher
 from curation.entities.name_filter import measure_names, merge_stats, unreliable_names
@@ -41,11 +43,6 @@ from curation.store.base import list_schemas, record_ingest, transaction
 from curation.store.corpus import add_synonyms, get_documents, list_mentions, list_synonyms
 from curation.store.kb import list_kb_records
 
-try:  # gene aliases and previous symbols from installed packages, where that module is present
-    from curation.entities.gene_vocabularies import GENE_VOCABULARIES
-except ImportError:  # pragma: no cover - the module comes with the gene vocabularies
-    GENE_VOCABULARIES: dict[str, Callable[..., Iterable[Synonym]]] = {}
-
 FILE_FORMATS = ("drugbank", "hgnc")  # dictionaries read from a file the user gives
 # Every kind ``ingest-dict`` takes: files, then the vocabularies of installed packages (no file needed).
 DICTIONARY_FORMATS = (*FILE_FORMATS, *VOCABULARIES, *GENE_VOCABULARIES)
@@ -58,7 +55,7 @@ EXCLUDED_KEEP = 4  # cached exclusion files kept (a few store states back)
 def read_dictionary(kind: str, path=None, mentions: Iterable[Mention] = ()) -> Iterable[Synonym]:
     """Synonyms of a dictionary: a file (drugbank vocabulary CSV, HGNC complete set TSV) or an installed
     vocabulary (``path`` None: the package's own data). ``mentions``: gold mentions whose ids' kinds
-    the MeSH reader trusts.
+    the MeSH reader trusts and whose ids mouse genes take.
 
     Raises:
         InputError: an unknown kind, a file kind without a file, or a vocabulary whose package is missing.
@@ -72,7 +69,7 @@ def read_dictionary(kind: str, path=None, mentions: Iterable[Mention] = ()) -> I
     if kind in VOCABULARIES:
         return read_vocabulary(kind, path, mentions)
     if kind in GENE_VOCABULARIES:
-        return GENE_VOCABULARIES[kind](path) if path is not None else GENE_VOCABULARIES[kind]()
+        return GENE_VOCABULARIES[kind](path, mentions=mentions)
     raise InputError(str(path or kind), None, None,
                      f"unknown dictionary format '{kind}'; use one of {', '.join(DICTIONARY_FORMATS)}")
 
@@ -87,8 +84,9 @@ def dictionary_label(kind: str, path=None) -> str:
     """What the ingest log records as a dictionary's path: the file, and the package with its version."""
     if kind in VOCABULARIES:
         return f"{VOCABULARIES[kind].package}=={package_version(kind)}" + (f" {path}" if path is not None else "")
-    if kind in GENE_VOCABULARIES and path is None:
-        return f"{kind} (installed package)"
+    if kind in GENE_VOCABULARIES:
+        package = GENE_PACKAGES[kind]
+        return f"{path if path is not None else 'installed package'} ({package} {distribution_version(package)})"
     return str(path)
 
 
@@ -98,7 +96,7 @@ def ingest_dictionary(con: duckdb.DuckDBPyConnection, kind: str, path=None) -> t
     Idempotent: a second ingest adds nothing. The ingest log records the file, or the package and its version.
     """
     label = dictionary_label(kind, path)
-    synonyms = read_dictionary(kind, path, list_mentions(con) if kind == "mesh" else ())
+    synonyms = read_dictionary(kind, path, list_mentions(con) if kind == "mesh" or kind in GENE_VOCABULARIES else ())
     read = added = 0
     with transaction(con):
         for chunk in _chunks(iter(synonyms), INGEST_CHUNK):
@@ -120,11 +118,18 @@ def merged_synonyms(
     """Every synonym source, unfiltered.
 
     KB values and annotation names that are exactly a name of one dictionary concept are
-    filed under that concept, so "Vemurafenib" from CIViC and DrugBank's DB08881 are one.
+    filed under that concept, so "Vemurafenib" from CIViC and DrugBank's DB08881 are one. A name
+    several dictionary genes share joins the human one when exactly one of them is human (CIViC's
+    "ERBB2" is human ERBB2, not mouse Erbb2). A concept the dictionaries hold under its own id (a gold
+    NCBI Gene id) stays itself.
     """
     owners: dict[tuple[str, str], set[str]] = defaultdict(set)
+    human: set[tuple[str, str]] = set()
     for synonym in dictionary:
         owners[(synonym.entity_type, normalise_name(synonym.name))].add(synonym.concept_id)
+        if synonym.species == "human":
+            human.add((synonym.entity_type, synonym.concept_id))
+    known = {(s.entity_type, s.concept_id) for s in dictionary}
     derived: list[Synonym] = []
     for schema, schema_records in records:
         if schema_records:
@@ -132,7 +137,11 @@ def merged_synonyms(
     derived += mention_synonyms(mentions)
     aliases: dict[tuple[str, str], str] = {}
     for synonym in derived:
+        if (synonym.entity_type, synonym.concept_id) in known:
+            continue
         found = owners.get((synonym.entity_type, normalise_name(synonym.name)), set())
+        if len(found) > 1:
+            found = {c for c in found if (synonym.entity_type, c) in human}
         if len(found) == 1:
             aliases[(synonym.entity_type, synonym.concept_id)] = next(iter(found))
     merged = [

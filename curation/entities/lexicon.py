@@ -52,6 +52,7 @@ _KIND_WORDS: dict[str, frozenset[str]] = {
     "gene": frozenset({"cell", "cells", "type", "was", "can", "has", "not", "all", "via"}),
 }
 MIN_LENGTH = 2
+_LETTER = re.compile(r"[A-Za-z]")
 
 
 # Ids corpora write for "no concept": BC5CDR "-1", BioRED "-", empty; a few spellings of none seen elsewhere.
@@ -75,6 +76,8 @@ def normalise_name(name: str) -> str:
         >>> normalise_name("  Interleukin–6 ")
         'interleukin-6'
     """
+    if name.isascii():  # NFKC and the dash rule change nothing in ASCII: the fast path of most names
+        return " ".join(name.split()).casefold()
     text = unicodedata.normalize("NFKC", name)
     text = re.sub(r"[\u2010-\u2015\u2212\u00ad]", "-", text)
     text = re.sub(r"\s+", " ", text).strip()
@@ -94,11 +97,15 @@ def loose_name(name: str) -> str:
 def junk_reason(name: str, kind: str) -> str | None:
     """Why a name should not be in a dictionary of ``kind`` (None when it is fine)."""
     clean = name.strip()
+    return _junk_reason(clean, normalise_name(clean), kind)
+
+
+def _junk_reason(clean: str, low: str, kind: str) -> str | None:
+    """:func:`junk_reason` of a stripped name whose :func:`normalise_name` is ``low`` (computed once by the caller)."""
     if len(clean) < MIN_LENGTH:
         return "too short"
-    if not re.search(r"[A-Za-z]", clean):
+    if not _LETTER.search(clean):
         return "no letters"
-    low = normalise_name(clean)
     if low in COMMON_WORDS or low in _KIND_WORDS.get(kind, ()):
         return "common English word"
     if low in _stop_words():
@@ -142,6 +149,7 @@ class Lexicon:
         self._names: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
         self._canonical: dict[tuple[str, str], str] = {}
         self._fixed: set[tuple[str, str]] = set()  # concepts whose display name a source marked
+        self._species: dict[tuple[str, str], str] = {}  # (kind, concept) -> the first species a source gave
         self._index: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
         self._weight: Counter[tuple[str, str]] = Counter()
         self._loose: dict[str, dict[str, list[str]]] = {}  # kind -> loose_name -> concepts (lookup_loose)
@@ -152,11 +160,11 @@ class Lexicon:
     def _add(self, synonym: Synonym) -> None:
         name = " ".join(synonym.name.split())
         kind, concept = synonym.entity_type, synonym.concept_id
-        reason = junk_reason(name, kind)
+        key = normalise_name(name)
+        reason = _junk_reason(name, key, kind)  # = junk_reason(name, kind), the name normalised once
         if reason or is_placeholder_id(concept):
             self.dropped[reason or "no concept id"] += 1
             return
-        key = normalise_name(name)
         if key in self._exclude.get(kind, ()):
             self.dropped["excluded"] += 1
             return
@@ -166,6 +174,8 @@ class Lexicon:
         names = self._names[kind][concept]
         if concept not in concepts:
             concepts.append(concept)
+        if synonym.species:
+            self._species.setdefault((kind, concept), synonym.species)
         if name not in names:
             names.append(name)
         if (kind, concept) not in self._canonical or (synonym.canonical and (kind, concept) not in self._fixed):
@@ -195,11 +205,21 @@ class Lexicon:
         """The display name of a concept ("" when unknown)."""
         return self._canonical.get((kind, concept), "")
 
+    def species(self, kind: str, concept: str) -> str:
+        """The organism of a concept ("human", "mouse"), "" when no source said."""
+        return self._species.get((kind, concept), "")
+
     def lookup(self, name: str, kind: str | None = None) -> list[tuple[str, str]]:
-        """(kind, concept) pairs a name denotes, most used first; exact after normalisation."""
+        """(kind, concept) pairs a name denotes, most used kind first, then human concepts first (a text's
+        "ERBB2" is human 2064 unless only another species has the name), else in the order first seen."""
         per_kind = self._index.get(normalise_name(name), {})
         kinds = [kind] if kind is not None else sorted(per_kind, key=lambda k: -self.weight(name, k))
-        return [(k, c) for k in kinds for c in per_kind.get(k, ())]
+        return [(k, c) for k in kinds for c in self._human_first(k, per_kind.get(k, ()))]
+
+    def _human_first(self, kind: str, concepts: list[str]) -> list[str]:
+        if len(concepts) < 2:
+            return concepts
+        return sorted(concepts, key=lambda c: self._species.get((kind, c)) != "human")  # stable
 
     def lookup_loose(self, name: str, kind: str) -> list[tuple[str, str]]:
         """(kind, concept) pairs whose name equals ``name`` once dashes, spaces, dots and slashes are left
@@ -216,7 +236,7 @@ class Lexicon:
                         loose[loose_name(key)].append(concept)
             self._loose[kind] = loose
         key = loose_name(name)
-        return [(kind, c) for c in loose.get(key, ())] if len(key) > 1 else []
+        return [(kind, c) for c in self._human_first(kind, loose.get(key, []))] if len(key) > 1 else []
 
     def weight(self, name: str, kind: str) -> int:
         """How many source records gave this name to this kind (a tie-breaker between kinds)."""
@@ -234,8 +254,9 @@ class Lexicon:
         for k in [kind] if kind else self.kinds:
             for concept, names in self._names.get(k, {}).items():
                 display = self._canonical.get((k, concept))
+                species = self._species.get((k, concept), "")
                 for name in names:
-                    yield Synonym(concept, k, name, "", name == display)
+                    yield Synonym(concept, k, name, "", name == display, species)
 
     def sizes(self) -> dict[str, dict[str, int]]:
         """Per kind: number of concepts and of names."""

@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 import threading
 import warnings
-from collections import OrderedDict
+from collections import Counter, OrderedDict, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -48,6 +48,8 @@ RULE_KINDS = ("variant", "residue", "ptm")
 _COMBINATION = re.compile(r"\s*(?:,|\s\+\s|\s(?:and|AND)\s)\s*")
 # scispaCy's detector runs an empty spaCy Matcher on texts without abbreviations (W036).
 _QUIET = r".*\[W036\]"
+_SPACE = re.compile(r"\s")
+_PLAIN = re.compile(r"[A-Za-z](?:[A-Za-z0-9]*[0-9]|[A-Za-z]*)")  # no letters after a digit at the end
 _GENE_FIRST = re.compile(r"(?P<gene>[A-Z][A-Za-z0-9-]{1,15})\s+\S")
 
 
@@ -107,6 +109,10 @@ class Matcher:
             self.nlp.add_pipe("abbreviation_detector")
         self._exact = PhraseMatcher(self.nlp.vocab, attr="ORTH")
         self._lower = PhraseMatcher(self.nlp.vocab, attr="LOWER")
+        # One-token names (most gene symbols) by token text and lower-cased text: the phrase matchers' matches
+        # without tokenising ~10^5 names. None for _exceptions: another tokenizer, whose rules are not assumed.
+        self._one_token_names: dict[str, dict[str, list[int]]] = {h: defaultdict(list) for h in ("exact", "lower")}
+        self._exceptions = frozenset(r.lower() for r in self.nlp.tokenizer.rules) if nlp is None else None
         self._add_names()
         self._cache: OrderedDict[str, _Analysis] = OrderedDict()
         self._cache_size = cache_size
@@ -114,19 +120,39 @@ class Matcher:
         self._lock = threading.Lock()  # the abbreviation detector keeps state per call
         self._gene_of: Callable[[str], str | None] | None = None  # built on the first variant query
 
+    def _one_token(self, name: str) -> bool:
+        """Whether the default tokenizer keeps ``name`` as one token: no space, no exception in any case, and
+        none of its prefix, suffix or infix rules applies ("Cyp2g" is "Cyp2" + the unit "g"; "ERBB2" is one)."""
+        if self._exceptions is None or not name or _SPACE.search(name) or name.lower() in self._exceptions:
+            return False
+        if _PLAIN.fullmatch(name):  # only a unit after a digit splits letters and digits; the rules are slow
+            return True
+        return not ((tokenizer := self.nlp.tokenizer).prefix_search(name) or tokenizer.suffix_search(name)
+                    or next(tokenizer.infix_finditer(name), None))
+
     def _add_names(self) -> None:
+        per_kind: dict[str, dict[str, set[str]]] = {}  # kind -> how -> names
         for kind in self.lexicon.kinds:
             if kind in ("ptm", "residue"):
                 continue  # found by rule, with more forms than a dictionary holds
-            exact: list[str] = []
-            lower: list[str] = []
+            exact, lower = per_kind.setdefault(kind, {"exact": set(), "lower": set()}).values()
             for synonym in self.lexicon.entries(kind):
                 name = synonym.name
                 if kind == "variant" and (len(name) < 4 or variant_keys(name)):
                     continue  # notation and categories are found by rule (or not at all)
-                (exact if case_sensitive(name) else lower).append(name)
-            self._exact.add(kind, list(self.nlp.tokenizer.pipe(sorted(set(exact)))))
-            self._lower.add(kind, list(self.nlp.tokenizer.pipe(sorted({n.lower() for n in lower}))))
+                (exact.add(name) if case_sensitive(name) else lower.add(name.lower()))
+        # A name of several kinds stays a phrase: the phrase matcher's order of its kinds decides ties downstream.
+        counts = {how: Counter(n for names in per_kind.values() for n in names[how]) for how in ("exact", "lower")}
+        for kind, names in per_kind.items():
+            label = self.nlp.vocab.strings.add(kind)
+            for (how, each), matcher in zip(names.items(), (self._exact, self._lower), strict=True):
+                phrases = []
+                for name in sorted(each):
+                    if counts[how][name] == 1 and self._one_token(name):
+                        self._one_token_names[how][name].append(label)
+                    else:
+                        phrases.append(name)
+                matcher.add(kind, list(self.nlp.tokenizer.pipe(phrases)))
 
     # --- public API -------------------------------------------------------------------
 
@@ -236,6 +262,11 @@ class Matcher:
     def _from_doc(self, text: str, doc) -> _Analysis:
         analysis = _Analysis(text, find_abbreviations(doc, text, digits=self.use_abbreviations))
         matches = [(m, "exact") for m in self._exact(doc)] + [(m, "lower") for m in self._lower(doc)]
+        for how, names in self._one_token_names.items():
+            for token in doc:
+                for label in names.get(token.text if how == "exact" else token.lower_, ()):
+                    matches.append(((label, token.i, token.i + 1), how))
+        matches.sort(key=lambda m: (m[1] != "exact", m[0][1], m[0][2]))  # as the phrase matchers order them
         hits = []
         for (label, start, end), _ in matches:
             span = doc[start:end]

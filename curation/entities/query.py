@@ -3,8 +3,10 @@
 Each typed name goes through the same steps as the entity linker of the concept index:
 
 1. **exact**: a name of the dictionaries (case, dash and spacing aside) links to every concept it
-   names in the slot's kind (a gene symbol shared by a human and a mouse gene links both); failing
-   that, **spelling**: the same with dashes, spaces, dots and slashes left out ("B-Raf" is BRAF);
+   names in the slot's kind; failing that, **spelling**: the same with dashes, spaces, dots and slashes
+   left out ("B-Raf" is BRAF). A gene name several species share links the preferred species' genes only
+   (human unless the linker or the slot is told otherwise: HER2 and KRAS are the human genes); the
+   others are offered, and the curator applies one as any suggestion (``applied``);
 2. **notation**: a variant the rules can read ("Leu858Arg", "p.L858R", "ex19del", "V600") links to
    its key; a codon ("V600") matches every change at that codon and says so;
 3. **linker**: the learned linker of the concept index, when one is active; its link is applied only
@@ -33,6 +35,7 @@ MAX_TYPED_CHARS = 200  # longer is a passage, not a name
 MAX_FORMS = 60  # surface forms kept per slot (a concept with hundreds of names keeps its first)
 LINKED, OFFERED, UNKNOWN = "linked", "offered", "unknown"
 RULE_KINDS = ("variant", "residue", "ptm")
+DEFAULT_SPECIES = "human"  # a typed gene means the human gene unless the schema or the curator says otherwise
 _CODON = re.compile(r"(?:[A-Z]\d+|codon \d+)")
 
 
@@ -56,6 +59,7 @@ class QueryConcept:
         alternatives: other candidate concepts, best first (the "did you mean" suggestions).
         forms: the surface forms the lexical stage searches for, typed or canonical first.
         note: a sentence for the curator (a codon query, an ambiguous name), or "".
+        species: (concept id, species) of the linked concepts and the alternatives whose species is known.
     """
 
     slot: str
@@ -69,6 +73,7 @@ class QueryConcept:
     alternatives: tuple[Candidate, ...] = ()
     forms: tuple[str, ...] = ()
     note: str = ""
+    species: tuple[tuple[str, str], ...] = ()
 
     @property
     def linked(self) -> bool:
@@ -77,6 +82,23 @@ class QueryConcept:
     @property
     def codon(self) -> bool:
         return self.how == "codon"
+
+    def species_of(self, concept_id: str) -> str:
+        """The species of a linked or offered concept ("" when unknown)."""
+        return dict(self.species).get(concept_id, "")
+
+    @property
+    def linked_species(self) -> str:
+        """The species of the linked concepts when they share one ("human"), else ""."""
+        found = {self.species_of(c) for c in self.concept_ids}
+        return found.pop() if len(found) == 1 else ""
+
+    @property
+    def other_species(self) -> tuple[Candidate, ...]:
+        """Alternatives that are the same name in another species (exact matches only), best first."""
+        linked = self.linked_species
+        return tuple(c for c in self.alternatives if c.how in ("exact", "spelling")
+                     and self.species_of(c.concept_id) not in ("", linked))
 
 
 def check_typed(slot: str, typed: str) -> str:
@@ -98,19 +120,24 @@ class QueryLinker:
         normaliser: the character n-gram normaliser over the same lexicon (the "did you mean" list).
         linker: the active learned linker, or None.
         variant_keys_known: every variant key the concept index holds (codon queries expand to them).
+        species: the species a name several species share links to ("human"); "" links every one.
     """
 
     def __init__(
         self, lexicon: Lexicon, normaliser: Normaliser, linker: Linker | None = None,
-        variant_keys_known: Iterable[str] = (),
+        variant_keys_known: Iterable[str] = (), species: str = DEFAULT_SPECIES,
     ) -> None:
         self.lexicon = lexicon
         self.normaliser = normaliser
         self.linker = linker
         self.variant_keys_known = tuple(sorted(set(variant_keys_known)))
+        self.species = species
 
-    def link(self, slot: str, typed: str, kind: str, applied: str | None = None) -> QueryConcept:
-        """Link one typed name; ``applied``: a concept id the curator chose among the suggestions."""
+    def link(self, slot: str, typed: str, kind: str, applied: str | None = None,
+             species: str | None = None) -> QueryConcept:
+        """Link one typed name; ``applied``: a concept id the curator chose among the suggestions;
+        ``species``: this slot's preferred species (None: the linker's, e.g. a schema's own)."""
+        prefer = self.species if species is None else species
         text = check_typed(slot, typed)
         if not text:
             raise QueryError(f"{slot}: nothing typed")
@@ -127,7 +154,7 @@ class QueryLinker:
             how = "codon" if codon else ("notation" if rule else "exact")
             return self._linked(slot, text, kind, chosen, candidates, how, 1.0)
         if exact:
-            return self._linked(slot, text, kind, exact, candidates, "exact", 1.0)
+            return self._linked(slot, text, kind, self._preferred(kind, exact, prefer), candidates, "exact", 1.0)
         if rule:
             return self._linked(slot, text, kind, rule, candidates, "notation", 1.0)
         if kind not in RULE_KINDS and kind != "generic":
@@ -136,7 +163,9 @@ class QueryLinker:
                 for _, concept in self.lexicon.lookup_loose(text, kind)
             ]
             if loose:
-                return self._linked(slot, text, kind, loose, candidates, "spelling", 1.0)
+                chosen = self._preferred(kind, loose, prefer)
+                candidates = [*[c for c in loose if c not in chosen], *candidates]
+                return self._linked(slot, text, kind, chosen, candidates, "spelling", 1.0)
         if self.linker is not None and kind not in RULE_KINDS and kind != "generic":
             link = self.linker.link(text, kind)
             if link.applied and link.concept_id:
@@ -171,6 +200,17 @@ class QueryLinker:
 
     # --- steps --------------------------------------------------------------------------
 
+    def _preferred(self, kind: str, found: Sequence[Candidate], species: str) -> list[Candidate]:
+        """The candidates of the preferred species when some are and others are not; else all of them.
+
+        A concept of unknown species (a corpus id no vocabulary places) gives way too: HER2's gold-only
+        mouse id must not be searched beside human ERBB2 unless the curator applies it.
+        """
+        if not species or kind != "gene":
+            return list(found)
+        preferred = [c for c in found if self.lexicon.species(kind, c.concept_id) == species]
+        return preferred or list(found)
+
     def _applied(self, slot: str, text: str, kind: str, concept: str, candidates: Sequence[Candidate]) -> QueryConcept:
         canonical = self.lexicon.canonical(kind, concept) or next(
             (c.canonical for c in candidates if c.concept_id == concept), concept)
@@ -191,8 +231,16 @@ class QueryLinker:
                     if found else f"'{text}' is a codon: every change at it counts")
         elif len(ids) > 1 and kind not in RULE_KINDS:
             note = f"'{text}' names {len(ids)} concepts; all are searched"
+        species = tuple((c, sp) for c in dict.fromkeys([*ids, *(o.concept_id for o in others)])
+                        if (sp := self.lexicon.species(kind, c)))
+        linked = {self.lexicon.species(kind, c) for c in ids} - {""}
+        same_name = {o.concept_id for o in others if o.how in ("exact", "spelling")}
+        passed = sorted({sp for c, sp in species if c in same_name} - linked)
+        if passed and linked and how in ("exact", "spelling") and not note:
+            note = (f"'{text}' also names a {' and a '.join(passed)} gene; the {'/'.join(sorted(linked))} one is "
+                    "searched (apply another below)")
         canonical = chosen[0].canonical if how != "codon" else text
-        return QueryConcept(slot, text, kind, LINKED, ids, canonical, confidence, how, others, forms, note)
+        return QueryConcept(slot, text, kind, LINKED, ids, canonical, confidence, how, others, forms, note, species)
 
     def forms(self, typed: str, kind: str, concept_ids: Sequence[str], codon: bool = False) -> tuple[str, ...]:
         """Every surface form of the concepts: the typed text first, then their names and notations."""

@@ -41,9 +41,12 @@ SQL_ALL_RELATIONS = (
     "SELECT pmid, relation_type, concept1, concept2, novelty, source FROM relations ORDER BY pmid, relation_type"
 )
 
-SQL_INSERT_SYNONYMS = "INSERT OR IGNORE INTO synonyms SELECT kind, concept_id, name, source, canonical FROM incoming"
+SQL_INSERT_SYNONYMS = (
+    "INSERT OR IGNORE INTO synonyms (kind, concept_id, name, source, canonical, species) "
+    "SELECT kind, concept_id, name, source, canonical, species FROM incoming"
+)
 SQL_LIST_SYNONYMS = (
-    "SELECT concept_id, kind, name, source, canonical FROM synonyms WHERE (? IS NULL OR kind = ?) "
+    "SELECT concept_id, kind, name, source, canonical, species FROM synonyms WHERE (? IS NULL OR kind = ?) "
     "ORDER BY kind, concept_id, name"
 )
 
@@ -179,6 +182,7 @@ def add_synonyms(con: duckdb.DuckDBPyConnection, synonyms: Iterable[Synonym]) ->
             "name": [s.name for s in values],
             "source": [s.source for s in values],
             "canonical": [s.canonical for s in values],
+            "species": [s.species for s in values],
         }
     )
     before = _scalar(con, SQL_COUNT["synonyms"])
@@ -192,6 +196,6 @@ def add_synonyms(con: duckdb.DuckDBPyConnection, synonyms: Iterable[Synonym]) ->
 
 def list_synonyms(con: duckdb.DuckDBPyConnection, kind: str | None = None) -> list[Synonym]:
     return [
-        Synonym(concept_id=c, entity_type=k, name=n, source=s, canonical=canon)
-        for c, k, n, s, canon in con.execute(SQL_LIST_SYNONYMS, [kind, kind]).fetchall()
+        Synonym(concept_id=c, entity_type=k, name=n, source=s, canonical=canon, species=sp)
+        for c, k, n, s, canon, sp in con.execute(SQL_LIST_SYNONYMS, [kind, kind]).fetchall()
     ]

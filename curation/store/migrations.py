@@ -340,4 +340,9 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         );
         """,
     ),
+    (
+        13,
+        "synonyms: the species of a gene concept (human, mouse; '' unknown), so a typed gene can prefer human",
+        "ALTER TABLE synonyms ADD COLUMN species VARCHAR NOT NULL DEFAULT ''",
+    ),
 )

@@ -126,6 +126,21 @@ def test_a_gene_alias_is_linked_to_its_gene(loaded_db):
     assert any("PMID 1000001" in m for m in _results(at))
 
 
+def test_a_gene_two_species_share_links_the_human_one_and_offers_the_other(loaded_db):
+    con = open_store(loaded_db)
+    add_synonyms(con, [Synonym("673", "gene", "BRAF", "ensembl:human", True, "human"),
+                       Synonym("109880", "gene", "Braf", "ensembl:mouse", True, "mouse")])
+    con.close()
+    at = _search(pick_Gene="BRAF")
+    assert ":green-badge[:material/link: BRAF (human)]" in _shown(at)
+    assert "gene · 673 · confidence 1.00 · exact" in _shown(at, "caption")
+    assert html.unescape(at.button(key="species_Gene_0").label) == "Braf (mouse)"
+    at.button(key="species_Gene_0").click().run()
+    assert not at.exception
+    assert ":green-badge[:material/link: Braf (mouse)]" in _shown(at)
+    assert "gene · 109880 · confidence 1.00 · applied by the curator" in _shown(at, "caption")
+
+
 def test_an_offered_link_is_applied_by_a_click_and_can_be_removed(loaded_db):
     at = _search(pick_Gene="BRAFF")
     # Never applied silently: searched as typed, nothing found, the suggestions are buttons.

@@ -246,3 +246,31 @@ def test_g_finds_gold_variants_by_any_notation(biored_run) -> None:
                 hit += any(s.start < m.end and m.start < s.end for s in spans)
     assert tried > 20
     assert hit / tried >= 0.95
+
+
+ONE_TOKEN_PROBES = ("ERBB2", "HER2", "Erbb2", "p53", "A1BG", "Cyp2g", "CYP2T", "Ly6h", "HER-2", "IL-6", "K-Ras",
+                    "c-erbB-2", "P185(ERBB2)", "Cannot", "gonna", "dont", "US$", "CD340", "5mg", "Neu oncogene")
+
+
+def test_names_kept_out_of_the_phrase_matcher_are_the_ones_the_tokenizer_keeps_whole() -> None:
+    plain = Matcher(Lexicon(), abbreviations=False)
+    kept_out = {name for name in ONE_TOKEN_PROBES if plain._one_token(name)}
+    # Never a name the tokenizer splits (it would never match); a few it keeps whole may take the slow path.
+    assert all(len(plain.nlp.make_doc(name)) == 1 for name in kept_out)
+    assert {"ERBB2", "HER2", "Erbb2", "p53", "A1BG", "CD340", "Ly6h", "HER-2", "IL-6"} <= kept_out
+    assert not Matcher(Lexicon(), nlp=plain.nlp, abbreviations=False)._one_token("ERBB2")  # another tokenizer
+
+
+def test_one_token_names_match_as_the_phrase_matcher_matches_them() -> None:
+    names = [Synonym(f"G{n}", "gene", name, "test") for n, name in enumerate(ONE_TOKEN_PROBES)]
+    names += [Synonym("D1", "disease", "Leukaemia", "test")]  # long: matched in any case
+    text = ("ERBB2 (HER-2, erbb2) and p53 with Cyp2g, cyp2t, A1BG; c-erbB-2 and P185(ERBB2) are not 5mg. "
+            "Cannot and gonna stay words; LEUKAEMIA and leukaemia are the disease; Neu oncogene; IL-6.")
+    fast = Matcher(Lexicon(names), abbreviations=False, veto=False, shapes=False)
+    slow = Matcher(Lexicon(names), nlp=fast.nlp, abbreviations=False, veto=False, shapes=False)  # phrases only
+    assert not any(slow._one_token_names.values()) and any(fast._one_token_names.values())
+    spans = fast.find_all(text)
+    assert spans == slow.find_all(text)
+    found = {s.text for s in spans}
+    assert {"ERBB2", "HER-2", "p53", "A1BG", "LEUKAEMIA", "leukaemia", "IL-6", "Neu oncogene"} <= found
+    assert "cyp2t" not in found and "Cannot" not in found  # names with capitals inside match by case, as before
