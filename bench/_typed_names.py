@@ -4,7 +4,9 @@
 variant notations, disease synonyms) with the ids the store files their concepts under: NCBI Gene for
 genes (as BioRED), DrugBank for drugs (the store files a chemical under DrugBank when a dictionary name
 joins it there; MeSH where none does), MeSH for diseases (as BC5CDR and BioRED), the variant key for
-variants (:func:`curation.entities.variants.variant_keys`). A row's ``needs`` names the ``ingest-dict``
+variants (:func:`curation.entities.variants.variant_keys`). A drug row accepts its DrugBank id and its
+MeSH descriptor (BC5CDR files imatinib under "Imatinib Mesylate", D000068877, which no drug name joins to
+DrugBank): the row is right when every concept linked is one of them. A row's ``needs`` names the ``ingest-dict``
 kinds of which one must be in the store for the row to link, or is empty when the sample's own files
 (CIViC, the corpora's gold names, DrugBank) suffice.
 
@@ -22,7 +24,7 @@ from typing import NamedTuple
 
 from curation.config import Settings
 from curation.entities.dictionaries import build_lexicon
-from curation.entities.matching import Matcher
+from curation.entities.lexicon import Lexicon
 from curation.entities.query import QueryConcept, QueryLinker
 from curation.store.base import ingest_times
 from curation.store.opening import open_store
@@ -57,7 +59,7 @@ TABLE: tuple[TypedName, ...] = tuple(
     + _rows("gene", GENES, "1956", "EGFR", "epidermal growth factor receptor")
     + _rows("gene", GENES, "1956", "ErbB1", "ERBB")
     + _rows("gene", GENES, "3845", "KRAS")
-    + _rows("gene", GENES, "3845", "K-ras", "KRAS2")
+    + _rows("gene", GENES, "3845", "K-ras", "KRAS2", "Ki-ras")
     + _rows("gene", GENES, "673", "BRAF", "B-raf")
     + _rows("gene", GENES, "673", "BRAF1")
     + _rows("gene", GENES, "7157", "TP53", "p53")
@@ -68,31 +70,32 @@ TABLE: tuple[TypedName, ...] = tuple(
     + _rows("gene", GENES, "3815", "c-Kit", "CD117")
     + _rows("gene", GENES, "7422", "VEGF", "VEGFA")
     + _rows("gene", GENES, "4609", "c-Myc")
-    + _rows("gene", GENES, "5243", "MDR1")
     + _rows("gene", GENES, "2322", "FLT3")
     + _rows("gene", GENES, "2065", "HER3")
     + _rows("gene", GENES, "5979", "RET")
     # drugs: generic, brand and code names (DrugBank ids: the store joins MeSH and corpus names to DrugBank)
-    + _rows("chemical", (), "DB00619", "imatinib")
-    + _rows("chemical", DRUGS, "DB00619", "Gleevec", "Glivec")
-    + _rows("chemical", CODE_NAMES, "DB00619", "STI571")
-    + _rows("chemical", DRUGS, "DB00072", "Herceptin")
-    + _rows("chemical", (), "DB00072", "trastuzumab")
-    + _rows("chemical", (), "DB08881", "vemurafenib")
-    + _rows("chemical", CODE_NAMES, "DB08881", "PLX4032")
-    + _rows("chemical", DRUGS, "DB08881", "Zelboraf")
-    + _rows("chemical", (), "DB00530", "erlotinib")
-    + _rows("chemical", DRUGS, "DB00530", "Tarceva")
-    + _rows("chemical", (), "DB00317", "gefitinib")
-    + _rows("chemical", DRUGS, "DB00317", "Iressa")
+    + _rows("chemical", (), "DB00619|D000068877", "imatinib")
+    + _rows("chemical", DRUGS, "DB00619|D000068877", "Gleevec")
+    + _rows("chemical", CODE_NAMES, "DB00619|D000068877", "STI571")
+    + _rows("chemical", DRUGS, "DB00072|D000068878", "Herceptin")
+    + _rows("chemical", (), "DB00072|D000068878", "trastuzumab")
+    + _rows("chemical", (), "DB08881|D000077484", "vemurafenib")
+    + _rows("chemical", CODE_NAMES, "DB08881|D000077484", "PLX4032")
+    + _rows("chemical", DRUGS, "DB08881|D000077484", "Zelboraf")
+    + _rows("chemical", (), "DB00530|D000069347", "erlotinib")
+    + _rows("chemical", DRUGS, "DB00530|D000069347", "Tarceva")
+    + _rows("chemical", (), "DB00317|D000077156", "gefitinib")
+    + _rows("chemical", DRUGS, "DB00317|D000077156", "Iressa")
     + _rows("chemical", DRUGS, "DB09330", "Tagrisso")
-    + _rows("chemical", DRUGS, "DB00997", "Adriamycin")
-    + _rows("chemical", (), "DB00997", "doxorubicin")
-    + _rows("chemical", (), "DB00316", "paracetamol", "acetaminophen")
-    + _rows("chemical", DRUGS, "DB00112", "Avastin")
-    + _rows("chemical", DRUGS, "DB00002", "Erbitux")
-    + _rows("chemical", (), "DB00515", "cisplatin")
-    + _rows("chemical", (), "DB00544", "5-FU", "fluorouracil")
+    + _rows("chemical", DRUGS, "DB00997|D004317", "Adriamycin")
+    + _rows("chemical", (), "DB00997|D004317", "doxorubicin")
+    + _rows("chemical", (), "DB00316|D000082", "paracetamol", "acetaminophen")
+    + _rows("chemical", DRUGS, "DB00112|D000068258", "Avastin")
+    + _rows("chemical", DRUGS, "DB00002|D000068818", "Erbitux")
+    + _rows("chemical", DRUGS, "DB01259|D000077341", "Tykerb")
+    + _rows("chemical", DRUGS, "DB08865|D000077547", "Xalkori")
+    + _rows("chemical", (), "DB00515|D002945", "cisplatin")
+    + _rows("chemical", (), "DB00544|D005472", "5-FU", "fluorouracil")
     # variants: every notation of a change links to its key; a category typed alone is the category
     + _rows("variant", (), "V600E", "V600E", "Val600Glu", "p.V600E", "p.Val600Glu", "BRAF V600E")
     + _rows("variant", (), "c.1799T>A", "c.1799T>A")
@@ -129,22 +132,31 @@ TABLE: tuple[TypedName, ...] = tuple(
 )
 
 
-def sample_linker(data_dir: Path, work_dir: Path, cache_dir: Path | None = None) -> tuple[QueryLinker, set[str]]:
+def sample_linker(data_dir: Path, work_dir: Path, cache_dir: Path | None = None,
+                  filter_names: bool = True) -> tuple[QueryLinker, set[str]]:
     """The Curate page's query linker over a store loaded with the sample of ``data_dir`` (no annotation).
 
     Returns the linker and the ``ingest-dict`` kinds the store holds. ``cache_dir``: where the lexicon's measured
     name exclusions are kept between runs (as the app keeps them), or None to measure them each time.
+    ``filter_names`` False skips that measurement (a matcher over every annotated abstract, minutes once the
+    gene vocabularies are in): the lexicon then keeps the names the measurement would leave out.
     """
     settings = dataclasses.replace(Settings(), data_dir=data_dir, cache_dir=work_dir / "cache")
     con = open_store(work_dir / "typed-names.duckdb")
     try:
         load_sample(con, settings)
-        lexicon = build_lexicon(con, cache_dir=cache_dir)
-        linker = default_linker(con, Matcher(lexicon))
+        lexicon = build_lexicon(con, filter_names=filter_names, cache_dir=cache_dir)
+        # default_linker reads only the matcher's lexicon: a matcher not yet given its names (their spaCy
+        # analysis is the matcher's cost, not the linker's) is the same linker.
+        linker = default_linker(con, _LexiconOnly(lexicon))
         loaded = _loaded(con)
     finally:
         con.close()
     return linker, loaded
+
+
+class _LexiconOnly(NamedTuple):
+    lexicon: Lexicon
 
 
 def _loaded(con) -> set[str]:
