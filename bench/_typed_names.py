@@ -189,3 +189,13 @@ def typed_names(linker: QueryLinker, table: Iterable[TypedName] = TABLE) -> dict
 def needs_missing(row: TypedName, loaded: Sequence[str] | set[str]) -> bool:
     """The row needs a vocabulary the store does not hold."""
     return bool(row.needs) and not set(row.needs) & set(loaded)
+
+
+def measure(data_dir: Path, cache_dir: Path | None = None) -> dict[str, object]:
+    """:func:`typed_names` over the app's lexicon (name filter on) of a store loaded with the sample of ``data_dir``,
+    built in a temporary folder; adds the vocabularies the store held (``typed_names_vocabularies``)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="typed-names-") as work:
+        linker, loaded = sample_linker(data_dir, Path(work), cache_dir)
+        return {**typed_names(linker), "typed_names_vocabularies": sorted(loaded)}
