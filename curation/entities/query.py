@@ -12,9 +12,14 @@ Each typed name goes through the same steps as the entity linker of the concept 
 4. **similar names**: otherwise the character n-gram normaliser's best candidates are *offered*
    ("did you mean"), never applied silently: the curator clicks one to apply it.
 
-A linked slot carries every surface form of its concepts (all their dictionary names, a variant's
+A variant category typed alone ("amplification", "fusion") links to the category before any of these
+steps: a KB profile that carries the word among its names ("V600E AMPLIFICATION") is another variant.
+
+A linked slot carries the surface forms of its concepts (their own dictionary names, a variant's
 other notations, the forms of every variant at a codon), which is what the lexical stage searches
-for; an unlinked slot searches for what was typed, as typed.
+for; a name that also names another concept ("Ras" for KRAS, also HRAS's) or that is a variant
+notation ("G12D" among a gene's gold names) is not one of them (:meth:`QueryLinker.own_names`).
+An unlinked slot searches for what was typed, as typed.
 """
 
 from __future__ import annotations
