@@ -67,6 +67,8 @@ class Settings:
         oidc_email_verified: whether an OIDC sign-in needs ``email_verified: true`` (``CURATION_OIDC_EMAIL_VERIFIED``):
             ``required`` (the default), or ``if-sent`` for a provider that never sends the claim (one that sends
             it as anything but true is still refused).
+        vocabularies: the installed packages' vocabularies "Load the sample" loads (``CURATION_VOCABULARIES``):
+            unset or ``all``: every one installed; ``none``: none; else comma-separated kinds (``mesh,drug-ner``).
     """
 
     db_path: Path = field(default_factory=_db_path)
@@ -100,6 +102,7 @@ class Settings:
     team_domains: tuple[str, ...] = field(default_factory=lambda: tuple(
         d.strip().lower() for d in _env("TEAM_DOMAINS", "").split(",") if d.strip()))
     oidc_email_verified: str = field(default_factory=lambda: _env("OIDC_EMAIL_VERIFIED", "required"))
+    vocabularies: tuple[str, ...] | None = field(default_factory=lambda: _vocabularies(_env("VOCABULARIES", "all")))
 
     def __post_init__(self) -> None:
         if self.index_backend not in INDEX_BACKENDS:
@@ -130,6 +133,13 @@ INDEX_BACKENDS = ("faiss", "milvus")
 INDEX_KINDS = ("auto", "flat", "hnsw", "ivfpq")
 IDENTITY_MODES = ("personal", "oidc", "proxy")
 EMAIL_VERIFIED_MODES = ("required", "if-sent")
+
+
+def _vocabularies(value: str) -> tuple[str, ...] | None:
+    value = value.strip().lower()
+    if value in ("", "all"):
+        return None
+    return () if value == "none" else tuple(v.strip() for v in value.split(",") if v.strip())
 
 
 def load_settings() -> Settings:

@@ -48,9 +48,9 @@ def cmd_ingest_dict(args: argparse.Namespace) -> int:
     from curation.entities.dictionaries import ingest_dictionary
 
     con = _open_for(args, Action.IMPORT, create=True)
-    for path in args.paths:
+    for path in args.paths or [None]:  # no path: an installed vocabulary's own data
         read, added = ingest_dictionary(con, args.format, path)
-        print(f"{args.format} {path}: {read} names read, {added} new")
+        print(f"{args.format} {path or '(installed package)'}: {read} names read, {added} new")
     return 0
 
 
@@ -67,7 +67,11 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("source", choices=("civic",))
     p.set_defaults(func=cmd_fetch_kb)
 
-    p = sub.add_parser("ingest-dict", parents=[common], help="add a synonym dictionary (DrugBank, HGNC)")
-    p.add_argument("format", choices=("drugbank", "hgnc"))
-    p.add_argument("paths", nargs="+", type=Path)
+    from curation.entities.dictionaries import DICTIONARY_FORMATS, FILE_FORMATS
+
+    p = sub.add_parser("ingest-dict", parents=[common],
+                       help="add a synonym dictionary: a file (DrugBank, HGNC) or an installed vocabulary")
+    p.add_argument("format", choices=DICTIONARY_FORMATS)
+    p.add_argument("paths", nargs="*", type=Path,
+                   help=f"the file(s); needed for {', '.join(FILE_FORMATS)}, optional for installed vocabularies")
     p.set_defaults(func=cmd_ingest_dict)

@@ -1,6 +1,7 @@
 """Assembling the lexicon the matcher and the normaliser use, from what the store holds.
 
-Sources: dictionary files ingested into the store (DrugBank, HGNC), the knowledge base's own
+Sources: dictionaries ingested into the store (DrugBank and HGNC files, the vocabularies of installed
+packages: MeSH, a drug vocabulary, gene aliases; :data:`DICTIONARY_FORMATS`), the knowledge base's own
 entity values (every schema), the corpus's gold annotations (names grouped by concept id),
 and the built-in PTM and element vocabularies. Names that the store's annotated abstracts
 show to be usually wrong when matched (``curation.entities.name_filter``) are left out, the rule the
@@ -12,8 +13,9 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
+from itertools import islice
 from pathlib import Path
 
 import duckdb
@@ -30,6 +32,7 @@ from curation.entities.synonyms import (
     mention_synonyms,
     ptm_synonyms,
 )
+from curation.entities.vocabularies import VOCABULARIES, package_version, read_vocabulary
 from curation.errors import InputError
 from curation.files import write_atomic
 from curation.records import Document, KBRecord, Mention, Synonym
@@ -38,28 +41,76 @@ from curation.store.base import list_schemas, record_ingest, transaction
 from curation.store.corpus import add_synonyms, get_documents, list_mentions, list_synonyms
 from curation.store.kb import list_kb_records
 
-DICTIONARY_FORMATS = ("drugbank", "hgnc")
+try:  # gene aliases and previous symbols from installed packages, where that module is present
+    from curation.entities.gene_vocabularies import GENE_VOCABULARIES
+except ImportError:  # pragma: no cover - the module comes with the gene vocabularies
+    GENE_VOCABULARIES: dict[str, Callable[..., Iterable[Synonym]]] = {}
+
+FILE_FORMATS = ("drugbank", "hgnc")  # dictionaries read from a file the user gives
+# Every kind ``ingest-dict`` takes: files, then the vocabularies of installed packages (no file needed).
+DICTIONARY_FORMATS = (*FILE_FORMATS, *VOCABULARIES, *GENE_VOCABULARIES)
+INGEST_CHUNK = 50_000  # synonyms written per statement: a large vocabulary is never held whole
 # Bump when what :func:`assemble_lexicon` excludes, or how, changes: older files in the cache then miss.
 EXCLUDED_FORMAT = 1
 EXCLUDED_KEEP = 4  # cached exclusion files kept (a few store states back)
 
 
-def read_dictionary(kind: str, path) -> list[Synonym]:
-    """Synonyms of a dictionary file (drugbank vocabulary CSV, HGNC complete set TSV)."""
+def read_dictionary(kind: str, path=None, mentions: Iterable[Mention] = ()) -> Iterable[Synonym]:
+    """Synonyms of a dictionary: a file (drugbank vocabulary CSV, HGNC complete set TSV) or an installed
+    vocabulary (``path`` None: the package's own data). ``mentions``: gold mentions whose ids' kinds
+    the MeSH reader trusts.
+
+    Raises:
+        InputError: an unknown kind, a file kind without a file, or a vocabulary whose package is missing.
+    """
+    if kind in FILE_FORMATS and path is None:
+        raise InputError(kind, None, None, f"'{kind}' is read from a file: give its path")
     if kind == "drugbank":
         return drugbank_synonyms(path)
     if kind == "hgnc":
         return hgnc_synonyms(path)
-    raise InputError(str(path), None, None, f"unknown dictionary format '{kind}'; use one of {DICTIONARY_FORMATS}")
+    if kind in VOCABULARIES:
+        return read_vocabulary(kind, path, mentions)
+    if kind in GENE_VOCABULARIES:
+        return GENE_VOCABULARIES[kind](path) if path is not None else GENE_VOCABULARIES[kind]()
+    raise InputError(str(path or kind), None, None,
+                     f"unknown dictionary format '{kind}'; use one of {', '.join(DICTIONARY_FORMATS)}")
 
 
-def ingest_dictionary(con: duckdb.DuckDBPyConnection, kind: str, path) -> tuple[int, int]:
-    """Add a dictionary file's synonyms to the store (one transaction). Returns (read, new)."""
-    synonyms = read_dictionary(kind, path)
+def vocabulary_kinds() -> tuple[str, ...]:
+    """The kinds read from installed packages rather than a file, in loading order (drugs before MeSH,
+    whose chemicals the drug vocabulary joins to DrugBank)."""
+    return ("drug-ner", "mesh", *GENE_VOCABULARIES)
+
+
+def dictionary_label(kind: str, path=None) -> str:
+    """What the ingest log records as a dictionary's path: the file, and the package with its version."""
+    if kind in VOCABULARIES:
+        return f"{VOCABULARIES[kind].package}=={package_version(kind)}" + (f" {path}" if path is not None else "")
+    if kind in GENE_VOCABULARIES and path is None:
+        return f"{kind} (installed package)"
+    return str(path)
+
+
+def ingest_dictionary(con: duckdb.DuckDBPyConnection, kind: str, path=None) -> tuple[int, int]:
+    """Add a dictionary's synonyms to the store (one transaction, written in chunks). Returns (read, new).
+
+    Idempotent: a second ingest adds nothing. The ingest log records the file, or the package and its version.
+    """
+    label = dictionary_label(kind, path)
+    synonyms = read_dictionary(kind, path, list_mentions(con) if kind == "mesh" else ())
+    read = added = 0
     with transaction(con):
-        added = add_synonyms(con, synonyms)
-        record_ingest(con, f"dict:{kind}", str(path), added, len(synonyms) - added, 0)
-    return len(synonyms), added
+        for chunk in _chunks(iter(synonyms), INGEST_CHUNK):
+            read += len(chunk)
+            added += add_synonyms(con, chunk)
+        record_ingest(con, f"dict:{kind}", label, added, read - added, 0)
+    return read, added
+
+
+def _chunks(items: Iterator[Synonym], size: int) -> Iterator[list[Synonym]]:
+    while chunk := list(islice(items, size)):
+        yield chunk
 
 
 def merged_synonyms(

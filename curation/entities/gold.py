@@ -6,7 +6,7 @@ recogniser job's worker (:mod:`curation.jobs.recogniser`), which annotates a sna
 
 from __future__ import annotations
 
-from curation.entities.lexicon import Lexicon
+from curation.entities.lexicon import Lexicon, is_placeholder_id
 from curation.entities.synonyms import PUBTATOR_KINDS
 from curation.records import Document
 from curation.store.annotations import AnnotationRow
@@ -21,11 +21,16 @@ def corpus_kind(mention_type: str) -> str:
 
 
 def gold_rows(document: Document, lexicon: Lexicon) -> list[AnnotationRow]:
-    """A document's gold mentions as annotation rows (canonical name from the lexicon, else the text)."""
+    """A document's gold mentions as annotation rows (canonical name from the lexicon, else the text).
+
+    A placeholder id ("-1", "-": the corpus found a mention but no concept) becomes no concept id: the
+    mention is still highlighted, and no concept "-1" gathers every such mention.
+    """
     rows = []
     for m in document.mentions:
         kind = corpus_kind(m.type)
-        canonical = lexicon.canonical(kind, m.concept_id) or m.text
-        rows.append(AnnotationRow(document.pmid, m.start, m.end, m.text, kind, m.concept_id, canonical, 1.0,
+        concept = "" if is_placeholder_id(m.concept_id) else m.concept_id
+        canonical = (lexicon.canonical(kind, concept) if concept else "") or m.text
+        rows.append(AnnotationRow(document.pmid, m.start, m.end, m.text, kind, concept, canonical, 1.0,
                                   "gold", m.source or "gold"))
     return rows

@@ -70,6 +70,20 @@ _KIND_WORDS: dict[str, frozenset[str]] = {
 MIN_LENGTH = 2
 
 
+# Ids corpora write for "no concept": BC5CDR "-1", BioRED "-", empty; a few spellings of none seen elsewhere.
+PLACEHOLDER_IDS = frozenset(("", "-", "-1", "none", "null", "n/a", "na", "?"))
+
+
+def is_placeholder_id(concept_id: str | None) -> bool:
+    """Whether a corpus id says "no concept" rather than naming one.
+
+    Example:
+        >>> is_placeholder_id("-1"), is_placeholder_id(" - "), is_placeholder_id("D003920")
+        (True, True, False)
+    """
+    return (concept_id or "").strip().casefold() in PLACEHOLDER_IDS
+
+
 def normalise_name(name: str) -> str:
     """The lookup form of a name: NFKC, case-folded, one kind of dash and of space.
 
@@ -155,7 +169,7 @@ class Lexicon:
         name = " ".join(synonym.name.split())
         kind, concept = synonym.entity_type, synonym.concept_id
         reason = junk_reason(name, kind)
-        if reason or not concept:
+        if reason or is_placeholder_id(concept):
             self.dropped[reason or "no concept id"] += 1
             return
         key = normalise_name(name)

@@ -18,7 +18,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 
-from curation.entities.lexicon import COMMON_WORDS, Lexicon, junk_reason, normalise_name
+from curation.entities.lexicon import COMMON_WORDS, Lexicon, is_placeholder_id, junk_reason, normalise_name
 from curation.entities.ptm import PTM_TYPES, normalise_ptm, normalise_residue
 from curation.entities.variants import normalise_variant, variant_keys
 from curation.errors import InputError
@@ -185,7 +185,7 @@ def mention_synonyms(mentions: Iterable[Mention]) -> list[Synonym]:
     """Names from gold corpus mentions, grouped by concept id.
 
     PubTator types map to kinds by :data:`PUBTATOR_KINDS` (other types are skipped);
-    mentions without an id ("-") or with several ids are skipped, since their text names
+    mentions without an id (placeholders: "-", "-1", empty) or with several ids are skipped, since their text names
     no single concept. Variants use their normalised key as concept id when they have one.
     One Synonym per mention is returned (so :meth:`Lexicon.weight` counts uses); the most
     frequent text of a concept is marked canonical.
@@ -195,7 +195,7 @@ def mention_synonyms(mentions: Iterable[Mention]) -> list[Synonym]:
     for mention in mentions:
         kind = PUBTATOR_KINDS.get(mention.type)
         concept = mention.concept_id.strip()
-        if kind is None or not concept or concept == "-" or re.search(r"[,|;]", concept):
+        if kind is None or is_placeholder_id(concept) or re.search(r"[,|;]", concept):
             continue
         if kind == "variant":
             concept = normalise_variant(mention.text) or concept

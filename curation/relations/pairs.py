@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from curation.entities.lexicon import is_placeholder_id
 from curation.errors import CurationError
 from curation.records import Document, Mention
 
@@ -39,8 +40,8 @@ class Pair:
 
 
 def concept_ids(mention: Mention) -> list[str]:
-    """A mention's concept ids (PubTator joins several with "," or ";"; "-" and "" mean none)."""
-    return [c.strip() for c in _ID_SPLIT.split(mention.concept_id or "") if c.strip() and c.strip() != "-"]
+    """A mention's concept ids (PubTator joins several with "," or ";"; placeholders "-", "-1", "" mean none)."""
+    return [c.strip() for c in _ID_SPLIT.split(mention.concept_id or "") if not is_placeholder_id(c)]
 
 
 def sentences(text: str) -> list[tuple[int, int]]:

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import duckdb
 
-from curation.entities.lexicon import Lexicon
+from curation.entities.lexicon import Lexicon, is_placeholder_id
 from curation.entities.postings import PostingsSource, slot_postings
 from curation.entities.query import QueryConcept
 from curation.store.relations import list_relation_pairs
@@ -154,7 +154,7 @@ def slot_concept_ids(source: PostingsSource, concept: QueryConcept) -> dict[str,
     out: dict[str, set[str]] = defaultdict(set)
     for row in slot_postings(concept, source):
         for cid in re.split(r"[,;]", row.concept_id or ""):
-            if cid.strip() and cid.strip() != "-":
+            if not is_placeholder_id(cid):
                 out[row.pmid].add(cid.strip())
     return out
 

@@ -130,6 +130,8 @@ class Scan:
     lost: list[int] = field(default_factory=list)
     #: the highest seq any segment's header names (0: no header)
     head_seq: int = 0
+    #: seqs of records that a damaged line follows in their segment: their ``ack`` may have been on it
+    torn_after: set[int] = field(default_factory=set)
 
     @property
     def acked(self) -> set[int]:
@@ -142,8 +144,16 @@ class Scan:
 
     def unconfirmed(self, record: Record) -> bool:
         """A record written to be confirmed whose ``ack`` never came: its commit never returned to a curator.
-        Not when lines after it were cut away: its ``ack`` may have gone with them."""
-        return record.confirm and record.seq not in self.acked and not (self.lost and max(self.lost) > record.seq)
+        Not when lines after it were cut away or damaged: its ``ack`` may have gone with them (:meth:`uncertain`)."""
+        return record.confirm and record.seq not in self.acked and not self._ack_may_be_gone(record)
+
+    def uncertain(self, record: Record) -> bool:
+        """A record written to be confirmed whose ``ack`` is missing where the lines after it were cut or damaged:
+        whether its commit returned to a curator cannot be known."""
+        return record.confirm and record.seq not in self.acked and self._ack_may_be_gone(record)
+
+    def _ack_may_be_gone(self, record: Record) -> bool:
+        return bool(self.lost and max(self.lost) > record.seq) or record.seq in self.torn_after
 
     @property
     def last_seq(self) -> int:
@@ -252,6 +262,7 @@ class Journal:
             if head is False:
                 scan.damage.append(Damage(path.name, 1, "segment header damaged or cut"))
             held: set[int] = set()
+            before: list[int] = []  # seqs of this segment's records so far (a damaged line may be their ack)
             for number, raw in enumerate(lines, start=1):
                 if not raw.strip() or (number == 1 and head is not None):
                     continue
@@ -259,17 +270,20 @@ class Journal:
                     text = raw.decode("utf-8")
                 except UnicodeDecodeError:
                     scan.damage.append(Damage(path.name, number, "not UTF-8"))
+                    scan.torn_after.update(before)
                     continue
                 parsed = _parse(text, path.name, number)
                 if isinstance(parsed, Damage):
                     if number == len(lines) and not data.endswith(b"\n"):
                         parsed = Damage(path.name, number, f"torn last line ({parsed.reason})")
                     scan.damage.append(parsed)
+                    scan.torn_after.update(before)
                 else:
                     (scan.acks if parsed.op == "ack" else scan.records).append(parsed)
                     scan.stores.add(parsed.store)
                     if parsed.op != "ack":
                         held.add(parsed.seq)
+                        before.append(parsed.seq)
             if head:
                 first, last = head
                 scan.lost += [seq for seq in range(first, last + 1) if seq not in held]

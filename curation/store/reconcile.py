@@ -61,6 +61,9 @@ class Reconciled:
     #: ids of replayed decisions (and of decisions whose replayed undo) no curator was told were saved
     unconfirmed_decisions: list[int] = field(default_factory=list)
     unconfirmed_undos: list[int] = field(default_factory=list)
+    #: replayed decisions and undos whose acknowledgement may have been on a cut or damaged journal line
+    uncertain_decisions: list[int] = field(default_factory=list)
+    uncertain_undos: list[int] = field(default_factory=list)
     damage: list[Damage] = field(default_factory=list)
     set_aside: list[Path] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
@@ -156,6 +159,8 @@ def _replay(con: duckdb.DuckDBPyConnection, scan: Scan, done: Reconciled) -> Non
             done.decisions_replayed += 1
             if scan.unconfirmed(record):
                 done.unconfirmed_decisions.append(new_id)
+            elif scan.uncertain(record):
+                done.uncertain_decisions.append(new_id)
         elif record.op == "undo":
             decision_id = renumbered.get(int(data["decision_id"]), int(data["decision_id"]))
             if decision_id in withdrawn:
@@ -168,6 +173,8 @@ def _replay(con: duckdb.DuckDBPyConnection, scan: Scan, done: Reconciled) -> Non
             done.undos_replayed += 1
             if scan.unconfirmed(record):
                 done.unconfirmed_undos.append(decision_id)
+            elif scan.uncertain(record):
+                done.uncertain_undos.append(decision_id)
     if done.decisions_replayed:  # new decisions must not reuse an id a replayed one took
         top = con.execute(SQL_MAX_ID).fetchall()[0][0]
         current = con.execute(SQL_NEXT_ID).fetchall()[0][0]
@@ -178,8 +185,8 @@ def _replay(con: duckdb.DuckDBPyConnection, scan: Scan, done: Reconciled) -> Non
 def _messages(journal: Journal, done: Reconciled, behind: tuple[int, int, bool] | None
               ) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
-    confirmed = (done.decisions_replayed - len(done.unconfirmed_decisions),
-                 done.undos_replayed - len(done.unconfirmed_undos))
+    confirmed = (done.decisions_replayed - len(done.unconfirmed_decisions) - len(done.uncertain_decisions),
+                 done.undos_replayed - len(done.unconfirmed_undos) - len(done.uncertain_undos))
     if any(confirmed):
         parts = [_count(n, word) for n, word in zip(confirmed, ("decision", "undo"), strict=True) if n]
         out.append(("repaired", f"The store had lost {' and '.join(parts)} that curators had been told were "
@@ -195,6 +202,15 @@ def _messages(journal: Journal, done: Reconciled, behind: tuple[int, int, bool] 
                                    f"{'it was' if one else 'they were'} saved. {'It is' if one else 'They are'} "
                                    f"in the store now: check {'it' if one else 'them'}, and withdraw what should "
                                    f"not stand."))
+    if done.uncertain_decisions or done.uncertain_undos:
+        parts = [f"{_count(len(ids), what)} ({_ids(ids)})" for ids, what in
+                 ((done.uncertain_decisions, "decision"), (done.uncertain_undos, "undo of decision")) if ids]
+        one = len(done.uncertain_decisions) + len(done.uncertain_undos) == 1
+        out.append(("uncertain", f"{' and '.join(parts)} recovered from the decision journal ({journal.folder}); "
+                                 f"whether a curator was told {'it was' if one else 'they were'} saved cannot be "
+                                 f"known: the journal lines after {'it' if one else 'them'}, which would say so, "
+                                 f"were cut or damaged. {'It is' if one else 'They are'} in the store now: check "
+                                 f"{'it' if one else 'them'}."))
     if done.damage:
         where = "; ".join(d.describe() for d in done.damage[:5]) + (" ..." if len(done.damage) > 5 else "")
         aside = ", ".join(p.name for p in done.set_aside) or "nothing"

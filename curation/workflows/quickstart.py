@@ -4,6 +4,8 @@ The sample is whatever the data directory (``CURATION_DATA_DIR``) holds in the l
 real data has — CIViC exports, BioRED / BC5CDR PubTator files, HoC JSON lines, the DrugBank vocabulary.
 Without a data directory it is fetched: CIViC's nightly evidence export and up to a few hundred of the
 PubMed abstracts it cites (NCBI E-utilities). With neither, :class:`NoSampleError` says what to do.
+Either way the vocabularies of installed packages (MeSH, the drug vocabulary, gene aliases) load after
+the files; a vocabulary whose package is missing is a note in the report, not a failure.
 
 Each file is ingested in its own transaction through the same loaders as the CLI, so a load that is
 killed half way leaves every finished file in place and the store usable, a malformed file is reported
@@ -27,7 +29,7 @@ from curation import access
 from curation.access import Action, Who
 from curation.config import Settings
 from curation.entities.annotation import Annotator
-from curation.entities.dictionaries import ingest_dictionary
+from curation.entities.dictionaries import dictionary_label, ingest_dictionary, vocabulary_kinds
 from curation.errors import USER_ERRORS, CurationError
 from curation.workflows.entities import AnnotationReport, Progress, reannotate
 from curation.workflows.ingestion import ingest_corpus, ingest_kb
@@ -62,10 +64,13 @@ class SampleFile:
 
     kind: str  # "kb", "corpus" or "dict"
     fmt: str
-    path: Path
+    path: Path | None  # None: an installed package's vocabulary, read from the package
+    source: str = ""  # for a package's vocabulary: the package and its version
 
     @property
     def label(self) -> str:
+        if self.path is None:
+            return f"{self.fmt} ({self.source or 'installed package'})"
         return f"{self.path.parent.name}/{self.path.name}"
 
 
@@ -89,6 +94,7 @@ class SampleReport:
     seconds: float = 0.0
     annotation: AnnotationReport | None = None
     annotation_error: str = ""  # why the documents could not be annotated at all (they are loaded)
+    notes: tuple[str, ...] = ()  # vocabularies not loaded because their package is not installed
 
     @property
     def added(self) -> int:
@@ -104,9 +110,10 @@ class SampleReport:
 
     def summary(self) -> str:
         """One paragraph for a person: where from, what was added, what failed and why."""
+        notes = "".join(f" {note}" for note in self.notes)
         if self.nothing_new:
             return (f"Nothing new: the sample from {self.source} is already in the store "
-                    f"({len(self.outcomes)} files checked, {self.seconds:.0f} s).")
+                    f"({len(self.outcomes)} files checked, {self.seconds:.0f} s).{notes}")
         loaded = [o for o in self.outcomes if not o.error]
         text = (f"Sample loaded from {self.source} in {self.seconds:.0f} s: {self.added:,} new rows from "
                 f"{len(loaded)} of {len(self.outcomes)} files.")
@@ -114,6 +121,7 @@ class SampleReport:
             text += f" {outcome.file.label} failed: {outcome.error}"
         if self.failed:
             text += " The other files are loaded; fix or remove the failed ones and load again."
+        text += notes
         if self.annotation is not None:
             text += f" {self.annotation.summary()}."
         if self.annotation_error:
@@ -132,6 +140,17 @@ def find_sample(data_dir: Path) -> list[SampleFile]:
         return []
     return [SampleFile(kind, fmt, path) for kind, fmt, pattern in SAMPLE_LAYOUT
             for path in sorted(data_dir.glob(pattern)) if path.is_file()]
+
+
+def find_vocabularies(kinds: Sequence[str] | None = None) -> tuple[list[SampleFile], list[str]]:
+    """The installed packages' vocabularies to load (``kinds``, default every one), and a note for each missing."""
+    files, notes = [], []
+    for kind in vocabulary_kinds() if kinds is None else kinds:
+        try:
+            files.append(SampleFile("dict", kind, None, dictionary_label(kind)))
+        except CurationError as exc:
+            notes.append(f"Vocabulary {kind} not loaded: {exc}.")
+    return files, notes
 
 
 def load_files(con: duckdb.DuckDBPyConnection, files: Sequence[SampleFile], on_file: FileProgress | None = None,
@@ -168,8 +187,12 @@ def load_files(con: duckdb.DuckDBPyConnection, files: Sequence[SampleFile], on_f
 def load_sample(con: duckdb.DuckDBPyConnection, settings: Settings, on_file: FileProgress | None = None,
                 on_rows: RowProgress | None = None, transport=None,
                 annotator: Annotator | Callable[[], Annotator] | None = None,
-                on_annotated: Progress | None = None, *, who: Who = "") -> SampleReport:
-    """Load the sample into the store: from the data directory, else fetched online.
+                on_annotated: Progress | None = None, *, who: Who = "",
+                vocabularies: Sequence[str] | None = None) -> SampleReport:
+    """Load the sample into the store: from the data directory, else fetched online; then the vocabularies.
+
+    ``vocabularies``: the installed vocabularies to load after the files (None: ``settings.vocabularies``,
+    whose default is every one installed; a missing package is a note in the report).
 
     ``annotator`` (or a function returning it, called once the files are in) annotates the documents
     not yet annotated by it; None leaves them for ``python -m curation reannotate``.
@@ -188,7 +211,8 @@ def load_sample(con: duckdb.DuckDBPyConnection, settings: Settings, on_file: Fil
         except CurationError as exc:  # NetworkError, or NCBI needing an e-mail address
             raise NoSampleError(NO_SAMPLE_HELP.format(data_dir=settings.data_dir, reason=exc)) from None
         source = f"CIViC's nightly export and PubMed (fetched now; kept in {settings.cache_dir})"
-    outcomes = load_files(con, files, on_file, on_rows, who=who)
+    extra, notes = find_vocabularies(vocabularies if vocabularies is not None else settings.vocabularies)
+    outcomes = load_files(con, files + extra, on_file, on_rows, who=who)
     annotation, problem = None, ""
     if annotator is not None:
         try:
@@ -196,7 +220,7 @@ def load_sample(con: duckdb.DuckDBPyConnection, settings: Settings, on_file: Fil
             annotation = reannotate(con, chosen, stale_only=True, progress=on_annotated, who=who)
         except Exception as exc:  # noqa: BLE001 - the files are in; say why the documents are not annotated
             problem = " ".join(str(exc).split())[:300] or type(exc).__name__
-    return SampleReport(source, tuple(outcomes), round(time.time() - started, 1), annotation, problem)
+    return SampleReport(source, tuple(outcomes), round(time.time() - started, 1), annotation, problem, tuple(notes))
 
 
 def fetch_sample(settings: Settings, transport=None, limit: int = SAMPLE_PUBMED) -> list[SampleFile]:
@@ -221,7 +245,7 @@ def fetch_sample(settings: Settings, transport=None, limit: int = SAMPLE_PUBMED)
 
 
 def _reason(exc: BaseException, sample: SampleFile) -> str:
-    text = str(exc).replace(str(sample.path), sample.label)
+    text = str(exc).replace(str(sample.path), sample.label) if sample.path is not None else str(exc)
     if isinstance(exc, OSError) and not text:
         text = exc.strerror or type(exc).__name__
     return text

@@ -52,7 +52,7 @@ def test_matcher_and_normaliser_from_the_store(loaded):
 
 def test_unknown_dictionary_format(con, tmp_path):
     with pytest.raises(InputError, match="unknown dictionary format"):
-        ingest_dictionary(con, "mesh", tmp_path / "x")
+        ingest_dictionary(con, "umls", tmp_path / "x")
 
 
 def test_cli_normalise(loaded, tmp_path):

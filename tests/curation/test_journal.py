@@ -316,3 +316,26 @@ def test_a_double_fault_says_how_many_decisions_the_journal_cannot_account_for(d
     _decide(con, 1, start=70)
     con.close()
     assert Journal.beside(db).scan().records[-1].seq == 63
+
+
+def test_a_torn_acknowledgement_is_not_reported_as_a_decision_nobody_was_told_of(db):
+    """The WAL and the journal's last line (decision 3's ack) both cut: whether a curator was told is unknowable."""
+    con = open_store(db)
+    _decide(con, 2)
+    con.execute("CHECKPOINT")
+    _decide(con, 1, start=2)  # confirmed to the curator: its ack is the journal's last line
+    con.execute("PRAGMA disable_checkpoint_on_shutdown")
+    con.close()
+    os.truncate(wal_path(db), 0)  # the store loses decision 3
+    segment = Journal.beside(db).segments()[-1]
+    assert '"op":"ack"' in segment.read_text().splitlines()[-1]
+    os.truncate(segment, segment.stat().st_size - 9)  # and the ack is torn
+    con = open_store(db)
+    notices = open_notices(con)
+    assert [d.decision_id for d in list_decisions(con)] == [1, 2, 3]
+    con.close()
+    kinds = [n.kind for n in notices]
+    assert "unconfirmed" not in kinds and "repaired" not in kinds, kinds
+    (uncertain,) = [n for n in notices if n.kind == "uncertain"]
+    assert "decision 3" in uncertain.message and "cannot be known" in uncertain.message
+    assert "journal_damaged" in kinds

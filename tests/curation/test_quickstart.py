@@ -47,9 +47,10 @@ def sample_dir(tmp_path) -> Path:
     return folder
 
 
-def _settings(tmp_path: Path, data_dir: Path) -> Settings:
+def _settings(tmp_path: Path, data_dir: Path, vocabularies: tuple[str, ...] = ()) -> Settings:
+    # No installed vocabulary by default: these tests are about the files (test_vocabularies loads them).
     return dataclasses.replace(Settings(), data_dir=data_dir, cache_dir=tmp_path / "cache",
-                               ncbi_email="curator@example.org")
+                               ncbi_email="curator@example.org", vocabularies=vocabularies)
 
 
 def _contents(con) -> dict[str, int]:
@@ -111,7 +112,7 @@ def test_a_malformed_file_is_named_the_others_load_and_a_retry_completes(con, sa
 
 def test_a_load_killed_half_way_leaves_a_usable_store_and_a_retry_completes(sample_dir, tmp_path):
     db = tmp_path / "killed.duckdb"
-    env = {**os.environ, "CURATION_DB": str(db), "CURATION_DATA_DIR": str(sample_dir),
+    env = {**os.environ, "CURATION_DB": str(db), "CURATION_DATA_DIR": str(sample_dir), "CURATION_VOCABULARIES": "none",
            "CURATION_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen([sys.executable, "-m", "curation", "quickstart"], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

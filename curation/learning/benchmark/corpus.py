@@ -13,6 +13,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 
+from curation.entities.lexicon import is_placeholder_id
 from curation.errors import CurationError
 from curation.ingest.jsonl import read_jsonl
 from curation.ingest.problems import Problems
@@ -49,9 +50,9 @@ class BenchmarkError(CurationError):
 
 
 def concept_parts(concept_id: str, mention_type: str = "") -> tuple[str, ...]:
-    """The single ids of a possibly composite mention id ("-" and empty parts dropped)."""
+    """The single ids of a possibly composite mention id (placeholder parts, "-", "-1", "", dropped)."""
     pattern = _VARIANT_COMPOSITE if mention_type == VARIANT else _COMPOSITE
-    return tuple(p for p in (part.strip() for part in pattern.split(concept_id)) if p and p != "-")
+    return tuple(p for p in (part.strip() for part in pattern.split(concept_id)) if not is_placeholder_id(p))
 
 
 def nearest_gene(document: Document, variant_id: str) -> str | None:
