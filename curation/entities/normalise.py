@@ -140,9 +140,12 @@ class Normaliser:
         return out
 
     def _rule_candidate(self, kind: str, key: str, how: str) -> Candidate:
-        # Prefer the lexicon's concept when the key is one of its names ("V600E" from CIViC).
-        for _, concept in self.lexicon.lookup(key, kind):
-            return self._candidate(kind, concept, key, 1.0, how)
+        # Prefer the lexicon's concept when the key is one of its names ("V600E" from CIViC): the concept filed
+        # under the key itself first, since a KB profile can carry the key as a name too ("V600E AMPLIFICATION"
+        # once named V600E "AMPLIFICATION").
+        concepts = [concept for _, concept in self.lexicon.lookup(key, kind)]
+        if concepts:
+            return self._candidate(kind, key if key in concepts else concepts[0], key, 1.0, how)
         return Candidate(key, kind, key, key, 1.0, how)
 
     def _fuzzy(self, text: str, kind: str, k: int) -> list[Candidate]:

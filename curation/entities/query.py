@@ -14,9 +14,14 @@ Each typed name goes through the same steps as the entity linker of the concept 
 4. **similar names**: otherwise the character n-gram normaliser's best candidates are *offered*
    ("did you mean"), never applied silently: the curator clicks one to apply it.
 
-A linked slot carries every surface form of its concepts (all their dictionary names, a variant's
+A variant category typed alone ("amplification", "fusion") links to the category before any of these
+steps: a KB profile that carries the word among its names ("V600E AMPLIFICATION") is another variant.
+
+A linked slot carries the surface forms of its concepts (their own dictionary names, a variant's
 other notations, the forms of every variant at a codon), which is what the lexical stage searches
-for; an unlinked slot searches for what was typed, as typed.
+for; a name that also names another concept ("Ras" for KRAS, also HRAS's) or that is a variant
+notation ("G12D" among a gene's gold names) is not one of them (:meth:`QueryLinker.own_names`).
+An unlinked slot searches for what was typed, as typed.
 """
 
 from __future__ import annotations
@@ -26,10 +31,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from curation.entities.annotation import Linker
-from curation.entities.lexicon import Lexicon, normalise_name
+from curation.entities.lexicon import Lexicon, loose_name, normalise_name
 from curation.entities.normalise import Candidate, Normaliser
+from curation.entities.variant_categories import variant_category
 from curation.entities.variant_notations import notations
-from curation.entities.variants import variant_matches
+from curation.entities.variants import normalise_variant, variant_matches
 
 MAX_TYPED_CHARS = 200  # longer is a passage, not a name
 MAX_FORMS = 60  # surface forms kept per slot (a concept with hundreds of names keeps its first)
@@ -146,6 +152,12 @@ class QueryLinker:
             return self._applied(slot, text, kind, applied, candidates)
         exact = [c for c in candidates if c.how == "exact"]
         rule = [c for c in candidates if c.how in RULE_KINDS]
+        category = variant_category(text) if kind == "variant" else None
+        if category:
+            # A category typed alone ("amplification", "fusion") is the category, whatever KB profile
+            # ("Amplification, V600E", "V600E AMPLIFICATION") also carries the word as one of its names.
+            chosen = [Candidate(category, kind, category, text, 1.0, "variant")]
+            return self._linked(slot, text, kind, chosen, candidates, "notation", 1.0)
         if kind == "variant" and (rule or exact):
             # A variant is settled by its notation: the dictionaries' variant names include KB profiles
             # ("V600E AMPLIFICATION") that would tie unrelated keys to a name.
@@ -251,12 +263,46 @@ class QueryLinker:
                 keys += [k for k in self.variant_keys_known if any(variant_matches(q, k) for q in concept_ids)]
             for key in keys:
                 out += notations(key) or [key]
+                if variant_category(key) == key:  # a category's own names ("AMPLIFICATION"), not a profile's
+                    out += [n for n in self.lexicon.names(kind, key) if variant_category(n) == key]
         else:
             for concept in concept_ids:
-                out += self.lexicon.names(kind, concept)
+                out += self.own_names(kind, concept, concept_ids)
         seen: dict[str, str] = {}
         for form in out[1:]:
             seen.setdefault(normalise_name(form), form)
         if normalise_name(typed) not in seen:  # a typed spelling of a known name gives way to the dictionary's
             seen = {normalise_name(typed): typed, **seen}
         return tuple(seen.values())[:MAX_FORMS]
+
+    def own_names(self, kind: str, concept: str, linked: Sequence[str] = ()) -> tuple[str, ...]:
+        """The names of ``concept`` that a search may use for it: the ones that name it alone, in its kind.
+
+        Left out:
+
+        - a name that also names another concept of the kind, outside ``linked``, which is not this one under
+          another id: "Ras" names KRAS in some abstracts and HRAS in others, so searching "Ras" for KRAS finds
+          HRAS papers. Another concept is this one under another id (the mouse ortholog "Kras", a KB's copy
+          filed by its symbol) when this concept's display name, dashes and spaces aside, is one of its names,
+          or when it has no name this concept lacks (CIViC's "TP53" beside NCBI's 7157, shown "p53");
+        - a name that is a variant notation the dictionaries also file as a variant ("G12D", a gold mention
+          annotated with mouse Kras's gene id): it names a change, not the gene.
+
+        The display name is always kept.
+        """
+        display = self.lexicon.canonical(kind, concept)
+        mine = {loose_name(n) for n in self.lexicon.names(kind, concept)}
+
+        def another(other: str) -> bool:
+            theirs = {loose_name(n) for n in self.lexicon.names(kind, other)}
+            return loose_name(display) not in theirs and not theirs <= mine
+
+        kept = []
+        for name in self.lexicon.names(kind, concept):
+            others = {c for _, c in self.lexicon.lookup(name, kind)} - {concept, *linked}
+            shared = any(another(other) for other in others)
+            variant = (kind != "variant" and normalise_variant(name) is not None
+                       and bool(self.lexicon.lookup(name, "variant")))
+            if name == display or not (shared or variant):
+                kept.append(name)
+        return tuple(kept)

@@ -166,7 +166,9 @@ def kb_synonyms(records: Iterable[KBRecord], schema: RelationSchema) -> list[Syn
                     keys = variant_keys(name)
                     concept = keys[0] if keys else name
                     bare = _GENE_THEN_VARIANT.match(name)
-                    if bare and variant_keys(bare["rest"]):  # "EGFR T790M": "T790M" names it too
+                    # "EGFR T790M": "T790M" names it too; but "V600E AMPLIFICATION" and "T17 DELETION" are not
+                    # named by "AMPLIFICATION" and "DELETION" (the rest is another key, a category).
+                    if bare and keys and variant_keys(bare["rest"]) == keys:
                         names.append(bare["rest"])
                 elif kind == "residue":
                     concept = normalise_residue(name) or name
