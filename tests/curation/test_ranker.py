@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -117,6 +118,7 @@ def test_features_describe_each_candidate_from_the_hit_the_text_and_the_store(se
     assert "document_length" not in PRODUCT_FEATURES
     table = feature_table()
     assert table.count("\n") == len(FEATURE_NAMES) + 1 and "no (identifies the source)" in table
+    assert table in (Path(__file__).parents[2] / "README.md").read_text()  # the README's table is this one
 
 
 def _synthetic(n_lists: int = 300, size: int = 20, seed: int = 0) -> CandidateLists:
