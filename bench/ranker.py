@@ -16,8 +16,8 @@ Systems (dev NDCG@10, per query, paired bootstrap interval of the gain over the 
 - ``product``: the product's feature set (:data:`curation.ranking.features.PRODUCT_FEATURES`);
 - ``product_with_length``: plus document length, a source-identifying feature (the corpora's abstracts differ
   in length and a query's relevant documents mostly come from one corpus), reported to show the artifact;
-- ``product_without_kb``: without the KB-citation and curator-grade features (here the KB is the train split,
-  whose documents are never dev positives by construction, so "cited elsewhere" is itself a split artifact).
+- ``product_with_kb``: plus the KB-citation and curator-grade features of other queries (here the KB is the train
+  split, whose documents are never dev positives by construction, so "cited elsewhere" is itself a split artifact).
 
 The re-ordered depth N is chosen on dev among :data:`DEPTHS`. ``served_path_identical`` checks that the served
 search with the ranker attached ranks exactly as the evaluation's re-ordered lists do. Training time is measured
@@ -50,9 +50,9 @@ from curation.learning.ranker_training import (
 from curation.learning.served_fusion import ServedSearch
 from curation.learning.statistics import bootstrap_ci, per_query
 from curation.ranking.features import (
+    CROSS_QUERY_FEATURES,
     FEATURE_NAMES,
     PRODUCT_FEATURES,
-    STORE_FEATURES,
     Evidence,
     MemorySignals,
     query_key,
@@ -67,7 +67,7 @@ METRIC = "ndcg@10"
 FEATURE_SETS = {
     "product": PRODUCT_FEATURES,
     "product_with_length": (*PRODUCT_FEATURES, "document_length"),
-    "product_without_kb": tuple(f for f in PRODUCT_FEATURES if f not in STORE_FEATURES),
+    "product_with_kb": (*PRODUCT_FEATURES, *CROSS_QUERY_FEATURES),
 }
 
 

@@ -11,7 +11,7 @@ from bench.reports.text import fmt
 LABELS = {
     "product": "+ ranker, the product's features",
     "product_with_length": "+ ranker, with document length (source-identifying)",
-    "product_without_kb": "+ ranker, without KB citations and curator grades",
+    "product_with_kb": "+ ranker, with KB citations of other queries (a split artifact here)",
 }
 
 

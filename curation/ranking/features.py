@@ -9,6 +9,10 @@ comes from; the README's table is generated from it (:func:`feature_table`).
 Features that identify a document's source rather than its content (its length: the corpora's abstracts differ
 in length, and a query's relevant documents mostly come from one corpus) are marked ``source_identifying`` and
 left out of the product's feature set (:data:`PRODUCT_FEATURES`); the benchmark measures with and without them.
+The judgements of other queries (KB citations, curators' grades) are marked ``cross_query`` and are left out by
+default too: a held-out split keeps a dev query's documents out of the KB, so on the benchmark they point away from
+every dev positive, and in a store they can carry a dev query's label through its sibling records (the same
+abstract cited for another variant); no measurement yet says what they are worth.
 A missing value (a slot the query lacks, a pair the store has no probability for) is NaN, which LightGBM treats
 as missing rather than as zero.
 """
@@ -41,6 +45,7 @@ class FeatureSpec(NamedTuple):
     source: str
     meaning: str
     source_identifying: bool = False  # True: says which corpus a document came from more than what it says
+    cross_query: bool = False  # True: judgements of other queries (KB, curators), which a held-out split cannot test
 
 
 def _slot_specs(position: int) -> list[FeatureSpec]:
@@ -72,14 +77,16 @@ FEATURES: tuple[FeatureSpec, ...] = (
     FeatureSpec("answer_probability", "stored relation pairs (relation scorer)",
                 "best probability that a query concept relates to a concept of the answer slot's kind"),
     FeatureSpec("answer_mentions", "stored annotations", "mentions of the answer slot's kind in the document"),
-    FeatureSpec("kb_cited_elsewhere", "knowledge base", "KB records of other queries that cite the document"),
+    FeatureSpec("kb_cited_elsewhere", "knowledge base", "KB records of other queries that cite the document",
+                cross_query=True),
     FeatureSpec("graded_elsewhere", "curators' decisions",
-                "best grade curators gave the document for other queries (2 complete, 1 partial, 0 not relevant)"),
+                "best grade curators gave the document for other queries (2 complete, 1 partial, 0 not relevant)",
+                cross_query=True),
     FeatureSpec("document_length", "document text", "characters in title + abstract", source_identifying=True),
 )
 FEATURE_NAMES: tuple[str, ...] = tuple(s.name for s in FEATURES)
-PRODUCT_FEATURES: tuple[str, ...] = tuple(s.name for s in FEATURES if not s.source_identifying)
-STORE_FEATURES = ("kb_cited_elsewhere", "graded_elsewhere")  # signals about other queries, from the store
+PRODUCT_FEATURES: tuple[str, ...] = tuple(s.name for s in FEATURES if not s.source_identifying and not s.cross_query)
+CROSS_QUERY_FEATURES: tuple[str, ...] = tuple(s.name for s in FEATURES if s.cross_query)
 
 
 @dataclass(frozen=True)
@@ -211,6 +218,7 @@ def feature_table(names: Sequence[str] = FEATURE_NAMES) -> str:
     lines = ["| Feature | Comes from | Meaning | In the product set |", "|---|---|---|---|"]
     for spec in FEATURES:
         if spec.name in names:
-            kept = "no (identifies the source)" if spec.source_identifying else "yes"
+            kept = ("no (identifies the source)" if spec.source_identifying else
+                    "no (other queries' judgements: measured apart)" if spec.cross_query else "yes")
             lines.append(f"| `{spec.name}` | {spec.source} | {spec.meaning} | {kept} |")
     return "\n".join(lines)

@@ -115,7 +115,7 @@ def test_features_describe_each_candidate_from_the_hit_the_text_and_the_store(se
     assert _column(rows, "kb_cited_elsewhere")[one] == 1 and _column(rows, "graded_elsewhere")[one] == 1
     assert _column(rows, "served_rank").tolist() == [h.rank for h in found.hits]
     assert _column(rows, "document_length")[one] == len(DOCS[0].text)
-    assert "document_length" not in PRODUCT_FEATURES
+    assert "document_length" not in PRODUCT_FEATURES and "kb_cited_elsewhere" not in PRODUCT_FEATURES
     table = feature_table()
     assert table.count("\n") == len(FEATURE_NAMES) + 1 and "no (identifies the source)" in table
     assert table in (Path(__file__).parents[2] / "README.md").read_text()  # the README's table is this one
