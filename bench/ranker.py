@@ -192,7 +192,8 @@ def gain_per_feature(model) -> dict[str, float]:
 
 
 def served_identical(engine, bench, benchmark, model, signals, lists: CandidateLists, dev, depth: int) -> dict:
-    """Whether the served search with the ranker attached returns each dev list's re-ordered top 10."""
+    """Whether the served search with the ranker attached returns each dev list's re-ordered top 10, and the served
+    search's latency (top 10, this CPU) without and with the stage (its signals in memory here)."""
     from dataclasses import replace
 
     expected = reordered(lists, model, depth)
@@ -200,15 +201,20 @@ def served_identical(engine, bench, benchmark, model, signals, lists: CandidateL
     served = replace(engine, learned=stage)
     parts = searches(bench, benchmark)
     differ = checked = 0
+    timings: dict[bool, list[float]] = {False: [], True: []}
     for key in lists.keys[:200]:
-        kind = key.split(":", 1)[0]
-        part = parts[kind]
-        search = search_relation(served, part.linker, part.matcher, part.source, part.documents,
-                                           part.schema, dev[key].values, SearchOptions(k=10))
+        part = parts[key.split(":", 1)[0]]
+        for learned in (False, True):
+            clock = time.perf_counter()
+            search = search_relation(served, part.linker, part.matcher, part.source, part.documents, part.schema,
+                                     dev[key].values, SearchOptions(k=10, learned=None if learned else False))
+            timings[learned].append(1000 * (time.perf_counter() - clock))
         want = sorted(expected[key], key=expected[key].get, reverse=True)[:10]
         differ += [h.pmid for h in search.hits] != want
         checked += 1
-    return {"queries_checked": checked, "differ": differ}
+    p95 = {learned: sorted(t)[int(0.95 * (len(t) - 1))] if t else 0.0 for learned, t in timings.items()}
+    return {"queries_checked": checked, "differ": differ, "search_ms_p95": round(p95[False], 1),
+            "learned_search_ms_p95": round(p95[True], 1)}
 
 
 def replace_depth(model, depth: int):
