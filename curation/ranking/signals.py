@@ -30,23 +30,32 @@ class StoreSignals:
         pmids = list(dict.fromkeys(pmids))
         if not pmids:
             return {}
+        # The served engine (and these signals with it) outlives the call that loaded it and is shared by the
+        # app's sessions, each on its own thread: a DuckDB connection is not for concurrent use, a cursor is.
+        cursor = self.con.cursor()
+        try:
+            return self._evidence(cursor, pmids)
+        finally:
+            cursor.close()
+
+    def _evidence(self, con: duckdb.DuckDBPyConnection, pmids: list[str]) -> Mapping[str, Evidence]:
         pairs: dict[str, list] = {}
-        for row in list_relation_pairs(self.con, pmids):
+        for row in list_relation_pairs(con, pmids):
             pairs.setdefault(row.pmid, []).append(row)
         kinds: dict[str, dict[str, int]] = {}
-        for pmid, rows in list_annotations(self.con, pmids).items():
+        for pmid, rows in list_annotations(con, pmids).items():
             counts = kinds.setdefault(pmid, {})
             for row in rows:
                 counts[row.entity_type] = counts.get(row.entity_type, 0) + 1
         query_types = self.schema.query_types
         cited: dict[str, dict[str, int]] = {}
-        for pmid, records in kb_records_citing(self.con, self.schema.name, pmids).items():
+        for pmid, records in kb_records_citing(con, self.schema.name, pmids).items():
             for record in records:
                 key = query_key({t: record.get(t) for t in query_types if record.get(t)})
                 cited.setdefault(pmid, {})[key] = cited.get(pmid, {}).get(key, 0) + 1
         grades: dict[str, dict[str, int]] = {}
         adjudicated: set[tuple[str, str]] = set()
-        for d in decisions_on_documents(self.con, self.schema.name, pmids):
+        for d in decisions_on_documents(con, self.schema.name, pmids):
             key = query_key({t: v for t, v in d.query_entities if t in query_types and v})
             gain = GRADE_GAINS.get(d.grade)
             if gain is None or (d.pmid, key) in adjudicated:

@@ -68,3 +68,25 @@ def test_a_version_folder_with_a_ranker_serves_it_and_a_bad_one_is_named(store, 
     (tmp_path / RANKER_FOLDER / MODEL_FILE).write_text("garbage")
     with pytest.raises(RankerError, match=MODEL_FILE):
         with_ranker(Retriever(), tmp_path, store, key)
+
+
+def test_store_signals_read_kb_citations_and_grades_per_query(tmp_path):
+    from curation.grades import Grade
+    from curation.ranking.features import query_key
+    from curation.records import KBRecord
+    from curation.store.decisions import record_decision
+    from curation.store.kb import add_kb_records
+
+    con = open_store(tmp_path / "s.duckdb")
+    add_schema(con, GDT)
+    with transaction(con):
+        add_documents(con, DOCS)
+        add_kb_records(con, [KBRecord("GDT", (("Gene", "BRAF"), ("Disease", "melanoma"), ("Treatment", "vemurafenib")),
+                                      "1", "test", "r1")], origin="test")
+    record_decision(con, "ann", GDT, {"Gene": "EGFR"}, "1", Grade.PARTIAL)
+    record_decision(con, "ann", GDT, {"Gene": "EGFR"}, "5", Grade.COMPLETE)
+    found = StoreSignals(con, GDT).evidence(["1", "5", "3"])
+    assert dict(found["1"].cited) == {query_key(QUERY): 1}
+    assert dict(found["1"].grades) == {query_key({"Gene": "EGFR"}): 1}
+    assert dict(found["5"].grades) == {query_key({"Gene": "EGFR"}): 2} and not found["3"].grades
+    con.close()
