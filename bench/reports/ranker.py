@@ -4,9 +4,10 @@ section of docs/BENCHMARKS.md."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from bench.reports.text import fmt
+from curation.versions.typed_json import OPTIONAL
 
 LABELS = {
     "product": "+ ranker, the product's features",
@@ -38,6 +39,18 @@ class ServedCheck:
 
 
 @dataclass(frozen=True)
+class Reworded:
+    """The product ranker (trained on canonical names) on the dev queries' reworded form."""
+
+    queries: int
+    concept_search_dev_ndcg10: float
+    ranker_dev_ndcg10: float
+    gain_ndcg10: float
+    gain_ci95: tuple[float, float]
+    depth: int
+
+
+@dataclass(frozen=True)
 class RankerParams:
     seed: int
     cpu_count: int
@@ -65,6 +78,7 @@ class RankerDev:
     train_pairs_measured: int
     params: RankerParams
     timings_s: Mapping[str, float]
+    reworded: Reworded | None = field(default=None, metadata=OPTIONAL)
 
 
 def ranker_lines(r: RankerDev | None) -> list[str]:
@@ -89,6 +103,12 @@ def ranker_lines(r: RankerDev | None) -> list[str]:
                      f"[{fmt(s.gain_ci95[0], 4)}, {fmt(s.gain_ci95[1], 4)}] | {s.depth_chosen_on_dev} | "
                      f"{fmt(s.train_seconds, 2)} | {top} |")
     check = r.served_path_identical
+    w = r.reworded
+    if w is not None:
+        lines += ["", f"Reworded dev queries ({w.queries}, other names of the same concepts), the product ranker at "
+                  f"N={w.depth}: concept search {fmt(w.concept_search_dev_ndcg10, 4)}, + ranker "
+                  f"{fmt(w.ranker_dev_ndcg10, 4)}, gain {fmt(w.gain_ndcg10, 4)} [{fmt(w.gain_ci95[0], 4)}, "
+                  f"{fmt(w.gain_ci95[1], 4)}]."]
     lines += [
         "",
         f"Training on {r.train_pairs_measured} labelled pairs took {fmt(r.train_seconds_10k_pairs, 2)} s on this CPU "
