@@ -52,6 +52,7 @@ class BenchSchema:
     name: str
     query_types: tuple[str, ...]
     template: str
+    answer: str = ""  # the missing slot's first entity type (the learned stage counts its kind's mentions)
 
     def kind(self, entity_type: str) -> str:
         return KIND_OF_TYPE.get(entity_type, "generic")
@@ -119,7 +120,7 @@ def _lookup(benchmark: Benchmark, split: str) -> dict[tuple[str, str], tuple[Ben
         if s != split:
             continue
         relation = kind_of(kind)
-        schema = BenchSchema(kind, relation.query_types, relation.template)
+        schema = BenchSchema(kind, relation.query_types, relation.template, relation.answer_types[0])
         for qid, text in qs.queries.items():
             out[(qid, text)] = (schema, qs.values[qid])
     return out
@@ -190,7 +191,7 @@ def mentions_all_precision(
         if split != "dev" or form not in forms:
             continue
         relation = kind_of(kind)
-        schema = BenchSchema(kind, relation.query_types, relation.template)
+        schema = BenchSchema(kind, relation.query_types, relation.template, relation.answer_types[0])
         for qid, values in qs.values.items():
             wanted = {t: {(t, c) for r in qs.records[qid] for t2, c in r.entities if t2 == t}
                       for t in relation.query_types}
@@ -211,7 +212,8 @@ def typed_values(benchmark: Benchmark, split: str, text: str, form: str = "canon
             for qid, query in qs.queries.items():
                 if query == text:
                     relation = kind_of(kind)
-                    return BenchSchema(kind, relation.query_types, relation.template), dict(qs.values[qid])
+                    schema = BenchSchema(kind, relation.query_types, relation.template, relation.answer_types[0])
+                    return schema, dict(qs.values[qid])
     raise KeyError(text)
 
 

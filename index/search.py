@@ -92,6 +92,9 @@ class Retriever:
     # how many of the concept search's best hits it re-orders.
     reranker: CrossEncoderReranker | None = None
     rerank_k: int = 0
+    # The learned ranking stage the curation layer attaches (curation.ranking.stage.LearnedStage: re-orders the
+    # concept search's best hits); index never calls it, it only travels with the engine it was trained for.
+    learned: object | None = None
 
     def close(self) -> None:
         """Let go of an engine-backed dense index (a Milvus connection; a FAISS index needs nothing)."""

@@ -14,7 +14,10 @@ benchmark's "served" system, so all three rank exactly alike:
    older versions: the share their text fusion gives dense);
 4. when the version serves a cross-encoder (chosen at build time on dev, and on a CPU only within the
    measured latency budget), it re-orders the best ``rerank_k`` hits within their groups
-   (:mod:`index.rerank`, seed 004's re-ranking stage).
+   (:mod:`index.rerank`, seed 004's re-ranking stage);
+5. when the engine carries a learned ranking stage (``engine.learned``: a LightGBM ranker over features the
+   product already has, :mod:`curation.ranking`), it re-orders the best ``depth`` hits last, so the hits
+   every caller sees are the learned order.
 
 A slot no document mentions is reported by name, with the similar names the dictionaries know.
 """
@@ -57,6 +60,8 @@ class SearchOptions:
             see :func:`served_share`).
         rerank: re-order the best hits with the version's cross-encoder in hybrid mode (None: when the version
             serves one; False: never). The cross-encoder re-orders within a group, never across.
+        learned: apply the engine's learned ranking stage (None: when it carries one; False: never, e.g. to
+            compute the stage's own training candidates or its baseline).
     """
 
     mode: str = "hybrid"
@@ -67,6 +72,7 @@ class SearchOptions:
     alternative_weight: float = ALTERNATIVE_WEIGHT
     dense_share: float | None = None
     rerank: bool | None = None
+    learned: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -172,13 +178,19 @@ def search_relation(
 
     reranker = engine.reranker if options.mode == "hybrid" and options.rerank is not False else None
     rerank_k = engine.rerank_k if reranker is not None else 0
+    learned = getattr(engine, "learned", None) if options.learned is not False else None
+    depth = max(options.k, rerank_k, learned.depth if learned is not None else 0)
     config = ConceptSearchConfig(depth=options.depth, rm3=RM3Config() if options.rm3 else None, dense_mix=mix)
-    ranking = concept_search(queries, engine.lexical, max(options.k, rerank_k), config, verify=verify, dense=dense)
+    ranking = concept_search(queries, engine.lexical, depth, config, verify=verify, dense=dense)
     hits = list(ranking.hits)
     if rerank_k and hits:
         head = [h.pmid for h in hits[:rerank_k]]
         texts = {pmid: document.text for pmid, document in documents(head).items()}
         hits = reranker.rerank(text, hits, texts, rerank_k)
+    if learned is not None and hits:
+        head = [h.pmid for h in hits[: learned.depth]]
+        answer = getattr(schema, "answer", "")  # a schema without an answer slot has no answer-kind features
+        hits = learned.rerank(concepts, values, hits, documents(head), schema.kind(answer) if answer else "")
     hits = hits[: options.k]
     problems = [_missing(concepts[i]) for i in ranking.missing]
     problems += [

@@ -10,7 +10,7 @@ superseded. A decision that names an answer entity also adds a KB record (source
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import duckdb
 
@@ -63,6 +63,11 @@ SQL_ONE_DECISION = f"SELECT {SQL_DECISION_COLUMNS}, supersedes FROM decisions WH
 SQL_LIST_DECISIONS = f"""
 SELECT {SQL_DECISION_COLUMNS} FROM decisions
 WHERE (? IS NULL OR curator = ?) AND (? IS NULL OR schema_name = ?) AND (? OR superseded_by IS NULL)
+ORDER BY decision_id
+"""
+SQL_ON_DOCUMENTS = f"""
+SELECT {SQL_DECISION_COLUMNS} FROM decisions
+WHERE schema_name = ? AND pmid IN (SELECT unnest(?)) AND superseded_by IS NULL
 ORDER BY decision_id
 """
 SQL_FOR_RELATION = f"""
@@ -316,6 +321,14 @@ def list_decisions(
     """Decisions in the order they were made (active ones only, unless asked)."""
     rows = con.execute(SQL_LIST_DECISIONS, [curator, curator, schema, schema, include_superseded]).fetchall()
     return [_decision(row) for row in rows]
+
+
+def decisions_on_documents(con: duckdb.DuckDBPyConnection, schema: str, pmids: Sequence[str]) -> list[Decision]:
+    """Active decisions of every curator on the given documents, for any relation of ``schema``, in order made."""
+    pmids = list(dict.fromkeys(pmids))
+    if not pmids:
+        return []
+    return [_decision(row) for row in con.execute(SQL_ON_DOCUMENTS, [schema, pmids]).fetchall()]
 
 
 def decisions_for(con: duckdb.DuckDBPyConnection, schema: RelationSchema, values: Mapping[str, str]) -> list[Decision]:

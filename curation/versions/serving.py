@@ -114,17 +114,36 @@ def open_served(con: duckdb.DuckDBPyConnection, models_dir: Path, key: ServingKe
         if version.version in key.active and version.manifest.documents == key.documents \
                 and not catalog.check_version(version):
             try:
-                return open_version(version.path)
+                return with_ranker(open_version(version.path), version.path, con, key)
             except USER_ERRORS:
-                break  # corrupted weights or index: fall through to the newest version that loads
+                break  # corrupted weights, index or ranker: fall through to the newest version that loads
     versions, _ = list_versions(models_dir)  # complete, readable folders only
     for version in versions:
         if version.manifest.documents == key.documents and (not key.schema or version.manifest.schema == key.schema):
             try:
-                return open_version(version.path)
+                return with_ranker(open_version(version.path), version.path, con, key)
             except USER_ERRORS:
                 continue  # a corrupted version is skipped; the Train & evaluate page reports it
     return Retriever(lexical=LexicalIndex.build(list(iter_documents(con))), version=BM25_ONLY)
+
+
+def with_ranker(engine: Retriever, path: Path, con: duckdb.DuckDBPyConnection, key: ServingKey) -> Retriever:
+    """``engine`` with the learned ranking stage its version folder holds (``ranker/``), reading the store's signals;
+    unchanged when the folder holds none.
+
+    Raises:
+        RankerError: the folder's ranker cannot be read (the message names the file).
+    """
+    from curation.ranking.signals import StoreSignals
+    from curation.ranking.stage import RANKER_FOLDER, attach
+
+    folder = Path(path) / RANKER_FOLDER
+    if not folder.is_dir() or not key.schema:
+        return engine
+    from curation.store.base import list_schemas
+
+    schema = next((s for s in list_schemas(con) if s.name == key.schema), None)
+    return attach(engine, folder, StoreSignals(con, schema)) if schema is not None else engine
 
 
 def planned_version(con: duckdb.DuckDBPyConnection, models_dir: Path, key: ServingKey) -> str:

@@ -1,0 +1,100 @@
+"""Update the ranker: the KB and the curators' decisions → a learned stage with its dev evidence, in seconds.
+
+The one chain "Update the ranker" needs (the page's action and the job around it are not here):
+
+1. the KB is split by gene (:func:`curation.learning.splits.kb_split`, the same hash as the encoder's builds) and
+   the dev set is chosen as for them (:func:`curation.learning.holdout.choose_dev`: the KB's dev genes, else a
+   held-out share of the decisions); decisions on dev or test genes are never trained on
+   (:func:`curation.learning.holdout.trainable`);
+2. the train KB records and the trainable decisions become graded query lists over the served candidates
+   (:mod:`curation.learning.ranker_training`) and a LambdaMART ranker is trained on them;
+3. the dev queries are ranked by the concept search alone and with the ranker re-ordering its top N; the
+   activation evidence is the gate's own (:func:`curation.learning.gate.evidence`: paired bootstrap interval of
+   the per-query NDCG@10 gain) and is kept in the ranker's manifest.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+from curation.entities.matching import Matcher
+from curation.learning.gate import METRIC, evidence
+from curation.learning.holdout import choose_dev, trainable
+from curation.learning.ranker_training import (
+    DEPTH,
+    LabelledQuery,
+    candidate_lists,
+    decision_queries,
+    kb_queries,
+    merge_queries,
+    ranked_runs,
+    train_ranker,
+)
+from curation.learning.served_fusion import ServedSearch
+from curation.learning.splits import kb_split
+from curation.learning.statistics import per_query
+from curation.ranking.features import PRODUCT_FEATURES, Signals
+from curation.ranking.model import RankerModel
+from curation.records import Decision, Document, KBRecord
+from curation.schemas import RelationSchema
+from curation.versions.manifest import GateEvidence
+
+BASELINE = "concept search alone"
+
+
+@dataclass(frozen=True)
+class RankerUpdate:
+    """What one update produced: the ranker, its dev evidence, where it was saved, and how long each step took."""
+
+    model: RankerModel
+    evidence: GateEvidence
+    folder: Path | None
+    held_out_decisions: int
+    seconds: Mapping[str, float]
+
+
+def update_ranker(
+    schema: RelationSchema, records: Sequence[KBRecord], decisions: Sequence[Decision],
+    documents: Mapping[str, Document], matcher: Matcher, search: ServedSearch, engine, signals: Signals | None,
+    folder: Path | None = None, depth: int = DEPTH, features: Sequence[str] = PRODUCT_FEATURES, seed: int = 13,
+) -> RankerUpdate:
+    """Train a ranker from the KB and the decisions and measure it on dev (see the module docstring).
+
+    Args:
+        engine: the served retriever (its learned stage, if any, is ignored: candidates are the concept search's).
+        signals: the store's evidence about documents (:class:`curation.ranking.signals.StoreSignals`).
+        folder: where to save it (None: not saved).
+
+    Raises:
+        ValueError: nothing to learn from (no train query has both a relevant and a lower-graded candidate).
+    """
+    clock = time.perf_counter()
+    seconds: dict[str, float] = {}
+    split = kb_split(schema, records, documents, matcher, seed)
+    choice = choose_dev(schema, split, decisions, documents, seed)
+    kept, held = trainable(schema, decisions, choice, seed)
+    queries = merge_queries(kb_queries(schema, split.train), decision_queries(schema, kept))
+    lists = candidate_lists(search, engine, queries, signals, depth)
+    seconds["candidates"] = time.perf_counter() - clock
+    model, seconds["train"] = train_ranker(lists, features, depth, seed=seed)
+    clock = time.perf_counter()
+    dev = choice.dev
+    judged = {q: LabelledQuery(v, dev.qrels[q]) for q, v in dev.values.items()
+              if v and q in dev.qrels and any(r > 0 for r in dev.qrels[q].values())}
+    dev_lists = candidate_lists(search, engine, judged, signals, depth)
+    qrels = {q: dict(judged[q].gains) for q in judged}
+    served, learned = ranked_runs(dev_lists, None), ranked_runs(dev_lists, model)
+    before = per_query({q: served.get(q, {}) for q in qrels}, qrels, METRIC)  # no candidate: scores 0 in both
+    after = per_query({q: learned.get(q, {}) for q in qrels}, qrels, METRIC)
+    found = evidence(after, before if before else None, BASELINE if before else "", choice.source, seed)
+    found = replace(found, system=f"served concept search + learned ranker (top {depth}) vs {BASELINE}")
+    seconds["dev"] = time.perf_counter() - clock
+    model = RankerModel(model.booster, replace(model.manifest, dev=asdict(found), trained_on={
+        **model.manifest.trained_on, "kb_records": len(split.train), "decisions_trained_on": len(kept),
+        "decisions_held_out": held, "dev_source": choice.source}))
+    if folder is not None:
+        model.save(folder)
+    return RankerUpdate(model, found, folder, held, {k: round(v, 3) for k, v in seconds.items()})

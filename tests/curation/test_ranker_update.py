@@ -1,0 +1,62 @@
+"""Update the ranker: KB + decisions → a saved ranker with the gate's dev evidence; dev genes never trained on."""
+
+from __future__ import annotations
+
+from curation.entities.annotation import Annotator
+from curation.entities.lexicon import Lexicon
+from curation.entities.matching import Matcher
+from curation.grades import Grade
+from curation.learning.ranker_build import update_ranker
+from curation.learning.served_fusion import served_search_for
+from curation.learning.splits import gene_part
+from curation.ranking.model import RankerModel
+from curation.records import Decision, Document, KBRecord, Synonym
+from index.lexical import LexicalIndex
+from index.search import Retriever
+from tests.curation.test_ranker import GDT
+
+TRAIN_GENES = ("TP53", "PTEN", "MYC", "ALK", "RET", "MET", "KIT", "FLT3")  # train genes of the seed-13 gene hash
+DEV_GENES = ("BRAF", "EGFR")
+
+
+def _corpus() -> tuple[list[Document], list[KBRecord], Lexicon]:
+    documents, records, synonyms = [], [], [Synonym("D1", "disease", "carcinoma", "test", True),
+                                            Synonym("C1", "chemical", "cisplatin", "test", True)]
+    for i, gene in enumerate(TRAIN_GENES + DEV_GENES):
+        synonyms.append(Synonym(f"G{i}", "gene", gene, "test", True))
+        # the evidence: both concepts in one sentence with a treatment; the others mention them apart or once
+        documents += [
+            Document(f"{i}a", f"{gene} and carcinoma", f"Cisplatin treats {gene} mutant carcinoma in patients."),
+            Document(f"{i}b", f"Carcinoma registry {gene}", f"{gene} {gene} {gene} was sequenced. Carcinoma is "
+                     "frequent. Carcinoma carcinoma."),
+            Document(f"{i}c", f"{gene} carcinoma review", f"A review of {gene}. Carcinoma was not studied."),
+        ]
+        records.append(KBRecord("GDT", (("Gene", gene), ("Disease", "carcinoma"), ("Treatment", "cisplatin")),
+                                f"{i}a", "test", f"r{i}"))
+    return documents, records, Lexicon(synonyms)
+
+
+def test_an_update_trains_on_train_genes_measures_on_dev_genes_and_saves(tmp_path):
+    assert all(gene_part(g.casefold()) == "train" for g in TRAIN_GENES)
+    assert all(gene_part(g.casefold()) == "dev" for g in DEV_GENES)
+    documents, records, lexicon = _corpus()
+    matcher = Matcher(lexicon)
+    annotations = dict(zip([d.pmid for d in documents], Annotator(matcher).annotate([d.text for d in documents]),
+                           strict=True))
+    by_pmid = {d.pmid: d for d in documents}
+    search = served_search_for(matcher, annotations, by_pmid, GDT)
+    engine = Retriever(lexical=LexicalIndex.build(documents), version="test")
+    dev_decision = Decision(1, "ann", "GDT", "q", (("Gene", "BRAF"), ("Disease", "carcinoma")), "8b",
+                            Grade.COMPLETE)
+    train_decision = Decision(2, "ann", "GDT", "q", (("Gene", "TP53"), ("Disease", "carcinoma")), "0b",
+                              Grade.NOT_RELEVANT)
+    update = update_ranker(GDT, records, [dev_decision, train_decision], by_pmid, matcher, search, engine, None,
+                           folder=tmp_path / "ranker", depth=10)
+    trained = update.model.manifest.trained_on
+    assert trained["kb_records"] == len(TRAIN_GENES) and trained["decisions_held_out"] == 1
+    assert trained["decisions_trained_on"] == 1 and trained["dev_source"] == "kb"
+    assert update.evidence.queries == len(DEV_GENES) and update.evidence.baseline == "concept search alone"
+    assert update.evidence.verdict.startswith("not shown")  # two dev queries: too few for an interval
+    loaded = RankerModel.load(tmp_path / "ranker")
+    assert loaded.manifest.dev["queries"] == len(DEV_GENES) and loaded.manifest.depth == 10
+    assert set(update.seconds) == {"candidates", "train", "dev"}
