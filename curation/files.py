@@ -4,13 +4,15 @@
 temporary file in the target's folder, flushes and fsyncs it, then renames it over the target
 (``os.replace``); with ``sync_folder`` it also fsyncs the folder, so that the rename itself
 survives a power cut. On any error the temporary file is removed and the target is left as it was.
-:func:`fsync_path` flushes a file or a folder (after renaming a folder into place).
+:func:`fsync_path` flushes a file or a folder (after renaming a folder into place). :func:`staged_folder`
+publishes a whole folder the same way: built beside the target as ``<name>.tmp``, renamed into place.
 """
 
 from __future__ import annotations
 
 import os
 import secrets
+import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -73,3 +75,22 @@ def fsync_path(path: str | Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+@contextmanager
+def staged_folder(out: str | Path) -> Iterator[Path]:
+    """Build a folder at ``<out>.tmp`` (yielded, empty) and, when the block ends without error, put it in place of
+    ``out`` (an older ``out`` is removed first); on an error the staged folder is removed and ``out`` is untouched.
+    """
+    out = Path(out)
+    stage = out.with_name(out.name + ".tmp")
+    shutil.rmtree(stage, ignore_errors=True)
+    stage.mkdir(parents=True)
+    try:
+        yield stage
+        if out.exists():
+            shutil.rmtree(out)
+        stage.rename(out)
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise

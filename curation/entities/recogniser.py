@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from curation.entities.recogniser_corpus import LABELS, CorpusPart, RecogniserError
-from curation.files import write_atomic
+from curation.files import staged_folder, write_atomic
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -223,10 +223,7 @@ def train_recogniser(
         raise RecogniserError(f"the dev set {dev.name!r} has no documents; nothing was trained")
     counts.update({f"{dev.name}.{k}": v for k, v in c.items()})
     out = Path(out)
-    stage = out.with_name(out.name + ".tmp")
-    shutil.rmtree(stage, ignore_errors=True)
-    stage.mkdir(parents=True)
-    try:
+    with staged_folder(out) as stage:
         DocBin(docs=train_docs).to_disk(stage / "train.spacy")
         DocBin(docs=dev_docs).to_disk(stage / "dev.spacy")
         (stage / "config.cfg").write_text(training_config(width, depth, max_epochs, patience), encoding="utf-8")
@@ -263,12 +260,6 @@ def train_recogniser(
         for each in ("train.spacy", "dev.spacy"):
             (stage / each).unlink()
         write_atomic(stage / "manifest.json", json.dumps(asdict(manifest), indent=2) + "\n")
-        if out.exists():
-            shutil.rmtree(out)
-        stage.rename(out)
-    except BaseException:
-        shutil.rmtree(stage, ignore_errors=True)
-        raise
     return manifest
 
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-import shutil
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import nullcontext
@@ -30,7 +29,7 @@ from pathlib import Path
 from curation.entities.recogniser_corpus import LABELS, CorpusPart, RecogniserError
 from curation.entities.token_tags import IGNORE, Window, decode, gold_tags, merge_windows, misaligned, tag_names
 from curation.entities.token_tags import windows as cut_windows
-from curation.files import write_atomic
+from curation.files import staged_folder, write_atomic
 from curation.records import Document
 from curation.training_loop import EpochBatches, LoopConfig, fit, progress_writer
 
@@ -313,19 +312,10 @@ def train_transformer_recogniser(
         "losses": {"first_10": _mean(done.losses[:10]), "last_10": _mean(done.losses[-10:])},
     })
     out = Path(out)
-    stage = out.with_name(out.name + ".tmp")
-    shutil.rmtree(stage, ignore_errors=True)
-    stage.mkdir(parents=True)
-    try:
+    with staged_folder(out) as stage:
         model.save_pretrained(stage, safe_serialization=True)
         tokenizer.save_pretrained(stage)
         write_atomic(stage / "manifest.json", json.dumps(asdict(manifest), indent=2) + "\n")
-        if out.exists():
-            shutil.rmtree(out)
-        stage.rename(out)
-    except BaseException:
-        shutil.rmtree(stage, ignore_errors=True)
-        raise
     return manifest
 
 
