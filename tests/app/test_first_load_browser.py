@@ -78,3 +78,21 @@ def test_a_page_opened_by_its_address_on_the_first_load_is_run_by_app_py(fresh_s
     expect(field).to_have_count(1)
     expect(field).to_have_value("bo")
     assert page.evaluate("window.curatorFieldsMax") == 1
+
+
+def test_every_page_answers_at_its_own_address_and_the_root_opens_curate_at_curate(fresh_server):
+    """Curate, the start page of a loaded store, has the address /curate like every page: opened by it, in the
+    server's first run or any later one, no "Page not found" dialog shows; the root address forwards to it."""
+    url, page = fresh_server
+    dialog = page.get_by_role("dialog")
+    for address, title, shown in [("/curate", "Curate", "/curate"), ("/", "Curate", "/curate"),
+                                  ("/annotate", "Annotate", "/annotate"), ("/curate", "Curate", "/curate")]:
+        page.goto(url + address)
+        wait_for_page(page)
+        page.wait_for_timeout(1000)  # the dialog comes with the run's navigation message; give it time to show
+        assert page.locator("h1").first.inner_text().strip() == title, address
+        assert urlparse(page.url).path == shown, address
+        expect(dialog).to_have_count(0)
+        assert nav_titles(page) == TITLES  # the root's forwarding page is not in the list
+    link = page.get_by_test_id("stSidebarNav").get_by_role("link").filter(has=page.get_by_text("Curate", exact=True))
+    assert urlparse(link.first.get_attribute("href")).path == "/curate"  # a bookmark of the link keeps working
