@@ -183,7 +183,7 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
-    con = _open(args)
+    con = _open(args, read_only=True)
     counts = stats(con)
     if args.json:
         print(json.dumps(counts, indent=2, default=str))
