@@ -21,7 +21,7 @@ from curation.relations.pairs import RelationError
 from curation.relations.scorer import RelationScorer
 from curation.relations.scorer_folder import SCORER_FILE
 from curation.relations.stored_pairs import DocumentPairs, load_scored_pairs
-from curation.relations.suggestions import PairEvidence, aggregate
+from curation.relations.suggestions import PairEvidence, aggregate, merge_names
 from curation.relations.training_data import decision_examples
 from curation.schemas import PO
 from curation.store.annotations import annotations_per_document, replace_annotations
@@ -112,6 +112,25 @@ def test_one_document_keeps_its_best_pair_per_slot():
     evidence = [_e("1", 1, "Gene", "a", 0.2), _e("1", 1, "Gene", "a", 0.7)]
     (a,) = aggregate(evidence, ["Gene"], weight="flat", threshold=0.5)
     assert a.score == pytest.approx(0.7) and len(a.documents) == 1 and a.supporting == 1
+
+
+class _Unnamed:
+    """A lexicon that names no concept: candidates keep the names their pairs were stored with."""
+
+    def canonical(self, kind, concept_id):
+        return ""
+
+
+def test_a_concept_stored_under_two_names_is_one_candidate_and_every_candidate_has_its_ids():
+    # One id written two ways in two documents (no lexicon name for it) and a second id sharing one of the names.
+    evidence = [PairEvidence("1", 1, "Gene", "D1", "Gefitinib", 0.9), PairEvidence("2", 2, "Gene", "D1", "Iressa", 0.8),
+                PairEvidence("3", 3, "Gene", "D1", "Gefitinib", 0.7),
+                PairEvidence("3", 3, "Gene", "DB2", "gefitinib", 0.6)]
+    keyed, merged = merge_names(evidence, _Unnamed(), "chemical")
+    assert {e.candidate for e in keyed} == {"gefitinib"}
+    assert all(len(keys) == 1 for keys in merged.values())
+    for candidate in aggregate(keyed, ["Gene"]):  # what suggest_from looks up: the ids behind each candidate
+        assert [cid for cid, keys in merged.items() if candidate.concept_id in keys] == ["D1", "DB2"]
 
 
 # --- stored pairs ---------------------------------------------------------------------------------------------
@@ -318,6 +337,31 @@ def test_cli_suggest_batch_and_bad_input(cli_store, tmp_path, capsys):
     assert main(["suggest", "--db", str(cli_store), "--schema", "PO", "--entity", "Gene=BRAF", "--export",
                  str(tmp_path / "x.txt")]) == 2
     assert not (tmp_path / "x.txt").exists()
+
+
+def test_cli_suggest_batch_reports_a_failing_query_on_its_line_and_answers_the_others(cli_store, tmp_path, capsys,
+                                                                                        monkeypatch):
+    import curation.workflows.suggest as workflow
+
+    served = workflow.suggest
+
+    def failing_on_egfr(con, engine, linker, matcher, schema, values, **kwargs):
+        if values.get("Gene") == "EGFR":
+            raise IndexError("tuple index out of range")
+        return served(con, engine, linker, matcher, schema, values, **kwargs)
+
+    monkeypatch.setattr(workflow, "suggest", failing_on_egfr)
+    queries = tmp_path / "q.jsonl"
+    queries.write_text('{"schema": "PO", "entities": {"Gene": "EGFR"}, "id": "a"}\n'
+                       '{"schema": "PO", "entities": {"Gene": "BRAF", "Variant": "V600E"}, "id": "b"}\n')
+    out = tmp_path / "out.jsonl"
+    assert main(["suggest", "--db", str(cli_store), "--queries", str(queries), "--mode", "bm25", "--out",
+                 str(out)]) == 1
+    assert "line 1" in capsys.readouterr().err
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(line["id"], line["line"]) for line in lines] == [("a", 1), ("b", 2)]
+    assert "IndexError" in lines[0]["error"] and not lines[0]["suggestions"]
+    assert lines[1]["suggestions"] and "error" not in lines[1]
 
 
 # --- training and the gate -------------------------------------------------------------------------------------
