@@ -227,6 +227,26 @@ def test_suggestions_are_marked_new_to_the_kb_or_held_with_its_pmids(tmp_path, f
     assert [s.name.casefold() for s in result.new_to_kb] == ["sotorasib"]
 
 
+def test_candidates_not_of_the_slots_kind_are_left_out_and_the_suggestion_says_so(tmp_path, fixtures, monkeypatch):
+    import curation.workflows.suggest as workflow
+    from curation.relations.answer_filter import AnswerFilter
+
+    con = _store(tmp_path, fixtures)
+    values = {"Gene": "BRAF", "Variant": "V600E"}
+    every = _suggest(con, values)
+    assert workflow.answer_filter(con, PO, dictionary_matcher(con).lexicon) is None  # too few KB answers to learn
+    assert {s.name.casefold() for s in every.suggestions} == {"vemurafenib", "sotorasib"}
+    kept = next(s for s in every.suggestions if s.name.casefold() == "vemurafenib").concept_ids
+    # A filter that knows vemurafenib only (the KB says so) and no DrugBank id: sotorasib is not of the kind.
+    monkeypatch.setattr(workflow, "answer_filter", lambda con, schema, lexicon: AnswerFilter(
+        "Treatment", "drugbank", frozenset(kept)))
+    filtered = _suggest(con, values)
+    assert [s.name.casefold() for s in filtered.suggestions] == ["vemurafenib"]
+    assert any("left out as not a Treatment" in n for n in filtered.notes)
+    assert {s.name.casefold() for s in _suggest(con, values, kind_filter=False).suggestions} == {
+        "vemurafenib", "sotorasib"}
+
+
 def test_a_query_whose_documents_relate_nothing_of_the_slot_says_so(tmp_path, fixtures):
     con = _store(tmp_path, fixtures)
     result = _suggest(con, {"Gene": "BRAF"}, top_docs=50)
