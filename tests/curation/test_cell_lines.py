@@ -72,7 +72,7 @@ def test_biored_cell_lines_are_found_and_no_drugbank_name_is_linked_inside_one()
     claimed = [(d, c) for d in documents for c in found[d.pmid]]
     right = sum(any(c.start < m.end and m.start < c.end for m in d.mentions if m.type == "CellLine")
                 for d, c in claimed)
-    assert hit / len(gold) >= 0.5 and right / len(claimed) >= 0.85  # measured 99 of 175, 0.93
+    assert hit / len(gold) >= 0.5 and right / len(claimed) >= 0.85  # measured 102 of 175; 102 of 105 are gold
     matcher = _drugbank_matcher()
     inside = [(m.text, s.text) for d, m in gold for s in matcher.find_all(d, ["chemical"])
               if m.start <= s.start and s.end <= m.end and any(c.start <= s.start and s.end <= c.end
