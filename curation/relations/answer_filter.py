@@ -27,7 +27,7 @@ import numpy as np
 
 from curation.entities.lexicon import Lexicon
 from curation.schemas import RelationSchema
-from curation.store.annotations import list_annotated_concepts
+from curation.store.annotations import annotation_counts, list_annotated_concepts
 from curation.store.kb import list_entity_values
 
 FILTERED_KINDS = ("chemical",)
@@ -160,13 +160,14 @@ _CACHE: dict[tuple, AnswerFilter | None] = {}
 
 
 def answer_filter(con: duckdb.DuckDBPyConnection, schema: RelationSchema, lexicon: Lexicon) -> AnswerFilter | None:
-    """The filter of ``schema``'s answer slot over this store's KB and corpus (learned once per process for
-    the same KB, corpus and lexicon), None when the slot is not filtered."""
+    """The filter of ``schema``'s answer slot over this store's KB and corpus (learned once per process while the
+    KB's answers, the annotations and the lexicon stay the same), None when the slot is not filtered."""
     if schema.kind(schema.answer) not in FILTERED_KINDS:
         return None
-    examples, kb_concepts = training_examples(con, schema, lexicon)
-    key = (schema.name, schema.answer, id(lexicon), len(lexicon), len(examples), kb_concepts)
+    answers = tuple(list_entity_values(con, schema.name, schema.answer))
+    key = (schema.name, schema.answer, id(lexicon), len(lexicon), answers, tuple(annotation_counts(con).items()))
     if key not in _CACHE:
+        examples, kb_concepts = training_examples(con, schema, lexicon)
         enough = len(kb_concepts) >= MIN_KB_ANSWERS and any(y == 0 for _, _, y in examples)
         _CACHE.clear()  # one store at a time: a new KB or corpus replaces the old filter
         _CACHE[key] = learn_answer_filter(examples, kb_concepts, schema.answer) if enough else None
