@@ -17,18 +17,23 @@ returns None and the suggestion says nothing is left out).
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import duckdb
 import numpy as np
 
 from curation.entities.lexicon import Lexicon
+from curation.files import write_atomic
 from curation.schemas import RelationSchema
-from curation.store.annotations import annotation_counts, list_annotated_concepts
+from curation.store.annotations import list_annotated_concepts
 from curation.store.kb import list_entity_values
+from curation.store.relations import list_pair_concepts
 
 FILTERED_KINDS = ("chemical",)
 MIN_KB_ANSWERS = 30  # linked KB answers needed to learn from
@@ -44,7 +49,8 @@ _SUPPLEMENTARY = re.compile(r"C\d{6,9}")
 
 @dataclass(frozen=True)
 class AnswerFilter:
-    """Keeps the candidates of the slot's kind. ``rule``: "learned" or "drugbank" (chosen on dev)."""
+    """Keeps the candidates of the slot's kind. ``rule``: "learned" or "drugbank" (chosen on dev), or "decided"
+    (a learned filter's decisions for every candidate of the store, :func:`answer_filter`)."""
 
     slot: str
     rule: str
@@ -52,11 +58,14 @@ class AnswerFilter:
     threshold: float = 0.5
     model: object = field(default=None, repr=False, compare=False)  # (vectoriser, classifier) for "learned"
     examples: int = 0
+    decided: frozenset[str] | None = None  # rule "decided": the candidates kept, decided when it was learned
 
     def keep(self, concept_id: str, name: str) -> bool:
         """Whether a candidate (one of its concept ids and its display name) is of the slot's kind."""
         if concept_id in self.kb_concepts:
             return True
+        if self.rule == "decided":
+            return concept_id in (self.decided or ())
         if self.rule == "drugbank":
             return bool(_DRUGBANK.fullmatch(concept_id))
         return bool(self.scores([concept_id], [name])[0] >= self.threshold)
@@ -65,6 +74,8 @@ class AnswerFilter:
         """:meth:`keep` for many candidates at once, each (its concept ids, its display name): kept when one of
         its ids is."""
         rows = [(i, cid, name) for i, (ids, name) in enumerate(candidates) for cid in ids]
+        if self.rule == "decided":
+            return [any(c in self.kb_concepts or c in (self.decided or ()) for c in ids) for ids, _ in candidates]
         if self.rule == "learned" and rows:
             scores = self.scores([cid for _, cid, _ in rows], [name for _, _, name in rows])
         else:
@@ -156,19 +167,82 @@ def learn_answer_filter(examples: Sequence[tuple[str, str, int]], kb_concepts: f
     return AnswerFilter(slot, rule, kb_concepts, threshold, model, len(examples))
 
 
-_CACHE: dict[tuple, AnswerFilter | None] = {}
+CACHE_FORMAT = 1
+CACHE_KEEP = 4  # decision files kept in the cache folder (each KB, corpus or code change makes a new one)
+_CACHE: dict[str, AnswerFilter | None] = {}
 
 
-def answer_filter(con: duckdb.DuckDBPyConnection, schema: RelationSchema, lexicon: Lexicon) -> AnswerFilter | None:
-    """The filter of ``schema``'s answer slot over this store's KB and corpus (learned once per process while the
-    KB's answers, the annotations and the lexicon stay the same), None when the slot is not filtered."""
+def _digest(schema: RelationSchema, answers: Sequence[tuple[str, int]], candidates: Sequence[tuple[str, str]],
+            lexicon: Lexicon) -> str:
+    hasher = hashlib.sha256(f"format {CACHE_FORMAT}\n{schema.name}\n{schema.answer}\n".encode())
+    hasher.update(Path(__file__).read_bytes())  # a change of the rule is a miss
+    kind = schema.kind(schema.answer)
+    for row in (*answers, *((c, n, lexicon.canonical(kind, c), lexicon.lookup(n, kind)[:1]) for c, n in candidates)):
+        hasher.update(repr(row).encode() + b"\n")
+    return hasher.hexdigest()[:32]
+
+
+def _decide(con: duckdb.DuckDBPyConnection, schema: RelationSchema, lexicon: Lexicon,
+            candidates: Sequence[tuple[str, str]]) -> AnswerFilter | None:
+    """Learn the filter and decide every candidate now (None: too few KB answers to learn from)."""
+    examples, kb_concepts = training_examples(con, schema, lexicon)
+    if len(kb_concepts) < MIN_KB_ANSWERS or not any(y == 0 for _, _, y in examples):
+        return None
+    learned = learn_answer_filter(examples, kb_concepts, schema.answer)
+    kind = schema.kind(schema.answer)
+    kept = learned.keep_many([([c], lexicon.canonical(kind, c) or n) for c, n in candidates])
+    return AnswerFilter(schema.answer, "decided", kb_concepts, learned.threshold, examples=len(examples),
+                        decided=frozenset(c for (c, _), k in zip(candidates, kept, strict=True) if k))
+
+
+def _read(path: Path, slot: str) -> AnswerFilter | None | bool:
+    """The decisions a file holds: an AnswerFilter, None ("not filtered"), or False when it cannot be read."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data.get("format") != CACHE_FORMAT:
+            return False
+        if data["kept"] is None:
+            return None
+        return AnswerFilter(slot, "decided", frozenset(data["kb_concepts"]), float(data["threshold"]),
+                            examples=int(data["examples"]), decided=frozenset(data["kept"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return False  # a miss: learned again and written anew
+
+
+def _write(path: Path, decided: AnswerFilter | None) -> None:
+    body = {"format": CACHE_FORMAT, "kept": None} if decided is None else {
+        "format": CACHE_FORMAT, "threshold": decided.threshold, "examples": decided.examples,
+        "kb_concepts": sorted(decided.kb_concepts), "kept": sorted(decided.decided or ())}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, json.dumps(body))
+        for old in sorted(path.parent.glob("answers-*.json"), key=lambda p: p.stat().st_mtime)[:-CACHE_KEEP]:
+            old.unlink(missing_ok=True)
+    except OSError:
+        pass  # a read-only or full cache folder only costs the next process the learning
+
+
+def answer_filter(con: duckdb.DuckDBPyConnection, schema: RelationSchema, lexicon: Lexicon,
+                  cache_dir: Path | None = None) -> AnswerFilter | None:
+    """The filter of ``schema``'s answer slot over this store, None when the slot is not filtered.
+
+    The filter is learned from the KB's answers and the corpus's chemicals, and every candidate the stored pairs
+    can offer is decided at once; the decisions are kept in memory and, with ``cache_dir``, as JSON named by a
+    digest of everything they depend on (the KB's answers, the candidates and their names, this module), so
+    another process (a CLI command) reads them instead of learning again.
+    """
     if schema.kind(schema.answer) not in FILTERED_KINDS:
         return None
-    answers = tuple(list_entity_values(con, schema.name, schema.answer))
-    key = (schema.name, schema.answer, id(lexicon), len(lexicon), answers, tuple(annotation_counts(con).items()))
+    answers = list_entity_values(con, schema.name, schema.answer)
+    candidates = list_pair_concepts(con, schema.kind(schema.answer))
+    key = _digest(schema, answers, candidates, lexicon)
     if key not in _CACHE:
-        examples, kb_concepts = training_examples(con, schema, lexicon)
-        enough = len(kb_concepts) >= MIN_KB_ANSWERS and any(y == 0 for _, _, y in examples)
-        _CACHE.clear()  # one store at a time: a new KB or corpus replaces the old filter
-        _CACHE[key] = learn_answer_filter(examples, kb_concepts, schema.answer) if enough else None
+        path = Path(cache_dir) / f"answers-{key}.json" if cache_dir is not None else None
+        found = _read(path, schema.answer) if path is not None and path.exists() else False
+        if found is False:
+            found = _decide(con, schema, lexicon, candidates)
+            if path is not None:
+                _write(path, found)
+        _CACHE.clear()  # one store at a time: a new KB or corpus replaces the old decisions
+        _CACHE[key] = found
     return _CACHE[key]

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 import duckdb
 
+from curation.config import load_settings
 from curation.entities.matching import Matcher
 from curation.entities.postings import StorePostings
 from curation.entities.query import QueryConcept, QueryLinker
@@ -176,7 +177,7 @@ def suggest_from(con: duckdb.DuckDBPyConnection, matcher: Matcher, schema: Relat
                                                    answer_kind), lexicon, answer_kind)
     combine = NARY_COMBINE if len(typed) > 1 else "max"
     ranked = aggregate(evidence, typed, combine=combine, threshold=active.threshold, **RULE)
-    keep = answer_filter(con, schema, lexicon) if kind_filter else None
+    keep = answer_filter(con, schema, lexicon, load_settings().cache_dir / "answers") if kind_filter else None
     if keep is not None and ranked:
         ids_of: dict[str, list[str]] = defaultdict(list)
         for cid, keys in merged.items():

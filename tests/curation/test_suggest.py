@@ -238,7 +238,7 @@ def test_candidates_not_of_the_slots_kind_are_left_out_and_the_suggestion_says_s
     assert {s.name.casefold() for s in every.suggestions} == {"vemurafenib", "sotorasib"}
     kept = next(s for s in every.suggestions if s.name.casefold() == "vemurafenib").concept_ids
     # A filter that knows vemurafenib only (the KB says so) and no DrugBank id: sotorasib is not of the kind.
-    monkeypatch.setattr(workflow, "answer_filter", lambda con, schema, lexicon: AnswerFilter(
+    monkeypatch.setattr(workflow, "answer_filter", lambda con, schema, lexicon, cache_dir: AnswerFilter(
         "Treatment", "drugbank", frozenset(kept)))
     filtered = _suggest(con, values)
     assert [s.name.casefold() for s in filtered.suggestions] == ["vemurafenib"]
@@ -489,3 +489,31 @@ def test_the_relation_job_trains_scores_in_the_worker_and_the_app_activates_and_
     assert all(r.score is not None for r in list_relation_pairs(con, ["2000001", "2000002"]))
     assert not Path(job.job_dir, "pairs.jsonl").exists()
     assert apply_relation_jobs(con)[0].message == job.message  # applied once only
+
+
+def test_the_kind_filters_decisions_are_kept_for_the_next_process_and_a_kb_change_is_a_miss(tmp_path, fixtures,
+                                                                                          monkeypatch):
+    import curation.relations.answer_filter as answers
+
+    con = _store(tmp_path, fixtures)
+    lexicon = dictionary_matcher(con).lexicon
+    monkeypatch.setattr(answers, "_CACHE", {})  # earlier tests' stores are the same: their "not filtered" is kept
+    monkeypatch.setattr(answers, "MIN_KB_ANSWERS", 1)  # the fixture's KB is small; learn from it all the same
+    kb_only = answers.training_examples  # and its corpus names no chemical the KB lacks: one is added
+    monkeypatch.setattr(answers, "training_examples", lambda *a: (
+        [*kb_only(*a)[0], ("D005557", "Formaldehyde", 0), ("D001965", "Bromides", 0)], kb_only(*a)[1]))
+    first = answers.answer_filter(con, PO, lexicon, tmp_path / "answers")
+    assert first is not None and first.rule == "decided" and first.decided
+    assert len(list((tmp_path / "answers").glob("answers-*.json"))) == 1
+    answers._CACHE.clear()  # another process: it reads the decisions instead of learning
+
+    def no_learning(*args):
+        raise AssertionError("learned again although the decisions were kept")
+
+    monkeypatch.setattr(answers, "_decide", no_learning)
+    again = answers.answer_filter(con, PO, lexicon, tmp_path / "answers")
+    assert again is not None and again.decided == first.decided and again.kb_concepts == first.kb_concepts
+    with transaction(con):
+        con.execute("UPDATE kb_entities SET value = 'Cetuximab' WHERE entity_type = 'Treatment' AND value <> ''")
+    with pytest.raises(AssertionError, match="learned again"):
+        answers.answer_filter(con, PO, lexicon, tmp_path / "answers")
