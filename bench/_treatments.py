@@ -99,7 +99,9 @@ def judge_figures(con, data_dir: Path, queries: int = QUERIES, mode: str = "hybr
     """Top-5 Treatment precision before (no kind filter) and after (the filter), on the same queries and
     rankings, with the judges of the module docstring; the names judged not a drug, most frequent first."""
     from curation.cli.search import Searcher
+    from curation.config import load_settings
     from curation.entities.postings import StorePostings
+    from curation.relations import answer_filter as answers
     from curation.relations.answer_filter import answer_filter, choose_on_dev, training_examples
     from curation.retrieval.relation_search import SearchOptions, search_relation
     from curation.schemas import PO
@@ -112,9 +114,16 @@ def judge_figures(con, data_dir: Path, queries: int = QUERIES, mode: str = "hybr
     lexicon = searcher.matcher.lexicon
     engine, _ = searcher.engine(PO)
     build_s = time.perf_counter() - clock
+    cache_dir = load_settings().cache_dir / "answers"
     clock = time.perf_counter()
-    answer_filter(con, PO, lexicon)  # what the first suggestion of a process pays (learned, then cached)
+    answer_filter(con, PO, lexicon)  # learned (no decisions kept yet): what the first process pays
     learn_s = time.perf_counter() - clock
+    answers._CACHE.clear()
+    answer_filter(con, PO, lexicon, cache_dir)  # the decisions written (or found there)
+    answers._CACHE.clear()
+    clock = time.perf_counter()
+    answer_filter(con, PO, lexicon, cache_dir)  # read back: what every later process pays
+    read_s = time.perf_counter() - clock
     asked = treatment_queries(con, queries)
     tallies = {when: Counter() for when in ("before", "after")}
     wrong: dict[str, Counter] = {when: Counter() for when in tallies}
@@ -153,6 +162,7 @@ def judge_figures(con, data_dir: Path, queries: int = QUERIES, mode: str = "hybr
         "filter_dev": dev,
         "searcher_build_s": round(build_s, 1),
         "filter_learn_s": round(learn_s, 2),
+        "filter_read_s": round(read_s, 2),
         "mode": mode,
         "top_docs": TOP_DOCS,
         "judge": "medicine_or_civic: a drug of drug-named-entity-recognition with a MedlinePlus monograph or NHS "

@@ -74,6 +74,7 @@ class Suggestions:
     mode: str
     top_docs: int
     judge: str
+    filter_read_s: float | None = field(default=None, metadata=OPTIONAL)
     date: str | None = field(default=None, metadata=OPTIONAL)
     load_average: tuple[float, ...] | None = field(default=None, metadata=OPTIONAL)
 
@@ -165,7 +166,8 @@ def suggestions_lines(s: Suggestions, goal: Goal | None) -> list[str]:
         f"({s.queries_with_suggestions.get('before')} and {s.queries_with_suggestions.get('after')} queries with "
         f"any). The filter's dev figures (held-out names): precision {fmt(dev.get('precision'), 3)}, recall "
         f"{fmt(dev.get('recall'), 3)}, F1 {fmt(dev.get('f1'), 3)} at {THRESHOLD:.2f}; learned in "
-        f"{fmt(s.filter_learn_s, 2)} s (load average {list(s.load_average or [])}). Judged no drug after: "
+        f"{fmt(s.filter_learn_s, 2)} s, its decisions read back by a later process in {fmt(s.filter_read_s, 2)} s "
+        f"(load average {list(s.load_average or [])}). Judged no drug after: "
         f"{', '.join(s.not_drugs.get('after', ())) or 'none'}.",
     ]
     return lines
