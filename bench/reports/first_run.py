@@ -6,8 +6,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.reports.readers import Goals, decode_result, read_result
+from bench.reports.readers import Goal, Goals, decode_result, read_result
 from bench.reports.text import fmt
+from curation.relations.answer_filter import THRESHOLD
 from curation.versions.typed_json import OPTIONAL
 
 FIRST_RUN_STEPS = (  # timing, what it spans, goal in the JSON's "goals"
@@ -58,6 +59,27 @@ class Cli:
 
 
 @dataclass(frozen=True)
+class Suggestions:
+    """The Treatment-suggestion figure (bench/_treatments.py): top-5 precision before / after the kind filter."""
+
+    queries: tuple[str, ...]
+    queries_with_abstracts_naming_both: int
+    queries_with_suggestions: Mapping[str, int]
+    suggestions_judged: Mapping[str, int]
+    precision: Mapping[str, Mapping[str, float | None]]  # before / after -> judge -> share
+    not_drugs: Mapping[str, tuple[str, ...]]
+    filter_dev: Mapping[str, Mapping[str, float]]
+    searcher_build_s: float
+    filter_learn_s: float
+    mode: str
+    top_docs: int
+    judge: str
+    filter_read_s: float | None = field(default=None, metadata=OPTIONAL)
+    date: str | None = field(default=None, metadata=OPTIONAL)
+    load_average: tuple[float, ...] | None = field(default=None, metadata=OPTIONAL)
+
+
+@dataclass(frozen=True)
 class FirstRun:
     """bench/first_run.py's result: the README's first command on fresh stores, timed in a browser."""
 
@@ -69,6 +91,7 @@ class FirstRun:
     runs: tuple[Mapping[str, object], ...]
     goals: Goals = field(default_factory=dict, metadata=OPTIONAL)
     cli: Cli | None = field(default=None, metadata=OPTIONAL)
+    suggestions: Suggestions | None = field(default=None, metadata=OPTIONAL)
     notes: tuple[str, ...] = field(default=(), metadata=OPTIONAL)
 
     def spread(self, step: str) -> Spread | None:
@@ -112,7 +135,39 @@ def first_run_section(data: FirstRun) -> list[str]:
             f"README's command on that store: first page {fmt(cli.first_page_s, 1)} s, first results "
             f"(typing BRAF + V600E → ranked results) {fmt(cli.first_results_s, 1)} s.",
         ]
+    if data.suggestions is not None:
+        lines += suggestions_lines(data.suggestions, data.goals.get("suggestion_top5_treatment_precision"))
     if c.failures:
         lines += ["", "Failed runs: " + "; ".join(c.failures)]
     lines += [line for note in data.notes for line in ("", note)]
     return lines + [""]
+
+
+def suggestions_lines(s: Suggestions, goal: Goal | None) -> list[str]:
+    """The Treatment-suggestion figure: a table of the judges before and after the kind filter."""
+    verdict = f"{goal.op} {goal.target:g}: {'met' if goal.met else 'missed'}" if goal else "–"
+    dev = s.filter_dev.get(f"learned@{THRESHOLD:.2f}", {})
+    lines = [
+        "",
+        f"Treatment suggestions (`bench/_treatments.py`{', ' + s.date if s.date else ''}): the top 5 for "
+        f"{len(s.queries)} CIViC gene + variant queries ({s.queries_with_abstracts_naming_both} of them named "
+        f"together in an abstract), {s.top_docs} abstracts read each, judged drug or therapy by {s.judge}. Goal "
+        f"(medicine or CIViC, after): {verdict}.",
+        "",
+        "| judge | before (no kind filter) | after |",
+        "| --- | ---: | ---: |",
+    ]
+    for judge in ("medicine_or_civic", "medicine", "drugbank"):
+        before, after = s.precision.get("before", {}).get(judge), s.precision.get("after", {}).get(judge)
+        lines.append(f"| {judge} | {fmt(before, 3)} | {fmt(after, 3)} |")
+    lines += [
+        "",
+        f"Suggestions judged: {s.suggestions_judged.get('before')} before, {s.suggestions_judged.get('after')} after "
+        f"({s.queries_with_suggestions.get('before')} and {s.queries_with_suggestions.get('after')} queries with "
+        f"any). The filter's dev figures (held-out names): precision {fmt(dev.get('precision'), 3)}, recall "
+        f"{fmt(dev.get('recall'), 3)}, F1 {fmt(dev.get('f1'), 3)} at {THRESHOLD:.2f}; learned in "
+        f"{fmt(s.filter_learn_s, 2)} s, its decisions read back by a later process in {fmt(s.filter_read_s, 2)} s "
+        f"(load average {list(s.load_average or [])}). Judged no drug after: "
+        f"{', '.join(s.not_drugs.get('after', ())) or 'none'}.",
+    ]
+    return lines

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from curation.entities.abbreviations import Abbreviation, covers, find_abbreviations
+from curation.entities.cell_lines import cell_line_hits
 from curation.entities.hits import RANK, Hit, compound_hits, resolve_overlaps, same_sentence
 from curation.entities.lexicon import Lexicon
 from curation.entities.morphology import find_drug_stems, find_formulas, looks_chemical, looks_gene_product
@@ -207,13 +208,12 @@ class Matcher:
 
         Args:
             document: a Document (offsets into ``Document.text``) or a plain text.
-            kinds: the kinds to report (default: the lexicon's kinds and the rule kinds).
-                Residues in one-letter code ("S473") are reported only in texts that
-                mention a PTM type.
+            kinds: the kinds to report (default: the lexicon's kinds and the rule kinds; "cellline" only when
+                named). Residues in one-letter code ("S473") are reported only in texts that mention a PTM type.
 
         Returns:
-            Spans with ``entity_type`` = kind, ``concept`` = concept id or notation key,
-            ``how`` = "dictionary", "variant", "residue", "ptm", "abbreviation" or "shape".
+            Spans with ``entity_type`` = kind, ``concept`` = concept id or notation key, ``how`` = "dictionary",
+            "variant", "residue", "ptm", "abbreviation", "shape" or "cell_line".
         """
         text = document.text if isinstance(document, Document) else document
         wanted = set(kinds) if kinds is not None else set(self.lexicon.kinds) | set(RULE_KINDS)
@@ -230,7 +230,7 @@ class Matcher:
             found = find_drug_stems(text) + find_formulas(text)
             hits += [Hit(m.start, m.end, "chemical", m.text, "shape") for m in found]
         hits = self._with_abbreviations(hits, analysis, every | {"chemical", "gene"})
-        kept = resolve_overlaps(hits, self.lexicon, text)
+        kept = resolve_overlaps(hits + cell_line_hits(text), self.lexicon, text)  # "MDA" of "MDA-MB-231" yields
         return [self._span(text, h, h.kind) for h in kept if h.kind in wanted]
 
     def analyse_many(self, texts: Iterable[str], batch_size: int = 64) -> None:
