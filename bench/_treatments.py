@@ -172,7 +172,11 @@ def judge_figures(con, data_dir: Path, queries: int = QUERIES, mode: str = "hybr
     }
 
 
-GOAL = ("suggestion_top5_treatment_precision", 0.9, ">=")  # on the judge "medicine_or_civic", after the filter
+# On the judge "medicine" (after the filter): the one that shares no source with the filter. "medicine_or_civic"
+# counts every KB therapy as a drug, and the filter always keeps a name the KB holds, so that judge would pass
+# what the filter let through on the KB's word alone; it is reported beside, not used for the goal.
+GOAL = ("suggestion_top5_treatment_precision", 0.9, ">=")
+GOAL_JUDGE = "medicine"
 
 
 def first_run_suggestions(db: Path, data_dir: Path) -> tuple[dict, dict[str, dict]]:
@@ -185,6 +189,6 @@ def first_run_suggestions(db: Path, data_dir: Path) -> tuple[dict, dict[str, dic
         figures = judge_figures(con, data_dir)
     finally:
         con.close()
-    value = figures["precision"]["after"]["medicine_or_civic"]
+    value = figures["precision"]["after"][GOAL_JUDGE]
     name, target, op = GOAL
     return figures, ({name: goal(value, target, op)} if value is not None else {})

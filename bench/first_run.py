@@ -27,7 +27,8 @@ which builds the matcher in the new server process.
 
 **suggestion_top5_treatment_precision** (``bench/_treatments.py``): on the CLI path's loaded store, the share of
 the top 5 Treatment suggestions for 50 CIViC gene + variant queries that are drugs or therapies, before and
-after the answer-kind filter (the judge, not the filter's rule, is named there).
+after the answer-kind filter (the judge, not the filter's rule, is named there; the goal reads the "medicine" judge,
+the one that shares no source with the filter).
 
 Writes one JSON: date, params, machine, counts, timings_s (min / median / max over the runs), runs,
 cli, suggestions, goals and notes.

@@ -152,7 +152,8 @@ def suggestions_lines(s: Suggestions, goal: Goal | None) -> list[str]:
         f"Treatment suggestions (`bench/_treatments.py`{', ' + s.date if s.date else ''}): the top 5 for "
         f"{len(s.queries)} CIViC gene + variant queries ({s.queries_with_abstracts_naming_both} of them named "
         f"together in an abstract), {s.top_docs} abstracts read each, judged drug or therapy by {s.judge}. Goal "
-        f"(medicine or CIViC, after): {verdict}.",
+        f"(judge medicine, after: the judge that shares no source with the filter, which keeps every KB name): "
+        f"{verdict}.",
         "",
         "| judge | before (no kind filter) | after |",
         "| --- | ---: | ---: |",
