@@ -5,7 +5,8 @@ Building the matcher from the store reads ~430k synonyms, measures the names on 
 every app start and every CLI command. What it produces is kept as plain JSON (never a pickle) in
 ``<cache_dir>/matcher-<digest>/``: the filtered lexicon's tables (:meth:`~curation.entities.lexicon.Lexicon.to_state`,
 every order kept), the names as the matcher adds them (:class:`~curation.entities.phrase_table.NameTable`, phrases
-as token hashes) and a manifest with their checksums.
+as token hashes), the normaliser's TF-IDF index of each kind (:mod:`curation.entities.fuzzy_index`) and a
+manifest with their checksums.
 
 The digest covers every input: the store's rows the lexicon reads (:func:`~curation.store.lexicon_inputs.
 lexicon_inputs_digest`), the ``curation/entities`` code, spaCy's version (its tokenizer) and the format. A new
@@ -24,17 +25,19 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
 
 from curation.entities.dictionaries import lexicon_sources, measured_exclusions
+from curation.entities.fuzzy_index import save_fuzzy
 from curation.entities.lexicon import Lexicon
 from curation.entities.matching import Matcher
+from curation.entities.normalise import Normaliser
 from curation.entities.phrase_table import NameTable, name_table, tokenizer_exceptions
 from curation.store.lexicon_inputs import lexicon_inputs_digest
 
@@ -49,14 +52,18 @@ class StaleMatcher(Exception):
 
 @dataclass(frozen=True)
 class KeptMatcher:
-    """What a matcher is made of: the filtered lexicon and its names as the matcher adds them."""
+    """What a matcher is made of: the filtered lexicon, its names as the matcher adds them and, when read from a
+    folder, the normaliser's TF-IDF files per kind (file, checksum), read when a fuzzy query first needs one."""
 
     lexicon: Lexicon
     names: NameTable
+    fuzzy: Mapping[str, tuple[Path, str]] = field(default_factory=dict)
 
     def matcher(self, cache_size: int = 4096) -> Matcher:
         """The matcher of this lexicon and these names (the default tokenizer, abbreviations, vetoes and shapes)."""
-        return Matcher(self.lexicon, cache_size=cache_size, names=self.names)
+        matcher = Matcher(self.lexicon, cache_size=cache_size, names=self.names)
+        matcher.kept_fuzzy = dict(self.fuzzy)
+        return matcher
 
 
 def matcher_key(con: duckdb.DuckDBPyConnection) -> str:
@@ -89,7 +96,9 @@ def load_matcher(con: duckdb.DuckDBPyConnection, cache_dir: Path | None, cache_s
     kept = build_kept(con, Path(cache_dir))
     try:
         write_kept(folder, key, kept)
-    except OSError as exc:
+        with paused_collector():
+            return read_kept(folder, key).matcher(cache_size)  # with the name indexes just fitted
+    except (OSError, StaleMatcher) as exc:
         print(f"the dictionary matcher could not be kept in {folder} ({exc})", file=sys.stderr)
     return kept.matcher(cache_size)
 
@@ -143,9 +152,11 @@ def read_kept(folder: Path, key: str) -> KeptMatcher:
     try:
         lexicon = Lexicon.from_state(json.loads(data["lexicon.json"]))
         names = NameTable.from_json(json.loads(data["names.json"]))
-    except (ValueError, KeyError, TypeError) as exc:
+        # Checked when first read (Normaliser.tfidf): most commands never need most kinds.
+        fuzzy = {str(kind): (folder / name, str(manifest["files"][name])) for kind, name in manifest["fuzzy"].items()}
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise StaleMatcher(f"unreadable content: {exc}") from None
-    return KeptMatcher(lexicon, names)
+    return KeptMatcher(lexicon, names, fuzzy)
 
 
 def write_kept(folder: Path, key: str, kept: KeptMatcher) -> None:
@@ -158,11 +169,14 @@ def write_kept(folder: Path, key: str, kept: KeptMatcher) -> None:
             "lexicon.json": json.dumps(kept.lexicon.to_state()).encode(),
             "names.json": json.dumps(kept.names.to_json()).encode(),
         }
+        fuzzy = _fuzzy_files(kept.lexicon)
+        contents.update({f"fuzzy-{index}.npz": raw for index, (_, raw) in enumerate(fuzzy)})
         for name, raw in contents.items():
             (stage / name).write_bytes(raw)
         manifest = {
             "format": FORMAT, "key": key, "created": datetime.now(UTC).isoformat(timespec="seconds"),
             "files": {name: hashlib.sha256(raw).hexdigest() for name, raw in contents.items()},
+            "fuzzy": {kind: f"fuzzy-{index}.npz" for index, (kind, _) in enumerate(fuzzy)},
             "counts": {"lexicon_names": len(kept.lexicon), "matcher_names": sum(
                 len(g.one_token) + len(g.phrases) for g in kept.names.groups)},
         }
@@ -176,6 +190,17 @@ def write_kept(folder: Path, key: str, kept: KeptMatcher) -> None:
         shutil.rmtree(stage, ignore_errors=True)
         raise
     _prune(folder.parent)
+
+
+def _fuzzy_files(lexicon: Lexicon) -> list[tuple[str, bytes]]:
+    """(kind, .npz bytes) of the normaliser's TF-IDF index of every kind with names, fitted now."""
+    normaliser = Normaliser(lexicon)
+    out = []
+    for kind in lexicon.kinds:
+        vectoriser, matrix, _ = normaliser.tfidf(kind)
+        if vectoriser is not None:
+            out.append((kind, save_fuzzy(vectoriser, matrix, normaliser.ngram_range)))
+    return out
 
 
 def _prune(cache_dir: Path) -> None:

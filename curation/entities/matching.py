@@ -29,6 +29,7 @@ import warnings
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from curation.entities.abbreviations import Abbreviation, covers, find_abbreviations
@@ -121,6 +122,9 @@ class Matcher:
         self._regexes: dict[tuple[str, str], re.Pattern[str] | None] = {}
         self._lock = threading.Lock()  # the abbreviation detector keeps state per call
         self._gene_of: Callable[[str], str | None] | None = None  # built on the first variant query
+        # kind -> (file, checksum) of the normaliser's TF-IDF index kept with this matcher's lexicon, when read from
+        # a kept copy (curation.entities.matcher_cache): the normaliser over this lexicon reads them.
+        self.kept_fuzzy: dict[str, tuple[Path, str]] = {}
 
     def _one_token(self, name: str) -> bool:
         """Whether the default tokenizer keeps ``name`` whole (:func:`~curation.entities.phrase_table.one_token`)."""

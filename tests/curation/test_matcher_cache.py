@@ -21,6 +21,7 @@ from curation.entities.matcher_cache import (
 )
 from curation.entities.matching import Matcher
 from curation.entities.name_patterns import case_sensitive
+from curation.entities.normalise import Normaliser
 from curation.entities.synonyms import drugbank_synonyms, element_synonyms, mention_synonyms, ptm_synonyms
 from curation.entities.variants import variant_keys
 from curation.ingest.problems import Problems
@@ -89,6 +90,11 @@ def test_a_kept_matcher_finds_what_the_tokenized_names_find_on_real_abstracts(da
         for probe in ("Vemurafenib", "cisplatin", "BRAF", "breast cancer"):
             assert kept.matches(probe, "chemical", text) == reference.matches(probe, "chemical", text)
     assert spans > 3000  # the abstracts are matched, not skipped
+    fresh, read = Normaliser(lexicon), Normaliser(kept.lexicon, kept=kept.kept_fuzzy)
+    assert set(kept.kept_fuzzy) == {"chemical", "disease", "gene", "ptm", "variant"} & set(lexicon.kinds)
+    for typed in ("vemurafinib", "doxorubicn", "breast cancr", "BRAF V600", "cisplatinum", "phosphorylated"):
+        assert read.normalise(typed) == fresh.normalise(typed)
+        assert read.normalise(typed, kind="chemical") == fresh.normalise(typed, kind="chemical")
     for name in ("PLX4032", "doxorubicin", "tamoxifen", "nitric oxide", "ERBB2"):
         for kind in (None, "chemical", "gene"):
             assert kept.lexicon.lookup(name, kind) == lexicon.lookup(name, kind)
@@ -180,3 +186,14 @@ def test_a_kept_matcher_of_other_inputs_is_not_read(loaded, tmp_path):
     (folder,) = cache.glob("matcher-*")
     with pytest.raises(StaleMatcher, match="other inputs"):
         read_kept(folder, "another key")
+
+
+def test_a_damaged_kept_name_index_is_fitted_again(loaded, tmp_path, capsys):
+    matcher = load_matcher(loaded, tmp_path / "lexicon")
+    path, _ = matcher.kept_fuzzy["chemical"]
+    expected = Normaliser(matcher.lexicon).normalise("vemurafinib", kind="chemical")
+    assert Normaliser(matcher.lexicon, kept=matcher.kept_fuzzy).normalise("vemurafinib", kind="chemical") == expected
+    path.write_bytes(path.read_bytes()[:-8] + b"\0" * 8)  # same size, other bytes
+    damaged = Normaliser(matcher.lexicon, kept=matcher.kept_fuzzy)
+    assert damaged.normalise("vemurafinib", kind="chemical") == expected and expected
+    assert "not used" in capsys.readouterr().err
