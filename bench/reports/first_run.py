@@ -58,6 +58,38 @@ class Cli:
 
 
 @dataclass(frozen=True)
+class Timed:
+    """One timing and the 1-minute load average read just before it."""
+
+    s: float
+    load_1min_before: float
+
+
+@dataclass(frozen=True)
+class CommandTimings:
+    """One CLI command's whole process: the first run after the store was copied, then the timed runs."""
+
+    first_run: Timed
+    runs: tuple[Timed, ...]
+    p50: float
+    p95: float
+
+
+@dataclass(frozen=True)
+class FastStart:
+    """``--fast-start``: CLI commands on a copy of a loaded store, and the matcher's build before/after it was kept."""
+
+    date: str
+    store: str
+    runs: int
+    load_average_before: tuple[float, ...]
+    load_average_after: tuple[float, ...]
+    cli_search_s: CommandTimings
+    cli_suggest_s: CommandTimings
+    matcher_build_s: Mapping[str, Timed]
+
+
+@dataclass(frozen=True)
 class FirstRun:
     """bench/first_run.py's result: the README's first command on fresh stores, timed in a browser."""
 
@@ -70,6 +102,7 @@ class FirstRun:
     goals: Goals = field(default_factory=dict, metadata=OPTIONAL)
     cli: Cli | None = field(default=None, metadata=OPTIONAL)
     notes: tuple[str, ...] = field(default=(), metadata=OPTIONAL)
+    fast_start: FastStart | None = field(default=None, metadata=OPTIONAL)
 
     def spread(self, step: str) -> Spread | None:
         """One step's seconds over the runs, None when no run reached it."""
@@ -115,4 +148,32 @@ def first_run_section(data: FirstRun) -> list[str]:
     if c.failures:
         lines += ["", "Failed runs: " + "; ".join(c.failures)]
     lines += [line for note in data.notes for line in ("", note)]
+    if data.fast_start is not None:
+        lines += ["", *fast_start_lines(data.fast_start, data.goals)]
     return lines + [""]
+
+
+def fast_start_lines(fast: FastStart, goals: Goals) -> list[str]:
+    """The fast-start table: each CLI command's first run and p50 / p95 of the runs after it."""
+    build = fast.matcher_build_s  # label -> Timed, decoded with the file
+    lines = [
+        f"Fast start ({fast.date}, load average {list(fast.load_average_before)} before, "
+        f"{list(fast.load_average_after)} after): one query (BRAF + V600E), the whole `python -m curation` "
+        f"process, on a copy of a loaded store; the first run after the copy builds and keeps the dictionaries' "
+        f"matcher, the {fast.runs} runs after it read it.",
+        "",
+        "| command | first run s (load) | p50 s | p95 s | loads | goal (p95) |",
+        "| --- | ---: | ---: | ---: | --- | --- |",
+    ]
+    for name, timings in (("search", fast.cli_search_s), ("suggest", fast.cli_suggest_s)):
+        goal = goals.get(f"cli_{name}_s_p95")
+        verdict = f"{goal.op} {goal.target:g} s: {'met' if goal.met else 'missed'}" if goal else "–"
+        loads = ", ".join(f"{t.load_1min_before:g}" for t in timings.runs)
+        lines.append(f"| `{name}` | {fmt(timings.first_run.s, 1)} ({timings.first_run.load_1min_before:g}) "
+                     f"| {fmt(timings.p50, 1)} | {fmt(timings.p95, 1)} | {loads} | {verdict} |")
+    if {"before", "after"} <= set(build):
+        before, after = build["before"], build["after"]
+        lines += ["", f"The matcher's build in one process after its imports: {fmt(before.s, 1)} s built from the "
+                      f"store as before (load {before.load_1min_before:g}), {fmt(after.s, 1)} s read from its kept "
+                      f"copy (load {after.load_1min_before:g})."]
+    return lines
