@@ -5,9 +5,10 @@
   matcher (as after an ingest) and builds it; the runs after it read it: their p95 is the goal's figure.
 * **restart_to_first_results_s**: a new app process on the store (``AppTest`` runs app.py in it, as the
   server would) with BRAF + V600E typed: from the process's start to the ranked results drawn.
-* **matcher_build_s**: in one process, after the imports: the matcher as every command built it before it was
-  kept (``Matcher(build_lexicon(con))``: the names measured on the annotated abstracts, every phrase tokenized)
-  against :func:`curation.entities.matcher_cache.load_matcher` reading the kept copy.
+* **matcher_build_s**: in a fresh process each, the call alone: the matcher as every command built it before it
+  was kept (``Matcher(build_lexicon(con))``: the names measured on the annotated abstracts, every phrase
+  tokenized) against :func:`curation.entities.matcher_cache.load_matcher` reading the kept copy. Both calls import
+  spaCy (and, through thinc, torch) inside the timing: several seconds of "after" under load.
 
 Each timing is written with the load average read just before it (the machine's 2 cores are shared).
 """
