@@ -305,6 +305,10 @@ class Lexicon:
                 for name in names:
                     yield Synonym(concept, k, name, "", name == display, species)
 
+    def name_rows(self, kind: str) -> list[tuple[str, str]]:
+        """Every (concept, name) of a kind, in :meth:`entries`' order, without building a Synonym per name."""
+        return [(concept, name) for concept, names in self._names.get(kind, {}).items() for name in names]
+
     def sizes(self) -> dict[str, dict[str, int]]:
         """Per kind: number of concepts and of names."""
         return {

@@ -181,7 +181,7 @@ class Normaliser:
         if kind not in self._index:
             from sklearn.feature_extraction.text import TfidfVectorizer
 
-            rows = [(s.concept_id, s.name) for s in self.lexicon.entries(kind)]
+            rows = self.lexicon.name_rows(kind)  # (concept, name) in entries' order: the matrix's rows
             if not rows:
                 self._index[kind] = (None, None, [])
                 return self._index[kind]
