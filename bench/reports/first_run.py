@@ -80,6 +80,56 @@ class Suggestions:
 
 
 @dataclass(frozen=True)
+class Timed:
+    """One timing and the 1-minute load average read just before it."""
+
+    s: float
+    load_1min_before: float
+
+
+@dataclass(frozen=True)
+class CommandTimings:
+    """One CLI command's whole process: the first run after the store was copied, then the timed runs."""
+
+    first_run: Timed
+    runs: tuple[Timed, ...]
+    p50: float
+    p95: float
+
+
+@dataclass(frozen=True)
+class Restarted:
+    """One new app process timed to BRAF + V600E's results (wall, and inside the process)."""
+
+    s: float
+    load_1min_before: float
+    in_process_s: float
+    results: int
+
+
+@dataclass(frozen=True)
+class RestartTimings:
+    runs: tuple[Restarted, ...]
+    p50: float
+    p95: float
+
+
+@dataclass(frozen=True)
+class FastStart:
+    """``--fast-start``: CLI commands on a copy of a loaded store, and the matcher's build before/after it was kept."""
+
+    date: str
+    store: str
+    runs: int
+    load_average_before: tuple[float, ...]
+    load_average_after: tuple[float, ...]
+    cli_search_s: CommandTimings
+    cli_suggest_s: CommandTimings
+    matcher_build_s: Mapping[str, Timed]
+    restart_to_first_results_s: RestartTimings | None = field(default=None, metadata=OPTIONAL)
+
+
+@dataclass(frozen=True)
 class FirstRun:
     """bench/first_run.py's result: the README's first command on fresh stores, timed in a browser."""
 
@@ -93,6 +143,7 @@ class FirstRun:
     cli: Cli | None = field(default=None, metadata=OPTIONAL)
     suggestions: Suggestions | None = field(default=None, metadata=OPTIONAL)
     notes: tuple[str, ...] = field(default=(), metadata=OPTIONAL)
+    fast_start: FastStart | None = field(default=None, metadata=OPTIONAL)
 
     def spread(self, step: str) -> Spread | None:
         """One step's seconds over the runs, None when no run reached it."""
@@ -140,6 +191,8 @@ def first_run_section(data: FirstRun) -> list[str]:
     if c.failures:
         lines += ["", "Failed runs: " + "; ".join(c.failures)]
     lines += [line for note in data.notes for line in ("", note)]
+    if data.fast_start is not None:
+        lines += ["", *fast_start_lines(data.fast_start, data.goals)]
     return lines + [""]
 
 
@@ -171,4 +224,36 @@ def suggestions_lines(s: Suggestions, goal: Goal | None) -> list[str]:
         f"(load average {list(s.load_average or [])}). Judged no drug after: "
         f"{', '.join(s.not_drugs.get('after', ())) or 'none'}.",
     ]
+
+
+def fast_start_lines(fast: FastStart, goals: Goals) -> list[str]:
+    """The fast-start table: each CLI command's first run and p50 / p95 of the runs after it."""
+    build = fast.matcher_build_s  # label -> Timed, decoded with the file
+    lines = [
+        f"Fast start ({fast.date}, load average {list(fast.load_average_before)} before, "
+        f"{list(fast.load_average_after)} after): one query (BRAF + V600E), the whole `python -m curation` "
+        f"process, on a copy of a loaded store; the first run after the copy builds and keeps the dictionaries' "
+        f"matcher, the {fast.runs} runs after it read it.",
+        "",
+        "| command | first run s (load) | p50 s | p95 s | loads | goal (p95) |",
+        "| --- | ---: | ---: | ---: | --- | --- |",
+    ]
+    for name, timings in (("search", fast.cli_search_s), ("suggest", fast.cli_suggest_s)):
+        goal = goals.get(f"cli_{name}_s_p95")
+        verdict = f"{goal.op} {goal.target:g} s: {'met' if goal.met else 'missed'}" if goal else "–"
+        loads = ", ".join(f"{t.load_1min_before:g}" for t in timings.runs)
+        lines.append(f"| `{name}` | {fmt(timings.first_run.s, 1)} ({timings.first_run.load_1min_before:g}) "
+                     f"| {fmt(timings.p50, 1)} | {fmt(timings.p95, 1)} | {loads} | {verdict} |")
+    restart = fast.restart_to_first_results_s
+    if restart is not None:
+        goal = goals.get("restart_to_first_results_s_p95")
+        verdict = f"{goal.op} {goal.target:g} s: {'met' if goal.met else 'missed'}" if goal else "–"
+        loads = ", ".join(f"{t.load_1min_before:g}" for t in restart.runs)
+        lines.append(f"| a new app process → BRAF + V600E results (AppTest) | – | {fmt(restart.p50, 1)} "
+                     f"| {fmt(restart.p95, 1)} | {loads} | {verdict} |")
+    if {"before", "after"} <= set(build):
+        before, after = build["before"], build["after"]
+        lines += ["", f"The matcher's build, the call alone in a fresh process (spaCy's import included): "
+                      f"{fmt(before.s, 1)} s built from the store as before (load {before.load_1min_before:g}), "
+                      f"{fmt(after.s, 1)} s read from its kept copy (load {after.load_1min_before:g})."]
     return lines

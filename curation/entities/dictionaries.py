@@ -198,15 +198,22 @@ def assemble_lexicon(synonyms: list[Synonym], annotated: Iterable[Document], fil
     """
     if not filter_names:
         return Lexicon(synonyms)
+    return Lexicon(synonyms, exclude=measured_exclusions(synonyms, annotated, cache_dir))
+
+
+def measured_exclusions(synonyms: list[Synonym], annotated: Iterable[Document],
+                        cache_dir: Path | None = None) -> dict[str, frozenset[str]]:
+    """:func:`excluded_names`, read from ``cache_dir`` when measured before on the same inputs (see
+    :func:`assemble_lexicon`)."""
     annotated = list(annotated)
     if cache_dir is None:
-        return Lexicon(synonyms, exclude=excluded_names(synonyms, annotated))
+        return excluded_names(synonyms, annotated)
     path = Path(cache_dir) / f"excluded-{_inputs_digest(synonyms, annotated)}.json"
     exclude = _read_excluded(path)
     if exclude is None:
         exclude = excluded_names(synonyms, annotated)
         _write_excluded(path, exclude)
-    return Lexicon(synonyms, exclude=exclude)
+    return exclude
 
 
 def _inputs_digest(synonyms: Sequence[Synonym], annotated: Sequence[Document]) -> str:
@@ -247,6 +254,12 @@ def build_lexicon(con: duckdb.DuckDBPyConnection, filter_names: bool = True, cac
 
     ``cache_dir``: where the measured name exclusions are kept between processes (see :func:`assemble_lexicon`).
     """
+    return assemble_lexicon(*lexicon_sources(con), filter_names, cache_dir)
+
+
+def lexicon_sources(con: duckdb.DuckDBPyConnection) -> tuple[list[Synonym], list[Document]]:
+    """What the store's lexicon is built from: every synonym (:func:`merged_synonyms`) and the abstracts with
+    gold mentions, which measure the names (:func:`excluded_names`)."""
     mentions = list_mentions(con)
     records = [(schema, list_kb_records(con, schema.name)) for schema in list_schemas(con)]
     synonyms = merged_synonyms(list_synonyms(con), records, mentions)
@@ -254,7 +267,7 @@ def build_lexicon(con: duckdb.DuckDBPyConnection, filter_names: bool = True, cac
     for mention in mentions:
         by_doc[mention.pmid].append(mention)
     annotated = [replace(d, mentions=tuple(by_doc[d.pmid])) for d in get_documents(con, sorted(by_doc))]
-    return assemble_lexicon(synonyms, annotated, filter_names, cache_dir)
+    return synonyms, annotated
 
 
 def snapshot_lexicon(snapshot, filter_names: bool = True) -> Lexicon:
