@@ -224,6 +224,7 @@ def suggestions_lines(s: Suggestions, goal: Goal | None) -> list[str]:
         f"(load average {list(s.load_average or [])}). Judged no drug after: "
         f"{', '.join(s.not_drugs.get('after', ())) or 'none'}.",
     ]
+    return lines
 
 
 def fast_start_lines(fast: FastStart, goals: Goals) -> list[str]:
