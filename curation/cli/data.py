@@ -144,6 +144,10 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
     if args.data_dir is not None:
         settings = dataclasses.replace(settings, data_dir=args.data_dir)
     con = _open(args, create=True)
+    from curation.workflows.background_load import index_state
+
+    if left := index_state(con, settings).message():  # a load stopped before its end: this run finishes it
+        print(f"{left} Finishing it now.", flush=True)
 
     def on_file(sample, position: int, total: int) -> None:
         print(f"[{position}/{total}] {sample.label} ({sample.fmt})", flush=True)

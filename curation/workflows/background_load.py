@@ -1,0 +1,168 @@
+"""The sample's load as background work of the app's process: started by a click, resumed at the next start.
+
+"Load the sample" starts :func:`start_load`, which runs :func:`curation.workflows.quickstart.load_sample` in a
+thread of the server's process (:mod:`curation.runtime.background_work`), not in the page's script run: closing
+the tab ends the session, not the load. Each step of the load is recorded in the store as it finishes, so a load
+stopped by a killed server or a power cut is found at the next start (:func:`resume_unfinished_load`, called on
+every run and acting once per process) and its pending steps finished in the background. While a load is
+unfinished, :func:`index_state` says so, and what depends on the annotations says the index is still being built
+instead of "none found".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+from curation import access
+from curation.access import Action, Who
+from curation.config import Settings
+from curation.runtime.background_work import WorkState, current_work, start_work
+from curation.runtime.exit import exiting
+from curation.runtime.matcher import build_matcher
+from curation.store.base import stats
+from curation.store.loads import StepRow, unfinished_load
+from curation.workflows.entities import current_annotator
+from curation.workflows.quickstart import ANNOTATE, SampleFile, load_sample
+
+LOAD_WORK = "Loading the sample"
+
+
+def _work_name(settings: Settings) -> str:
+    # One load per store: the name of the work carries the store's path.
+    return f"{LOAD_WORK} into {settings.db_path}"
+# What runs after the load (curation.workflows.first_models): called with the cursor, the settings and the
+# report function once the load's steps are all done; returns a line for the summary.
+AfterLoad = Callable[[duckdb.DuckDBPyConnection, Settings, Callable[[str, int, int], None]], str]
+
+__all__ = ["LOAD_WORK", "IndexState", "WorkState", "index_state", "load_work_state", "resume_unfinished_load",
+           "start_load", "wait_for_load"]
+
+
+@dataclass(frozen=True)
+class IndexState:
+    """Whether the concept index (annotations, relation pairs) is complete, and what is left if not.
+
+    Attributes:
+        documents, annotated: abstracts in the store, and those the concept index holds.
+        steps_left: the unfinished load's pending steps, for a person ("hoc/hoc_abstracts.jsonl",
+            "annotating the abstracts"); empty when no load is unfinished.
+        running: a load runs in this process now.
+    """
+
+    documents: int
+    annotated: int
+    steps_left: tuple[str, ...] = ()
+    running: bool = False
+
+    @property
+    def building(self) -> bool:
+        return bool(self.steps_left) or self.running
+
+    def message(self) -> str:
+        """"" when the index is complete; else that it is still being built, and what is left."""
+        if not self.building:
+            return ""
+        left = f" Left: {', '.join(self.steps_left)}." if self.steps_left else ""
+        how = ("it is being finished in the background" if self.running
+               else "it is finished in the background at the app's next start, or by loading the sample again")
+        return (f"The concept index is still being built ({self.annotated:,} of {self.documents:,} abstracts "
+                f"annotated; {how}).{left} Until then, results and suggestions may miss what the rest holds: "
+                "an empty answer does not mean there is none.")
+
+
+def _step_label(step: StepRow) -> str:
+    if step.kind == ANNOTATE:
+        return "annotating the abstracts"
+    if step.path is None:
+        return step.source or step.fmt
+    return SampleFile(step.kind, step.fmt, Path(step.path)).label
+
+
+def index_state(con: duckdb.DuckDBPyConnection, settings: Settings) -> IndexState:
+    """How complete the concept index is: the unfinished load's steps left, and whether a load runs now."""
+    counts = stats(con)
+    load = unfinished_load(con)
+    work = current_work(_work_name(settings))
+    return IndexState(int(counts["documents"]), int(counts["annotated_documents"]),
+                      tuple(_step_label(s) for s in load.pending) if load is not None else (),
+                      work is not None and work.running())
+
+
+def _run(open_cursor: Callable[[], duckdb.DuckDBPyConnection], settings: Settings, after: AfterLoad | None,
+         report: Callable[[str, int, int], None]) -> str:
+    con = open_cursor()  # a cursor of this thread's own
+
+    def on_file(sample: SampleFile, position: int, total: int) -> None:
+        report(f"{position}/{total} · {sample.label}", 0, 0)
+
+    def on_rows(sample: SampleFile, rows: int) -> None:
+        report(f"{sample.label}: {rows:,} rows read", 0, 0)
+
+    def annotator():
+        report("building the dictionaries' matcher", 0, 0)
+        matcher = build_matcher(con, cache_dir=settings.cache_dir / "lexicon")
+        return current_annotator(con, settings, matcher).annotator
+
+    def on_annotated(done: int, total: int) -> None:
+        report("annotating the abstracts", done, total)
+
+    # The load was allowed when it was planned (start_load checks who clicked); finishing it, here or at a later
+    # start with no one signed in, is the app's own work: it runs as the account of the server's process.
+    result = load_sample(con, settings, on_file, on_rows, annotator=annotator, on_annotated=on_annotated,
+                         who=access.local_operator(), stop=exiting)
+    summary = result.summary()
+    if after is not None and not exiting():
+        summary += " " + after(con, settings, report)
+    return summary.strip()
+
+
+def _start(open_cursor: Callable[[], duckdb.DuckDBPyConnection], settings: Settings, after: AfterLoad | None
+           ) -> WorkState:
+    def run(report: Callable[[str, int, int], None]) -> str:
+        return _run(open_cursor, settings, after, report)
+
+    return start_work(_work_name(settings), LOAD_WORK, run).state()
+
+
+def start_load(open_cursor: Callable[[], duckdb.DuckDBPyConnection], settings: Settings, *, who: Who = "",
+               after: AfterLoad | None = None) -> WorkState:
+    """Start loading the sample in the background (or finishing a load that stopped); returns where it stands.
+
+    A load already running in this process is left to run (its state is returned).
+
+    Raises:
+        AccessDeniedError, SignInExpiredError: ``who`` may not import.
+    """
+    access.require(open_cursor(), who, Action.IMPORT)
+    return _start(open_cursor, settings, after)
+
+
+def resume_unfinished_load(open_cursor: Callable[[], duckdb.DuckDBPyConnection], settings: Settings,
+                           after: AfterLoad | None = None) -> WorkState | None:
+    """At a start: finish, in the background, a load that stopped before its end; None when there is none.
+
+    Acts once per process: a load this process ran already (finished, or stopped with an error) is not started
+    again by itself — a click on "Load the sample" does that — so a step that fails every time cannot loop.
+    """
+    work = current_work(_work_name(settings))
+    if work is not None:
+        return work.state()
+    if unfinished_load(open_cursor()) is None:
+        return None
+    return _start(open_cursor, settings, after)
+
+
+def load_work_state(settings: Settings) -> WorkState | None:
+    """The state of this process's load into the settings' store (running or finished), None when it ran none."""
+    work = current_work(_work_name(settings))
+    return work.state() if work is not None else None
+
+
+def wait_for_load(settings: Settings, timeout: float | None = None) -> WorkState | None:
+    """Wait for this process's load into the settings' store to end (tests, the command line); its final state."""
+    work = current_work(_work_name(settings))
+    return work.join(timeout) if work is not None else None
