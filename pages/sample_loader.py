@@ -17,17 +17,23 @@ from curation.config import load_settings
 from curation.errors import USER_ERRORS
 from curation.workflows import background_load
 from curation.workflows.quickstart import find_sample
-from pages.common import store_cursor, who
+from pages.common import annotator, store_cursor, who
 from pages.highlight import escape_text
 
 SUMMARY_SHOWN_S = 600  # how long the sidebar shows a finished load's summary
 POLL_S = 2.0  # how often the sidebar's progress is redrawn while a load runs
 
 
+def _annotator_for(con: duckdb.DuckDBPyConnection):
+    # The app's cached annotator over the loaded dictionaries: the first search after the load finds its matcher
+    # built (called in the load's thread, where the cache's spinner draws nothing).
+    return annotator(con).annotator
+
+
 def _load() -> None:
     """The button's callback: start the load in the background (or see the running one); draws nothing."""
     try:
-        background_load.start_load(store_cursor, load_settings(), who=who())
+        background_load.start_load(store_cursor, load_settings(), who=who(), annotator_for=_annotator_for)
     except USER_ERRORS as exc:
         st.session_state["sample_load_refused"] = str(exc)
 
@@ -37,7 +43,7 @@ def resume_unfinished_load(con: duckdb.DuckDBPyConnection | None) -> None:
     if con is None:
         return
     try:
-        background_load.resume_unfinished_load(store_cursor, load_settings())
+        background_load.resume_unfinished_load(store_cursor, load_settings(), annotator_for=_annotator_for)
     except (*USER_ERRORS, duckdb.Error) as exc:  # the page itself reports a store that fails
         st.warning(escape_text(f"The unfinished load could not be resumed: {exc}"))
 

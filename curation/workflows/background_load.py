@@ -20,6 +20,7 @@ import duckdb
 from curation import access
 from curation.access import Action, Who
 from curation.config import Settings
+from curation.entities.annotation import Annotator
 from curation.runtime.background_work import WorkState, current_work, start_work
 from curation.runtime.exit import exiting
 from curation.runtime.matcher import build_matcher
@@ -37,6 +38,9 @@ def _work_name(settings: Settings) -> str:
 # What runs after the load (curation.workflows.first_models): called with the cursor, the settings and the
 # report function once the load's steps are all done; returns a line for the summary.
 AfterLoad = Callable[[duckdb.DuckDBPyConnection, Settings, Callable[[str, int, int], None]], str]
+# The annotator of the loaded documents, made from this thread's cursor once the files are in (the app passes the
+# one it caches, so the first search finds its matcher built; None: one built here, as the command line does).
+AnnotatorFor = Callable[[duckdb.DuckDBPyConnection], Annotator]
 
 __all__ = ["LOAD_WORK", "IndexState", "WorkState", "index_state", "load_work_state", "resume_unfinished_load",
            "start_load", "wait_for_load"]
@@ -93,7 +97,7 @@ def index_state(con: duckdb.DuckDBPyConnection, settings: Settings) -> IndexStat
 
 
 def _run(open_cursor: Callable[[], duckdb.DuckDBPyConnection], settings: Settings, after: AfterLoad | None,
-         report: Callable[[str, int, int], None]) -> str:
+         annotator_for: AnnotatorFor | None, report: Callable[[str, int, int], None]) -> str:
     con = open_cursor()  # a cursor of this thread's own
 
     def on_file(sample: SampleFile, position: int, total: int) -> None:
@@ -102,8 +106,10 @@ def _run(open_cursor: Callable[[], duckdb.DuckDBPyConnection], settings: Setting
     def on_rows(sample: SampleFile, rows: int) -> None:
         report(f"{sample.label}: {rows:,} rows read", 0, 0)
 
-    def annotator():
+    def annotator() -> Annotator:
         report("building the dictionaries' matcher", 0, 0)
+        if annotator_for is not None:
+            return annotator_for(con)
         matcher = build_matcher(con, cache_dir=settings.cache_dir / "lexicon")
         return current_annotator(con, settings, matcher).annotator
 
@@ -120,16 +126,16 @@ def _run(open_cursor: Callable[[], duckdb.DuckDBPyConnection], settings: Setting
     return summary.strip()
 
 
-def _start(open_cursor: Callable[[], duckdb.DuckDBPyConnection], settings: Settings, after: AfterLoad | None
-           ) -> WorkState:
+def _start(open_cursor: Callable[[], duckdb.DuckDBPyConnection], settings: Settings, after: AfterLoad | None,
+           annotator_for: AnnotatorFor | None) -> WorkState:
     def run(report: Callable[[str, int, int], None]) -> str:
-        return _run(open_cursor, settings, after, report)
+        return _run(open_cursor, settings, after, annotator_for, report)
 
     return start_work(_work_name(settings), LOAD_WORK, run).state()
 
 
 def start_load(open_cursor: Callable[[], duckdb.DuckDBPyConnection], settings: Settings, *, who: Who = "",
-               after: AfterLoad | None = None) -> WorkState:
+               after: AfterLoad | None = None, annotator_for: AnnotatorFor | None = None) -> WorkState:
     """Start loading the sample in the background (or finishing a load that stopped); returns where it stands.
 
     A load already running in this process is left to run (its state is returned).
@@ -138,11 +144,12 @@ def start_load(open_cursor: Callable[[], duckdb.DuckDBPyConnection], settings: S
         AccessDeniedError, SignInExpiredError: ``who`` may not import.
     """
     access.require(open_cursor(), who, Action.IMPORT)
-    return _start(open_cursor, settings, after)
+    return _start(open_cursor, settings, after, annotator_for)
 
 
 def resume_unfinished_load(open_cursor: Callable[[], duckdb.DuckDBPyConnection], settings: Settings,
-                           after: AfterLoad | None = None) -> WorkState | None:
+                           after: AfterLoad | None = None, annotator_for: AnnotatorFor | None = None
+                           ) -> WorkState | None:
     """At a start: finish, in the background, a load that stopped before its end; None when there is none.
 
     Acts once per process: a load this process ran already (finished, or stopped with an error) is not started
@@ -153,7 +160,7 @@ def resume_unfinished_load(open_cursor: Callable[[], duckdb.DuckDBPyConnection],
         return work.state()
     if unfinished_load(open_cursor()) is None:
         return None
-    return _start(open_cursor, settings, after)
+    return _start(open_cursor, settings, after, annotator_for)
 
 
 def load_work_state(settings: Settings) -> WorkState | None:
