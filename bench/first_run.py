@@ -20,6 +20,9 @@ code of the browser tests) measures:
   the ranked results of BRAF + V600E are drawn (the Gene-only search runs in between, as it does for
   a curator).
 
+``--load-resume`` measures **interrupted_load_recovered** instead (``bench/_load_resume.py``): a load cut by a
+closed tab and a killed server, finished by the next start, against a clean load.
+
 The CLI path is measured once for comparison: ``python -m curation quickstart`` on another fresh store
 (wall time), then the README's command on that store (first page: Curate) and the same first search,
 which builds the matcher in the new server process.
@@ -186,10 +189,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data-dir", type=Path, default=None,
                         help="the sample's folder (CURATION_DATA_DIR for the app; default the project's)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--load-resume", action="store_true",
+                        help="only the load cut by a closed tab and a killed server, finished by the next start "
+                             "(bench/_load_resume.py): updates load_resume and its goal in --out")
     args = parser.parse_args(argv)
     if args.data_dir is not None:
         os.environ["CURATION_DATA_DIR"] = str(args.data_dir.resolve())
     data_dir = load_settings().data_dir
+    if args.load_resume:
+        from bench._load_resume import update_results
+
+        return update_results(args.out, data_dir)
     if not CHROMIUM.exists():
         print(f"no Chromium at {CHROMIUM}: apt-get install chromium", file=sys.stderr)
         return 2

@@ -27,7 +27,8 @@ from curation.runtime.matcher import build_matcher
 from curation.store.base import stats
 from curation.store.loads import StepRow, unfinished_load
 from curation.workflows.entities import current_annotator
-from curation.workflows.quickstart import ANNOTATE, SampleFile, load_sample
+from curation.workflows.first_models import train_pending
+from curation.workflows.quickstart import ANNOTATE, INDEX_KINDS, SampleFile, load_sample
 
 LOAD_WORK = "Loading the sample"
 
@@ -35,9 +36,6 @@ LOAD_WORK = "Loading the sample"
 def _work_name(settings: Settings) -> str:
     # One load per store: the name of the work carries the store's path.
     return f"{LOAD_WORK} into {settings.db_path}"
-# What runs after the load (curation.workflows.first_models): called with the cursor, the settings and the
-# report function once the load's steps are all done; returns a line for the summary.
-AfterLoad = Callable[[duckdb.DuckDBPyConnection, Settings, Callable[[str, int, int], None]], str]
 # The annotator of the loaded documents, made from this thread's cursor once the files are in (the app passes the
 # one it caches, so the first search finds its matcher built; None: one built here, as the command line does).
 AnnotatorFor = Callable[[duckdb.DuckDBPyConnection], Annotator]
@@ -54,7 +52,7 @@ class IndexState:
         documents, annotated: abstracts in the store, and those the concept index holds.
         steps_left: the unfinished load's pending steps, for a person ("hoc/hoc_abstracts.jsonl",
             "annotating the abstracts"); empty when no load is unfinished.
-        running: a load runs in this process now.
+        running: a load runs in this process now (its training steps, after the index's, do not make it building).
     """
 
     documents: int
@@ -64,7 +62,7 @@ class IndexState:
 
     @property
     def building(self) -> bool:
-        return bool(self.steps_left) or self.running
+        return bool(self.steps_left)
 
     def message(self) -> str:
         """"" when the index is complete; else that it is still being built, and what is left."""
@@ -92,19 +90,22 @@ def index_state(con: duckdb.DuckDBPyConnection, settings: Settings) -> IndexStat
     load = unfinished_load(con)
     work = current_work(_work_name(settings))
     return IndexState(int(counts["documents"]), int(counts["annotated_documents"]),
-                      tuple(_step_label(s) for s in load.pending) if load is not None else (),
+                      tuple(_step_label(s) for s in load.pending if s.kind in INDEX_KINDS) if load is not None else (),
                       work is not None and work.running())
 
 
-def _run(open_cursor: Callable[[], duckdb.DuckDBPyConnection], settings: Settings, after: AfterLoad | None,
+def _run(open_cursor: Callable[[], duckdb.DuckDBPyConnection], settings: Settings, train: bool,
          annotator_for: AnnotatorFor | None, report: Callable[[str, int, int], None]) -> str:
     con = open_cursor()  # a cursor of this thread's own
 
+    reading = [""]  # the file being read, with its position ("3/14 · bc5cdr/CDR_TrainingSet.PubTator.txt")
+
     def on_file(sample: SampleFile, position: int, total: int) -> None:
-        report(f"{position}/{total} · {sample.label}", 0, 0)
+        reading[0] = f"{position}/{total} · {sample.label}"
+        report(reading[0], 0, 0)
 
     def on_rows(sample: SampleFile, rows: int) -> None:
-        report(f"{sample.label}: {rows:,} rows read", 0, 0)
+        report(f"{reading[0]}: {rows:,} rows read", 0, 0)
 
     def annotator() -> Annotator:
         report("building the dictionaries' matcher", 0, 0)
@@ -119,24 +120,26 @@ def _run(open_cursor: Callable[[], duckdb.DuckDBPyConnection], settings: Setting
     # The load was allowed when it was planned (start_load checks who clicked); finishing it, here or at a later
     # start with no one signed in, is the app's own work: it runs as the account of the server's process.
     result = load_sample(con, settings, on_file, on_rows, annotator=annotator, on_annotated=on_annotated,
-                         who=access.local_operator(), stop=exiting)
-    summary = result.summary()
-    if after is not None and not exiting():
-        summary += " " + after(con, settings, report)
-    return summary.strip()
+                         who=access.local_operator(), stop=exiting, train=train)
+    # The learned parts, once the index is complete (the relation scorer as a background job; the base version here).
+    trained = train_pending(con, settings, report, background=True, stop=exiting)
+    return f"{result.summary()} {trained}".strip()
 
 
-def _start(open_cursor: Callable[[], duckdb.DuckDBPyConnection], settings: Settings, after: AfterLoad | None,
+def _start(open_cursor: Callable[[], duckdb.DuckDBPyConnection], settings: Settings, train: bool,
            annotator_for: AnnotatorFor | None) -> WorkState:
     def run(report: Callable[[str, int, int], None]) -> str:
-        return _run(open_cursor, settings, after, annotator_for, report)
+        return _run(open_cursor, settings, train, annotator_for, report)
 
     return start_work(_work_name(settings), LOAD_WORK, run).state()
 
 
 def start_load(open_cursor: Callable[[], duckdb.DuckDBPyConnection], settings: Settings, *, who: Who = "",
-               after: AfterLoad | None = None, annotator_for: AnnotatorFor | None = None) -> WorkState:
+               train: bool | None = None, annotator_for: AnnotatorFor | None = None) -> WorkState:
     """Start loading the sample in the background (or finishing a load that stopped); returns where it stands.
+
+    ``train``: a new load ends with the learned parts' steps (:mod:`curation.workflows.first_models`); None: the
+    settings' ``train_after_load``.
 
     A load already running in this process is left to run (its state is returned).
 
@@ -144,11 +147,11 @@ def start_load(open_cursor: Callable[[], duckdb.DuckDBPyConnection], settings: S
         AccessDeniedError, SignInExpiredError: ``who`` may not import.
     """
     access.require(open_cursor(), who, Action.IMPORT)
-    return _start(open_cursor, settings, after, annotator_for)
+    return _start(open_cursor, settings, settings.train_after_load if train is None else train, annotator_for)
 
 
 def resume_unfinished_load(open_cursor: Callable[[], duckdb.DuckDBPyConnection], settings: Settings,
-                           after: AfterLoad | None = None, annotator_for: AnnotatorFor | None = None
+                           annotator_for: AnnotatorFor | None = None
                            ) -> WorkState | None:
     """At a start: finish, in the background, a load that stopped before its end; None when there is none.
 
@@ -160,7 +163,7 @@ def resume_unfinished_load(open_cursor: Callable[[], duckdb.DuckDBPyConnection],
         return work.state()
     if unfinished_load(open_cursor()) is None:
         return None
-    return _start(open_cursor, settings, after, annotator_for)
+    return _start(open_cursor, settings, False, annotator_for)  # a new plan is not made: its own steps run
 
 
 def load_work_state(settings: Settings) -> WorkState | None:

@@ -48,6 +48,11 @@ SAMPLE_LAYOUT: tuple[tuple[str, str, str], ...] = (
 )
 FILE_KINDS = ("kb", "corpus", "dict")  # the steps that read a file (or an installed vocabulary)
 ANNOTATE = "annotate"  # the step that annotates the loaded documents into the concept index
+INDEX_KINDS = (*FILE_KINDS, ANNOTATE)  # the steps the concept index is complete after
+# The training steps a load ends with when asked (run by curation.workflows.first_models, in this order): the
+# relation scorer, and the base encoder version (the offline MiniLM indexing the corpus).
+RELATIONS, BASE_VERSION = "relations", "base-version"
+TRAIN_STEPS = (RELATIONS, BASE_VERSION)
 SAMPLE_PUBMED = 300  # abstracts fetched for the online sample (those CIViC cites, newest first)
 
 NO_SAMPLE_HELP = (
@@ -198,7 +203,8 @@ def load_sample(con: duckdb.DuckDBPyConnection, settings: Settings, on_file: Fil
                 on_rows: RowProgress | None = None, transport=None,
                 annotator: Annotator | Callable[[], Annotator] | None = None,
                 on_annotated: Progress | None = None, *, who: Who = "",
-                vocabularies: Sequence[str] | None = None, stop: Callable[[], bool] | None = None) -> SampleReport:
+                vocabularies: Sequence[str] | None = None, stop: Callable[[], bool] | None = None,
+                train: bool = False) -> SampleReport:
     """Load the sample into the store: from the data directory, else fetched online; then the vocabularies.
 
     The load is planned first, as steps recorded in the store (each file, each vocabulary, annotating the
@@ -211,6 +217,9 @@ def load_sample(con: duckdb.DuckDBPyConnection, settings: Settings, on_file: Fil
 
     ``annotator`` (or a function returning it, called once the files are in) annotates the documents
     not yet annotated by it; None leaves them for ``python -m curation reannotate`` (and plans no annotation).
+
+    ``train``: a new load's plan ends with :data:`TRAIN_STEPS`, which :mod:`curation.workflows.first_models`
+    runs (not this function).
 
     ``stop``: asked between steps and between batches; when it says True the load stops with :class:`LoadStopped`,
     its current step left pending for the next start.
@@ -226,8 +235,9 @@ def load_sample(con: duckdb.DuckDBPyConnection, settings: Settings, on_file: Fil
     if load is None:
         files, source, notes = _sample_files(settings, transport, vocabularies)
         steps = [StepRow(0, f.kind, f.fmt, str(f.path) if f.path is not None else None, f.source) for f in files]
-        load = plan_load(con, source, steps + ([StepRow(0, ANNOTATE)] if annotator is not None else []),
-                         started_by=who if isinstance(who, str) else who.name)
+        steps += [StepRow(0, ANNOTATE)] if annotator is not None else []
+        steps += [StepRow(0, kind) for kind in TRAIN_STEPS] if train else []
+        load = plan_load(con, source, steps, started_by=who if isinstance(who, str) else who.name)
     file_steps = [step for step in load.steps if step.kind in FILE_KINDS]
     outcomes = []
     for step in (s for s in file_steps if s.state == PENDING):

@@ -30,6 +30,7 @@ def _app(monkeypatch, tmp_path, data_dir) -> AppTest:
     monkeypatch.setenv("CURATION_MODELS_DIR", str(tmp_path / "models"))
     monkeypatch.setenv("CURATION_DATA_DIR", str(data_dir))
     monkeypatch.setenv("CURATION_VOCABULARIES", "none")  # the files only; installed vocabularies: test_vocabularies
+    monkeypatch.setenv("CURATION_TRAIN_AFTER_LOAD", "0")  # the load alone; its training steps: test_first_models
     at = AppTest.from_file(APP, default_timeout=120)
     at.run()
     return at

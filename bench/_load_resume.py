@@ -1,0 +1,158 @@
+"""A load of the sample cut half way (tab closed, server killed), finished by the next start; and a clean load.
+
+Called by ``bench/first_run.py`` (``--load-resume``), whose JSON gets the figures under ``load_resume``:
+
+* **interrupted_load_recovered** (1 or 0): the README's server on a fresh store; "Load the sample" clicked in
+  headless Chromium; once the load is in its :data:`CUT_AT_STEP`-th file the tab is closed, the load left to run
+  without any session for :data:`TAB_CLOSED_S` s, and the server's process group killed (SIGKILL). A new server
+  on the same store: its first run finds the unfinished load and finishes it in the background (the sidebar says
+  so, and the Curate page says the index is still being built meanwhile). 1 when no step is left pending and the
+  store's counts (abstracts, KB records, synonyms, gold mentions, annotations, annotated abstracts, relation pairs)
+  equal those of a clean ``python -m curation quickstart --no-train`` on another fresh store.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from bench._browser import chromium, open_app, sidebar_text
+from bench._server import ROOT, _launch, _stop, _wait_healthy, first_run_env, free_port
+from curation.store.base import stats
+from curation.store.loads import unfinished_load
+from curation.store.opening import open_store
+
+CUT_AT_STEP = 3  # the load is cut while it reads its third file (two are in)
+TAB_CLOSED_S = 5.0  # how long the load runs with its tab closed before the server is killed
+RESUME_TIMEOUT_S = 1800
+COUNTED = ("kb_records", "documents", "synonyms", "mentions", "annotations", "annotated_documents")
+STEP = re.compile(r"(\d+)/(\d+) · (\S+)")
+FINISHED = "finishing a load that had stopped"
+
+
+def _server(env: dict[str, str], log: Path) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    process = _launch(port, env, log)
+    url = f"http://127.0.0.1:{port}"
+    _wait_healthy(process, url, log, 300)
+    return process, url
+
+
+def store_contents(db: str | Path) -> dict:
+    """The counts a load writes, and the steps an unfinished load has left (opened read-write: a killed server's
+    write-ahead log is replayed as the app's next start would)."""
+    con = open_store(db)
+    try:
+        counts = stats(con)
+        out = {name: int(counts[name]) for name in COUNTED}
+        out["relation_pairs"] = int(con.execute("SELECT count(*) FROM relation_pairs").fetchone()[0])
+        left = unfinished_load(con)
+        out["steps_left"] = [f"{s.kind}:{Path(s.path).name if s.path else s.fmt}" for s in left.pending] if left else []
+        return out
+    finally:
+        con.close()
+
+
+def _wait_sidebar(page, pattern: re.Pattern | str, timeout_s: float) -> tuple[str, float]:
+    """Poll the sidebar until it matches; its text and when (``time.perf_counter``)."""
+    deadline = time.perf_counter() + timeout_s
+    while time.perf_counter() < deadline:
+        text = sidebar_text(page)
+        if (pattern.search(text) if isinstance(pattern, re.Pattern) else pattern in text):
+            return text, time.perf_counter()
+        time.sleep(0.5)
+    raise TimeoutError(f"the sidebar never showed {pattern!r}; it shows: {sidebar_text(page)[-500:]}")
+
+
+def _cut_pattern() -> re.Pattern:
+    return re.compile(rf"(?:[{CUT_AT_STEP}-9]|\d\d+)/\d+ · ")
+
+
+def interrupted_load(folder: Path, data_dir: Path) -> dict:
+    """The load cut by a closed tab and a killed server, then the next start; what it left and what it ended with."""
+    env = {**os.environ, **first_run_env(folder / "interrupted"), "CURATION_DATA_DIR": str(data_dir)}
+    out: dict = {}
+    with chromium(folder / "profile") as context:
+        process, url = _server(env, folder / "server-cut.log")
+        try:
+            page = context.new_page()
+            open_app(page, url, timeout_s=300)
+            clicked = time.perf_counter()
+            page.get_by_role("button", name="Load the sample").first.click()
+            text, at = _wait_sidebar(page, _cut_pattern(), 900)
+            out["cut_in_step"] = STEP.search(text).group(0)
+            out["cut_after_s"] = round(at - clicked, 1)
+            page.close()  # the tab closed mid-load: the load goes on without any session
+            time.sleep(TAB_CLOSED_S)
+            os.killpg(process.pid, signal.SIGKILL)  # then the server dies (a power cut, a kill -9)
+            process.wait(timeout=60)
+        finally:
+            _stop(process)
+        out["at_cut"] = store_contents(env["CURATION_DB"])
+        restarted = time.perf_counter()
+        process, url = _server(env, folder / "server-resume.log")
+        try:
+            page = context.new_page()
+            open_app(page, url, timeout_s=300)
+            out["notice_after_restart"] = " ".join(sidebar_text(page).split())[-400:]
+            text, done = _wait_sidebar(page, FINISHED, RESUME_TIMEOUT_S)
+            out["restart_to_load_finished_s"] = round(done - restarted, 1)
+            out["summary"] = next((line for line in text.splitlines() if FINISHED in line), "")[:600]
+        finally:
+            _stop(process)
+    out["after_resume"] = store_contents(env["CURATION_DB"])
+    return out
+
+
+def clean_load(folder: Path, data_dir: Path) -> dict:
+    """``python -m curation quickstart --no-train`` on a fresh store: its counts and wall time."""
+    env = {**os.environ, **first_run_env(folder / "clean"), "CURATION_DATA_DIR": str(data_dir)}
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "curation", "quickstart", "--no-train"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=3600)
+    if done.returncode != 0:
+        raise RuntimeError(f"quickstart failed ({done.returncode}): {(done.stdout + done.stderr)[-1500:]}")
+    return {"seconds": round(time.perf_counter() - started, 1), **store_contents(env["CURATION_DB"])}
+
+
+def measure(folder: Path, data_dir: Path) -> dict:
+    """Both loads, and ``interrupted_load_recovered``: 1 when the resumed store equals the clean one."""
+    load_before = os.getloadavg()
+    interrupted = interrupted_load(folder, data_dir)
+    clean = clean_load(folder, data_dir)
+    resumed = interrupted["after_resume"]
+    recovered = not resumed["steps_left"] and all(resumed[k] == clean[k] for k in (*COUNTED, "relation_pairs"))
+    return {
+        "interrupted_load_recovered": int(recovered),
+        "cut_left_pending": interrupted["at_cut"]["steps_left"],
+        "interrupted": interrupted,
+        "clean": clean,
+        "load_average_before": [round(x, 2) for x in load_before],
+        "load_average_after": [round(x, 2) for x in os.getloadavg()],
+        "how": __doc__.split("\n\n", 1)[1].strip(),
+    }
+
+
+def update_results(out: Path, data_dir: Path) -> int:
+    """Measure, and put the figures into ``out`` (``load_resume`` and the goal), keeping what else it holds."""
+    import json
+    import tempfile
+    from datetime import UTC, datetime
+
+    with tempfile.TemporaryDirectory(prefix="bench-load-resume-") as tmp:
+        figures = measure(Path(tmp), data_dir)
+    figures["date"] = datetime.now(UTC).isoformat(timespec="seconds")
+    result = json.loads(out.read_text()) if out.exists() else {"goals": {}}
+    result["load_resume"] = figures
+    result.setdefault("goals", {})["interrupted_load_recovered"] = {
+        "value": figures["interrupted_load_recovered"], "target": 1, "op": ">=",
+        "met": figures["interrupted_load_recovered"] >= 1, "of": "load_resume.interrupted_load_recovered"}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps(figures, indent=2))
+    return 0 if figures["interrupted_load_recovered"] else 1
