@@ -75,7 +75,9 @@ def _cut_pattern() -> re.Pattern:
 
 def interrupted_load(folder: Path, data_dir: Path) -> dict:
     """The load cut by a closed tab and a killed server, then the next start; what it left and what it ended with."""
-    env = {**os.environ, **first_run_env(folder / "interrupted"), "CURATION_DATA_DIR": str(data_dir)}
+    # The load alone (its training steps are measured apart): the same work as quickstart --no-train.
+    env = {**os.environ, **first_run_env(folder / "interrupted"), "CURATION_DATA_DIR": str(data_dir),
+           "CURATION_TRAIN_AFTER_LOAD": "0"}
     out: dict = {}
     with chromium(folder / "profile") as context:
         process, url = _server(env, folder / "server-cut.log")

@@ -68,30 +68,35 @@ def sample_action(con: duckdb.DuckDBPyConnection, key: str) -> None:
         st.error(escape_text(refused))
 
 
-@st.fragment(run_every=POLL_S)
-def _progress() -> None:
-    state = background_load.load_work_state(load_settings())
-    if state is None or state.finished:
-        st.rerun()  # the whole app: the page shows what the load brought, and the summary below
+def _line(state: background_load.WorkState) -> str:
     elapsed = time.time() - state.started
-    st.caption(escape_text(f"{state.name} in the background ({elapsed:.0f} s): {state.step or 'starting'}"))
-    st.progress(state.done / state.total if state.total else 0.0,
-                text=f"{state.done:,} of {state.total:,}" if state.total else None)
+    return f"{state.name} in the background ({elapsed:.0f} s): {state.step or 'starting'}"
+
+
+@st.fragment(run_every=POLL_S)
+def _progress(names: tuple[str, ...]) -> None:
+    states = [s for s in background_load.work_states(load_settings()) if s.name in names]
+    if not states or any(s.finished for s in states):
+        st.rerun()  # the whole app: the page shows what the work brought, and its summary below
+    for state in states:
+        st.caption(escape_text(_line(state)))
+        st.progress(state.done / state.total if state.total else 0.0,
+                    text=f"{state.done:,} of {state.total:,}" if state.total else None)
 
 
 def load_progress() -> None:
-    """In the sidebar: the running load's step and progress, redrawn every :data:`POLL_S` s; a finished load's
-    summary for :data:`SUMMARY_SHOWN_S` s (why it stopped, if it did)."""
-    state = background_load.load_work_state(load_settings())
-    if state is None:
-        return
-    if not state.finished:
-        _progress()
-    elif time.time() - state.ended < SUMMARY_SHOWN_S:
-        if state.error:
-            st.error(escape_text(f"{state.name} stopped: {state.error}"))
-        elif state.summary.startswith("Nothing new"):
-            st.info(escape_text(state.summary))
-        else:
-            failed = " failed: " in state.summary or "not annotated" in state.summary
-            (st.warning if failed else st.success)(escape_text(state.summary))
+    """In the sidebar: the running load's (and then training's) step and progress, redrawn every :data:`POLL_S` s;
+    a finished one's summary for :data:`SUMMARY_SHOWN_S` s (why it stopped, if it did)."""
+    states = background_load.work_states(load_settings())
+    for state in states:
+        if state.finished and time.time() - state.ended < SUMMARY_SHOWN_S:
+            if state.error:
+                st.error(escape_text(f"{state.name} stopped: {state.error}"))
+            elif state.summary.startswith("Nothing new"):
+                st.info(escape_text(state.summary))
+            else:
+                failed = " failed: " in state.summary or "not annotated" in state.summary
+                (st.warning if failed else st.success)(escape_text(state.summary))
+    running = tuple(s.name for s in states if not s.finished)
+    if running:
+        _progress(running)

@@ -31,17 +31,18 @@ from curation.workflows.first_models import train_pending
 from curation.workflows.quickstart import ANNOTATE, INDEX_KINDS, SampleFile, load_sample
 
 LOAD_WORK = "Loading the sample"
+TRAIN_WORK = "Making the learned parts active"
 
 
-def _work_name(settings: Settings) -> str:
-    # One load per store: the name of the work carries the store's path.
-    return f"{LOAD_WORK} into {settings.db_path}"
+def _work_name(settings: Settings, work: str = LOAD_WORK) -> str:
+    # One load (and one training after it) per store: the key of the work carries the store's path.
+    return f"{work} into {settings.db_path}"
 # The annotator of the loaded documents, made from this thread's cursor once the files are in (the app passes the
 # one it caches, so the first search finds its matcher built; None: one built here, as the command line does).
 AnnotatorFor = Callable[[duckdb.DuckDBPyConnection], Annotator]
 
-__all__ = ["LOAD_WORK", "IndexState", "WorkState", "index_state", "load_work_state", "resume_unfinished_load",
-           "start_load", "wait_for_load"]
+__all__ = ["LOAD_WORK", "TRAIN_WORK", "IndexState", "WorkState", "index_state", "load_work_state",
+           "resume_unfinished_load", "start_load", "wait_for_load", "work_states"]
 
 
 @dataclass(frozen=True)
@@ -121,9 +122,17 @@ def _run(open_cursor: Callable[[], duckdb.DuckDBPyConnection], settings: Setting
     # start with no one signed in, is the app's own work: it runs as the account of the server's process.
     result = load_sample(con, settings, on_file, on_rows, annotator=annotator, on_annotated=on_annotated,
                          who=access.local_operator(), stop=exiting, train=train)
-    # The learned parts, once the index is complete (the relation scorer as a background job; the base version here).
-    trained = train_pending(con, settings, report, background=True, stop=exiting)
-    return f"{result.summary()} {trained}".strip()
+    summary = result.summary()
+    left = unfinished_load(con)
+    if left is not None and left.pending and not exiting():
+        # The learned parts, once the index is complete, as work of their own: the load's summary shows now, and
+        # the sidebar follows the training (the relation scorer as a background job; the base version here).
+        def train(report: Callable[[str, int, int], None]) -> str:
+            return train_pending(open_cursor(), settings, report, background=True, stop=exiting)
+
+        start_work(_work_name(settings, TRAIN_WORK), TRAIN_WORK, train)
+        summary += " The learned parts are being made active in the background."
+    return summary
 
 
 def _start(open_cursor: Callable[[], duckdb.DuckDBPyConnection], settings: Settings, train: bool,
@@ -172,7 +181,17 @@ def load_work_state(settings: Settings) -> WorkState | None:
     return work.state() if work is not None else None
 
 
-def wait_for_load(settings: Settings, timeout: float | None = None) -> WorkState | None:
-    """Wait for this process's load into the settings' store to end (tests, the command line); its final state."""
+def work_states(settings: Settings) -> list[WorkState]:
+    """This process's load into the settings' store and the training after it, those it ran (for the sidebar)."""
+    works = (current_work(_work_name(settings, name)) for name in (LOAD_WORK, TRAIN_WORK))
+    return [work.state() for work in works if work is not None]
+
+
+def wait_for_load(settings: Settings, timeout: float | None = None, training: bool = False) -> WorkState | None:
+    """Wait for this process's load into the settings' store to end (``training``: the training after it too);
+    the load's final state (tests, benchmarks)."""
     work = current_work(_work_name(settings))
-    return work.join(timeout) if work is not None else None
+    state = work.join(timeout) if work is not None else None
+    if training and (after := current_work(_work_name(settings, TRAIN_WORK))) is not None:
+        after.join(timeout)
+    return state

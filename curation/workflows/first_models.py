@@ -27,10 +27,13 @@ import duckdb
 from curation import access
 from curation.config import Settings
 from curation.errors import USER_ERRORS
+from curation.store.jobs import Job
 from curation.store.loads import DONE, FAILED, PENDING, finish_step, unfinished_load
 from curation.workflows.quickstart import BASE_VERSION, RELATIONS, TRAIN_STEPS, LoadStopped
 
 BASE_SCHEMA = "PO"
+STEP_LABELS = {RELATIONS: "the relation scorer (BioRED + BC5CDR Train)",
+               BASE_VERSION: "the base encoder version (MiniLM indexing the abstracts)"}
 
 Report = Callable[[str, int, int], None]
 
@@ -49,12 +52,28 @@ def train_relations_here(con: duckdb.DuckDBPyConnection, settings: Settings) -> 
     return f"relation scorer {active.version} active (Dev pair F1 {manifest['dev_pair_f1']}); {scored.summary()}"
 
 
-def start_relations_job(con: duckdb.DuckDBPyConnection, settings: Settings) -> str:
-    """Start the relation scorer's background job (the app): the app activates it when it ends."""
+def start_relations_job(con: duckdb.DuckDBPyConnection, settings: Settings) -> Job:
+    """Start the relation scorer's background job (the app); :func:`follow_job` sees it applied."""
     from curation.workflows.relation_scoring import start_relation_training
 
-    job = start_relation_training(con, settings, who=access.local_operator())
-    return f"relation scorer training as background job {job.job_id} (Train & evaluate shows it)"
+    return start_relation_training(con, settings, who=access.local_operator())
+
+
+def follow_job(con: duckdb.DuckDBPyConnection, job: Job, report: Report, stop: Callable[[], bool] | None,
+               step: str, interval_s: float = 2.0) -> str:
+    """Follow a background job until it ends and what it made is applied (as the sidebar does on each run, so
+    that it happens with no page open); a line for the summary. Stopped early (the process exits), the job goes
+    on: the app's next start applies it."""
+    from curation.workflows import retrain
+
+    while not job.finished:
+        if stop is not None and stop():
+            return f"background job {job.job_id} goes on; the app's next start applies it"
+        time.sleep(interval_s)
+        job = retrain.follow_job(con, job, who=access.BACKGROUND_JOB)
+        reported = retrain.progress(job)
+        report(f"{step}: {retrain.describe_progress(job, reported)}", 0, 0)
+    return f"job {job.job_id} {job.state}: {job.message}"
 
 
 def build_base_version(con: duckdb.DuckDBPyConnection, settings: Settings, schema_name: str = BASE_SCHEMA) -> str:
@@ -88,21 +107,29 @@ def train_pending(con: duckdb.DuckDBPyConnection, settings: Settings, report: Re
     if load is None:
         return ""
     lines = []
-    for step in (s for s in load.steps if s.kind in TRAIN_STEPS and s.state == PENDING):
+    pending = [s for s in load.steps if s.kind in TRAIN_STEPS and s.state == PENDING]
+    for number, step in enumerate(pending, start=1):
         if stop is not None and stop():
             raise LoadStopped("the training steps left are run at the next start")
-        report(f"training: {step.kind}", 0, 0)
+        label = f"{number}/{len(pending)} · {STEP_LABELS[step.kind]}"
+        report(label, number - 1, len(pending))
         started = time.perf_counter()
+        job = None
         try:
-            if step.kind == RELATIONS:
-                line = start_relations_job(con, settings) if background else train_relations_here(con, settings)
-            elif step.kind == BASE_VERSION:
+            if step.kind == RELATIONS and background:
+                job = start_relations_job(con, settings)
+                line = f"relation scorer: background job {job.job_id}"
+            elif step.kind == RELATIONS:
+                line = train_relations_here(con, settings)
+            else:
                 line = build_base_version(con, settings)
         except (*USER_ERRORS, OSError) as exc:
             finish_step(con, load.load_id, step.position, FAILED, str(exc)[:500])
             lines.append(f"{step.kind} failed: {exc}")
             continue
-        line = f"{line} [{time.perf_counter() - started:.0f} s]"
+        # Done once started: a job outlives this process (the next start applies it), it is never started twice.
         finish_step(con, load.load_id, step.position, DONE, line)
-        lines.append(line)
+        if job is not None:
+            line = f"relation scorer {follow_job(con, job, report, stop, label)}"
+        lines.append(f"{line} [{time.perf_counter() - started:.0f} s]")
     return "; ".join(lines) + "." if lines else ""

@@ -88,3 +88,23 @@ def _offline(request, *, timeout):
     from urllib.error import URLError
 
     raise URLError(OSError(101, "Network is unreachable"))
+
+
+def test_after_the_load_the_learned_parts_are_made_active_in_the_background(monkeypatch, tmp_path, fixtures):
+    from curation.config import load_settings
+    from curation.workflows import first_models
+    from curation.workflows.background_load import wait_for_load
+
+    at = _app(monkeypatch, tmp_path, _sample_dir(tmp_path, fixtures))
+    monkeypatch.setenv("CURATION_TRAIN_AFTER_LOAD", "1")
+    job = type("Job", (), {"job_id": 7, "finished": True, "state": "succeeded", "message": "relations-x is active"})
+    monkeypatch.setattr(first_models, "start_relations_job", lambda con, settings: job)
+    monkeypatch.setattr(first_models, "build_base_version", lambda con, settings: "base encoder version po-base serves")
+    at = _click(at, "Load the sample")
+    wait_for_load(load_settings(), timeout=120, training=True)
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    loaded, trained = (html.unescape(s.value) for s in at.success)
+    assert loaded.startswith("Sample loaded from") and "being made active in the background" in loaded
+    assert trained.startswith("relation scorer job 7 succeeded: relations-x is active [")
+    assert "base encoder version po-base serves [" in trained

@@ -47,13 +47,14 @@ def test_training_steps_run_after_the_index_and_do_not_hold_it_back(con, tmp_pat
 
     ran = []
     monkeypatch.setattr(first_models, "train_relations_here", lambda con, s: ran.append("here") or "scorer active")
-    monkeypatch.setattr(first_models, "start_relations_job", lambda con, s: ran.append("job") or "job 1 started")
+    job = type("Job", (), {"job_id": 1, "finished": True, "state": "succeeded", "message": "relations-x is active"})
+    monkeypatch.setattr(first_models, "start_relations_job", lambda con, s: ran.append("job") or job)
     monkeypatch.setattr(first_models, "build_base_version", lambda con, s: ran.append("base") or "po-base serves")
     seen: list[str] = []
     line = first_models.train_pending(con, settings, _report(seen), background=True)
     assert ran == ["job", "base"]  # the app: the scorer as a background job, then the base version here
-    assert seen == ["training: relations", "training: base-version"]
-    assert line.startswith("job 1 started [") and "po-base serves [" in line
+    assert [step.split(" · ")[0] for step in seen] == ["1/2", "2/2"]
+    assert line.startswith("relation scorer job 1 succeeded: relations-x is active [") and "po-base serves [" in line
     assert unfinished_load(con) is None
     assert first_models.train_pending(con, settings, _report(seen), background=True) == ""  # nothing left
 
