@@ -21,7 +21,8 @@ code of the browser tests) measures:
   a curator).
 
 ``--load-resume`` measures **interrupted_load_recovered** instead (``bench/_load_resume.py``): a load cut by a
-closed tab and a killed server, finished by the next start, against a clean load.
+closed tab and a killed server, finished by the next start, against a clean load; ``--first-models``
+**models_active_after_load_s_cpu**: quickstart with its training steps (relation scorer, base encoder version).
 
 The CLI path is measured once for comparison: ``python -m curation quickstart`` on another fresh store
 (wall time), then the README's command on that store (first page: Curate) and the same first search,
@@ -192,14 +193,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--load-resume", action="store_true",
                         help="only the load cut by a closed tab and a killed server, finished by the next start "
                              "(bench/_load_resume.py): updates load_resume and its goal in --out")
+    parser.add_argument("--first-models", action="store_true",
+                        help="only the learned parts after a load, timed through quickstart (bench/_load_resume.py): "
+                             "updates first_models and its goal in --out")
     args = parser.parse_args(argv)
     if args.data_dir is not None:
         os.environ["CURATION_DATA_DIR"] = str(args.data_dir.resolve())
     data_dir = load_settings().data_dir
-    if args.load_resume:
+    if args.load_resume or args.first_models:
         from bench._load_resume import update_results
 
-        return update_results(args.out, data_dir)
+        return update_results(args.out, data_dir, resume=args.load_resume, models=args.first_models)
     if not CHROMIUM.exists():
         print(f"no Chromium at {CHROMIUM}: apt-get install chromium", file=sys.stderr)
         return 2

@@ -70,6 +70,8 @@ class FirstRun:
     goals: Goals = field(default_factory=dict, metadata=OPTIONAL)
     cli: Cli | None = field(default=None, metadata=OPTIONAL)
     notes: tuple[str, ...] = field(default=(), metadata=OPTIONAL)
+    load_resume: Mapping[str, object] | None = field(default=None, metadata=OPTIONAL)  # bench/_load_resume.py
+    first_models: Mapping[str, object] | None = field(default=None, metadata=OPTIONAL)  # bench/_load_resume.py
 
     def spread(self, step: str) -> Spread | None:
         """One step's seconds over the runs, None when no run reached it."""
@@ -112,7 +114,28 @@ def first_run_section(data: FirstRun) -> list[str]:
             f"README's command on that store: first page {fmt(cli.first_page_s, 1)} s, first results "
             f"(typing BRAF + V600E → ranked results) {fmt(cli.first_results_s, 1)} s.",
         ]
+    lines += _load_resume_lines(data)
     if c.failures:
         lines += ["", "Failed runs: " + "; ".join(c.failures)]
     lines += [line for note in data.notes for line in ("", note)]
     return lines + [""]
+
+
+def _load_resume_lines(data: FirstRun) -> list[str]:
+    """The load cut half way and finished by the next start; the learned parts' cost after a load."""
+    lines = []
+    if (run := data.load_resume) is not None:
+        cut, clean = run["interrupted"], run["clean"]
+        lines += [
+            "",
+            f"A load cut half way ({run['date']}, load average {run['load_average_before']}): the tab closed in "
+            f"step {cut['cut_in_step']!r} after {cut['cut_after_s']} s, then the server killed, leaving "
+            f"{len(run['cut_left_pending'])} steps pending; the next "
+            f"start finished them in {cut['restart_to_load_finished_s']} s. Same counts as a clean `quickstart "
+            f"--no-train` ({clean['documents']:,} abstracts, {clean['annotations']:,} annotations, "
+            f"{clean['relation_pairs']:,} relation pairs): **interrupted_load_recovered = "
+            f"{run['interrupted_load_recovered']}**.",
+        ]
+    if (models := data.first_models) is not None:
+        lines += ["", f"The learned parts after a load ({models['date']}): {models['summary']}"]
+    return lines
