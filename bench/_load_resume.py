@@ -180,7 +180,7 @@ def update_results(out: Path, data_dir: Path, *, resume: bool = True, models: bo
     import tempfile
     from datetime import UTC, datetime
 
-    result = json.loads(out.read_text()) if out.exists() else {"goals": {}}
+    result: dict = {}  # what this run measured; merged into ``out`` as it stands when the run ends
     goals = result.setdefault("goals", {})
     ok = True
     with tempfile.TemporaryDirectory(prefix="bench-load-resume-") as tmp:
@@ -206,6 +206,9 @@ def update_results(out: Path, data_dir: Path, *, resume: bool = True, models: bo
                 "value": value, "target": 900.0, "op": "<=", "met": value <= 900.0,
                 "of": "first_models.models_active_after_load_s_cpu (recogniser not included)"}
             print(json.dumps(figures, indent=2), flush=True)
+    merged = json.loads(out.read_text()) if out.exists() else {}
+    merged.setdefault("goals", {}).update(result.pop("goals"))
+    merged.update(result)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2) + "\n")
+    out.write_text(json.dumps(merged, indent=2) + "\n")
     return 0 if ok else 1

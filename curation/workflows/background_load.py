@@ -87,12 +87,14 @@ def _step_label(step: StepRow) -> str:
 
 def index_state(con: duckdb.DuckDBPyConnection, settings: Settings) -> IndexState:
     """How complete the concept index is: the unfinished load's steps left, and whether a load runs now."""
-    counts = stats(con)
     load = unfinished_load(con)
+    left = tuple(_step_label(s) for s in load.pending if s.kind in INDEX_KINDS) if load is not None else ()
     work = current_work(_work_name(settings))
-    return IndexState(int(counts["documents"]), int(counts["annotated_documents"]),
-                      tuple(_step_label(s) for s in load.pending if s.kind in INDEX_KINDS) if load is not None else (),
-                      work is not None and work.running())
+    running = work is not None and work.running()
+    if not left:  # complete: the counts are not needed (every search asks)
+        return IndexState(0, 0, (), running)
+    counts = stats(con)
+    return IndexState(int(counts["documents"]), int(counts["annotated_documents"]), left, running)
 
 
 def _run(open_cursor: Callable[[], duckdb.DuckDBPyConnection], settings: Settings, train: bool,
