@@ -29,7 +29,7 @@ from curation.store.opening import open_store
 
 CUT_AT_STEP = 3  # the load is cut while it reads its third file (two are in)
 TAB_CLOSED_S = 5.0  # how long the load runs with its tab closed before the server is killed
-RESUME_TIMEOUT_S = 1800
+RESUME_TIMEOUT_S = 3600
 COUNTED = ("kb_records", "documents", "synonyms", "mentions", "annotations", "annotated_documents")
 STEP = re.compile(r"(\d+)/(\d+) · (\S+)")
 FINISHED = "finishing a load that had stopped"
@@ -102,7 +102,8 @@ def interrupted_load(folder: Path, data_dir: Path) -> dict:
         try:
             page = context.new_page()
             open_app(page, url, timeout_s=300)
-            out["notice_after_restart"] = " ".join(sidebar_text(page).split())[-400:]
+            text, _ = _wait_sidebar(page, "Loading the sample in the background", 300)
+            out["notice_after_restart"] = " ".join(text.split())[-400:]
             text, done = _wait_sidebar(page, FINISHED, RESUME_TIMEOUT_S)
             out["restart_to_load_finished_s"] = round(done - restarted, 1)
             out["summary"] = next((line for line in text.splitlines() if FINISHED in line), "")[:600]
@@ -137,6 +138,7 @@ def measure(folder: Path, data_dir: Path) -> dict:
         "clean": clean,
         "load_average_before": [round(x, 2) for x in load_before],
         "load_average_after": [round(x, 2) for x in os.getloadavg()],
+        "vocabularies": os.environ.get("CURATION_VOCABULARIES", "all"),  # the installed vocabularies loaded too
         "how": __doc__.split("\n\n", 1)[1].strip(),
     }
 

@@ -128,7 +128,8 @@ def _load_resume_lines(data: FirstRun) -> list[str]:
         cut, clean = run["interrupted"], run["clean"]
         lines += [
             "",
-            f"A load cut half way ({run['date']}, load average {run['load_average_before']}): the tab closed in "
+            f"A load cut half way ({run['date']}, load average {run['load_average_before']}, installed "
+            f"vocabularies: {run.get('vocabularies', 'all')}): the tab closed in "
             f"step {cut['cut_in_step']!r} after {cut['cut_after_s']} s, then the server killed, leaving "
             f"{len(run['cut_left_pending'])} steps pending; the next "
             f"start finished them in {cut['restart_to_load_finished_s']} s. Same counts as a clean `quickstart "
