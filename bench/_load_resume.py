@@ -52,7 +52,8 @@ def store_contents(db: str | Path) -> dict:
         out = {name: int(counts[name]) for name in COUNTED}
         out["relation_pairs"] = int(con.execute("SELECT count(*) FROM relation_pairs").fetchone()[0])
         left = unfinished_load(con)
-        out["steps_left"] = [f"{s.kind}:{Path(s.path).name if s.path else s.fmt}" for s in left.pending] if left else []
+        out["steps_left"] = [":".join(filter(None, (s.kind, Path(s.path).name if s.path else s.fmt)))
+                             for s in left.pending] if left else []
         return out
     finally:
         con.close()

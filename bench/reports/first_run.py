@@ -126,12 +126,13 @@ def _load_resume_lines(data: FirstRun) -> list[str]:
     lines = []
     if (run := data.load_resume) is not None:
         cut, clean = run["interrupted"], run["clean"]
+        left = [str(step).rstrip(":") for step in run["cut_left_pending"]]
         lines += [
             "",
             f"A load cut half way ({run['date']}, load average {run['load_average_before']}, installed "
             f"vocabularies: {run.get('vocabularies', 'all')}): the tab closed in "
             f"step {cut['cut_in_step'].rstrip(':')!r} after {cut['cut_after_s']} s, the load went on with no tab "
-            f"open, then the server was killed, leaving pending: {', '.join(run['cut_left_pending'])}; the next "
+            f"open, then the server was killed, leaving pending: {', '.join(left)}; the next "
             f"start finished them in {cut['restart_to_load_finished_s']} s. Same counts as a clean `quickstart "
             f"--no-train` ({clean['documents']:,} abstracts, {clean['annotations']:,} annotations, "
             f"{clean['relation_pairs']:,} relation pairs): **interrupted_load_recovered = "

@@ -17,7 +17,7 @@ def test_a_load_cut_by_a_closed_tab_and_a_killed_server_is_finished_by_the_next_
         pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium; .ci/run does it)")
     run = interrupted_load(tmp_path, data_dir)
     cut, resumed = run["at_cut"], run["after_resume"]
-    assert cut["steps_left"] and cut["steps_left"][-1] == "annotate:", cut  # cut mid-load
+    assert cut["steps_left"] and cut["steps_left"][-1] == "annotate", cut  # cut mid-load
     assert cut["annotated_documents"] < cut["documents"] or cut["documents"] < resumed["documents"]
     assert "Loading the sample" in run["notice_after_restart"]  # the next start says it is finishing it
     assert resumed["steps_left"] == []
