@@ -102,7 +102,9 @@ result = view.result
 st.session_state["decided_pmids"] = set()  # this full run's rows hold every decision made so far
 chips.slot_chips(dict(zip(schema.query_types, columns, strict=False)), result.concepts)
 st.text(f"Query: {result.query}")  # typed text: shown as plain text, never as markdown
-chips.notes(result)
+if view.index_note:  # a load is unfinished: what is not found may be in the abstracts not yet indexed
+    st.warning(escape_text(view.index_note), icon=":material/hourglass_top:")
+chips.notes(result, building=bool(view.index_note))
 chosen = suggestion_panel.panel(view.suggestions, values)
 if not curator:
     st.warning("Enter your name as curator in the sidebar to record decisions.")

@@ -19,6 +19,7 @@ import duckdb
 
 from curation import access
 from curation.access import Action, Who
+from curation.config import load_settings
 from curation.entities.lexicon import Lexicon
 from curation.entities.matching import Matcher
 from curation.entities.query import QueryLinker
@@ -29,6 +30,7 @@ from curation.schemas import RelationSchema
 from curation.store.decisions import decisions_for, get_decision, record_decision, undo_last_decision, withdraw_decision
 from curation.store.kb import list_entity_values
 from curation.workflows.answers import AnswerKindError, answer_kind_problem
+from curation.workflows.background_load import index_state
 from curation.workflows.entities import annotator_note
 from curation.workflows.provenance import decision_provenance
 from curation.workflows.result_filter import RowFilter, filter_rows
@@ -100,6 +102,8 @@ class CurateView:
             (None when ``error``).
         suggestions: the candidates for the missing slot from the top abstracts (None when ``error``).
         error: why the search could not run, for the curator ("" when it ran).
+        index_note: that the concept index is still being built (a load is unfinished) and what is left; "" when
+            it is complete. While it is set, an empty answer is never presented as "none found".
     """
 
     schema: RelationSchema
@@ -108,6 +112,7 @@ class CurateView:
     result: CurateResult | None = None
     suggestions: SuggestionResult | None = None
     error: str = ""
+    index_note: str = ""
 
     def row(self, pmid: str) -> ResultRow | None:
         """The result row of ``pmid`` (None when this search did not find it)."""
@@ -169,7 +174,14 @@ def open_curate(
                                    {row.pmid: row.rank for row in result.rows})
     except USER_ERRORS as exc:
         return CurateView(schema, values, rm3, error=str(exc))
-    return CurateView(schema, values, rm3, result, suggestions)
+    index = index_state(con, load_settings())
+    if index.building and not suggestions.suggestions:
+        # The stored annotations and relation pairs the suggestions read are not all there yet: "none of the top
+        # abstracts mentions ..." would be false.
+        suggestions = replace(suggestions, message=(
+            f"the concept index is still being built ({index.annotated:,} of {index.documents:,} abstracts "
+            "annotated), so what the top abstracts relate to the query cannot be said yet"))
+    return CurateView(schema, values, rm3, result, suggestions, index_note=index.message())
 
 
 def decide(
