@@ -18,10 +18,11 @@ rest are scored by NDCG@10 in the static served order and in the order :func:`cu
 gives them (the same function the served search applies, :func:`curation.ranking.session.rerank_session`). The gain
 is paired per query, with its 95% bootstrap interval.
 
-The method and its weights are chosen on the **dev** split (a small grid, :func:`grid`); ``--test`` then scores the
-chosen one on the test split once. The first stage is the served concept search (BM25 lexical stage, no dense
-model) as in ``bench/ranker.py``, whose candidate lists (``--cache``) this reuses. Term vectors are the lexical
-index's BM25 document rows. The section goes into ``--out`` as ``session_feedback`` with the ``goals``.
+The method and its weights are chosen on the **dev** split (a small grid, :func:`grid`): the best Rocchio, replaced by
+the best feature model only when the paired interval of its per-query gain over that Rocchio is above 0; ``--test``
+then scores the chosen one on the test split once. The first stage is the served concept search (BM25 lexical stage,
+no dense model) as in ``bench/ranker.py``, whose candidate lists (``--cache``) this reuses. Term vectors are the
+lexical index's BM25 document rows. The section goes into ``--out`` as ``session_feedback`` with the ``goals``.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from bench.ranker import concatenated, labelled, load_lists, save_lists, searche
 from curation.config import load_settings
 from curation.learning.ranker_training import CandidateLists, LabelledQuery, candidate_lists
 from curation.learning.statistics import bootstrap_ci, per_query
-from curation.ranking.session import DEPTH, SessionConfig, session_order, session_scores
+from curation.ranking.session import DEPTH, METHODS, SessionConfig, session_order, session_scores
 from index.lexical import LexicalIndex
 from index.search import Retriever
 
@@ -54,9 +55,10 @@ GAIN_GOAL, CI_LOW_GOAL = 0.05, 0.0
 
 def grid() -> list[SessionConfig]:
     """The configurations tried on dev: Rocchio's two weights, then the feature model's weight on the best ones."""
-    out = [SessionConfig("rocchio", 1.0, rel, non, 0.0) for rel in (0.25, 0.5, 1.0, 2.0) for non in (0.0, 0.25, 0.5)]
-    out += [SessionConfig("rocchio_features", 1.0, rel, non, feat) for rel in (0.5, 1.0) for non in (0.0, 0.25)
-            for feat in (0.25, 0.5, 1.0)]
+    out = [SessionConfig("rocchio", 1.0, rel, non, 0.0) for rel in (0.1, 0.25, 0.5, 1.0, 2.0)
+           for non in (0.0, 0.1, 0.25, 0.5)]
+    out += [SessionConfig("rocchio_features", 1.0, rel, non, feat) for rel in (0.25, 0.5, 1.0) for non in (0.0, 0.1)
+            for feat in (0.1, 0.25, 0.5, 1.0)]
     return out
 
 
@@ -121,12 +123,22 @@ def single_slot_queries(benchmark, part: str) -> dict[str, dict[str, LabelledQue
                           for (slot, name), g in sorted(gains.items()) if len(g) >= MIN_RELEVANT}}
 
 
-def split_lists(split: str, args, parts, engine, signals, benchmark) -> tuple[CandidateLists, dict[str, set[str]]]:
+def paired(queries: list[dict], a: SessionConfig, b: SessionConfig, seed: int) -> dict:
+    """Residual NDCG@10 of ``a`` minus ``b`` per query: mean and 95% bootstrap interval."""
+    first, second = scores_of(queries, a), scores_of(queries, b)
+    interval = bootstrap_ci({k: first[k] - second[k] for k in first}, seed=seed)
+    return {"gain_ndcg10": round(interval.mean, 4), "gain_ci95": [round(interval.low, 4), round(interval.high, 4)]}
+
+
+def split_lists(split: str, args, engine, benchmark) -> tuple[CandidateLists, dict[str, set[str]]]:
+    """The split's scored candidate lists (from ``--cache`` when there; the concept search is built only if not)."""
     per_kind = single_slot_queries(benchmark, split)
     gold = {key: set(q.gains) for per in per_kind.values() for key, q in per.items()}
     cached = args.cache / f"{split}-slot-{DEPTH}" if args.cache else None
     if cached is not None and cached.with_suffix(".json").exists():
         return load_lists(cached), gold
+    bench = _concepts.build(benchmark, args.data_dir, time.perf_counter)
+    signals, parts = signals_for(bench, benchmark), searches(bench, benchmark)
     lists = concatenated([candidate_lists(parts[k], engine, per_kind[k], signals, DEPTH) for k in per_kind])
     if cached is not None:
         save_lists(lists, cached)
@@ -144,19 +156,20 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     started, load = time.time(), os.getloadavg()[0]
     benchmark = load_benchmark(args.data_dir, seed=args.seed)
-    bench = _concepts.build(benchmark, args.data_dir, time.perf_counter)
     engine = Retriever(lexical=LexicalIndex.build(list(benchmark.corpus)), version="bm25")
-    signals, parts = signals_for(bench, benchmark), searches(bench, benchmark)
     terms, row_of = engine.lexical.doc_term_matrix(), engine.lexical.row_of
-    lists, gold = split_lists("dev", args, parts, engine, signals, benchmark)
+    lists, gold = split_lists("dev", args, engine, benchmark)
     dev = residual(lists, gold, terms, row_of)
     tried = []
     for config in grid():
         tried.append({"config": config.__dict__, **figures(dev, config, args.seed)})
         print(tried[-1], flush=True)
-    best = max(tried, key=lambda t: (t["gain_ndcg10"], t["config"]["method"] == "rocchio"))
-    chosen = SessionConfig(**best["config"])
-    rocchio = max((t for t in tried if t["config"]["method"] == "rocchio"), key=lambda t: t["gain_ndcg10"])
+    best = {m: max((t for t in tried if t["config"]["method"] == m), key=lambda t: t["gain_ndcg10"]) for m in METHODS}
+    # The feature model replaces the Rocchio baseline only when it beats it per query (paired interval above 0).
+    features, rocchio = (SessionConfig(**best[m]["config"]) for m in ("rocchio_features", "rocchio"))
+    versus = paired(dev, features, rocchio, args.seed)
+    chosen = SessionConfig(**best["rocchio_features" if versus["gain_ci95"][0] > 0 else "rocchio"]["config"])
+    rocchio, best = best["rocchio"], next(t for t in tried if t["config"] == chosen.__dict__)
     section = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "queries": "the disease or the chemical typed alone (chemical-disease schema), canonical names; relevant: "
@@ -164,14 +177,15 @@ def main(argv: list[str] | None = None) -> int:
         "protocol": f"residual collection: queries with >= {MIN_RELEVANT} relevant documents in the served top "
                     f"{DEPTH}; the first {GRADED} graded from gold and removed; {METRIC} of the rest",
         "first_stage": f"served concept search, BM25 lexical stage (no dense model), top {DEPTH}",
-        "chosen_on_dev": best["config"], "dev": best, "dev_best_rocchio": rocchio, "dev_grid": tried,
+        "chosen_on_dev": best["config"], "dev": best, "dev_best_rocchio": rocchio,
+        "dev_features_vs_rocchio": versus, "dev_grid": tried,
         "params": {"seed": args.seed, "cpu_count": os.cpu_count(), "load_average_at_start": load},
     }
     report = json.loads(args.out.read_text()) if args.out.exists() else {"goals": {}}
     goals = report.setdefault("goals", {})
     old = report.get("session_feedback") or {}
     if args.test:
-        test_lists, test_gold = split_lists("test", args, parts, engine, signals, benchmark)
+        test_lists, test_gold = split_lists("test", args, engine, benchmark)
         section["test"] = figures(residual(test_lists, test_gold, terms, row_of), chosen, args.seed)
         print("test", section["test"], flush=True)
     elif "test" in old and old.get("chosen_on_dev") == best["config"]:

@@ -3,7 +3,9 @@
 ``<version>/rankers/<stamp>/`` holds each update's ranker (:class:`~curation.ranking.model.RankerModel`'s two files)
 with its dev evidence in the manifest; ``<version>/ranker/`` is the one served (what
 :func:`curation.versions.serving.with_ranker` attaches), a copy of the activated update with ``origin.txt`` naming
-it. The encoder and its indexes are untouched: an update costs seconds and never re-encodes the corpus.
+it. The encoder and its indexes are untouched: an update costs seconds and never re-encodes the corpus. A store that
+BM25 alone serves (no model version built yet) keeps them in ``<models>/.rankers/<schema>/`` (:func:`ranker_home`; the
+leading dot keeps the registry from reading it as a version).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from curation.ranking.model import RankerError, RankerModel
 from curation.ranking.stage import RANKER_FOLDER
 
 RANKERS_FOLDER = "rankers"
+BM25_HOME = ".rankers"
 ORIGIN_FILE = "origin.txt"
 
 
@@ -36,6 +39,11 @@ class RankerVersion:
     path: Path
     model: RankerModel
     active: bool
+
+
+def ranker_home(models_dir: str | Path, version_path: str | Path | None, schema: str) -> Path:
+    """Where a schema's rankers live: the serving version's folder, else (BM25 alone) ``<models>/.rankers/<schema>``."""
+    return Path(version_path) if version_path is not None else Path(models_dir) / BM25_HOME / schema
 
 
 def save_update(version_path: str | Path, model: RankerModel) -> Path:

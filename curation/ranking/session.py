@@ -50,11 +50,14 @@ class SessionConfig:
         depth: candidates re-ranked (the served search's best ``depth``).
     """
 
-    method: str = "rocchio_features"
+    # The defaults are benchmark v2's dev choice (bench/results/feedback.json, ``session_feedback.chosen_on_dev``;
+    # a test keeps them equal): Rocchio, the feature model not beating it per query, and "not relevant" grades'
+    # centroid carrying no measurable weight there.
+    method: str = "rocchio"
     prior: float = 1.0
-    relevant: float = 1.0
-    not_relevant: float = 0.5
-    features: float = 0.5
+    relevant: float = 0.5
+    not_relevant: float = 0.0
+    features: float = 0.0
     depth: int = DEPTH
 
     def __post_init__(self) -> None:

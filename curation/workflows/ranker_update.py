@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 import duckdb
 
@@ -23,7 +24,7 @@ from curation.entities.query import QueryLinker
 from curation.errors import CurationError
 from curation.learning.ranker_build import update_ranker
 from curation.learning.served_fusion import ServedSearch
-from curation.ranking.history import activate_update, list_updates, save_update
+from curation.ranking.history import activate_update, list_updates, ranker_home, save_update
 from curation.ranking.signals import StoreSignals
 from curation.ranking.stage import RANKER_FOLDER, attach
 from curation.runtime.background import Background
@@ -78,7 +79,7 @@ class RankerPanel:
     """The ranker section of Train & evaluate.
 
     Attributes:
-        version: the model version whose folder keeps the updates ("" when only BM25 serves: nothing to attach to).
+        version: the serving version whose rankers these are (BM25 alone: ``bm25``; "" while it loads).
         running: an update is running in this process.
         last: the last finished update of this process (None: none yet), or error: why it failed.
         updates: the kept updates, newest first; problems: folders that cannot be read.
@@ -92,25 +93,23 @@ class RankerPanel:
     problems: tuple[str, ...]
 
 
-def _version_path(con: duckdb.DuckDBPyConnection, engine):
+def _home(con: duckdb.DuckDBPyConnection, engine, models_dir: Path, schema: RelationSchema) -> Path:
+    """Where the serving engine's rankers are kept: its version's folder, else (BM25 alone) beside the versions."""
     registered = catalog.get_version(con, getattr(engine, "version", ""))
-    return registered.path if registered is not None else None
+    return ranker_home(models_dir, registered.path if registered is not None else None, schema.name)
 
 
 def update_and_activate(con: duckdb.DuckDBPyConnection, engine, matcher: Matcher, linker: QueryLinker,
-                        schema: RelationSchema, who: Who = "") -> RankerOutcome:
+                        schema: RelationSchema, models_dir: Path, who: Who = "") -> RankerOutcome:
     """Train a ranker on the store's KB and decisions, keep it, and activate it (attached to ``engine``) when the gate
     passes.
 
     Raises:
-        CurationError: ``who`` may not train, no model version serves (BM25 alone has no folder to keep rankers in),
-            or there is nothing to learn from.
+        CurationError: ``who`` may not train, or there is nothing to learn from.
     """
     access.require(con, who, Action.TRAIN)
     clock = time.perf_counter()
-    path = _version_path(con, engine)
-    if path is None:
-        raise CurationError("no model version serves this store (BM25 alone): build one first, then update the ranker")
+    path = _home(con, engine, models_dir, schema)
     documents = {d.pmid: d for d in iter_documents(con)}
 
     def fetch(pmids) -> Mapping:
@@ -133,7 +132,7 @@ def update_and_activate(con: duckdb.DuckDBPyConnection, engine, matcher: Matcher
 
 
 def start_ranker_update(con: duckdb.DuckDBPyConnection, engine, matcher: Matcher, linker: QueryLinker,
-                        schema: RelationSchema, who: Who = "") -> None:
+                        schema: RelationSchema, models_dir: Path, who: Who = "") -> None:
     """Run :func:`update_and_activate` in a background thread (its own cursor on the store).
 
     Raises:
@@ -144,8 +143,11 @@ def start_ranker_update(con: duckdb.DuckDBPyConnection, engine, matcher: Matcher
     if running is not None and not running.ready():
         raise CurationError("the ranker is already being updated; its outcome shows here when it ends")
     cursor = con.cursor()  # a DuckDB connection is not for concurrent use, a cursor is
-    _RUNS[schema.name] = Background(lambda: update_and_activate(cursor, engine, matcher, linker, schema, who),
-                                    f"ranker-update-{schema.name}")
+
+    def run() -> RankerOutcome:
+        return update_and_activate(cursor, engine, matcher, linker, schema, models_dir, who)
+
+    _RUNS[schema.name] = Background(run, f"ranker-update-{schema.name}")
 
 
 def _row(update) -> RankerRow:
@@ -164,9 +166,10 @@ def _row(update) -> RankerRow:
                      int(dev.get("queries", 0)), learned, tuple(update.model.gain_per_feature().items()), changed)
 
 
-def ranker_panel(con: duckdb.DuckDBPyConnection, engine, schema: RelationSchema) -> RankerPanel:
-    """What the ranker section draws: this process's update (running, or its outcome) and the kept updates."""
-    path = _version_path(con, engine) if engine is not None else None
+def ranker_panel(con: duckdb.DuckDBPyConnection, engine, schema: RelationSchema, models_dir: Path) -> RankerPanel:
+    """What the ranker section draws: this process's update (running, or its outcome) and the kept updates
+    (``engine`` None: the serving engine is still loading; the kept updates are not listed yet)."""
+    path = _home(con, engine, models_dir, schema) if engine is not None else None
     run = _RUNS.get(schema.name)
     last, error = None, ""
     if run is not None and run.ready():
@@ -175,5 +178,5 @@ def ranker_panel(con: duckdb.DuckDBPyConnection, engine, schema: RelationSchema)
         except Exception as exc:  # shown on the page: the thread's failure is the curator's to see
             error = str(exc) if isinstance(exc, CurationError) else f"the update failed: {type(exc).__name__}: {exc}"
     updates, problems = list_updates(path) if path is not None else ([], [])
-    return RankerPanel(path.name if path is not None else "", run is not None and not run.ready(), last, error,
+    return RankerPanel(getattr(engine, "version", ""), run is not None and not run.ready(), last, error,
                        tuple(_row(u) for u in updates), tuple(problems))

@@ -94,3 +94,32 @@ def test_updates_are_kept_and_one_is_served_by_name(tmp_path):
     assert [u.active for u in updates] == [False, True] and not problems
     (second / "ranker.txt").write_text("garbage")
     assert len(list_updates(tmp_path)[1]) == 1  # a damaged update is named, not served
+
+
+def test_the_workflow_keeps_an_update_beside_a_bm25_store_and_serves_it_only_through_the_gate(tmp_path):
+    from curation.store.base import add_schema, transaction
+    from curation.store.corpus import add_documents
+    from curation.store.decisions import record_decision
+    from curation.store.kb import add_kb_records
+    from curation.store.opening import open_store
+    from curation.workflows import ranker_update
+    from curation.workflows.results import default_linker
+
+    documents, records, lexicon = _corpus()
+    con = open_store(tmp_path / "s.duckdb")
+    add_schema(con, GDT)
+    with transaction(con):
+        add_documents(con, documents)
+        add_kb_records(con, records, origin="test")
+    record_decision(con, "ann", GDT, {"Gene": "TP53", "Disease": "carcinoma"}, "0b", Grade.NOT_RELEVANT)
+    matcher = Matcher(lexicon)
+    engine = Retriever(lexical=LexicalIndex.build(documents), version="bm25")
+    models = tmp_path / "models"
+    outcome = ranker_update.update_and_activate(con, engine, matcher, default_linker(con, matcher), GDT, models)
+    assert not outcome.activated and outcome.verdict.startswith("not shown")  # two dev genes: no interval
+    assert getattr(engine, "learned", None) is None  # not through the gate: the concept search alone still serves
+    panel = ranker_update.ranker_panel(con, engine, GDT, models)
+    assert [u.name for u in panel.updates] == [outcome.name] and not panel.updates[0].active
+    assert (models / ".rankers" / "GDT" / "rankers" / outcome.name / "ranker.txt").is_file()
+    assert "1 decisions" in panel.updates[0].trained_on
+    con.close()
