@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from curation.config import load_settings
 from curation.errors import USER_ERRORS
 from curation.schemas import RelationSchema
 from curation.workflows import ranker_update
@@ -22,7 +23,7 @@ def _start(schema: RelationSchema) -> None:
     con = connection()
     try:
         ranker_update.start_ranker_update(con, retriever(con, schema.name), matcher(con), query_linker(con), schema,
-                                          who())
+                                          load_settings().models_dir, who())
     except USER_ERRORS as exc:
         st.session_state["rk_error"] = str(exc)
         return
@@ -33,7 +34,7 @@ def _start(schema: RelationSchema) -> None:
 @st.fragment(run_every=POLL_SECONDS)
 def _poll(schema: RelationSchema) -> None:
     """Polls while the update runs; the page runs again when it ends (its outcome and the new update show)."""
-    panel = ranker_update.ranker_panel(connection(), None, schema)
+    panel = ranker_update.ranker_panel(connection(), None, schema, load_settings().models_dir)
     if panel.running:
         st.caption("Updating the ranker: searching the KB's and the decisions' queries, training, measuring on dev…")
     elif st.session_state.pop("rk_watching", None):
@@ -61,14 +62,14 @@ def section(schema: RelationSchema | None, engine) -> None:
     st.subheader("Update the ranker")
     if schema is None:
         return
-    panel = ranker_update.ranker_panel(connection(), engine, schema)
+    panel = ranker_update.ranker_panel(connection(), engine, schema, load_settings().models_dir)
     st.caption("Learns the order of the concept search's best hits from the KB and the curators' grades (LightGBM "
                "LambdaMART over features the product already has), in seconds on this CPU; the corpus is not "
                "re-encoded. A new ranker serves only when the paired-bootstrap interval of its dev NDCG@10 gain over "
                "the concept search alone is above 0.")
     st.button("Update the ranker", type="primary", key="rk_update", on_click=_start, args=(schema,),
               disabled=panel.running or not panel.version,
-              help="" if panel.version else "no model version serves this store yet: build one first")
+              help="" if panel.version else "the search is still loading")
     if panel.running or st.session_state.get("rk_watching"):
         _poll(schema)
     if error := st.session_state.pop("rk_error", None) or panel.error:
