@@ -77,3 +77,13 @@ def test_the_served_search_applies_the_grades_and_keeps_the_graded_in_place(setu
     assert all(any(s.stage == "session" for s in h.stages) for h in hits)
     with pytest.raises(ValueError, match="unknown in-session method"):
         SessionConfig("nearest")
+
+
+def test_the_product_serves_the_configuration_chosen_on_dev():
+    import json
+    from dataclasses import asdict
+
+    from curation.config import PROJECT_ROOT
+
+    report = json.loads((PROJECT_ROOT / "bench" / "results" / "feedback.json").read_text())
+    assert asdict(SessionConfig()) == report["session_feedback"]["chosen_on_dev"]
