@@ -14,11 +14,12 @@ the **dev** split, else the concept search alone. Each point is the served NDCG@
 test split, once) with its 95% bootstrap interval. ``learning_curve_monotone`` is 1 when no later point's mean lies
 below an earlier point's interval.
 
-**Click → serving** (the sample store, as "Load the sample" builds it from the data directory, without the installed
-vocabularies): a simulated curator grades the served top 10 of :data:`CLICK_QUERIES` KB relations by the KB (cited:
-complete, else not relevant), then :func:`curation.workflows.ranker_update.update_and_activate` runs (the page's
-"Update the ranker"), timed from the call until the ranker serves or the gate keeps it out. ``ranker_page_p95_ms`` is
-the Curate page's search (:func:`curation.workflows.results.curate_search`, top 20) with the learned stage attached.
+**Click → serving** (the sample store, as "Load the sample" builds it from the data directory with the installed
+vocabularies, its abstracts not annotated: the concept search checks the text): a simulated curator grades the
+served top 10 of :data:`CLICK_QUERIES` KB relations by the KB (cited: complete, else not relevant), then
+:func:`curation.workflows.ranker_update.update_and_activate` runs (the page's "Update the ranker"), timed from the
+call until the ranker serves or the gate keeps it out. ``ranker_page_p95_ms`` is the Curate page's search
+(:func:`curation.workflows.results.curate_search`, top 20) with the learned stage attached.
 """
 
 from __future__ import annotations
@@ -149,9 +150,9 @@ def click(settings, seed: int) -> dict:
     work = Path(tempfile.mkdtemp(prefix="ranker-click-"))
     con = open_store(work / "sample.duckdb")
     clock = time.perf_counter()
-    load_sample(con, settings, vocabularies=())
+    load_sample(con, settings)  # with the installed vocabularies: without them few KB genes are found in the text
     loaded = time.perf_counter() - clock
-    schema = schemas(con)[0]
+    schema = max(schemas(con), key=lambda s: len(list_kb_records(con, s.name)))  # the KB a curator works on
     matcher = build_matcher(con)
     linker = default_linker(con, matcher)
     engine = open_served(con, work / "models", serving_key(con, schema.name))
@@ -182,8 +183,8 @@ def click(settings, seed: int) -> dict:
     timings.sort()
     documents = con.execute("SELECT count(*) FROM documents").fetchone()[0]
     con.close()
-    return {"store": f"the sample ({documents} abstracts, {len(records)} KB records of {schema.name}; no installed "
-                     "vocabularies)", "load_sample_s": round(loaded, 1), "queries_graded": len(typed),
+    return {"store": f"the sample ({documents} abstracts, {len(records)} KB records of {schema.name}, the installed "
+                     "vocabularies, not annotated)", "load_sample_s": round(loaded, 1), "queries_graded": len(typed),
             "decisions": graded, "click_to_serving_s": round(seconds, 2), "activated": outcome.activated,
             "verdict": outcome.verdict, "page_search_ms_p95": round(timings[int(0.95 * (len(timings) - 1))], 1),
             "page_searches": len(timings)}

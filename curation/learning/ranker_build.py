@@ -118,9 +118,12 @@ def update_ranker(
     dev_lists = candidate_lists(search, engine, judged, signals, depth)
     qrels = {q: dict(judged[q].gains) for q in judged}
     served, learned = ranked_runs(dev_lists, None), ranked_runs(dev_lists, model)
-    before = per_query({q: served.get(q, {}) for q in qrels}, qrels, METRIC)  # no candidate: scores 0 in both
-    after = per_query({q: learned.get(q, {}) for q in qrels}, qrels, METRIC)
-    found = evidence(after, before if before else None, BASELINE if before else "", choice.source, seed)
+    if qrels:
+        before = per_query({q: served.get(q, {}) for q in qrels}, qrels, METRIC)  # no candidate: scores 0 in both
+        after = per_query({q: learned.get(q, {}) for q in qrels}, qrels, METRIC)
+    else:  # no dev query with a relevant document (a small KB, few held-out decisions): nothing to compare on
+        before, after = {}, {}
+    found = evidence(after, before, BASELINE, choice.source, seed)
     found = replace(found, system=f"served concept search + learned ranker (top {depth}) vs {BASELINE}")
     seconds["dev"] = time.perf_counter() - clock
     changed = changed_queries(served, learned, judged, (before, after))

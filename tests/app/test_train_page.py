@@ -341,6 +341,5 @@ def test_update_the_ranker_is_the_default_action_and_the_tolerance_control_is_go
     assert not at.exception
     update = at.button(key="rk_update")
     assert update.label == "Update the ranker" and at.button[0].key == "rk_update"
-    assert update.disabled  # BM25 alone serves this store: no version folder to keep a ranker in
     assert any(s.value == "Retrain the encoder" for s in at.subheader)
     assert not any(n.key == "rt_tolerance" for n in at.number_input)
