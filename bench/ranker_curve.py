@@ -172,7 +172,7 @@ def click(settings, seed: int) -> dict:
     clock = time.perf_counter()
     outcome = ranker_update.update_and_activate(con, engine, matcher, linker, schema, work / "models")
     seconds = time.perf_counter() - clock
-    panel = ranker_update.ranker_panel(con, engine, schema, work / "models")
+    panel = ranker_update.ranker_panel(con, engine.version, schema, work / "models")
     if getattr(engine, "learned", None) is None:  # the gate kept it out: time the page with it attached anyway
         engine = replace(engine, learned=LearnedStage(panel_model(panel, work / "models", schema.name)))
     timings = []

@@ -17,7 +17,7 @@ from curation.workflows.versions import BUILD_HELP
 from pages import train_jobs, train_ranker, train_versions
 from pages.common import connection, who
 from pages.legacy_mode import leave_legacy_pages_mode
-from pages.retrievers import loaded_retriever, preload_retriever
+from pages.retrievers import planned_version, preload_retriever
 
 leave_legacy_pages_mode()  # first, before anything is drawn (see pages/legacy_mode.py)
 
@@ -28,7 +28,7 @@ if con is None:
 view = open_train(con, load_settings(), st.session_state.get("schema"),
                   before_activate=lambda path: preload_retriever(con, path), who=who())
 
-train_ranker.section(next((s for s in view.schemas if s.name == view.schema), None), loaded_retriever(con, view.schema))
+train_ranker.section(next((s for s in view.schemas if s.name == view.schema), None), planned_version(con, view.schema))
 train_jobs.retraining(view)
 train_jobs.recogniser(view)
 train_jobs.relation_scorer(view)

@@ -34,7 +34,7 @@ def _start(schema: RelationSchema) -> None:
 @st.fragment(run_every=POLL_SECONDS)
 def _poll(schema: RelationSchema) -> None:
     """Polls while the update runs; the page runs again when it ends (its outcome and the new update show)."""
-    panel = ranker_update.ranker_panel(connection(), None, schema, load_settings().models_dir)
+    panel = ranker_update.ranker_panel(connection(), "", schema, load_settings().models_dir)
     if panel.running:
         st.caption("Updating the ranker: searching the KB's and the decisions' queries, training, measuring on dev…")
     elif st.session_state.pop("rk_watching", None):
@@ -57,19 +57,19 @@ def _update(row: RankerRow) -> None:
                           for q in row.changed for pmid, before, after, gain in q.documents], hide_index=True)
 
 
-def section(schema: RelationSchema | None, engine) -> None:
-    """The ranker section: the action, this process's outcome, the kept updates (newest first)."""
+def section(schema: RelationSchema | None, version: str) -> None:
+    """The ranker section of the serving ``version``: the action, this process's outcome, the kept updates (newest
+    first)."""
     st.subheader("Update the ranker")
     if schema is None:
         return
-    panel = ranker_update.ranker_panel(connection(), engine, schema, load_settings().models_dir)
+    panel = ranker_update.ranker_panel(connection(), version, schema, load_settings().models_dir)
     st.caption("Learns the order of the concept search's best hits from the KB and the curators' grades (LightGBM "
                "LambdaMART over features the product already has), in seconds on this CPU; the corpus is not "
                "re-encoded. A new ranker serves only when the paired-bootstrap interval of its dev NDCG@10 gain over "
                "the concept search alone is above 0.")
     st.button("Update the ranker", type="primary", key="rk_update", on_click=_start, args=(schema,),
-              disabled=panel.running or not panel.version,
-              help="" if panel.version else "the search is still loading")
+              disabled=panel.running)
     if panel.running or st.session_state.get("rk_watching"):
         _poll(schema)
     if error := st.session_state.pop("rk_error", None) or panel.error:

@@ -93,9 +93,9 @@ class RankerPanel:
     problems: tuple[str, ...]
 
 
-def _home(con: duckdb.DuckDBPyConnection, engine, models_dir: Path, schema: RelationSchema) -> Path:
-    """Where the serving engine's rankers are kept: its version's folder, else (BM25 alone) beside the versions."""
-    registered = catalog.get_version(con, getattr(engine, "version", ""))
+def _home(con: duckdb.DuckDBPyConnection, version: str, models_dir: Path, schema: RelationSchema) -> Path:
+    """Where the serving version's rankers are kept: its folder, else (BM25 alone) beside the versions."""
+    registered = catalog.get_version(con, version)
     return ranker_home(models_dir, registered.path if registered is not None else None, schema.name)
 
 
@@ -109,7 +109,7 @@ def update_and_activate(con: duckdb.DuckDBPyConnection, engine, matcher: Matcher
     """
     access.require(con, who, Action.TRAIN)
     clock = time.perf_counter()
-    path = _home(con, engine, models_dir, schema)
+    path = _home(con, getattr(engine, "version", ""), models_dir, schema)
     documents = {d.pmid: d for d in iter_documents(con)}
 
     def fetch(pmids) -> Mapping:
@@ -166,10 +166,11 @@ def _row(update) -> RankerRow:
                      int(dev.get("queries", 0)), learned, tuple(update.model.gain_per_feature().items()), changed)
 
 
-def ranker_panel(con: duckdb.DuckDBPyConnection, engine, schema: RelationSchema, models_dir: Path) -> RankerPanel:
-    """What the ranker section draws: this process's update (running, or its outcome) and the kept updates
-    (``engine`` None: the serving engine is still loading; the kept updates are not listed yet)."""
-    path = _home(con, engine, models_dir, schema) if engine is not None else None
+def ranker_panel(con: duckdb.DuckDBPyConnection, version: str, schema: RelationSchema, models_dir: Path
+                 ) -> RankerPanel:
+    """What the ranker section draws: this process's update (running, or its outcome) and the kept updates of the
+    serving ``version`` (its name, known before its engine has loaded; "": not listed)."""
+    path = _home(con, version, models_dir, schema) if version else None
     run = _RUNS.get(schema.name)
     last, error = None, ""
     if run is not None and run.ready():
@@ -178,5 +179,5 @@ def ranker_panel(con: duckdb.DuckDBPyConnection, engine, schema: RelationSchema,
         except Exception as exc:  # shown on the page: the thread's failure is the curator's to see
             error = str(exc) if isinstance(exc, CurationError) else f"the update failed: {type(exc).__name__}: {exc}"
     updates, problems = list_updates(path) if path is not None else ([], [])
-    return RankerPanel(getattr(engine, "version", ""), run is not None and not run.ready(), last, error,
+    return RankerPanel(version, run is not None and not run.ready(), last, error,
                        tuple(_row(u) for u in updates), tuple(problems))

@@ -343,3 +343,16 @@ def test_update_the_ranker_is_the_default_action_and_the_tolerance_control_is_go
     assert update.label == "Update the ranker" and at.button[0].key == "rk_update"
     assert any(s.value == "Retrain the encoder" for s in at.subheader)
     assert not any(n.key == "rt_tolerance" for n in at.number_input)
+
+
+def test_a_kept_ranker_shows_its_evidence_and_what_carries_it(loaded_db, tmp_path):
+    from curation.config import load_settings
+    from curation.ranking.history import ranker_home, save_update
+    from tests.curation.test_ranker import _reversing_stage
+
+    model = _reversing_stage(tmp_path / "built").model
+    saved = save_update(ranker_home(load_settings().models_dir, None, "PO"), model)
+    at = _train_page()
+    assert not at.exception
+    labels = [e.label for e in at.expander]
+    assert any(label.startswith(f"Ranker {saved.name} · kept, not served") for label in labels)

@@ -118,7 +118,7 @@ def test_the_workflow_keeps_an_update_beside_a_bm25_store_and_serves_it_only_thr
     outcome = ranker_update.update_and_activate(con, engine, matcher, default_linker(con, matcher), GDT, models)
     assert not outcome.activated and outcome.verdict.startswith("not shown")  # two dev genes: no interval
     assert getattr(engine, "learned", None) is None  # not through the gate: the concept search alone still serves
-    panel = ranker_update.ranker_panel(con, engine, GDT, models)
+    panel = ranker_update.ranker_panel(con, engine.version, GDT, models)
     assert [u.name for u in panel.updates] == [outcome.name] and not panel.updates[0].active
     assert (models / ".rankers" / "GDT" / "rankers" / outcome.name / "ranker.txt").is_file()
     assert "1 decisions" in panel.updates[0].trained_on
