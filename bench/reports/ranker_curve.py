@@ -3,6 +3,7 @@ click → serving on the sample store, in the feedback section of docs/BENCHMARK
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from bench.reports.text import fmt
@@ -53,7 +54,7 @@ class LearningCurve:
     dev_points: tuple[CurvePoint, ...]
     dev_monotone: int
     params: CurveParams
-    timings_s: dict
+    timings_s: Mapping[str, float]
     test_points: tuple[CurvePoint, ...] | None = field(default=None, metadata=OPTIONAL)
     test_monotone: int | None = field(default=None, metadata=OPTIONAL)
     click: Click | None = field(default=None, metadata=OPTIONAL)
