@@ -35,6 +35,8 @@ class Click:
     verdict: str
     page_search_ms_p95: float
     page_searches: int
+    page_search_ms_p95_without_stage: float | None = field(default=None, metadata=OPTIONAL)
+    kb_records_citing_a_stored_abstract: int | None = field(default=None, metadata=OPTIONAL)
 
 
 @dataclass(frozen=True)
@@ -95,7 +97,10 @@ def curve_lines(c: LearningCurve | None) -> list[str]:
         lines += [f"Click → serving on {k.store} (loaded in {fmt(k.load_sample_s, 0)} s): {k.decisions} decisions "
                   f"on {k.queries_graded} KB relations, then \"Update the ranker\": {fmt(k.click_to_serving_s, 1)} s, "
                   f"{'activated' if k.activated else 'not activated'} ({k.verdict}). The Curate page's search with "
-                  f"the learned stage: p95 {fmt(k.page_search_ms_p95, 1)} ms over {k.page_searches} searches.", ""]
+                  f"the learned stage: p95 {fmt(k.page_search_ms_p95, 1)} ms over {k.page_searches} searches (without "
+                  f"it: {fmt(k.page_search_ms_p95_without_stage, 1)} ms; the abstracts are not annotated, so each "
+                  "search annotates its results in memory). KB records citing an abstract the store holds: "
+                  f"{k.kb_records_citing_a_stored_abstract}.", ""]
     elif c.click_error:
         lines += [f"Click → serving could not be measured: {c.click_error}.", ""]
     return lines
