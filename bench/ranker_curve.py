@@ -88,19 +88,26 @@ def decided_lists(train: CandidateLists, made: list[tuple[int, int]]) -> Candida
                           [train.pmids[i] for i in index], train.seconds)
 
 
-def served_point(model, lists: CandidateLists, qrels, base: dict[str, float], seed: int) -> dict:
-    """The served figures of one point: the ranker's, the gate's verdict, and what serves (ranker or concept search)."""
+def served_point(model, lists: CandidateLists, qrels, base: dict[str, float], seed: int,
+                 serves: bool | None = None) -> dict:
+    """The served figures of one point: the ranker's, the gate's verdict, and what serves (ranker or concept search).
+
+    ``serves``: what the gate decided on dev (None: decide here, on these lists: the dev split's own point).
+    """
     if model is None:
         interval = bootstrap_ci(base, seed=seed)
         return {"ranker_ndcg10": None, "gate_low": None, "serves": "concept search",
                 "served_ndcg10": round(interval.mean, 4), "ci95": [round(interval.low, 4), round(interval.high, 4)]}
     run = ranked_runs(lists, model)
     scores = per_query({q: run.get(q, {}) for q in qrels}, qrels, METRIC)
-    gate = bootstrap_ci({q: scores[q] - base[q] for q in base}, seed=seed)
-    served = scores if gate.low > 0 else base
-    interval = bootstrap_ci(served, seed=seed)
-    return {"ranker_ndcg10": round(float(np.mean(list(scores.values()))), 4), "gate_low": round(gate.low, 4),
-            "serves": "ranker" if gate.low > 0 else "concept search", "served_ndcg10": round(interval.mean, 4),
+    low = None
+    if serves is None:
+        low = bootstrap_ci({q: scores[q] - base[q] for q in base}, seed=seed).low
+        serves = low > 0
+    interval = bootstrap_ci(scores if serves else base, seed=seed)
+    return {"ranker_ndcg10": round(float(np.mean(list(scores.values()))), 4),
+            "gate_low": round(low, 4) if low is not None else None,
+            "serves": "ranker" if serves else "concept search", "served_ndcg10": round(interval.mean, 4),
             "ci95": [round(interval.low, 4), round(interval.high, 4)]}
 
 
@@ -126,8 +133,9 @@ def curve(args, benchmark, engine, built: dict) -> dict:
                 model, _ = train_ranker(decided_lists(train, made[:n]), PRODUCT_FEATURES, seed=args.seed)
             except ValueError:  # no graded list has both grades yet: nothing learned, the concept search serves
                 model = None
-        for s in splits:
-            out[s].append({"decisions": n, **served_point(model, evaluated[s], qrels[s], base[s], args.seed)})
+        for s in splits:  # dev first: the gate decides there, and the test point serves what dev decided
+            decided = None if s == "dev" else out["dev"][-1]["serves"] == "ranker"
+            out[s].append({"decisions": n, **served_point(model, evaluated[s], qrels[s], base[s], args.seed, decided)})
         print(n, {s: out[s][-1] for s in splits}, flush=True)
     return {"train_queries_per_kind": TRAIN_QUERIES, "graded_per_query": SHOWN, "decisions_available": len(made),
             **{f"{s}_points": out[s] for s in splits}, **{f"{s}_monotone": monotone(out[s]) for s in splits}}
@@ -215,6 +223,9 @@ def main(argv: list[str] | None = None) -> int:
     benchmark = load_benchmark(args.data_dir, seed=args.seed)
     engine = Retriever(lexical=LexicalIndex.build(list(benchmark.corpus)), version="bm25")
     section = {"date": datetime.now(UTC).isoformat(timespec="seconds"), **curve(args, benchmark, engine, {})}
+    old = (json.loads(args.out.read_text()) if args.out.exists() else {}).get("learning_curve") or {}
+    if args.no_click and "click" in old:
+        section["click"] = old["click"]  # the sample store's figures of an earlier run, kept
     if not args.no_click:
         try:
             section["click"] = click(settings, args.seed)
