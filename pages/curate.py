@@ -64,9 +64,10 @@ mode = columns[-1].radio("Ranking", ranking_modes(engine, serving_version), hori
                          help=f"model version: {serving_version}")
 rm3 = columns[-1].toggle("RM3 feedback", key="rm3", help="Expand the query with the words of the best abstracts "
                          "(pseudo-relevance feedback) before ranking.")
-feedback = columns[-1].toggle("Re-rank from my grades", value=True, key="session_rerank",
+feedback = columns[-1].toggle("Re-rank from my grades", value=curate.SESSION_FEEDBACK_DEFAULT, key="session_rerank",
                              help="After you grade results of this query, the ungraded ones re-rank at once from "
-                             "your grades (▲ / ▼ mark what moved, with the rank it had).")
+                             "your grades (▲ / ▼ mark what moved, with the rank it had). Off by default: on the "
+                             "benchmark it has not yet been shown to help.")
 shown = set(st.pills("Highlight", ROLES, default=list(ROLES), selection_mode="multi") or [])
 
 

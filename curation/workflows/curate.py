@@ -39,6 +39,10 @@ from curation.workflows.session import corpus_size, current_schema
 from curation.workflows.suggest import DEFAULT_TOP_DOCS, Suggestion, SuggestionResult, suggest_from
 
 KNOWN_VALUES_SHOWN = 2000  # typed-ahead choices per slot, most frequent first
+# In-session feedback starts switched off: on benchmark v2 (bench/ranker_session.py, residual collection) its gain's
+# interval includes 0 on dev and on test, and what is not shown to help does not change a curator's order unasked
+# (the gate's rule for versions). The Curate page's switch turns it on.
+SESSION_FEEDBACK_DEFAULT = False
 
 
 @dataclass(frozen=True)
@@ -155,7 +159,7 @@ def open_curate(
     kinds: Collection[str] | None = None,
     applied: Mapping[str, str] | None = None,
     rm3: bool = False,
-    feedback: bool = True,
+    feedback: bool = SESSION_FEEDBACK_DEFAULT,
 ) -> CurateView:
     """Search a partial relation and gather what the Curate page draws for it.
 
