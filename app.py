@@ -6,6 +6,7 @@ import streamlit as st
 
 from curation.workflows.session import corpus_size
 from pages import team_gate
+from pages.addresses import with_root_forwarding
 from pages.common import connection, preload_search
 from pages.legacy_mode import leave_legacy_pages_mode
 from pages.sidebar import sidebar, store_notice_banner
@@ -29,8 +30,8 @@ try:
     if signed is not None:  # team mode: the pages the person's roles open, and the Team page for maintainers
         team_gate.navigation(con, signed, [*PAGES, ("pages/team.py", "Team", ":material/group:")]).run()
     else:  # an empty store opens on the Knowledge base page, which says how to load data
-        default = "pages/knowledge_base.py" if empty else "pages/curate.py"
-        st.navigation([st.Page(script, title=title, icon=icon, default=script == default)
-                       for script, title, icon in PAGES]).run()
+        pages = {script: st.Page(script, title=title, icon=icon) for script, title, icon in PAGES}
+        start = pages["pages/knowledge_base.py" if empty else "pages/curate.py"]
+        st.navigation(with_root_forwarding(list(pages.values()), start)).run()  # the root opens start's address
 finally:  # also after st.stop and st.rerun
     preload_search(con)  # what a search needs, built in the background once the first page is drawn

@@ -233,6 +233,13 @@ def result_pmids(page: Page) -> list[str]:
     return page.evaluate(f"() => {{ {_FRESH_JS} return links().map((a) => a.innerText.replace('PMID', '').trim()); }}")
 
 
+def first_result_title_box(page: Page) -> tuple[float, float, float]:
+    """Where the first result's title line (its PMID link) is drawn, scrolled as the page is now: its top and
+    bottom in the window, and the window's height (CSS pixels)."""
+    return tuple(page.evaluate(f"""() => {{ {_FRESH_JS} const r = links()[0].getBoundingClientRect();
+      return [r.top, r.bottom, window.innerHeight]; }}"""))
+
+
 def supporting_pmids(page: Page) -> list[str]:
     """The PMIDs of the supporting abstracts a chosen suggestion lists (its quoted sentences' links)."""
     return page.evaluate(f"""() => {{ {_FRESH_JS} return [...document.querySelectorAll('blockquote a[href*="pubmed"]')]

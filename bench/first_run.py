@@ -3,6 +3,8 @@
 Usage::
 
     python -m bench.first_run [--runs 3] [--data-dir D] [--out bench/results/first_run.json]
+    python -m bench.first_run --suggestions-only STORE   # only the Treatment-suggestion figure, into --out
+    python -m bench.first_run --fast-start STORE [--fast-start-runs 5]   # CLI and matcher figures only
     python -m curation bench first_run
 
 Each browser run starts from nothing in a temporary folder: the README's first command (the first
@@ -24,8 +26,13 @@ The CLI path is measured once for comparison: ``python -m curation quickstart`` 
 (wall time), then the README's command on that store (first page: Curate) and the same first search,
 which builds the matcher in the new server process.
 
+**suggestion_top5_treatment_precision** (``bench/_treatments.py``): on the CLI path's loaded store, the share of
+the top 5 Treatment suggestions for 50 CIViC gene + variant queries that are drugs or therapies, before and
+after the answer-kind filter (the judge, not the filter's rule, is named there; the goal reads the "medicine" judge,
+the one that shares no source with the filter).
+
 Writes one JSON: date, params, machine, counts, timings_s (min / median / max over the runs), runs,
-cli, goals and notes.
+cli, suggestions, goals and notes.
 """
 
 from __future__ import annotations
@@ -58,7 +65,9 @@ from bench._browser import (
     search,
     wait_for_page,
 )
+from bench._fast_start import fast_start, fast_start_goals
 from bench._server import command_server, first_run_env, readme_first_command
+from bench._treatments import first_run_suggestions
 from curation.config import load_settings
 from curation.store.base import stats
 from curation.store.opening import open_store
@@ -186,10 +195,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data-dir", type=Path, default=None,
                         help="the sample's folder (CURATION_DATA_DIR for the app; default the project's)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--suggestions-only", type=Path, metavar="STORE", default=None,
+                        help="only the Treatment-suggestion figure, on this loaded store (read-only), written into "
+                             "--out's existing JSON")
+    parser.add_argument("--fast-start", type=Path, default=None, metavar="STORE",
+                        help="only the fast-start figures (CLI search / suggest, the matcher's build) on a copy of "
+                             "this loaded store, added to --out's other figures")
+    parser.add_argument("--fast-start-runs", type=int, default=5, help="timed runs per command")
     args = parser.parse_args(argv)
+    if args.fast_start is not None:
+        return fast_start_main(args.fast_start, args.fast_start_runs, args.out)
     if args.data_dir is not None:
         os.environ["CURATION_DATA_DIR"] = str(args.data_dir.resolve())
     data_dir = load_settings().data_dir
+    if args.suggestions_only is not None:
+        return suggestions_only(args.out, args.suggestions_only, data_dir)
     if not CHROMIUM.exists():
         print(f"no Chromium at {CHROMIUM}: apt-get install chromium", file=sys.stderr)
         return 2
@@ -204,6 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     runs: list[dict] = []
     failures: list[str] = []
     cli: dict = {}
+    suggestions, suggestion_goal = {}, {}
     with tempfile.TemporaryDirectory(prefix="bench-first-run-") as tmp:
         for n in range(args.runs):
             try:
@@ -218,6 +239,9 @@ def main(argv: list[str] | None = None) -> int:
             except (PlaywrightError, AppError, RuntimeError) as exc:
                 failures.append(f"cli: {type(exc).__name__}: {str(exc).splitlines()[0][:300]}")
             print(f"cli: {json.dumps(cli)}", flush=True)
+            if cli.get("quickstart_rc") == 0:
+                db = Path(first_run_env(Path(tmp) / "cli")["CURATION_DB"])
+                suggestions, suggestion_goal = first_run_suggestions(db, data_dir)
     load_after = os.getloadavg()
 
     names = ("first_page_s", "sample_load_s", "first_results_after_load_s", "server_up_s", "open_curate_s",
@@ -271,13 +295,48 @@ def main(argv: list[str] | None = None) -> int:
         "timings_s": timings,
         "runs": runs,
         "cli": cli,
-        "goals": goals(timings),
+        "suggestions": suggestions,
+        "goals": {**goals(timings), **suggestion_goal},
     }
     result["notes"] = notes(result)
+    previous = json.loads(args.out.read_text()) if args.out.exists() else {}
+    if "fast_start" in previous:  # measured by --fast-start, kept with its goals
+        result["fast_start"] = previous["fast_start"]
+        result["goals"].update(fast_start_goals(previous["fast_start"]))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps({"timings_s": timings, "goals": result["goals"], "cli": cli}, indent=2))
     return 1 if failures or not runs else 0
+
+
+def suggestions_only(out: Path, db: Path, data_dir: Path) -> int:
+    """The Treatment-suggestion figure alone, on a loaded store, written into ``out``'s JSON (the other figures
+    kept as they are)."""
+    result = json.loads(out.read_text()) if out.exists() else {}
+    figures, goal = first_run_suggestions(db, data_dir)
+    result["suggestions"] = {**figures, "date": datetime.now(UTC).isoformat(timespec="seconds"),
+                             "load_average": [round(x, 2) for x in os.getloadavg()]}
+    result["goals"] = {**result.get("goals", {}), **goal}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps({"precision": figures["precision"], "goals": goal}, indent=2))
+    return 0
+
+
+def fast_start_main(store: Path, runs: int, out: Path) -> int:
+    """Measure the fast-start figures and write them into ``out`` beside its other figures and goals."""
+    if not store.exists():
+        print(f"no store at {store}: build one with python -m curation quickstart --db {store}", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory(prefix="bench-fast-start-") as tmp:
+        figures = fast_start(store, Path(tmp), runs)
+    result = json.loads(out.read_text()) if out.exists() else {}
+    result["fast_start"] = {"date": datetime.now(UTC).isoformat(timespec="seconds"), **figures}
+    result["goals"] = {**result.get("goals", {}), **fast_start_goals(figures)}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps(result["goals"], indent=2))
+    return 0
 
 
 def notes(result: dict) -> list[str]:

@@ -89,15 +89,29 @@ def _summary(per: dict[str, dict[str, float]], baseline: dict[str, dict[str, flo
     return out
 
 
-def _realistic_lexicon(data_dir: Path, training_docs):
-    """The dictionaries a deployment has: DrugBank, CIViC, and the gold mention names of Train documents only."""
-    from curation.entities.dictionaries import assemble_lexicon, merged_synonyms
+def _realistic_lexicon(data_dir: Path, training_docs, vocabularies: bool = True):
+    """The dictionaries a deployment has: DrugBank, CIViC, the gold mention names of Train documents only, and
+    (``vocabularies``) every installed vocabulary "Load the sample" loads (MeSH, the drug vocabulary, gene
+    aliases), read with the Train mentions only where a reader takes gold (MeSH kinds, mouse gene ids)."""
+    from curation.entities.dictionaries import (
+        MINED_FORMATS,
+        assemble_lexicon,
+        merged_synonyms,
+        read_dictionary,
+        vocabulary_kinds,
+    )
     from curation.entities.synonyms import drugbank_synonyms
+    from curation.entities.vocabularies import installed
     from curation.ingest.civic import read_civic
     from curation.schemas import PO
 
     drugbank = data_dir / "dicts" / "drugbank_vocabulary.csv"
-    dictionary = drugbank_synonyms(drugbank) if drugbank.exists() else []
+    dictionary = list(drugbank_synonyms(drugbank)) if drugbank.exists() else []
+    train_mentions = [m for d in training_docs for m in d.mentions]
+    for kind in vocabulary_kinds() if vocabularies else ():
+        if kind in MINED_FORMATS or (kind in ("mesh", "drug-ner") and not installed(kind)):
+            continue  # code names are mined from a store's text; this pool has no store
+        dictionary += list(read_dictionary(kind, None, train_mentions))
     records = []
     for path in sorted((data_dir / "civic").glob("*.tsv")):
         records += [r for r in read_civic(path, Problems(path, lenient=True)) if r.schema == PO.name]
@@ -113,7 +127,7 @@ def _typed_name(concept: str, docs) -> str:
     return counts.most_common(1)[0][0] if counts else concept
 
 
-def suggestion_benchmark(data_dir: Path, scorer, training, split: str = "dev") -> dict:
+def suggestion_benchmark(data_dir: Path, scorer, training, split: str = "dev", vocabularies: bool = True) -> dict:
     """Suggestion queries of ``split`` (both corpora): the gold-mention setting and the realistic one."""
     from curation.entities.annotation import Annotator
     from curation.entities.matching import Matcher
@@ -165,7 +179,7 @@ def suggestion_benchmark(data_dir: Path, scorer, training, split: str = "dev") -
 
     # --- realistic: the product's dictionary annotator (no Dev/Test names), served search over a pool ---
     started = time.perf_counter()
-    lexicon = _realistic_lexicon(data_dir, list(training.documents.values()))
+    lexicon = _realistic_lexicon(data_dir, list(training.documents.values()), vocabularies)
     hoc = list(read_jsonl(data_dir / "hoc" / "hoc_abstracts.jsonl", Problems(data_dir / "hoc" / "hoc_abstracts.jsonl",
                                                                             lenient=True)))
     docs = {d.pmid: d for corpus in corpora.values() for d in corpus}
@@ -273,6 +287,7 @@ def suggestion_benchmark(data_dir: Path, scorer, training, split: str = "dev") -
             name: _summary(per[name], per["cooccurrence_all"] if name.startswith("scorer") else None)
             for name in per}
         out["realistic"][corpus]["queries_fully_linked"] = linked[corpus]
+        out["realistic"][corpus]["queries_fully_linked_share"] = round(linked[corpus] / max(len(qs), 1), 4)
         by_kind = {}
         for kind in sorted({q.kind for q in qs}):
             sub = [q for q in qs if q.kind == kind]
@@ -288,6 +303,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="default bench/results/suggest.json (suggest_test.json with --test)")
     parser.add_argument("--test", action="store_true",
                         help="score the Test splits, once, with everything chosen on dev (no latency section)")
+    parser.add_argument("--no-vocabularies", action="store_true",
+                        help="the realistic lexicon without the installed vocabularies (the figures before them)")
     args = parser.parse_args(argv)
     split = "test" if args.test else "dev"
     args.out = args.out or ROOT / "bench" / "results" / ("suggest_test.json" if args.test else "suggest.json")
@@ -296,10 +313,11 @@ def main(argv: list[str] | None = None) -> int:
     report = {"date": datetime.now(UTC).isoformat(timespec="seconds"),
               "params": {"cpu_count": os.cpu_count(), "python": platform.python_version(),
                          "splits_read": "Train and Test (everything chosen on dev)" if args.test else
-                         "Train and Dev; Test PMIDs only"},
+                         "Train and Dev; Test PMIDs only",
+                         "vocabularies": not args.no_vocabularies},
               "relation_extraction": extraction}
     started = time.perf_counter()
-    report["suggestions"] = suggestion_benchmark(data_dir, scorer, training, split)
+    report["suggestions"] = suggestion_benchmark(data_dir, scorer, training, split, not args.no_vocabularies)
     report["suggestions"]["seconds"] = round(time.perf_counter() - started, 1)
     from curation.relations.suggestions import NARY_COMBINE, RULE
     from curation.workflows.suggest import DEFAULT_TOP_DOCS
@@ -319,11 +337,13 @@ def main(argv: list[str] | None = None) -> int:
         # the product's setting: recogniser + linker mentions, the chosen aggregation over the served top N,
         # against co-occurrence over every document mentioning the query's concepts (paired, per query)
         "scorer_minus_cooc_map_biored_dev": goal(
-            realistic["biored"]["scorer_served_chosen"]["map_minus_cooccurrence"]["mean"], 0.05, ">="),
+            realistic["biored"]["scorer_served_chosen"]["map_minus_cooccurrence"]["mean"], 0.08, ">="),
         "scorer_minus_cooc_map_bc5cdr_dev": goal(
             realistic["bc5cdr"]["scorer_served_chosen"]["map_minus_cooccurrence"]["mean"], 0.05, ">="),
         "scorer_map_ci_low_over_cooc": goal(
             realistic["bc5cdr"]["scorer_served_chosen"]["map_minus_cooccurrence"]["ci95"][0], 0.0, ">"),
+        "queries_all_slots_linked_share_biored_dev": goal(
+            realistic["biored"]["queries_fully_linked_share"], 0.9, ">="),
         "cid_f1_bc5cdr_dev": goal(dev["bc5cdr"]["systems"]["scorer_logreg"]["f1"], 0.60, ">="),
         "pair_f1_biored_dev": goal(dev["biored"]["systems"]["scorer_logreg"]["f1"], 0.60, ">="),
         "queries_dev": goal(report["suggestions"]["queries_total"], 1000, ">="),

@@ -32,6 +32,8 @@ from curation.errors import SchemaError
 KINDS = ("gene", "variant", "chemical", "disease", "ptm", "residue", "generic")
 _PLACEHOLDER = re.compile(r"\{([^{}]+)\}")
 
+SPECIES = ("human", "mouse", "")  # the species the gene vocabularies carry; "" is every one
+
 
 @dataclass(frozen=True)
 class RelationSchema:
@@ -45,6 +47,8 @@ class RelationSchema:
         kinds: (entity type, matcher kind) pairs.
         columns: (entity type or "pmid", TSV column) pairs for the generic TSV loader.
         description: one line for the UI.
+        species: the organism a typed gene name means when several species share it ("human", the default;
+            "mouse" for a mouse KB; "" links every species' gene).
     """
 
     name: str
@@ -54,6 +58,7 @@ class RelationSchema:
     kinds: tuple[tuple[str, str], ...] = ()
     columns: tuple[tuple[str, str], ...] = ()
     description: str = ""
+    species: str = "human"
     builtin: bool = field(default=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -68,6 +73,8 @@ class RelationSchema:
             raise SchemaError(f"{where}: answer '{self.answer}' is not one of {list(self.entity_types)}")
         if not self.templates:
             raise SchemaError(f"{where}: needs at least one query template")
+        if self.species not in SPECIES:
+            raise SchemaError(f"{where}: species '{self.species}' is not one of {', '.join(map(repr, SPECIES))}")
         for template in self.templates:
             for slot in _PLACEHOLDER.findall(template):
                 if slot not in self.query_types:
@@ -129,6 +136,7 @@ class RelationSchema:
             "kinds": dict(self.kinds),
             "columns": dict(self.columns),
             "description": self.description,
+            "species": self.species,
         }
 
 
@@ -204,6 +212,7 @@ def schema_from_dict(data: Mapping[str, object], where: str = "schema") -> Relat
             kinds=tuple((str(k), str(v)) for k, v in kinds.items()),
             columns=tuple((str(k), str(v)) for k, v in columns.items()),
             description=str(data.get("description", "")),
+            species=str(data.get("species", "human")),
         )
     except SchemaError as exc:
         raise SchemaError(f"{where}: {exc}") from None

@@ -47,8 +47,13 @@ serving_version = engine.version if engine is not None else planned_version(con,
 problem_slot = st.empty()
 if engine is not None and (problem := serving_problem(con, schema.name, engine.version)):
     problem_slot.warning(escape_text(problem))
-curate_lists.worklist_panel(con, schema)
-curate_lists.saved_panel(con, schema, curator)
+# Everything above the results is kept short, so that the first result starts on a 900-px screen: the two lists
+# side by side, what is highlighted behind a button beside the ranking, saving the query beside the filters.
+worklist_column, saved_column = st.columns(2)
+with worklist_column:
+    curate_lists.worklist_panel(con, schema)
+with saved_column:
+    curate_lists.saved_panel(con, schema, curator)
 
 # --- the partial relation -------------------------------------------------------------------
 columns = st.columns(len(schema.query_types) + 1)
@@ -68,18 +73,20 @@ feedback = columns[-1].toggle("Re-rank from my grades", value=curate.SESSION_FEE
                              help="After you grade results of this query, the ungraded ones re-rank at once from "
                              "your grades (▲ / ▼ mark what moved, with the rank it had). Off by default: on the "
                              "benchmark it has not yet been shown to help.")
-shown = set(st.pills("Highlight", ROLES, default=list(ROLES), selection_mode="multi") or [])
 
 
 def _remember_kinds() -> None:
     st.session_state["highlight_kinds"] = list(st.session_state.get("kinds_input") or [])
 
 
-# Entity kinds shown, remembered in session state (a widget's own key is dropped when a run stops before it).
-kinds = st.pills(
-    "Entity types", ENTITY_KINDS, default=st.session_state.get("highlight_kinds", list(ENTITY_KINDS)),
-    selection_mode="multi", key="kinds_input", on_change=_remember_kinds, help=form.annotator_note,
-)
+# What the cards highlight, one click away beside the ranking (two rows of chips above the results otherwise).
+with columns[-1].popover("Highlights", icon=":material/ink_highlighter:"):
+    shown = set(st.pills("Highlight", ROLES, default=list(ROLES), selection_mode="multi") or [])
+    # Entity kinds shown, remembered in session state (a widget's own key is dropped when a run stops before it).
+    kinds = st.pills(
+        "Entity types", ENTITY_KINDS, default=st.session_state.get("highlight_kinds", list(ENTITY_KINDS)),
+        selection_mode="multi", key="kinds_input", on_change=_remember_kinds, help=form.annotator_note,
+    )
 if not any(v.strip() for v in values.values()):
     st.info(f"Type a partial relation — {', '.join(schema.query_types)} — to find abstracts that complete its "
             f"{schema.answer}.")
@@ -108,13 +115,15 @@ chosen = suggestion_panel.panel(view.suggestions, values)
 if not curator:
     st.warning("Enter your name as curator in the sidebar to record decisions.")
 
-if curator and any(values.values()) and st.button("Save this query", key="save_query"):
+save_column, filter_column = st.columns([1, 5])
+if curator and any(values.values()) and save_column.button("Save this query", key="save_query"):
     try:
         watch.save_search(con, who(), schema.name, values, result.concepts)
         st.toast("Saved: it will say what is new since you last opened it")
     except USER_ERRORS as exc:
         st.error(escape_text(str(exc)))
-row_filter = filters.filter_panel(result, curator)
+with filter_column:
+    row_filter = filters.filter_panel(result, curator)
 if st.session_state.get("filter_only_for") != values:  # another relation was typed: the saved query's view ends
     st.session_state.pop("filter_only", None)
 only = st.session_state.get("filter_only")

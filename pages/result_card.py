@@ -27,16 +27,18 @@ from pages import result_filters as filters
 from pages.common import GRADE_SHORTCUTS, log_decision_time, matcher, query_linker, who
 from pages.highlight import escape_text
 
-# One colour per highlight role (a constant: no user or corpus text goes into this block).
+# One colour per highlight role (a constant: no user or corpus text goes into this block). And half of the 6rem
+# Streamlit leaves above a page's title: with it, the first result card started below a 900-px window.
 HIGHLIGHT_CSS = """<style>
 mark.ent-query {background: #cfe3ff; border-bottom: 2px solid #1f6f8b;}
 mark.ent-answer {background: #c9f2d0; border-bottom: 2px solid #2e8b57;}
 mark.ent-other {background: #eeeeee;}
+[data-testid="stMainBlockContainer"] {padding-top: 3rem;}
 </style>"""
 
 
 def card_style() -> None:
-    """The highlight colours of the cards' marks (drawn once per page run, before the cards)."""
+    """The highlight colours of the cards' marks and the page's top margin (drawn once per page run, first)."""
     st.markdown(HIGHLIGHT_CSS, unsafe_allow_html=True)
 
 

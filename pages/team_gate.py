@@ -20,6 +20,7 @@ import streamlit as st
 from curation.config import Settings, load_settings
 from curation.errors import USER_ERRORS, CurationError, SignInExpiredError
 from curation.workflows import team
+from pages.addresses import with_root_forwarding
 from pages.highlight import escape_text
 
 SESSION = "identity"  # session key: the signed-in person's Identity (set on every run, read by callbacks)
@@ -137,10 +138,10 @@ def navigation(con: duckdb.DuckDBPyConnection, signed: team.SignedIn, pages: Seq
     first = allowed.index(True) if any(allowed) else None
     ask = team.maintainers(con) if not all(allowed) else []
     routed, links = [], []
-    for n, ((script, title, icon), ok) in enumerate(zip(pages, allowed, strict=True)):
+    for (script, title, icon), ok in zip(pages, allowed, strict=True):
         path = Path(script).stem
         if ok:
-            page = st.Page(script, title=title, icon=icon, url_path=path, default=n == first)
+            page = st.Page(script, title=title, icon=icon, url_path=path)
             links.append(page)
         else:
             page = st.Page(_closed(title, team.page_refusal(signed, path, title, ask)), title=title, icon=icon,
@@ -149,9 +150,9 @@ def navigation(con: duckdb.DuckDBPyConnection, signed: team.SignedIn, pages: Seq
     if first is None:
         message = (f"You are signed in as {signed.identity.name}, but hold no role in this team yet. Ask a "
                    "maintainer to grant you one on the Team page.")
-        routed.insert(0, st.Page(_closed("Curation workbench", message), title="Welcome", url_path="welcome",
-                                 default=True))
-    chosen = st.navigation(routed, position="hidden")
+        routed.insert(0, st.Page(_closed("Curation workbench", message), title="Welcome", url_path="welcome"))
+    start = routed[0] if first is None else routed[first]
+    chosen = st.navigation(with_root_forwarding(routed, start), position="hidden")
     with st.sidebar:
         for page in links:
             st.page_link(page)

@@ -6,8 +6,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.reports.readers import Goals, decode_result, read_result
+from bench.reports.readers import Goal, Goals, decode_result, read_result
 from bench.reports.text import fmt
+from curation.relations.answer_filter import THRESHOLD
 from curation.versions.typed_json import OPTIONAL
 
 FIRST_RUN_STEPS = (  # timing, what it spans, goal in the JSON's "goals"
@@ -58,6 +59,77 @@ class Cli:
 
 
 @dataclass(frozen=True)
+class Suggestions:
+    """The Treatment-suggestion figure (bench/_treatments.py): top-5 precision before / after the kind filter."""
+
+    queries: tuple[str, ...]
+    queries_with_abstracts_naming_both: int
+    queries_with_suggestions: Mapping[str, int]
+    suggestions_judged: Mapping[str, int]
+    precision: Mapping[str, Mapping[str, float | None]]  # before / after -> judge -> share
+    not_drugs: Mapping[str, tuple[str, ...]]
+    filter_dev: Mapping[str, Mapping[str, float]]
+    searcher_build_s: float
+    filter_learn_s: float
+    mode: str
+    top_docs: int
+    judge: str
+    filter_read_s: float | None = field(default=None, metadata=OPTIONAL)
+    date: str | None = field(default=None, metadata=OPTIONAL)
+    load_average: tuple[float, ...] | None = field(default=None, metadata=OPTIONAL)
+
+
+@dataclass(frozen=True)
+class Timed:
+    """One timing and the 1-minute load average read just before it."""
+
+    s: float
+    load_1min_before: float
+
+
+@dataclass(frozen=True)
+class CommandTimings:
+    """One CLI command's whole process: the first run after the store was copied, then the timed runs."""
+
+    first_run: Timed
+    runs: tuple[Timed, ...]
+    p50: float
+    p95: float
+
+
+@dataclass(frozen=True)
+class Restarted:
+    """One new app process timed to BRAF + V600E's results (wall, and inside the process)."""
+
+    s: float
+    load_1min_before: float
+    in_process_s: float
+    results: int
+
+
+@dataclass(frozen=True)
+class RestartTimings:
+    runs: tuple[Restarted, ...]
+    p50: float
+    p95: float
+
+
+@dataclass(frozen=True)
+class FastStart:
+    """``--fast-start``: CLI commands on a copy of a loaded store, and the matcher's build before/after it was kept."""
+
+    date: str
+    store: str
+    runs: int
+    load_average_before: tuple[float, ...]
+    load_average_after: tuple[float, ...]
+    cli_search_s: CommandTimings
+    cli_suggest_s: CommandTimings
+    matcher_build_s: Mapping[str, Timed]
+    restart_to_first_results_s: RestartTimings | None = field(default=None, metadata=OPTIONAL)
+
+
+@dataclass(frozen=True)
 class FirstRun:
     """bench/first_run.py's result: the README's first command on fresh stores, timed in a browser."""
 
@@ -69,7 +141,9 @@ class FirstRun:
     runs: tuple[Mapping[str, object], ...]
     goals: Goals = field(default_factory=dict, metadata=OPTIONAL)
     cli: Cli | None = field(default=None, metadata=OPTIONAL)
+    suggestions: Suggestions | None = field(default=None, metadata=OPTIONAL)
     notes: tuple[str, ...] = field(default=(), metadata=OPTIONAL)
+    fast_start: FastStart | None = field(default=None, metadata=OPTIONAL)
 
     def spread(self, step: str) -> Spread | None:
         """One step's seconds over the runs, None when no run reached it."""
@@ -112,7 +186,75 @@ def first_run_section(data: FirstRun) -> list[str]:
             f"README's command on that store: first page {fmt(cli.first_page_s, 1)} s, first results "
             f"(typing BRAF + V600E → ranked results) {fmt(cli.first_results_s, 1)} s.",
         ]
+    if data.suggestions is not None:
+        lines += suggestions_lines(data.suggestions, data.goals.get("suggestion_top5_treatment_precision"))
     if c.failures:
         lines += ["", "Failed runs: " + "; ".join(c.failures)]
     lines += [line for note in data.notes for line in ("", note)]
+    if data.fast_start is not None:
+        lines += ["", *fast_start_lines(data.fast_start, data.goals)]
     return lines + [""]
+
+
+def suggestions_lines(s: Suggestions, goal: Goal | None) -> list[str]:
+    """The Treatment-suggestion figure: a table of the judges before and after the kind filter."""
+    verdict = f"{goal.op} {goal.target:g}: {'met' if goal.met else 'missed'}" if goal else "–"
+    dev = s.filter_dev.get(f"learned@{THRESHOLD:.2f}", {})
+    lines = [
+        "",
+        f"Treatment suggestions (`bench/_treatments.py`{', ' + s.date if s.date else ''}): the top 5 for "
+        f"{len(s.queries)} CIViC gene + variant queries ({s.queries_with_abstracts_naming_both} of them named "
+        f"together in an abstract), {s.top_docs} abstracts read each, judged drug or therapy by {s.judge}. Goal "
+        f"(judge medicine, after: the judge that shares no source with the filter, which keeps every KB name): "
+        f"{verdict}.",
+        "",
+        "| judge | before (no kind filter) | after |",
+        "| --- | ---: | ---: |",
+    ]
+    for judge in ("medicine_or_civic", "medicine", "drugbank"):
+        before, after = s.precision.get("before", {}).get(judge), s.precision.get("after", {}).get(judge)
+        lines.append(f"| {judge} | {fmt(before, 3)} | {fmt(after, 3)} |")
+    lines += [
+        "",
+        f"Suggestions judged: {s.suggestions_judged.get('before')} before, {s.suggestions_judged.get('after')} after "
+        f"({s.queries_with_suggestions.get('before')} and {s.queries_with_suggestions.get('after')} queries with "
+        f"any). The filter's dev figures (held-out names): precision {fmt(dev.get('precision'), 3)}, recall "
+        f"{fmt(dev.get('recall'), 3)}, F1 {fmt(dev.get('f1'), 3)} at {THRESHOLD:.2f}; learned in "
+        f"{fmt(s.filter_learn_s, 2)} s, its decisions read back by a later process in {fmt(s.filter_read_s, 2)} s "
+        f"(load average {list(s.load_average or [])}). Judged no drug after: "
+        f"{', '.join(s.not_drugs.get('after', ())) or 'none'}.",
+    ]
+    return lines
+
+
+def fast_start_lines(fast: FastStart, goals: Goals) -> list[str]:
+    """The fast-start table: each CLI command's first run and p50 / p95 of the runs after it."""
+    build = fast.matcher_build_s  # label -> Timed, decoded with the file
+    lines = [
+        f"Fast start ({fast.date}, load average {list(fast.load_average_before)} before, "
+        f"{list(fast.load_average_after)} after): one query (BRAF + V600E), the whole `python -m curation` "
+        f"process, on a copy of a loaded store; the first run after the copy builds and keeps the dictionaries' "
+        f"matcher, the {fast.runs} runs after it read it.",
+        "",
+        "| command | first run s (load) | p50 s | p95 s | loads | goal (p95) |",
+        "| --- | ---: | ---: | ---: | --- | --- |",
+    ]
+    for name, timings in (("search", fast.cli_search_s), ("suggest", fast.cli_suggest_s)):
+        goal = goals.get(f"cli_{name}_s_p95")
+        verdict = f"{goal.op} {goal.target:g} s: {'met' if goal.met else 'missed'}" if goal else "–"
+        loads = ", ".join(f"{t.load_1min_before:g}" for t in timings.runs)
+        lines.append(f"| `{name}` | {fmt(timings.first_run.s, 1)} ({timings.first_run.load_1min_before:g}) "
+                     f"| {fmt(timings.p50, 1)} | {fmt(timings.p95, 1)} | {loads} | {verdict} |")
+    restart = fast.restart_to_first_results_s
+    if restart is not None:
+        goal = goals.get("restart_to_first_results_s_p95")
+        verdict = f"{goal.op} {goal.target:g} s: {'met' if goal.met else 'missed'}" if goal else "–"
+        loads = ", ".join(f"{t.load_1min_before:g}" for t in restart.runs)
+        lines.append(f"| a new app process → BRAF + V600E results (AppTest) | – | {fmt(restart.p50, 1)} "
+                     f"| {fmt(restart.p95, 1)} | {loads} | {verdict} |")
+    if {"before", "after"} <= set(build):
+        before, after = build["before"], build["after"]
+        lines += ["", f"The matcher's build, the call alone in a fresh process (spaCy's import included): "
+                      f"{fmt(before.s, 1)} s built from the store as before (load {before.load_1min_before:g}), "
+                      f"{fmt(after.s, 1)} s read from its kept copy (load {after.load_1min_before:g})."]
+    return lines

@@ -34,9 +34,11 @@ def _print_report(report: IngestReport, show_skipped: int = 20) -> None:
 CREATING_COMMANDS = "ingest-kb, ingest-corpus, ingest-dict, add-schemas, quickstart, fetch-pubmed or fetch-kb"
 
 
-def _open(args: argparse.Namespace, create: bool = False):
+def _open(args: argparse.Namespace, create: bool = False, read_only: bool = False):
     """The store at ``--db``. Only a command that puts data in it (``create``) may create it, and the folders
     above it: anything else given a mistyped path would leave an empty store there and report on it.
+    A command that writes nothing opens it ``read_only``: DuckDB lets any number of such processes share the
+    file (a ``search`` and an ``annotate`` at once), where a read-write one needs it alone.
 
     Raises:
         CurationError: there is no store at ``--db`` and the command does not create one.
@@ -44,7 +46,7 @@ def _open(args: argparse.Namespace, create: bool = False):
     if not create and str(args.db) != ":memory:" and not args.db.exists():
         raise CurationError(f"{args.db}: no store here (check --db or CURATION_DB); a store is created by "
                             f"{CREATING_COMMANDS}")
-    return open_store(args.db)
+    return open_store(args.db, read_only=read_only)
 
 
 def _open_for(args: argparse.Namespace, action: Action, create: bool = False):

@@ -154,7 +154,7 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
 
     def annotator():
         # The matcher the first search needs, built once the files are in, annotates the documents too.
-        built["matcher"] = build_matcher(con)
+        built["matcher"] = build_matcher(con, cache_dir=settings.cache_dir / "lexicon")  # kept for the app
         chosen = current_annotator(con, settings, built["matcher"])
         if chosen.message:
             print(f"note: {chosen.message}", flush=True)
@@ -169,7 +169,7 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
     # What the first search builds (the app builds the same when its first search runs): the text matcher
     # and the ranking of what serves (BM25 alone until a model version is trained).
     started = time.time()
-    matcher = built.get("matcher") or build_matcher(con)
+    matcher = built.get("matcher") or build_matcher(con, cache_dir=settings.cache_dir / "lexicon")
     retriever = open_served(con, settings.models_dir, serving_key(con, "PO"))
     mode = "hybrid" if retriever.dense is not None else "bm25"
     hits = retriever.search_text("BRAF V600E", mode=mode, k=10).hits
@@ -183,7 +183,7 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
-    con = _open(args)
+    con = _open(args, read_only=True)
     counts = stats(con)
     if args.json:
         print(json.dumps(counts, indent=2, default=str))

@@ -29,7 +29,7 @@ def cmd_normalise(args: argparse.Namespace) -> int:
     from curation.entities.dictionaries import build_lexicon
     from curation.entities.normalise import Normaliser
 
-    con = _open(args)
+    con = _open(args, read_only=True)
     normaliser = Normaliser(build_lexicon(con))
     candidates = normaliser.normalise(args.text, kind=args.kind, k=args.k)
     if args.json:
@@ -49,7 +49,7 @@ def cmd_annotate(args: argparse.Namespace) -> int:
 
     documents = read_inputs(args.inputs, args.format)  # bad input stops here, before any loading
     settings = load_settings()
-    con = _open(args) if args.db.exists() else None
+    con = _open(args, read_only=True) if args.db.exists() else None  # it writes files, never the store
     chosen, where = batch_annotator(con, settings, args.recogniser)
     print(f"annotating {len(documents)} documents with {chosen.annotator.version} ({where})", file=sys.stderr)
     if chosen.message:

@@ -65,7 +65,8 @@ class Searcher:
 
         self.con = con
         self.settings = load_settings()
-        self.matcher = dictionary_matcher(con)  # the app's, without analysing the corpus ahead (same matches)
+        # The app's, without analysing the corpus ahead (same matches); kept between runs beside the app's copy.
+        self.matcher = dictionary_matcher(con, self.settings.cache_dir / "lexicon")
         chosen = current_annotator(con, self.settings, self.matcher)
         self.notes = [chosen.message] if chosen.message and chosen.message != NO_RECOGNISER else []
         self.linker = default_linker(con, self.matcher, build_normaliser(self.matcher), chosen.annotator.linker)

@@ -45,12 +45,13 @@ def cmd_fetch_kb(args: argparse.Namespace) -> int:
 
 
 def cmd_ingest_dict(args: argparse.Namespace) -> int:
-    from curation.entities.dictionaries import ingest_dictionary
+    from curation.entities.dictionaries import MINED_FORMATS, ingest_dictionary
 
     con = _open_for(args, Action.IMPORT, create=True)
     for path in args.paths or [None]:  # no path: an installed vocabulary's own data
         read, added = ingest_dictionary(con, args.format, path)
-        print(f"{args.format} {path or '(installed package)'}: {read} names read, {added} new")
+        where = path or ("(mined from the store's text)" if args.format in MINED_FORMATS else "(installed package)")
+        print(f"{args.format} {where}: {read} names read, {added} new")
     return 0
 
 

@@ -80,13 +80,22 @@ def cmd_suggest(args: argparse.Namespace) -> int:
         for (schema, request), where in zip(resolved, places, strict=True):
             check_applied(request, schema, searcher.matcher.lexicon, where)
         results = []
-        for (schema, request), where in zip(resolved, places, strict=True):
+        failed: dict[int, str] = {}  # index of a batch query -> why it has no result
+        for i, ((schema, request), where) in enumerate(zip(resolved, places, strict=True)):
             engine, problem = searcher.engine(schema)
             try:
                 result = suggest(con, engine, searcher.linker, searcher.matcher, schema, request.values,
                                  top_docs=request.top, mode=args.mode, applied=request.applied)
             except USER_ERRORS as exc:
-                raise where.error(None, str(exc)) from None
+                if not args.queries:
+                    raise where.error(None, str(exc)) from None
+                failed[i] = str(where.error(None, str(exc)))
+                continue
+            except Exception as exc:  # noqa: BLE001  (one query's fault must not cost the batch the others)
+                if not args.queries:
+                    raise
+                failed[i] = f"{args.queries}, line {request.line}: {type(exc).__name__}: {exc}"
+                continue
             if problem:
                 result = type(result)(**{**result.__dict__, "notes": (*result.notes, problem)})
             results.append((request, result))
@@ -98,7 +107,14 @@ def cmd_suggest(args: argparse.Namespace) -> int:
     finally:
         con.close()
     records = []
-    for request, result in results:
+    done = iter(results)
+    for i, (_, request) in enumerate(resolved):
+        if i in failed:
+            print(f"error: {failed[i]}", file=sys.stderr)
+            records.append({**({"id": request.id} if request.id is not None else {}), "line": request.line,
+                            "entities": dict(request.values), "error": failed[i], "suggestions": []})
+            continue
+        request, result = next(done)
         record = result_record(result, args.new_only)
         if request.line is not None:
             record = {"line": request.line, **record}
@@ -111,7 +127,9 @@ def cmd_suggest(args: argparse.Namespace) -> int:
         print(f"wrote {rows} supporting papers of {sum(len(r['suggestions']) for r in records)} suggestions to "
               f"{args.export}", file=sys.stderr)
     emit(args, records, render_table)
-    return 0 if args.queries or records[0]["suggestions"] else 1
+    if args.queries:
+        return 1 if failed else 0
+    return 0 if records[0]["suggestions"] else 1
 
 
 def render_table(record: dict) -> str:
@@ -187,8 +205,9 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
                        description="What the Curate page's 'Suggested <slot>' panel shows: candidates for the missing "
                                    "slot, ranked from the relation scores of the served top N abstracts, each with "
                                    "its supporting papers and sentences and whether the KB holds it. Exit status: "
-                                   "0; 1 when the one relation asked has no suggestion; 2 for bad input. The store "
-                                   "is opened read-only.")
+                                   "0; 1 when the one relation asked has no suggestion, or when a query of a --queries "
+                                   "file failed (its line says why, the others are answered); 2 for bad input. The "
+                                   "store is opened read-only.")
     p.add_argument("--schema", help="the relation's schema (PO, PTM, ...); in a --queries file, the default")
     p.add_argument("--entity", action="append", metavar="SLOT=NAME",
                    help="a typed slot, e.g. --entity Gene=BRAF --entity Variant=V600E (repeat per slot)")

@@ -17,7 +17,7 @@ def cmd_roles(args: argparse.Namespace) -> int:
     """List the team's roles, grant or revoke one, or print the audit."""
     from curation.workflows import team
 
-    con = _open(args)
+    con = _open(args, read_only=args.action in ("list", "audit"))  # listing writes nothing: it shares the store
     if args.action == "leave-team":
         if not args.yes:
             print("error: roles leave-team revokes every role and lets typed names write again; add --yes",

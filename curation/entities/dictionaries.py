@@ -1,7 +1,8 @@
 """Assembling the lexicon the matcher and the normaliser use, from what the store holds.
 
 Sources: dictionaries ingested into the store (DrugBank and HGNC files, the vocabularies of installed
-packages: MeSH, a drug vocabulary, gene aliases; :data:`DICTIONARY_FORMATS`), the knowledge base's own
+packages: MeSH, a drug vocabulary, gene aliases; drug code names mined from the store's own text;
+:data:`DICTIONARY_FORMATS`), the knowledge base's own
 entity values (every schema), the corpus's gold annotations (names grouped by concept id),
 and the built-in PTM and element vocabularies. Names that the store's annotated abstracts
 show to be usually wrong when matched (``curation.entities.name_filter``) are left out, the rule the
@@ -20,6 +21,7 @@ from pathlib import Path
 
 import duckdb
 
+from curation.entities import drug_codes
 from curation.entities.gene_vocabularies import GENE_PACKAGES, GENE_VOCABULARIES
 from curation.entities.gene_vocabularies import package_version as distribution_version
 from curation.entities.lexicon import Lexicon, normalise_name
@@ -44,8 +46,9 @@ from curation.store.corpus import add_synonyms, get_documents, list_mentions, li
 from curation.store.kb import list_kb_records
 
 FILE_FORMATS = ("drugbank", "hgnc")  # dictionaries read from a file the user gives
-# Every kind ``ingest-dict`` takes: files, then the vocabularies of installed packages (no file needed).
-DICTIONARY_FORMATS = (*FILE_FORMATS, *VOCABULARIES, *GENE_VOCABULARIES)
+MINED_FORMATS = (drug_codes.KIND,)  # dictionaries mined from the store's own text (no file, no package)
+# Every kind ``ingest-dict`` takes: files, the vocabularies of installed packages (no file needed), mined ones.
+DICTIONARY_FORMATS = (*FILE_FORMATS, *VOCABULARIES, *GENE_VOCABULARIES, *MINED_FORMATS)
 INGEST_CHUNK = 50_000  # synonyms written per statement: a large vocabulary is never held whole
 # Bump when what :func:`assemble_lexicon` excludes, or how, changes: older files in the cache then miss.
 EXCLUDED_FORMAT = 1
@@ -62,6 +65,8 @@ def read_dictionary(kind: str, path=None, mentions: Iterable[Mention] = ()) -> I
     """
     if kind in FILE_FORMATS and path is None:
         raise InputError(kind, None, None, f"'{kind}' is read from a file: give its path")
+    if kind in MINED_FORMATS:
+        raise InputError(str(path or kind), None, None, f"'{kind}' is mined from the store's text: give no file")
     if kind == "drugbank":
         return drugbank_synonyms(path)
     if kind == "hgnc":
@@ -76,8 +81,9 @@ def read_dictionary(kind: str, path=None, mentions: Iterable[Mention] = ()) -> I
 
 def vocabulary_kinds() -> tuple[str, ...]:
     """The kinds read from installed packages rather than a file, in loading order (drugs before MeSH,
-    whose chemicals the drug vocabulary joins to DrugBank)."""
-    return ("drug-ner", "mesh", *GENE_VOCABULARIES)
+    whose chemicals the drug vocabulary joins to DrugBank; the mined code names last: they pair a code with a
+    drug name the others give)."""
+    return ("drug-ner", "mesh", *GENE_VOCABULARIES, *MINED_FORMATS)
 
 
 def dictionary_label(kind: str, path=None) -> str:
@@ -87,6 +93,10 @@ def dictionary_label(kind: str, path=None) -> str:
     if kind in GENE_VOCABULARIES:
         package = GENE_PACKAGES[kind]
         return f"{path if path is not None else 'installed package'} ({package} {distribution_version(package)})"
+    if kind in MINED_FORMATS:
+        if path is not None:
+            raise InputError(str(path), None, None, f"'{kind}' is mined from the store's text: give no file")
+        return "mined from the store's abstracts and KB text"
     return str(path)
 
 
@@ -96,7 +106,11 @@ def ingest_dictionary(con: duckdb.DuckDBPyConnection, kind: str, path=None) -> t
     Idempotent: a second ingest adds nothing. The ingest log records the file, or the package and its version.
     """
     label = dictionary_label(kind, path)
-    synonyms = read_dictionary(kind, path, list_mentions(con) if kind == "mesh" or kind in GENE_VOCABULARIES else ())
+    if kind in MINED_FORMATS:
+        synonyms: Iterable[Synonym] = drug_codes.mined_code_synonyms(con)
+    else:
+        gold = list_mentions(con) if kind == "mesh" or kind in GENE_VOCABULARIES else ()
+        synonyms = read_dictionary(kind, path, gold)
     read = added = 0
     with transaction(con):
         for chunk in _chunks(iter(synonyms), INGEST_CHUNK):
@@ -184,15 +198,22 @@ def assemble_lexicon(synonyms: list[Synonym], annotated: Iterable[Document], fil
     """
     if not filter_names:
         return Lexicon(synonyms)
+    return Lexicon(synonyms, exclude=measured_exclusions(synonyms, annotated, cache_dir))
+
+
+def measured_exclusions(synonyms: list[Synonym], annotated: Iterable[Document],
+                        cache_dir: Path | None = None) -> dict[str, frozenset[str]]:
+    """:func:`excluded_names`, read from ``cache_dir`` when measured before on the same inputs (see
+    :func:`assemble_lexicon`)."""
     annotated = list(annotated)
     if cache_dir is None:
-        return Lexicon(synonyms, exclude=excluded_names(synonyms, annotated))
+        return excluded_names(synonyms, annotated)
     path = Path(cache_dir) / f"excluded-{_inputs_digest(synonyms, annotated)}.json"
     exclude = _read_excluded(path)
     if exclude is None:
         exclude = excluded_names(synonyms, annotated)
         _write_excluded(path, exclude)
-    return Lexicon(synonyms, exclude=exclude)
+    return exclude
 
 
 def _inputs_digest(synonyms: Sequence[Synonym], annotated: Sequence[Document]) -> str:
@@ -233,6 +254,12 @@ def build_lexicon(con: duckdb.DuckDBPyConnection, filter_names: bool = True, cac
 
     ``cache_dir``: where the measured name exclusions are kept between processes (see :func:`assemble_lexicon`).
     """
+    return assemble_lexicon(*lexicon_sources(con), filter_names, cache_dir)
+
+
+def lexicon_sources(con: duckdb.DuckDBPyConnection) -> tuple[list[Synonym], list[Document]]:
+    """What the store's lexicon is built from: every synonym (:func:`merged_synonyms`) and the abstracts with
+    gold mentions, which measure the names (:func:`excluded_names`)."""
     mentions = list_mentions(con)
     records = [(schema, list_kb_records(con, schema.name)) for schema in list_schemas(con)]
     synonyms = merged_synonyms(list_synonyms(con), records, mentions)
@@ -240,7 +267,7 @@ def build_lexicon(con: duckdb.DuckDBPyConnection, filter_names: bool = True, cac
     for mention in mentions:
         by_doc[mention.pmid].append(mention)
     annotated = [replace(d, mentions=tuple(by_doc[d.pmid])) for d in get_documents(con, sorted(by_doc))]
-    return assemble_lexicon(synonyms, annotated, filter_names, cache_dir)
+    return synonyms, annotated
 
 
 def snapshot_lexicon(snapshot, filter_names: bool = True) -> Lexicon:

@@ -13,13 +13,14 @@ from typing import NamedTuple
 from curation.entities.lexicon import Lexicon
 from curation.entities.morphology import CHEMICAL_AFTER_TARGET, GENE_AFTER_CHEMICAL
 
-# On overlap the longer span wins; at equal length, the lower rank.
-RANK = {"variant": 0, "residue": 1, "abbreviation": 2, "dictionary": 3, "ptm": 4, "shape": 5}
+# On overlap the longer span wins; at equal length, the lower rank. A cell line's shape is the least sure
+# source: a name of the whole word keeps it ("CD4 cells"), only the names inside a longer code yield.
+RANK = {"variant": 0, "residue": 1, "abbreviation": 2, "dictionary": 3, "ptm": 4, "shape": 5, "cell_line": 6}
 
 
 class Hit(NamedTuple):
     """One span: offsets into the text, the kind, the concept id or notation key, and the source ("dictionary",
-    "variant", "residue", "ptm", "abbreviation" or "shape")."""
+    "variant", "residue", "ptm", "abbreviation", "shape" or "cell_line")."""
 
     start: int
     end: int

@@ -26,16 +26,19 @@ from __future__ import annotations
 import re
 import threading
 import warnings
-from collections import Counter, OrderedDict, defaultdict
+from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from curation.entities.abbreviations import Abbreviation, covers, find_abbreviations
+from curation.entities.cell_lines import cell_line_hits
 from curation.entities.hits import RANK, Hit, compound_hits, resolve_overlaps, same_sentence
 from curation.entities.lexicon import Lexicon
 from curation.entities.morphology import find_drug_stems, find_formulas, looks_chemical, looks_gene_product
-from curation.entities.name_patterns import case_sensitive, fusion_regex, gene_lookup, names_regex
+from curation.entities.name_patterns import fusion_regex, gene_lookup, names_regex
+from curation.entities.phrase_table import HOWS, NameTable, name_table, one_token, tokenizer_exceptions
 from curation.entities.ptm import find_ptms, find_residues, normalise_ptm, normalise_residue
 from curation.entities.variant_categories import category_regex, variant_category
 from curation.entities.variants import find_variants, variant_keys, variant_matches
@@ -48,8 +51,6 @@ RULE_KINDS = ("variant", "residue", "ptm")
 _COMBINATION = re.compile(r"\s*(?:,|\s\+\s|\s(?:and|AND)\s)\s*")
 # scispaCy's detector runs an empty spaCy Matcher on texts without abbreviations (W036).
 _QUIET = r".*\[W036\]"
-_SPACE = re.compile(r"\s")
-_PLAIN = re.compile(r"[A-Za-z](?:[A-Za-z0-9]*[0-9]|[A-Za-z]*)")  # no letters after a digit at the end
 _GENE_FIRST = re.compile(r"(?P<gene>[A-Z][A-Za-z0-9-]{1,15})\s+\S")
 
 
@@ -79,6 +80,8 @@ class Matcher:
             and abbreviations whose long form is shaped like a chemical or a gene product
             ("thioperamide (THP)"), with ``how`` = "shape" (see :mod:`curation.entities.morphology`).
         cache_size: how many analysed texts to keep.
+        names: the lexicon's names as :func:`~curation.entities.phrase_table.name_table` tokenized them (a kept
+            copy, :mod:`curation.entities.matcher_cache`); None: tokenized here. Ignored with another ``nlp``.
 
     Example:
         >>> matcher = Matcher(lexicon)
@@ -94,6 +97,7 @@ class Matcher:
         veto: bool = True,
         shapes: bool = True,
         cache_size: int = 4096,
+        names: NameTable | None = None,
     ) -> None:
         import spacy
         from spacy.matcher import PhraseMatcher
@@ -111,48 +115,32 @@ class Matcher:
         self._lower = PhraseMatcher(self.nlp.vocab, attr="LOWER")
         # One-token names (most gene symbols) by token text and lower-cased text: the phrase matchers' matches
         # without tokenising ~10^5 names. None for _exceptions: another tokenizer, whose rules are not assumed.
-        self._one_token_names: dict[str, dict[str, list[int]]] = {h: defaultdict(list) for h in ("exact", "lower")}
-        self._exceptions = frozenset(r.lower() for r in self.nlp.tokenizer.rules) if nlp is None else None
-        self._add_names()
+        self._one_token_names: dict[str, dict[str, list[int]]] = {h: defaultdict(list) for h in HOWS}
+        self._exceptions = tokenizer_exceptions(self.nlp) if nlp is None else None
+        self._add_names(names)
         self._cache: OrderedDict[str, _Analysis] = OrderedDict()
         self._cache_size = cache_size
         self._regexes: dict[tuple[str, str], re.Pattern[str] | None] = {}
         self._lock = threading.Lock()  # the abbreviation detector keeps state per call
         self._gene_of: Callable[[str], str | None] | None = None  # built on the first variant query
+        # kind -> (file, checksum) of the normaliser's TF-IDF index kept with this matcher's lexicon, when read from
+        # a kept copy (curation.entities.matcher_cache): the normaliser over this lexicon reads them.
+        self.kept_fuzzy: dict[str, tuple[Path, str]] = {}
 
     def _one_token(self, name: str) -> bool:
-        """Whether the default tokenizer keeps ``name`` as one token: no space, no exception in any case, and
-        none of its prefix, suffix or infix rules applies ("Cyp2g" is "Cyp2" + the unit "g"; "ERBB2" is one)."""
-        if self._exceptions is None or not name or _SPACE.search(name) or name.lower() in self._exceptions:
-            return False
-        if _PLAIN.fullmatch(name):  # only a unit after a digit splits letters and digits; the rules are slow
-            return True
-        return not ((tokenizer := self.nlp.tokenizer).prefix_search(name) or tokenizer.suffix_search(name)
-                    or next(tokenizer.infix_finditer(name), None))
+        """Whether the default tokenizer keeps ``name`` whole (:func:`~curation.entities.phrase_table.one_token`)."""
+        return one_token(self.nlp, name, self._exceptions)
 
-    def _add_names(self) -> None:
-        per_kind: dict[str, dict[str, set[str]]] = {}  # kind -> how -> names
-        for kind in self.lexicon.kinds:
-            if kind in ("ptm", "residue"):
-                continue  # found by rule, with more forms than a dictionary holds
-            exact, lower = per_kind.setdefault(kind, {"exact": set(), "lower": set()}).values()
-            for synonym in self.lexicon.entries(kind):
-                name = synonym.name
-                if kind == "variant" and (len(name) < 4 or variant_keys(name)):
-                    continue  # notation and categories are found by rule (or not at all)
-                (exact.add(name) if case_sensitive(name) else lower.add(name.lower()))
-        # A name of several kinds stays a phrase: the phrase matcher's order of its kinds decides ties downstream.
-        counts = {how: Counter(n for names in per_kind.values() for n in names[how]) for how in ("exact", "lower")}
-        for kind, names in per_kind.items():
-            label = self.nlp.vocab.strings.add(kind)
-            for (how, each), matcher in zip(names.items(), (self._exact, self._lower), strict=True):
-                phrases = []
-                for name in sorted(each):
-                    if counts[how][name] == 1 and self._one_token(name):
-                        self._one_token_names[how][name].append(label)
-                    else:
-                        phrases.append(name)
-                matcher.add(kind, list(self.nlp.tokenizer.pipe(phrases)))
+    def _add_names(self, names: NameTable | None) -> None:
+        if names is None or self._exceptions is None:  # another tokenizer: its own table, never a kept one
+            names = name_table(self.lexicon, self.nlp, self._exceptions)
+        self.names = names
+        for group in names.groups:
+            label = self.nlp.vocab.strings.add(group.kind)
+            # A one-token name has one kind (name_table keeps a name of several kinds a phrase): no list to extend.
+            self._one_token_names[group.how].update({name: [label] for name in group.one_token})
+            # Token-hash patterns: the same trie as the tokenized names give, without tokenizing them again.
+            (self._exact if group.how == "exact" else self._lower).add(group.kind, list(group.phrases))
 
     # --- public API -------------------------------------------------------------------
 
@@ -207,13 +195,12 @@ class Matcher:
 
         Args:
             document: a Document (offsets into ``Document.text``) or a plain text.
-            kinds: the kinds to report (default: the lexicon's kinds and the rule kinds).
-                Residues in one-letter code ("S473") are reported only in texts that
-                mention a PTM type.
+            kinds: the kinds to report (default: the lexicon's kinds and the rule kinds; "cellline" only when
+                named). Residues in one-letter code ("S473") are reported only in texts that mention a PTM type.
 
         Returns:
-            Spans with ``entity_type`` = kind, ``concept`` = concept id or notation key,
-            ``how`` = "dictionary", "variant", "residue", "ptm", "abbreviation" or "shape".
+            Spans with ``entity_type`` = kind, ``concept`` = concept id or notation key, ``how`` = "dictionary",
+            "variant", "residue", "ptm", "abbreviation", "shape" or "cell_line".
         """
         text = document.text if isinstance(document, Document) else document
         wanted = set(kinds) if kinds is not None else set(self.lexicon.kinds) | set(RULE_KINDS)
@@ -230,7 +217,7 @@ class Matcher:
             found = find_drug_stems(text) + find_formulas(text)
             hits += [Hit(m.start, m.end, "chemical", m.text, "shape") for m in found]
         hits = self._with_abbreviations(hits, analysis, every | {"chemical", "gene"})
-        kept = resolve_overlaps(hits, self.lexicon, text)
+        kept = resolve_overlaps(hits + cell_line_hits(text), self.lexicon, text)  # "MDA" of "MDA-MB-231" yields
         return [self._span(text, h, h.kind) for h in kept if h.kind in wanted]
 
     def analyse_many(self, texts: Iterable[str], batch_size: int = 64) -> None:

@@ -14,11 +14,14 @@ Order of the steps and their ``how``: "exact" (score 1), "variant" / "residue" /
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import sys
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
+from curation.entities.fuzzy_index import DamagedIndex, load_fuzzy
 from curation.entities.lexicon import Lexicon, normalise_name
 from curation.entities.name_patterns import gene_lookup
 from curation.entities.ptm import normalise_ptm, normalise_residue
@@ -53,6 +56,8 @@ class Normaliser:
 
     Args:
         lexicon: the dictionaries to normalise against.
+        kept: per kind, a TF-IDF index fitted before on this very lexicon (``.npz`` file and its checksum,
+            :mod:`curation.entities.fuzzy_index`), read instead of fitted; a damaged file is fitted anew.
         ngram_range: character n-gram sizes (``char_wb`` analyser, lower-cased).
         min_score: fuzzy candidates below this cosine similarity are dropped.
 
@@ -65,10 +70,12 @@ class Normaliser:
         'Vemurafenib'
     """
 
-    def __init__(self, lexicon: Lexicon, ngram_range: tuple[int, int] = (2, 4), min_score: float = 0.3) -> None:
+    def __init__(self, lexicon: Lexicon, ngram_range: tuple[int, int] = (2, 4), min_score: float = 0.3,
+                 kept: Mapping[str, tuple[Path, str]] | None = None) -> None:
         self.lexicon = lexicon
         self.ngram_range = ngram_range
         self.min_score = min_score
+        self.kept = dict(kept or {})  # kind -> (file, checksum): indexes fitted before on this lexicon
         self._index: dict[str, tuple[object, object, list[tuple[str, str]]]] = {}
         self._gene_of: Callable[[str], str | None] | None = None  # built on the first variant query
 
@@ -174,10 +181,18 @@ class Normaliser:
         if kind not in self._index:
             from sklearn.feature_extraction.text import TfidfVectorizer
 
-            rows = [(s.concept_id, s.name) for s in self.lexicon.entries(kind)]
+            rows = self.lexicon.name_rows(kind)  # (concept, name) in entries' order: the matrix's rows
             if not rows:
                 self._index[kind] = (None, None, [])
                 return self._index[kind]
+            if kind in self.kept:
+                try:
+                    vectoriser, matrix = load_fuzzy(*self.kept[kind])
+                    if matrix.shape[0] == len(rows) and tuple(vectoriser.ngram_range) == tuple(self.ngram_range):
+                        self._index[kind] = (vectoriser, matrix, rows)
+                        return self._index[kind]
+                except DamagedIndex as exc:
+                    print(f"the kept name index is not used ({exc}): fitting it again", file=sys.stderr)
             vectoriser = TfidfVectorizer(analyzer="char_wb", ngram_range=self.ngram_range, lowercase=True)
             matrix = vectoriser.fit_transform([normalise_name(name) for _, name in rows])  # (n_names, n_features)
             self._index[kind] = (vectoriser, matrix.tocsr(), rows)

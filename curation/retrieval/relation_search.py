@@ -156,7 +156,7 @@ def search_relation(
     if unknown:
         raise SearchInputError(f"'{unknown[0]}' is not a query slot of {schema.name}; slots: {', '.join(kinds)}")
     try:
-        concepts = linker.link_all(kinds, values, options.applied)
+        concepts = linker.link_all(kinds, values, options.applied, schema.species)
     except QueryError as exc:
         raise SearchInputError(str(exc)) from None
     if not concepts:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import duckdb
 
-from curation.entities.dictionaries import build_lexicon
+from curation.entities.matcher_cache import load_matcher
 from curation.entities.matching import Matcher
 from curation.runtime.background import Background
 from curation.runtime.exit import exiting
@@ -26,10 +26,10 @@ def build_matcher(con: duckdb.DuckDBPyConnection, warm_documents: int = WARM_DOC
                   cache_dir: Path | None = None) -> Matcher:
     """The text matcher over the store's dictionaries, with the corpus's abstracts analysed ahead.
 
-    ``cache_dir``: where the dictionary's measured exclusions are kept between processes
-    (:func:`~curation.entities.dictionaries.build_lexicon`).
+    ``cache_dir``: where the matcher is kept between processes (:func:`~curation.entities.matcher_cache.
+    load_matcher`): read from there when kept for the store as it is, else built and kept.
     """
-    built = Matcher(build_lexicon(con, cache_dir=cache_dir), cache_size=warm_documents)
+    built = load_matcher(con, cache_dir, cache_size=warm_documents)
     built.analyse_many(_texts(con, warm_documents))
     return built
 
@@ -47,10 +47,10 @@ def start_matcher(open_cursor: Callable[[], duckdb.DuckDBPyConnection], cache_di
                   warm_documents: int = WARM_DOCUMENTS) -> Background[Matcher]:
     """Build the matcher of :func:`build_matcher` in the background; it is usable before the abstracts are analysed.
 
-    The dictionaries come first (a few seconds when ``cache_dir`` holds this store's name exclusions, ~25 s
-    otherwise); then scikit-learn is imported (the normaliser's fuzzy index) and the corpus's abstracts are
-    analysed ahead in batches of :data:`WARM_BATCH`, so a search made meanwhile waits for one batch, and
-    analyses its own results itself.
+    The dictionaries come first (a few seconds when ``cache_dir`` keeps this store's matcher, ~25 s otherwise:
+    :func:`~curation.entities.matcher_cache.load_matcher`); then scikit-learn is imported (the normaliser's fuzzy
+    index) and the corpus's abstracts are analysed ahead in batches of :data:`WARM_BATCH`, so a search made
+    meanwhile waits for one batch, and analyses its own results itself.
 
     Args:
         open_cursor: a new cursor on the store, called in the background thread (a cursor per thread).
@@ -60,7 +60,7 @@ def start_matcher(open_cursor: Callable[[], duckdb.DuckDBPyConnection], cache_di
     def build() -> Matcher:
         con = open_cursor()
         texts.extend(_texts(con, warm_documents))
-        return Matcher(build_lexicon(con, cache_dir=cache_dir), cache_size=warm_documents)
+        return load_matcher(con, cache_dir, cache_size=warm_documents)
 
     def warm(matcher: Matcher) -> None:
         # The typed-name normaliser's fuzzy index needs scikit-learn, ~5 s to import on 2 busy cores (most of a

@@ -15,8 +15,9 @@ them, the entity models), ``relations`` (each annotated document's co-mentioned 
 scores), ``decisions`` (curators' decisions), ``journal``, ``journaled`` and ``reconcile`` (the decision
 journal beside the file, a write transaction with its journal record, and what opening does when they
 disagree), ``worklist``, ``saved`` (saved queries), ``jobs`` (background
-retraining), ``models`` (model versions, the active one per schema; typed by ``curation.versions.catalog``)
-and ``team`` (team mode: role grants, their audit, the people who signed in).
+retraining), ``models`` (model versions, the active one per schema; typed by ``curation.versions.catalog``),
+``lexicon_inputs`` (a digest of the rows the dictionaries' lexicon is built from) and ``team`` (team mode: role
+grants, their audit, the people who signed in).
 Nothing is re-exported here: import a name from the module that owns it
 (``from curation.store.opening import open_store``).
 """

@@ -75,6 +75,10 @@ WHERE entity_type = ? AND (concept_id IN (SELECT unnest(?)) OR text IN (SELECT u
 ORDER BY pmid, start_offset, source
 """
 SQL_DISTINCT_TEXTS = "SELECT DISTINCT text FROM annotations WHERE entity_type = ? ORDER BY text"
+SQL_DISTINCT_CONCEPTS = """
+SELECT concept_id, count(DISTINCT pmid) FROM annotations WHERE entity_type = ? AND concept_id <> ''
+GROUP BY concept_id ORDER BY 2 DESC, 1
+"""
 SQL_ANNOTATED_AMONG = "SELECT pmid FROM annotated_documents WHERE pmid IN (SELECT unnest(?))"
 # A document is stale when it has no record, was annotated by another annotator, its text changed
 # length (a title filled in later shifts every offset), or it gained gold mentions since.
@@ -209,6 +213,11 @@ def list_annotated_texts(con: duckdb.DuckDBPyConnection, entity_type: str) -> li
     """The distinct mention texts the concept index holds for one kind (variants: what codon and notation
     queries are matched against)."""
     return [t for (t,) in con.execute(SQL_DISTINCT_TEXTS, [entity_type]).fetchall()]
+
+
+def list_annotated_concepts(con: duckdb.DuckDBPyConnection, entity_type: str) -> list[tuple[str, int]]:
+    """(concept id as stored, documents mentioning it) for one kind, most mentioned first."""
+    return [(c, n) for c, n in con.execute(SQL_DISTINCT_CONCEPTS, [entity_type]).fetchall()]
 
 
 def list_stale_documents(

@@ -37,9 +37,13 @@ def open_store(path: str | Path, read_only: bool = False, backups_dir: str | Pat
         if isinstance(exc, duckdb.IOException) and LOCK_ERROR.search(message):
             holder = re.search(r"PID (\d+)", message)
             who = f"process {holder.group(1)}" if holder else "another process"
+            # DuckDB's lock: readers share the file with each other; a writer needs it alone.
+            rule = ("it writes to the store, which needs the store alone" if read_only else
+                    "a process that writes to the store needs it alone, with no other writing or reading it "
+                    "(search, suggest, export, stats and annotate only read, and share it with each other)")
             raise StoreLockedError(
-                f"{path} is in use by {who}: only one process at a time can write to the store. Wait for it to "
-                f"finish or stop it, or use another store file (--db, or CURATION_DB for the app)."
+                f"{path} is in use by {who}: {rule}. Wait for it to finish or stop it, or use another store file "
+                f"(--db, or CURATION_DB for the app)."
             ) from None
         reason = " ".join(message.split())[:500] or type(exc).__name__
         raise StoreDamagedError(

@@ -61,6 +61,14 @@ SQL_UNSCORED = """
 SELECT a.pmid FROM annotated_documents a LEFT JOIN relation_scored s ON s.pmid = a.pmid
 WHERE (s.pmid IS NULL OR s.scorer <> ?) ORDER BY a.pmid
 """
+# Every concept of one kind on either side of a stored pair, with a name it was stored under: the candidates a
+# missing-slot suggestion of that kind can offer.
+SQL_PAIR_CONCEPTS = """
+SELECT concept, min(name) FROM (
+    SELECT concept_a AS concept, name_a AS name FROM relation_pairs WHERE kind_a = ?
+    UNION ALL SELECT concept_b, name_b FROM relation_pairs WHERE kind_b = ?
+) GROUP BY concept ORDER BY concept
+"""
 SQL_SCORERS = "SELECT scorer, count(*) FROM relation_scored GROUP BY scorer ORDER BY 2 DESC, 1"
 SQL_COUNT_UNSCORED = """
 SELECT count(*) FROM annotated_documents a LEFT JOIN relation_scored s ON s.pmid = a.pmid
@@ -121,6 +129,11 @@ def list_relation_pairs(con: duckdb.DuckDBPyConnection, pmids: Sequence[str], ki
         concepts = list(concepts)
         rows = con.execute(SQL_PAIRS_WITH, [pmids, kind, concepts, other_kind, kind, concepts, other_kind]).fetchall()
     return [PairRow(*row) for row in rows]
+
+
+def list_pair_concepts(con: duckdb.DuckDBPyConnection, kind: str) -> list[tuple[str, str]]:
+    """(concept id, a name it was stored under) of every concept of ``kind`` in the stored pairs, by id."""
+    return [(c, n) for c, n in con.execute(SQL_PAIR_CONCEPTS, [kind, kind]).fetchall()]
 
 
 def list_unscored_documents(con: duckdb.DuckDBPyConnection, scorer: str) -> list[str]:

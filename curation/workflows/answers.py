@@ -89,7 +89,7 @@ def check_answer(
     kind = schema.kind(schema.answer)
     text = " ".join(answer.split())
     try:
-        concept = linker.link(schema.answer, text, kind)
+        concept = linker.link(schema.answer, text, kind, species=schema.species)
     except QueryError as exc:
         return AnswerCheck(text, "unknown", canonical=text, problem=str(exc))
     suggestions = () if concept.linked else tuple(dict.fromkeys(c.canonical for c in concept.alternatives))[:3]

@@ -37,6 +37,7 @@ from curation.ingest.jsonl import read_jsonl
 from curation.ingest.kb_tsv import read_kb_tsv
 from curation.ingest.problems import Problems
 from curation.ingest.pubtator import read_pubtator
+from curation.ingest.repair import repaired
 from curation.records import Document, IngestReport, KBRecord
 from curation.schemas import resolve_schema
 from curation.store.base import ingest_times, list_schemas, record_ingest, transaction
@@ -90,14 +91,15 @@ def _read_kb(kind: str, path: Path, schema: str | None, problems: Problems, con:
 
 
 def _read_corpus(kind: str, path: Path, problems: Problems):
+    # Every corpus's text is repaired (mojibake: HoC's "TGFÎ²1"), gold offsets moved with it, before it is stored.
     if kind == "pubtator":
-        return read_pubtator(path, problems)
+        return repaired(read_pubtator(path, problems))
     if kind == "pubmed-xml":
         from curation.ingest.pubmed_xml import read_pubmed_xml
 
-        return read_pubmed_xml(path, problems)
+        return repaired(read_pubmed_xml(path, problems))
     if kind == "jsonl":
-        return read_jsonl(path, problems)
+        return repaired(read_jsonl(path, problems))
     raise InputError(str(path), None, None, f"unknown corpus format '{kind}'; use one of {CORPUS_FORMATS}")
 
 

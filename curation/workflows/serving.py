@@ -93,4 +93,4 @@ def open_for_app(con: duckdb.DuckDBPyConnection, models_dir: Path, key: ServingK
 
 def build_normaliser(matcher: Matcher) -> Normaliser:
     """Typed name → ranked concepts (exact, notation rules, character n-gram similarity), over the matcher's lexicon."""
-    return Normaliser(matcher.lexicon)
+    return Normaliser(matcher.lexicon, kept=matcher.kept_fuzzy)  # indexes kept with the matcher: read, not fitted

@@ -29,11 +29,13 @@ from dataclasses import dataclass, field
 
 import duckdb
 
+from curation.config import load_settings
 from curation.entities.matching import Matcher
 from curation.entities.postings import StorePostings
 from curation.entities.query import QueryConcept, QueryLinker
 from curation.records import Span
 from curation.relations.active import ActiveScorer, active_scorer
+from curation.relations.answer_filter import answer_filter
 from curation.relations.kb_check import held_in_kb, kb_holdings
 from curation.relations.suggestions import NARY_COMBINE, RULE, aggregate, gather_evidence, merge_names, slot_concept_ids
 from curation.retrieval.relation_search import SearchOptions, search_relation
@@ -119,7 +121,7 @@ def _sentence_marks(text: str, start: int, end: int, marks: Sequence[tuple[int, 
 def suggest(con: duckdb.DuckDBPyConnection, retriever, linker: QueryLinker, matcher: Matcher, schema: RelationSchema,
             values: Mapping[str, str], top_docs: int = DEFAULT_TOP_DOCS, mode: str = "hybrid",
             applied: Mapping[str, str] | None = None, active: ActiveScorer | None = None, limit: int = SHOWN,
-            ) -> SuggestionResult:
+            kind_filter: bool = True) -> SuggestionResult:
     """Suggestions for the missing slot of a partial relation: the served search's top ``top_docs`` documents,
     then :func:`suggest_from` (the CLI; the Curate page passes the ranking it has already drawn).
 
@@ -136,15 +138,17 @@ def suggest(con: duckdb.DuckDBPyConnection, retriever, linker: QueryLinker, matc
                              SearchOptions(mode=mode, k=top_docs, applied=dict(applied or {})))
     ranks = {h.pmid: h.rank for h in result.hits}
     return suggest_from(con, matcher, schema, values, result.concepts, ranks, top_docs, active, limit,
-                        notes=result.problems, started=started)
+                        notes=result.problems, started=started, kind_filter=kind_filter)
 
 
 def suggest_from(con: duckdb.DuckDBPyConnection, matcher: Matcher, schema: RelationSchema, values: Mapping[str, str],
                  concepts: Sequence[QueryConcept], ranks: Mapping[str, int], top_docs: int = DEFAULT_TOP_DOCS,
                  active: ActiveScorer | None = None, limit: int = SHOWN, notes: Sequence[str] = (),
-                 started: float | None = None) -> SuggestionResult:
+                 started: float | None = None, kind_filter: bool = True) -> SuggestionResult:
     """Suggestions drawn from a served ranking already made: ``ranks`` (PMID → rank; those ranked within
-    ``top_docs`` are read) and ``concepts``, each typed slot as the search linked it."""
+    ``top_docs`` are read) and ``concepts``, each typed slot as the search linked it. ``kind_filter``: leave out
+    the candidates that are not of the answer slot's kind (:mod:`curation.relations.answer_filter`; off only to
+    measure what it changes)."""
     started = time.perf_counter() if started is None else started
     active = active or active_scorer(con)
     source = StorePostings(con)
@@ -173,6 +177,16 @@ def suggest_from(con: duckdb.DuckDBPyConnection, matcher: Matcher, schema: Relat
                                                    answer_kind), lexicon, answer_kind)
     combine = NARY_COMBINE if len(typed) > 1 else "max"
     ranked = aggregate(evidence, typed, combine=combine, threshold=active.threshold, **RULE)
+    keep = answer_filter(con, schema, lexicon, load_settings().cache_dir / "answers") if kind_filter else None
+    if keep is not None and ranked:
+        ids_of: dict[str, list[str]] = defaultdict(list)
+        for cid, keys in merged.items():
+            ids_of[keys[0]].append(cid)
+        kept = keep.keep_many([(ids_of[c.concept_id], c.name) for c in ranked])
+        if not all(kept):
+            notes.append(f"{kept.count(False)} {answer_kind} names are left out as not a {schema.answer} (reagents, "
+                         f"solvents, ions: a filter learned from the KB's {schema.answer} values)")
+            ranked = [c for c, k in zip(ranked, kept, strict=True) if k]
     supported = [c for c in ranked if c.supporting]
     if not supported:
         query = " and ".join(f"{c.slot} {c.canonical or c.typed}" for c in concepts)

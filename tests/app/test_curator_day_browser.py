@@ -19,13 +19,14 @@ import shutil
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Locator, Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from bench._browser import (
     CHROMIUM,
     choose_option,
     chromium,
+    first_result_title_box,
     grade_by_keyboard,
     open_app,
     open_page,
@@ -83,6 +84,36 @@ def _scrolled_to_marked(page: Page, timeout_s: float = 15) -> bool:
     return True
 
 
+def _commit_note(page: Page, note: Locator, text: str, tries: int = 3) -> None:
+    """Type ``text`` in a card's Note field and commit it with Enter; returns once the card's rerun has ended.
+
+    The runs are counted from before the typing, so a commit that comes another way (the field losing the
+    cursor) counts too. A card redrawn between the typing and Enter (a run of the grade before it still
+    ending, on a busy machine) comes back with the field empty: Enter then commits nothing and no run
+    follows, so the text is typed again.
+    """
+    page.evaluate(_COUNT_RUNS_JS)
+    for attempt in range(1, tries + 1):
+        note.fill(text)
+        expect(note).to_have_value(text)
+        note.press("Enter")
+        try:
+            page.wait_for_function("() => window.runsEnded > 0", timeout=20_000)  # the card's rerun with the note
+            break
+        except PlaywrightTimeout:
+            if attempt == tries:
+                raise AssertionError(f"no rerun after the note was typed {tries} times; the field holds "
+                                     f"{note.input_value()!r}") from None
+    expect(note).to_have_value(text)  # the rerun kept it
+
+
+def _upload(form: Locator, path: Path) -> None:
+    """Put ``path`` in the form's file field and wait until its upload has finished (its chip offers "Remove",
+    not "Cancel upload"): a form sent before that has no file, and the page imports nothing."""
+    form.locator('input[type="file"]').set_input_files(str(path))
+    expect(form.get_by_role("button", name=f"Remove {path.name}", exact=True)).to_be_visible(timeout=60_000)
+
+
 def _open_filters(page: Page) -> None:
     page.get_by_text("Filter and sort", exact=True).click()
     expect(page.get_by_text("In the KB", exact=True)).to_be_visible()
@@ -126,6 +157,8 @@ def test_a_curators_day_in_a_real_browser(tmp_path, real_store):
         search(page, "BRAF", "V600E")
         everything = result_pmids(page)
         assert len(everything) >= 4, everything
+        top, bottom, window = first_result_title_box(page)  # on the first screen, suggestions and all above it
+        assert 0 < top and bottom < window, (top, bottom, window)
 
         # Three grades by keyboard, each on the result j moved the mark to (the page scrolls to it): 1, 2, 1.
         pmids = everything[1:4]
@@ -154,11 +187,7 @@ def test_a_curators_day_in_a_real_browser(tmp_path, real_store):
             page.locator(f'.st-key-not_relevant_{pmid}:not([data-stale="true"]) button').click()
             wait_for_decision(page, pmid, f"{CURATOR}: Not relevant")
         card = page.locator('[data-testid="stVerticalBlock"]', has=page.get_by_role("link", name=f"PMID {first}"))
-        note = card.last.get_by_label("Note", exact=True)
-        note.fill("no treatment named")
-        page.evaluate(_COUNT_RUNS_JS)
-        note.press("Enter")
-        page.wait_for_function("() => window.runsEnded > 0", timeout=60_000)  # the card's rerun with the note
+        _commit_note(page, card.last.get_by_label("Note", exact=True), "no treatment named")
         wait_for_page(page)
         wait_for_decision(page, first, f"decided — {CURATOR}: Not relevant")
         page.get_by_role("heading", name="Curate").click()  # the keys act again (no text field has the cursor)
@@ -180,7 +209,7 @@ def test_a_curators_day_in_a_real_browser(tmp_path, real_store):
         open_page(page, "Knowledge base")
         form = page.get_by_test_id("stForm").filter(has=page.get_by_text("Import abstracts", exact=True))
         choose_option(page, "Format", "jsonl", within=form)
-        form.locator('input[type="file"]').set_input_files(str(new_file))
+        _upload(form, new_file)
         form.get_by_role("button", name="Import abstracts").click()
         expect(page.get_by_text("2 added", exact=False)).to_be_visible(timeout=300_000)
         wait_for_page(page, 300)
@@ -207,7 +236,7 @@ def test_a_curators_day_in_a_real_browser(tmp_path, real_store):
         screenshot(page, shots / "day_export.png")
         form = page.get_by_test_id("stForm").filter(has=page.get_by_text("Import a knowledge base", exact=True))
         choose_option(page, "Format", "civic-suggestions", within=form)
-        form.locator('input[type="file"]').set_input_files(str(downloaded))
+        _upload(form, downloaded)
         form.get_by_role("button", name="Import knowledge base").click()
         expect(page.get_by_text("2 added", exact=False)).to_be_visible(timeout=120_000)
         wait_for_page(page)

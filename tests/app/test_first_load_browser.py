@@ -15,7 +15,17 @@ from urllib.parse import urlparse
 import pytest
 from playwright.sync_api import expect
 
-from bench._browser import CHROMIUM, chromium, nav_titles, open_page, set_curator, wait_for_page
+from bench._browser import (
+    CHROMIUM,
+    VIEWPORT,
+    chromium,
+    first_result_title_box,
+    nav_titles,
+    open_page,
+    search,
+    set_curator,
+    wait_for_page,
+)
 from bench._server import app_server
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -78,3 +88,37 @@ def test_a_page_opened_by_its_address_on_the_first_load_is_run_by_app_py(fresh_s
     expect(field).to_have_count(1)
     expect(field).to_have_value("bo")
     assert page.evaluate("window.curatorFieldsMax") == 1
+
+
+def test_every_page_answers_at_its_own_address_and_the_root_opens_curate_at_curate(fresh_server):
+    """Curate, the start page of a loaded store, has the address /curate like every page: opened by it, in the
+    server's first run or any later one, no "Page not found" dialog shows; the root address forwards to it."""
+    url, page = fresh_server
+    dialog = page.get_by_role("dialog")
+    for address, title, shown in [("/curate", "Curate", "/curate"), ("/", "Curate", "/curate"),
+                                  ("/annotate", "Annotate", "/annotate"), ("/curate", "Curate", "/curate")]:
+        page.goto(url + address)
+        wait_for_page(page)
+        page.wait_for_timeout(1000)  # the dialog comes with the run's navigation message; give it time to show
+        assert page.locator("h1").first.inner_text().strip() == title, address
+        assert urlparse(page.url).path == shown, address
+        expect(dialog).to_have_count(0)
+        assert nav_titles(page) == TITLES  # the root's forwarding page is not in the list
+    link = page.get_by_test_id("stSidebarNav").get_by_role("link").filter(has=page.get_by_text("Curate", exact=True))
+    assert urlparse(link.first.get_attribute("href")).path == "/curate"  # a bookmark of the link keeps working
+
+
+def test_the_first_result_is_on_the_first_screen(fresh_server):
+    """On a 900-px window the first result's title shows without scrolling, the curator's name typed (the
+    search's own lines: linked concepts, query, suggestions, filters, the keys' row, all above it)."""
+    url, page = fresh_server
+    assert VIEWPORT["height"] == 900
+    page.goto(f"{url}/curate")
+    wait_for_page(page)
+    set_curator(page, "ana")
+    wait_for_page(page)
+    search(page, "BRAF", "V600E")
+    wait_for_page(page)
+    top, bottom, window = first_result_title_box(page)
+    assert page.evaluate("window.scrollY") == 0
+    assert 0 < top and bottom < window, (top, bottom, window)

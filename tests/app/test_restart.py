@@ -1,6 +1,6 @@
 """After a (re)start the first page is served without waiting for the search's dictionaries.
 
-The matcher (dictionaries over the store, ~25 s on the real data without its cached exclusions) is built
+The matcher (dictionaries over the store, ~25 s on the real data without its kept copy) is built
 in a background thread that app.py starts once a run has ended; a search that comes before it is ready
 waits for it. Here its build is held on an event: the first page must be drawn while it is held.
 """
@@ -22,7 +22,7 @@ APP = str(PROJECT_ROOT / "app.py")
 def test_the_first_page_is_drawn_while_the_matcher_is_still_being_built(loaded_db, monkeypatch):
     release, started = threading.Event(), threading.Event()
     built = []
-    real_build = matcher_build.build_lexicon
+    real_build = matcher_build.load_matcher
 
     def slow_build(con, *args, **kwargs):
         started.set()
@@ -30,7 +30,7 @@ def test_the_first_page_is_drawn_while_the_matcher_is_still_being_built(loaded_d
         built.append(real_build(con, *args, **kwargs))
         return built[-1]
 
-    monkeypatch.setattr(matcher_build, "build_lexicon", slow_build)
+    monkeypatch.setattr(matcher_build, "load_matcher", slow_build)
     at = AppTest.from_file(APP, default_timeout=30)
     at.run()  # returns although the build cannot finish
     assert not at.exception

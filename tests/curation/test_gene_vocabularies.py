@@ -11,7 +11,7 @@ from curation.entities.dictionaries import build_lexicon, ingest_dictionary
 from curation.entities.lexicon import Lexicon
 from curation.entities.normalise import Normaliser
 from curation.entities.query import QueryLinker
-from curation.errors import InputError
+from curation.errors import InputError, SchemaError
 from curation.records import Mention, Synonym
 from curation.store.corpus import list_synonyms
 from curation.workflows.ingestion import ingest_corpus
@@ -203,3 +203,24 @@ def test_text_mentions_take_the_human_gene_whatever_order_the_store_lists_them()
     assert lexicon.lookup_loose("HER2", "gene")[0] == ("gene", "2064")
     spans = Matcher(lexicon, abbreviations=False).find_all("HER-2 amplification in breast cancer", kinds=["gene"])
     assert [(s.text, s.concept) for s in spans] == [("HER-2", "2064")]
+
+
+def test_a_schema_of_a_mouse_kb_links_typed_genes_to_mouse(tmp_path):
+    """The schema's ``species`` is the preferred species of every gene slot: the search links through it."""
+    from curation.schemas import load_schemas
+
+    path = tmp_path / "schemas.toml"
+    path.write_text('[[schema]]\nname = "MouseKO"\nentity_types = ["Gene", "Phenotype"]\nanswer = "Phenotype"\n'
+                    'templates = ["{Gene}"]\nspecies = "mouse"\n[schema.kinds]\nGene = "gene"\n'
+                    'Phenotype = "disease"\n')
+    schema = load_schemas(path)[0]
+    assert schema.species == "mouse" and schema.to_dict()["species"] == "mouse"
+    lexicon = Lexicon([Synonym("3845", "gene", "KRAS", "ensembl:human", True, "human"),
+                       Synonym("16653", "gene", "Kras", "ensembl:mouse", True, "mouse")])
+    linker = QueryLinker(lexicon, Normaliser(lexicon))
+    kinds = {slot: schema.kind(slot) for slot in schema.query_types}
+    assert [c.concept_ids for c in linker.link_all(kinds, {"Gene": "KRAS"}, species=schema.species)] == [("16653",)]
+    assert [c.concept_ids for c in linker.link_all(kinds, {"Gene": "KRAS"})] == [("3845",)]
+    path.write_text(path.read_text().replace('species = "mouse"', 'species = "rat"'))
+    with pytest.raises(SchemaError, match="species 'rat' is not one of"):
+        load_schemas(path)

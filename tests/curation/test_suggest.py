@@ -21,7 +21,7 @@ from curation.relations.pairs import RelationError
 from curation.relations.scorer import RelationScorer
 from curation.relations.scorer_folder import SCORER_FILE
 from curation.relations.stored_pairs import DocumentPairs, load_scored_pairs
-from curation.relations.suggestions import PairEvidence, aggregate
+from curation.relations.suggestions import PairEvidence, aggregate, merge_names
 from curation.relations.training_data import decision_examples
 from curation.schemas import PO
 from curation.store.annotations import annotations_per_document, replace_annotations
@@ -112,6 +112,25 @@ def test_one_document_keeps_its_best_pair_per_slot():
     evidence = [_e("1", 1, "Gene", "a", 0.2), _e("1", 1, "Gene", "a", 0.7)]
     (a,) = aggregate(evidence, ["Gene"], weight="flat", threshold=0.5)
     assert a.score == pytest.approx(0.7) and len(a.documents) == 1 and a.supporting == 1
+
+
+class _Unnamed:
+    """A lexicon that names no concept: candidates keep the names their pairs were stored with."""
+
+    def canonical(self, kind, concept_id):
+        return ""
+
+
+def test_a_concept_stored_under_two_names_is_one_candidate_and_every_candidate_has_its_ids():
+    # One id written two ways in two documents (no lexicon name for it) and a second id sharing one of the names.
+    evidence = [PairEvidence("1", 1, "Gene", "D1", "Gefitinib", 0.9), PairEvidence("2", 2, "Gene", "D1", "Iressa", 0.8),
+                PairEvidence("3", 3, "Gene", "D1", "Gefitinib", 0.7),
+                PairEvidence("3", 3, "Gene", "DB2", "gefitinib", 0.6)]
+    keyed, merged = merge_names(evidence, _Unnamed(), "chemical")
+    assert {e.candidate for e in keyed} == {"gefitinib"}
+    assert all(len(keys) == 1 for keys in merged.values())
+    for candidate in aggregate(keyed, ["Gene"]):  # what suggest_from looks up: the ids behind each candidate
+        assert [cid for cid, keys in merged.items() if candidate.concept_id in keys] == ["D1", "DB2"]
 
 
 # --- stored pairs ---------------------------------------------------------------------------------------------
@@ -206,6 +225,26 @@ def test_suggestions_are_marked_new_to_the_kb_or_held_with_its_pmids(tmp_path, f
     assert all(paper.sentence[m.start:m.end] == m.text for m in paper.sentence_marks)
     assert "osimertinib" not in by_name  # in no document with BRAF V600E
     assert [s.name.casefold() for s in result.new_to_kb] == ["sotorasib"]
+
+
+def test_candidates_not_of_the_slots_kind_are_left_out_and_the_suggestion_says_so(tmp_path, fixtures, monkeypatch):
+    import curation.workflows.suggest as workflow
+    from curation.relations.answer_filter import AnswerFilter
+
+    con = _store(tmp_path, fixtures)
+    values = {"Gene": "BRAF", "Variant": "V600E"}
+    every = _suggest(con, values)
+    assert workflow.answer_filter(con, PO, dictionary_matcher(con).lexicon) is None  # too few KB answers to learn
+    assert {s.name.casefold() for s in every.suggestions} == {"vemurafenib", "sotorasib"}
+    kept = next(s for s in every.suggestions if s.name.casefold() == "vemurafenib").concept_ids
+    # A filter that knows vemurafenib only (the KB says so) and no DrugBank id: sotorasib is not of the kind.
+    monkeypatch.setattr(workflow, "answer_filter", lambda con, schema, lexicon, cache_dir: AnswerFilter(
+        "Treatment", "drugbank", frozenset(kept)))
+    filtered = _suggest(con, values)
+    assert [s.name.casefold() for s in filtered.suggestions] == ["vemurafenib"]
+    assert any("left out as not a Treatment" in n for n in filtered.notes)
+    assert {s.name.casefold() for s in _suggest(con, values, kind_filter=False).suggestions} == {
+        "vemurafenib", "sotorasib"}
 
 
 def test_a_query_whose_documents_relate_nothing_of_the_slot_says_so(tmp_path, fixtures):
@@ -320,6 +359,31 @@ def test_cli_suggest_batch_and_bad_input(cli_store, tmp_path, capsys):
     assert not (tmp_path / "x.txt").exists()
 
 
+def test_cli_suggest_batch_reports_a_failing_query_on_its_line_and_answers_the_others(cli_store, tmp_path, capsys,
+                                                                                        monkeypatch):
+    import curation.workflows.suggest as workflow
+
+    served = workflow.suggest
+
+    def failing_on_egfr(con, engine, linker, matcher, schema, values, **kwargs):
+        if values.get("Gene") == "EGFR":
+            raise IndexError("tuple index out of range")
+        return served(con, engine, linker, matcher, schema, values, **kwargs)
+
+    monkeypatch.setattr(workflow, "suggest", failing_on_egfr)
+    queries = tmp_path / "q.jsonl"
+    queries.write_text('{"schema": "PO", "entities": {"Gene": "EGFR"}, "id": "a"}\n'
+                       '{"schema": "PO", "entities": {"Gene": "BRAF", "Variant": "V600E"}, "id": "b"}\n')
+    out = tmp_path / "out.jsonl"
+    assert main(["suggest", "--db", str(cli_store), "--queries", str(queries), "--mode", "bm25", "--out",
+                 str(out)]) == 1
+    assert "line 1" in capsys.readouterr().err
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(line["id"], line["line"]) for line in lines] == [("a", 1), ("b", 2)]
+    assert "IndexError" in lines[0]["error"] and not lines[0]["suggestions"]
+    assert lines[1]["suggestions"] and "error" not in lines[1]
+
+
 # --- training and the gate -------------------------------------------------------------------------------------
 
 
@@ -425,3 +489,31 @@ def test_the_relation_job_trains_scores_in_the_worker_and_the_app_activates_and_
     assert all(r.score is not None for r in list_relation_pairs(con, ["2000001", "2000002"]))
     assert not Path(job.job_dir, "pairs.jsonl").exists()
     assert apply_relation_jobs(con)[0].message == job.message  # applied once only
+
+
+def test_the_kind_filters_decisions_are_kept_for_the_next_process_and_a_kb_change_is_a_miss(tmp_path, fixtures,
+                                                                                          monkeypatch):
+    import curation.relations.answer_filter as answers
+
+    con = _store(tmp_path, fixtures)
+    lexicon = dictionary_matcher(con).lexicon
+    monkeypatch.setattr(answers, "_CACHE", {})  # earlier tests' stores are the same: their "not filtered" is kept
+    monkeypatch.setattr(answers, "MIN_KB_ANSWERS", 1)  # the fixture's KB is small; learn from it all the same
+    kb_only = answers.training_examples  # and its corpus names no chemical the KB lacks: one is added
+    monkeypatch.setattr(answers, "training_examples", lambda *a: (
+        [*kb_only(*a)[0], ("D005557", "Formaldehyde", 0), ("D001965", "Bromides", 0)], kb_only(*a)[1]))
+    first = answers.answer_filter(con, PO, lexicon, tmp_path / "answers")
+    assert first is not None and first.rule == "decided" and first.decided
+    assert len(list((tmp_path / "answers").glob("answers-*.json"))) == 1
+    answers._CACHE.clear()  # another process: it reads the decisions instead of learning
+
+    def no_learning(*args):
+        raise AssertionError("learned again although the decisions were kept")
+
+    monkeypatch.setattr(answers, "_decide", no_learning)
+    again = answers.answer_filter(con, PO, lexicon, tmp_path / "answers")
+    assert again is not None and again.decided == first.decided and again.kb_concepts == first.kb_concepts
+    with transaction(con):
+        con.execute("UPDATE kb_entities SET value = 'Cetuximab' WHERE entity_type = 'Treatment' AND value <> ''")
+    with pytest.raises(AssertionError, match="learned again"):
+        answers.answer_filter(con, PO, lexicon, tmp_path / "answers")
