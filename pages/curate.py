@@ -67,12 +67,13 @@ for column, entity_type in zip(columns, schema.query_types, strict=False):
                                            accept_new_options=True, placeholder=f"type a {entity_type.lower()}") or ""
 mode = columns[-1].radio("Ranking", ranking_modes(engine, serving_version), horizontal=True,
                          help=f"model version: {serving_version}")
-rm3 = columns[-1].toggle("RM3 feedback", key="rm3", help="Expand the query with the words of the best abstracts "
-                         "(pseudo-relevance feedback) before ranking.")
-feedback = columns[-1].toggle("Re-rank from my grades", value=curate.SESSION_FEEDBACK_DEFAULT, key="session_rerank",
-                             help="After you grade results of this query, the ungraded ones re-rank at once from "
-                             "your grades (▲ / ▼ mark what moved, with the rank it had). Off by default: on the "
-                             "benchmark it has not yet been shown to help.")
+rm3_column, feedback_column = columns[-1].columns(2)  # one row: the first result stays on the first screen
+rm3 = rm3_column.toggle("RM3 feedback", key="rm3", help="Expand the query with the words of the best abstracts "
+                        "(pseudo-relevance feedback) before ranking.")
+feedback = feedback_column.toggle("Re-rank by grades", value=curate.SESSION_FEEDBACK_DEFAULT, key="session_rerank",
+                                  help="After you grade results of this query, the ungraded ones re-rank at once "
+                                  "from your grades (▲ / ▼ mark what moved, with the rank it had). Off by default: on "
+                                  "the benchmark it has not yet been shown to help.")
 
 
 def _remember_kinds() -> None:
@@ -109,7 +110,7 @@ st.text(f"Query: {result.query}")  # typed text: shown as plain text, never as m
 chips.notes(result)
 if view.graded:
     st.caption(f"Re-ranked after your {view.graded} grade{'s' if view.graded != 1 else ''}: {view.moved} "
-               "result(s) moved (▲ / ▼ with the rank each had). Switch off “Re-rank from my grades” for the "
+               "result(s) moved (▲ / ▼ with the rank each had). Switch off “Re-rank by grades” for the "
                "served order.")
 chosen = suggestion_panel.panel(view.suggestions, values)
 if not curator:
