@@ -146,6 +146,8 @@ if chosen is not None:
 if result.rows and not rows:
     st.info(f"None of the {len(result.rows)} results passes the filters "
             f"({escape_text(shown_rows.row_filter.describe())}).")
+if st.session_state.get("scrolled_for") != values:  # a new search: the mark and the view go to its first result
+    st.session_state.update(scrolled_for=dict(values), focus=0, scroll_to_focus=bool(rows))
 focus = keyboard.focus_controls(len(rows), curator, partial(undo, con))
 # In a team store typed names are marked self-declared.
 card = Card(con, view, curator, form.in_team, chosen, rerank=feedback)
