@@ -240,12 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     split = "test" if args.test else "dev"
     goals[f"learning_curve_monotone{'' if args.test else '_dev'}"] = {
         "value": section[f"{split}_monotone"], "target": 1, "op": ">=", "met": section[f"{split}_monotone"] >= 1}
-    if "click" in section:
-        c = section["click"]
-        goals["click_to_serving_s_cpu"] = {"value": c["click_to_serving_s"], "target": 60.0, "op": "<=",
-                                           "met": c["click_to_serving_s"] <= 60.0}
-        goals["ranker_page_p95_ms"] = {"value": c["page_search_ms_p95"], "target": 150.0, "op": "<=",
-                                       "met": c["page_search_ms_p95"] <= 150.0}
+    goals.update(click_goals(section))
     report["learning_curve"] = section
     args.out.write_text(json.dumps(report, indent=2))
     print(f"wrote learning_curve into {args.out}")
@@ -254,3 +249,18 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+def click_goals(section: dict) -> dict:
+    """The update's goals from the curve's ``click`` run: ``ranker_click_to_serving_s_cpu`` is met only when the
+    update was activated and served within 60 s (an update the gate could not judge serves nothing, however fast;
+    ``click_to_serving_s_cpu`` stays the encoder retrain's, written by bench/feedback.py)."""
+    if "click" not in section:
+        return {}
+    c = section["click"]
+    return {
+        "ranker_click_to_serving_s_cpu": {"value": c["click_to_serving_s"], "target": 60.0, "op": "<=",
+                                          "met": bool(c.get("activated")) and c["click_to_serving_s"] <= 60.0},
+        "ranker_page_p95_ms": {"value": c["page_search_ms_p95"], "target": 150.0, "op": "<=",
+                               "met": c["page_search_ms_p95"] <= 150.0},
+    }
