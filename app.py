@@ -9,12 +9,14 @@ from pages import team_gate
 from pages.addresses import with_root_forwarding
 from pages.common import connection, preload_search
 from pages.legacy_mode import leave_legacy_pages_mode
+from pages.sample_loader import loading, resume_unfinished_load
 from pages.sidebar import sidebar, store_notice_banner
 
 leave_legacy_pages_mode()  # before anything is drawn: the first run after the server starts
 st.set_page_config(page_title="Curation workbench", page_icon=":material/biotech:", layout="wide")
 
 con = connection()
+resume_unfinished_load(con)  # a load stopped before its end (server killed, power cut): finished in the background
 signed = team_gate.session(con)  # team mode: the signed-in person, or a sign-in page (the run stops there)
 sidebar(con, signed)
 store_notice_banner(con)  # repairs made from the decision journal, until someone reads them
@@ -34,4 +36,5 @@ try:
         start = pages["pages/knowledge_base.py" if empty else "pages/curate.py"]
         st.navigation(with_root_forwarding(list(pages.values()), start)).run()  # the root opens start's address
 finally:  # also after st.stop and st.rerun
-    preload_search(con)  # what a search needs, built in the background once the first page is drawn
+    if not loading():  # the dictionaries change with every file a load adds: built once it is done
+        preload_search(con)  # what a search needs, built in the background once the first page is drawn

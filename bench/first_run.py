@@ -22,6 +22,10 @@ code of the browser tests) measures:
   the ranked results of BRAF + V600E are drawn (the Gene-only search runs in between, as it does for
   a curator).
 
+``--load-resume`` measures **interrupted_load_recovered** instead (``bench/_load_resume.py``): a load cut by a
+closed tab and a killed server, finished by the next start, against a clean load; ``--first-models``
+**models_active_after_load_s_cpu**: quickstart with its training steps (relation scorer, base encoder version).
+
 The CLI path is measured once for comparison: ``python -m curation quickstart`` on another fresh store
 (wall time), then the README's command on that store (first page: Curate) and the same first search,
 which builds the matcher in the new server process.
@@ -202,6 +206,12 @@ def main(argv: list[str] | None = None) -> int:
                         help="only the fast-start figures (CLI search / suggest, the matcher's build) on a copy of "
                              "this loaded store, added to --out's other figures")
     parser.add_argument("--fast-start-runs", type=int, default=5, help="timed runs per command")
+    parser.add_argument("--load-resume", action="store_true",
+                        help="only the load cut by a closed tab and a killed server, finished by the next start "
+                             "(bench/_load_resume.py): updates load_resume and its goal in --out")
+    parser.add_argument("--first-models", action="store_true",
+                        help="only the learned parts after a load, timed through quickstart (bench/_load_resume.py): "
+                             "updates first_models and its goal in --out")
     args = parser.parse_args(argv)
     if args.fast_start is not None:
         return fast_start_main(args.fast_start, args.fast_start_runs, args.out)
@@ -210,6 +220,10 @@ def main(argv: list[str] | None = None) -> int:
     data_dir = load_settings().data_dir
     if args.suggestions_only is not None:
         return suggestions_only(args.out, args.suggestions_only, data_dir)
+    if args.load_resume or args.first_models:
+        from bench._load_resume import update_results
+
+        return update_results(args.out, data_dir, resume=args.load_resume, models=args.first_models)
     if not CHROMIUM.exists():
         print(f"no Chromium at {CHROMIUM}: apt-get install chromium", file=sys.stderr)
         return 2

@@ -69,6 +69,9 @@ class Settings:
             it as anything but true is still refused).
         vocabularies: the installed packages' vocabularies "Load the sample" loads (``CURATION_VOCABULARIES``):
             unset or ``all``: every one installed; ``none``: none; else comma-separated kinds (``mesh,drug-ner``).
+        train_after_load: whether the app's "Load the sample" ends by making the learned parts active (the
+            relation scorer, a base encoder version; ``CURATION_TRAIN_AFTER_LOAD``: ``1``, the default, or ``0``;
+            ``quickstart --no-train`` is the command line's opt-out).
     """
 
     db_path: Path = field(default_factory=_db_path)
@@ -103,6 +106,7 @@ class Settings:
         d.strip().lower() for d in _env("TEAM_DOMAINS", "").split(",") if d.strip()))
     oidc_email_verified: str = field(default_factory=lambda: _env("OIDC_EMAIL_VERIFIED", "required"))
     vocabularies: tuple[str, ...] | None = field(default_factory=lambda: _vocabularies(_env("VOCABULARIES", "all")))
+    train_after_load: bool = field(default_factory=lambda: _env("TRAIN_AFTER_LOAD", "1").strip() != "0")
 
     def __post_init__(self) -> None:
         if self.index_backend not in INDEX_BACKENDS:

@@ -114,11 +114,17 @@ def slot_chips(columns: Mapping[str, object], concepts: Sequence) -> None:
                 slot_chip(concept)
 
 
-def notes(result) -> None:
-    """The search's problems (slots no abstract mentions, with close names; offered links) as warnings."""
+def notes(result, building: bool = False) -> None:
+    """The search's problems (slots no abstract mentions, with close names; offered links) as warnings.
+
+    ``building``: the concept index is still being built (said above the results), so no result is not "none".
+    """
     for note in result.notes:
         st.warning(escape_text(note), icon=":material/search_off:")
-    if not result.rows:
+    if not result.rows and building:
+        st.info("No abstract found yet: the concept index is still being built (see above); search again once it "
+                "is done.")
+    elif not result.rows:
         reason = " See above." if result.notes else ""
         st.info(f"No abstract mentions any of the query's concepts, so none is shown.{reason} Try another name, "
                 "or apply one of the suggestions under the fields.")

@@ -67,8 +67,13 @@ for column, entity_type in zip(columns, schema.query_types, strict=False):
                                            accept_new_options=True, placeholder=f"type a {entity_type.lower()}") or ""
 mode = columns[-1].radio("Ranking", ranking_modes(engine, serving_version), horizontal=True,
                          help=f"model version: {serving_version}")
-rm3 = columns[-1].toggle("RM3 feedback", key="rm3", help="Expand the query with the words of the best abstracts "
-                         "(pseudo-relevance feedback) before ranking.")
+rm3_column, feedback_column = columns[-1].columns(2)  # one row: the first result stays on the first screen
+rm3 = rm3_column.toggle("RM3 feedback", key="rm3", help="Expand the query with the words of the best abstracts "
+                        "(pseudo-relevance feedback) before ranking.")
+feedback = feedback_column.toggle("Re-rank by grades", value=curate.SESSION_FEEDBACK_DEFAULT, key="session_rerank",
+                                  help="After you grade results of this query, the ungraded ones re-rank at once "
+                                  "from your grades (▲ / ▼ mark what moved, with the rank it had). Off by default: on "
+                                  "the benchmark it has not yet been shown to help.")
 
 
 def _remember_kinds() -> None:
@@ -94,7 +99,7 @@ if engine is None:
         problem_slot.warning(escape_text(problem))
 view = curate.open_curate(con, engine, matcher(con), query_linker(con), schema, values, mode=mode,
                           depth=st.session_state.get("depth", 20), shown=shown, kinds=set(kinds or []),
-                          applied=chips.applied_links(values), rm3=rm3)
+                          applied=chips.applied_links(values), rm3=rm3, feedback=feedback)
 if view.error:
     st.error(escape_text(view.error))  # messages quote typed values: shown as plain text
     st.stop()
@@ -102,7 +107,13 @@ result = view.result
 st.session_state["decided_pmids"] = set()  # this full run's rows hold every decision made so far
 chips.slot_chips(dict(zip(schema.query_types, columns, strict=False)), result.concepts)
 st.text(f"Query: {result.query}")  # typed text: shown as plain text, never as markdown
-chips.notes(result)
+if view.index_note:  # a load is unfinished: what is not found may be in the abstracts not yet indexed
+    st.warning(escape_text(view.index_note), icon=":material/hourglass_top:")
+chips.notes(result, building=bool(view.index_note))
+if view.graded:
+    st.caption(f"Re-ranked after your {view.graded} grade{'s' if view.graded != 1 else ''}: {view.moved} "
+               "result(s) moved (▲ / ▼ with the rank each had). Switch off “Re-rank by grades” for the "
+               "served order.")
 chosen = suggestion_panel.panel(view.suggestions, values)
 if not curator:
     st.warning("Enter your name as curator in the sidebar to record decisions.")
@@ -135,8 +146,11 @@ if chosen is not None:
 if result.rows and not rows:
     st.info(f"None of the {len(result.rows)} results passes the filters "
             f"({escape_text(shown_rows.row_filter.describe())}).")
+if st.session_state.get("scrolled_for") != values:  # a new search: the mark and the view go to its first result
+    st.session_state.update(scrolled_for=dict(values), focus=0, scroll_to_focus=bool(rows))
 focus = keyboard.focus_controls(len(rows), curator, partial(undo, con))
-card = Card(con, view, curator, form.in_team, chosen)  # in a team store typed names are marked self-declared
+# In a team store typed names are marked self-declared.
+card = Card(con, view, curator, form.in_team, chosen, rerank=feedback)
 for group, group_rows in shown_rows.groups.items():
     if rows and group in chips.GROUP_TITLES and (group_rows or len(result.concepts) > 1):
         chips.group_header(result, group, len(group_rows))

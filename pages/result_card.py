@@ -59,6 +59,7 @@ class Card:
     curator: str
     in_team: bool
     chosen: Suggestion | None = None
+    rerank: bool = False  # a grade re-ranks the ungraded results (in-session feedback): the whole page reruns
 
 
 def decide(card: Card, pmid: str, grade: Grade, answer: str, note: str, confirm_kind: bool = False) -> None:
@@ -72,6 +73,7 @@ def decide(card: Card, pmid: str, grade: Grade, answer: str, note: str, confirm_
         st.session_state.setdefault("decided_pmids", set()).add(pmid)
         # Logged with the server's time for it once the card has drawn it (CURATION_TIMING_LOG).
         st.session_state["decision_timing"] = (card.curator, pmid, started, timing.clock())
+        st.session_state["rerank_now"] = card.rerank
     except AnswerKindError as exc:
         st.session_state["decision_kind"] = (pmid, str(exc), (card, pmid, grade, answer, note, True))
     except USER_ERRORS as exc:
@@ -88,6 +90,13 @@ def undo(con: duckdb.DuckDBPyConnection) -> None:
     st.toast(f"Undone: PMID {undone.pmid}, {GRADE_LABELS[undone.grade]}" if undone else "Nothing to undo")
 
 
+def _moved(row: ResultRow) -> str:
+    """ " ▲ (was 7)" / " ▼ (was 2)" when the curator's grades moved the row, else ""."""
+    if row.before is None:
+        return ""
+    return f" {'▲' if row.rank < row.before else '▼'} (was {row.before})"
+
+
 def _pop_for(key: str, pmid: str):
     """The session's pending message of ``key`` when it is about ``pmid`` (taken), else None."""
     pending = st.session_state.get(key)
@@ -101,6 +110,8 @@ def result_card(row: ResultRow, focused: bool, card: Card) -> None:
     A fragment: a grade, an answer or a note reruns this card alone (its decisions read again), not the
     search and the other cards. Filters and counts above catch up at the page's next run.
     """
+    if st.session_state.pop("rerank_now", False):
+        st.rerun()  # a grade with in-session feedback on: the whole page runs again, the ungraded re-ranked
     view, schema = card.view, card.view.schema
     decisions = row.decisions
     if row.pmid in st.session_state.get("decided_pmids", ()):  # graded since the search that made ``row``
@@ -109,8 +120,8 @@ def result_card(row: ResultRow, focused: bool, card: Card) -> None:
     with st.container(border=True, key="focused-card" if focused else None):  # the key: what FOCUS_JS scrolls to
         # title_html and the sentences' and abstract's *_html are escaped by pages.highlight; only <mark> is markup.
         title_html = highlight.title_html(row.title)
-        st.markdown(f"{marker}**{row.rank}.** [PMID {row.pmid}](https://pubmed.ncbi.nlm.nih.gov/{row.pmid}/) "
-                    f"{title_html}", unsafe_allow_html=True)
+        st.markdown(f"{marker}**{row.rank}.**{_moved(row)} [PMID {row.pmid}]"
+                    f"(https://pubmed.ncbi.nlm.nih.gov/{row.pmid}/) {title_html}", unsafe_allow_html=True)
         if row.meta:
             st.caption(escape_text(row.meta))
         if row.in_kb:

@@ -1,68 +1,102 @@
-"""The "Load the sample" action of an empty store (Knowledge base page and the Curate page's empty state).
+"""The "Load the sample" action (Knowledge base page and the Curate page's empty state), and the load's progress
+in the sidebar.
 
-A helper module, not a page: app.py's navigation never lists it.
+The load runs in the background, in the server's process (:mod:`curation.workflows.background_load`): closing
+the tab does not stop it, and a load stopped by a killed server is finished at the next start. A helper module,
+not a page: app.py's navigation never lists it.
 """
 
 from __future__ import annotations
+
+import time
 
 import duckdb
 import streamlit as st
 
 from curation.config import load_settings
 from curation.errors import USER_ERRORS
-from curation.workflows.quickstart import SampleFile, find_sample, load_sample
-from pages.common import annotator, connection, matcher, who
+from curation.workflows import background_load
+from curation.workflows.quickstart import find_sample
+from pages.common import annotator, store_cursor, who
 from pages.highlight import escape_text
-from pages.retrievers import retriever
+
+SUMMARY_SHOWN_S = 600  # how long the sidebar shows a finished load's summary
+POLL_S = 2.0  # how often the sidebar's progress is redrawn while a load runs
+
+
+def _annotator_for(con: duckdb.DuckDBPyConnection):
+    # The app's cached annotator over the loaded dictionaries: the first search after the load finds its matcher
+    # built (called in the load's thread, where the cache's spinner draws nothing).
+    return annotator(con).annotator
 
 
 def _load() -> None:
-    """The button's callback: load every file with a progress bar each, then build what a first search needs."""
-    settings = load_settings()
-    con = connection()
+    """The button's callback: start the load in the background (or see the running one); draws nothing."""
+    try:
+        background_load.start_load(store_cursor, load_settings(), who=who(), annotator_for=_annotator_for)
+    except USER_ERRORS as exc:
+        st.session_state["sample_load_refused"] = str(exc)
+
+
+def resume_unfinished_load(con: duckdb.DuckDBPyConnection | None) -> None:
+    """On every run (acting once per process): a load that stopped before its end is finished in the background."""
     if con is None:
         return
-    bars: dict[str, object] = {}
-
-    def on_file(sample: SampleFile, position: int, total: int) -> None:
-        for done in bars.values():
-            done.progress(1.0)
-        bars[sample.label] = st.progress(0.0, text=f"{position}/{total} · {sample.label}")
-
-    def on_rows(sample: SampleFile, rows: int) -> None:
-        bars[sample.label].progress(min(0.95, rows / (rows + 2000)),
-                                    text=f"{sample.label}: {rows:,} rows read")
-
-    def on_annotated(done: int, total: int) -> None:
-        bars["annotate"] = bars.get("annotate") or st.progress(0.0)
-        bars["annotate"].progress(done / max(total, 1), text=f"annotating abstracts: {done:,} of {total:,}")
-
     try:
-        report = load_sample(con, settings, on_file=on_file, on_rows=on_rows,
-                             annotator=lambda: annotator(con).annotator, on_annotated=on_annotated, who=who())
-    except USER_ERRORS as exc:
-        st.error(escape_text(str(exc)))
-        return
-    for done in bars.values():
-        done.progress(1.0)
-    if not report.nothing_new:
-        # What the first search needs is built now, not on the first query: the matcher over the new
-        # dictionaries (abstracts analysed ahead) and the ranking that serves.
-        with st.spinner("Preparing the first search (dictionaries, abstracts, BM25 index)…"):
-            matcher(con)
-            retriever(con, st.session_state.get("schema") or "PO")
-    # Drawn by the callback, so it shows above the page on the run that follows the click, whatever the
-    # page then draws (the Curate page leaves its empty state once abstracts are in).
-    show = st.warning if report.failed else st.info if report.nothing_new else st.success
-    show(escape_text(report.summary()))
+        background_load.resume_unfinished_load(store_cursor, load_settings(), annotator_for=_annotator_for)
+    except (*USER_ERRORS, duckdb.Error) as exc:  # the page itself reports a store that fails
+        st.warning(escape_text(f"The unfinished load could not be resumed: {exc}"))
+
+
+def loading() -> bool:
+    """A load runs in this process now (what only a complete store needs can wait for it)."""
+    state = background_load.load_work_state(load_settings())
+    return state is not None and not state.finished
 
 
 def sample_action(con: duckdb.DuckDBPyConnection, key: str) -> None:
-    """The "Load the sample" button, what it will load, and the last load's summary."""
+    """The "Load the sample" button and what it will load (the load's progress and summary are the sidebar's)."""
     settings = load_settings()
     files = find_sample(settings.data_dir)
     where = (f"{len(files)} files from {settings.data_dir}" if files
              else "CIViC evidence and the PubMed abstracts it cites, fetched online (no data directory found)")
-    st.button("Load the sample", key=key, type="primary", on_click=_load,
-              help=f"Loads {where}. Loading again adds nothing.")
+    st.button("Load the sample", key=key, type="primary", on_click=_load, disabled=loading(),
+              help=f"Loads {where} in the background: the workbench stays usable, and closing the tab does not "
+                   "stop it. Loading again adds nothing.")
     st.caption(f"The sample: {escape_text(where)}.")
+    if refused := st.session_state.pop("sample_load_refused", None):
+        st.error(escape_text(refused))
+
+
+def _line(state: background_load.WorkState) -> str:
+    elapsed = time.time() - state.started
+    return f"{state.name} in the background ({elapsed:.0f} s): {state.step or 'starting'}"
+
+
+@st.fragment(run_every=POLL_S)
+def _progress(names: tuple[str, ...]) -> None:
+    states = [s for s in background_load.work_states(load_settings()) if s.name in names]
+    if not states or any(s.finished for s in states):
+        st.rerun()  # the whole app: the page shows what the work brought, and its summary below
+    for state in states:
+        st.caption(escape_text(_line(state)))
+        st.progress(state.done / state.total if state.total else 0.0,
+                    text=f"{state.done:,} of {state.total:,}" if state.total else None)
+
+
+def load_progress() -> None:
+    """In the sidebar: the running load's (and then training's) step and progress, redrawn every :data:`POLL_S` s;
+    a finished one's summary for :data:`SUMMARY_SHOWN_S` s (why it stopped, if it did)."""
+    states = background_load.work_states(load_settings())
+    for state in states:
+        if state.finished and time.time() - state.ended < SUMMARY_SHOWN_S:
+            if state.error:
+                st.error(escape_text(f"{state.name} stopped: {state.error}"))
+            elif state.summary.startswith("Nothing new"):
+                st.info(escape_text(state.summary))
+            else:
+                failed = " failed: " in state.summary or "not annotated" in state.summary
+                (st.warning if failed else st.success)(escape_text(state.summary))
+    running = tuple(s.name for s in states if not s.finished)
+    if running:
+        _progress(running)

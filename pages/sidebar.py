@@ -24,6 +24,7 @@ from pages import team_gate
 from pages.common import store_cursor, who
 from pages.highlight import escape_text
 from pages.retrievers import preload_retriever
+from pages.sample_loader import load_progress
 
 
 def store_notice_banner(con: duckdb.DuckDBPyConnection | None) -> None:
@@ -86,3 +87,4 @@ def sidebar(con: duckdb.DuckDBPyConnection | None, signed: SignedIn | None = Non
         st.caption(view.model_line)
         if view.job_line:
             st.caption(view.job_line)
+        load_progress()  # the sample's load, running in the background, or its summary once done

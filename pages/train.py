@@ -1,9 +1,10 @@
-"""Train & evaluate: retrain in the background; the model versions, their dev metrics and loss; activate one;
-the entity recogniser (train one in the background, activate a trained one).
+"""Train & evaluate: update the ranker (the default, seconds) or retrain the encoder in the background; the model
+versions, their dev metrics and loss; activate one; the entity recogniser (train one in the background, activate a
+trained one).
 
 The page makes one workflow call on opening (:func:`curation.workflows.train_view.open_train`) and draws the
-:class:`~curation.workflows.train_view.TrainView` it gets back; its sections are :mod:`pages.train_jobs` and
-:mod:`pages.train_versions`.
+:class:`~curation.workflows.train_view.TrainView` it gets back; its sections are :mod:`pages.train_ranker`,
+:mod:`pages.train_jobs` and :mod:`pages.train_versions`.
 """
 
 from __future__ import annotations
@@ -13,10 +14,10 @@ import streamlit as st
 from curation.config import load_settings
 from curation.workflows.train_view import open_train
 from curation.workflows.versions import BUILD_HELP
-from pages import train_jobs, train_versions
+from pages import train_jobs, train_ranker, train_versions
 from pages.common import connection, who
 from pages.legacy_mode import leave_legacy_pages_mode
-from pages.retrievers import preload_retriever
+from pages.retrievers import planned_version, preload_retriever
 
 leave_legacy_pages_mode()  # first, before anything is drawn (see pages/legacy_mode.py)
 
@@ -27,6 +28,7 @@ if con is None:
 view = open_train(con, load_settings(), st.session_state.get("schema"),
                   before_activate=lambda path: preload_retriever(con, path), who=who())
 
+train_ranker.section(next((s for s in view.schemas if s.name == view.schema), None), planned_version(con, view.schema))
 train_jobs.retraining(view)
 train_jobs.recogniser(view)
 train_jobs.relation_scorer(view)

@@ -28,8 +28,7 @@ def _start_retraining(schema: str) -> None:
             schema=schema, base_model=base[state["rt_base"]], use_kb="kb" in state["rt_sources"],
             use_decisions="decisions" in state["rt_sources"], epochs=int(state["rt_epochs"]),
             max_steps=int(state["rt_max_steps"]), batch_size=int(state["rt_batch"]),
-            max_seq_length=int(state["rt_seq"]), tolerance=float(state["rt_tolerance"]),
-            conflicts=state["rt_conflicts"], index_kind=state["rt_index_kind"],
+            max_seq_length=int(state["rt_seq"]), conflicts=state["rt_conflicts"], index_kind=state["rt_index_kind"],
             index_backend=state["rt_index_backend"],
         )
         job = retrain.start(connection(), form, load_settings(), who=who())
@@ -68,15 +67,18 @@ def job_panel(prefix: str = "rt") -> None:
 
 def retraining(view: TrainView) -> None:
     """The retrain form (while no job runs), then the last job's outcome and what it trained on."""
-    st.subheader("Retrain from the KB and curators' decisions")
+    st.subheader("Retrain the encoder")
     job_panel()
+    eta = view.encoder_eta or "minutes to an hour on a CPU (no retraining has finished on this machine yet)"
     if not view.running:
-        st.caption(f"{view.decision_line}. Complete evidence trains as a graded positive, partial as a noisy "
-                   f"positive, not relevant as a hard negative; the new version is activated only if its dev score "
-                   f"is not worse than the active one's by more than the tolerance.")
+        st.caption(f"Fine-tunes the dense encoder (EDEL) and re-encodes the corpus: {eta}. The ranker above then "
+                   f"learns from its dense similarity. {view.decision_line}. Complete evidence trains as a graded "
+                   "positive, partial as a noisy positive, not relevant as a hard negative; the new version is "
+                   "activated only when the paired-bootstrap interval of its dev nDCG@10 gain over the active one is "
+                   "above 0.")
         active = view.active
         st.session_state["rt_active_model"] = view.base_model
-        with st.form("retrain_form", border=True):
+        with st.expander("Retrain the encoder", expanded=False), st.form("retrain_form", border=True):
             left, middle, right = st.columns(3)
             left.multiselect("Train on", ["kb", "decisions"], default=["kb", "decisions"], key="rt_sources",
                              format_func={"kb": "Knowledge base", "decisions": "Curators' decisions"}.get)
@@ -94,8 +96,6 @@ def retraining(view: TrainView) -> None:
                                 help="0: 32 on a GPU, 16 on a CPU")
             right.number_input("Max sequence length (0 = for the device)", 0, 512, 0, step=32, key="rt_seq",
                                help="0: 256 tokens on a GPU, 128 on a CPU")
-            right.number_input("Tolerance (dev nDCG@10)", 0.0, 1.0, 0.01, step=0.005, format="%.3f",
-                               key="rt_tolerance")
             right.radio("Curators disagree, no adjudication", ["exclude", "latest"], key="rt_conflicts",
                         format_func={"exclude": "leave the item out", "latest": "take the latest decision"}.get)
             middle.selectbox(
@@ -106,7 +106,7 @@ def retraining(view: TrainView) -> None:
             )
             middle.selectbox("Vectors kept in", view.index_backends, key="rt_index_backend",
                              format_func=retrain.INDEX_BACKEND_LABELS.get)
-            st.form_submit_button("Retrain", type="primary", on_click=_start_retraining, args=(view.schema,))
+            st.form_submit_button("Retrain the encoder", on_click=_start_retraining, args=(view.schema,))
     if error := st.session_state.pop("rt_error", None):
         st.error(error)
     if not view.history:

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.reports.ranker import RankerDev, ranker_lines
+from bench.reports.ranker_curve import LearningCurve, curve_lines
+from bench.reports.ranker_session import SessionFeedback, session_lines
 from bench.reports.readers import Forms, Goals, at_cutoffs, read_result, with_forms_gathered
 from bench.reports.text import fmt, forms_tables, goals_line, headline_table
 from bench.reports.v2 import Counts, Leaks
@@ -162,6 +164,8 @@ class Feedback:
     served_fusions: Mapping[str, ServedFusion | None] | None = field(default=None, metadata=OPTIONAL)
     queue_orders: QueueOrders | None = field(default=None, metadata=OPTIONAL)
     ranker_dev: RankerDev | None = field(default=None, metadata=OPTIONAL)
+    session_feedback: SessionFeedback | None = field(default=None, metadata=OPTIONAL)
+    learning_curve: LearningCurve | None = field(default=None, metadata=OPTIONAL)
 
 
 def _prepare(data: object) -> object:
@@ -244,7 +248,8 @@ def feedback_section(data: Feedback) -> list[str]:
         if job.activated is not None:
             lines += [f"Gate, {name} ({'activated' if job.activated else 'not activated'}): "
                       f"{job.verdict or job.message}", ""]
-    return lines + ranker_lines(data.ranker_dev) + queue_orders_lines(data.queue_orders)
+    return (lines + ranker_lines(data.ranker_dev) + curve_lines(data.learning_curve)
+            + session_lines(data.session_feedback) + queue_orders_lines(data.queue_orders))
 
 
 def queue_orders_lines(q: QueueOrders | None) -> list[str]:

@@ -144,6 +144,8 @@ class FirstRun:
     suggestions: Suggestions | None = field(default=None, metadata=OPTIONAL)
     notes: tuple[str, ...] = field(default=(), metadata=OPTIONAL)
     fast_start: FastStart | None = field(default=None, metadata=OPTIONAL)
+    load_resume: Mapping[str, object] | None = field(default=None, metadata=OPTIONAL)  # bench/_load_resume.py
+    first_models: Mapping[str, object] | None = field(default=None, metadata=OPTIONAL)  # bench/_load_resume.py
 
     def spread(self, step: str) -> Spread | None:
         """One step's seconds over the runs, None when no run reached it."""
@@ -188,6 +190,7 @@ def first_run_section(data: FirstRun) -> list[str]:
         ]
     if data.suggestions is not None:
         lines += suggestions_lines(data.suggestions, data.goals.get("suggestion_top5_treatment_precision"))
+    lines += _load_resume_lines(data)
     if c.failures:
         lines += ["", "Failed runs: " + "; ".join(c.failures)]
     lines += [line for note in data.notes for line in ("", note)]
@@ -257,4 +260,26 @@ def fast_start_lines(fast: FastStart, goals: Goals) -> list[str]:
         lines += ["", f"The matcher's build, the call alone in a fresh process (spaCy's import included): "
                       f"{fmt(before.s, 1)} s built from the store as before (load {before.load_1min_before:g}), "
                       f"{fmt(after.s, 1)} s read from its kept copy (load {after.load_1min_before:g})."]
+    return lines
+
+
+def _load_resume_lines(data: FirstRun) -> list[str]:
+    """The load cut half way and finished by the next start; the learned parts' cost after a load."""
+    lines = []
+    if (run := data.load_resume) is not None:
+        cut, clean = run["interrupted"], run["clean"]
+        left = [str(step).rstrip(":") for step in run["cut_left_pending"]]
+        lines += [
+            "",
+            f"A load cut half way ({run['date']}, load average {run['load_average_before']}, installed "
+            f"vocabularies: {run.get('vocabularies', 'all')}): the tab closed in "
+            f"step {cut['cut_in_step'].rstrip(':')!r} after {cut['cut_after_s']} s, the load went on with no tab "
+            f"open, then the server was killed, leaving pending: {', '.join(left)}; the next "
+            f"start finished them in {cut['restart_to_load_finished_s']} s. Same counts as a clean `quickstart "
+            f"--no-train` ({clean['documents']:,} abstracts, {clean['annotations']:,} annotations, "
+            f"{clean['relation_pairs']:,} relation pairs): **interrupted_load_recovered = "
+            f"{run['interrupted_load_recovered']}**.",
+        ]
+    if (models := data.first_models) is not None:
+        lines += ["", f"The learned parts after a load ({models['date']}): {models['summary']}"]
     return lines

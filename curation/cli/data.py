@@ -144,6 +144,10 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
     if args.data_dir is not None:
         settings = dataclasses.replace(settings, data_dir=args.data_dir)
     con = _open(args, create=True)
+    from curation.workflows.background_load import index_state
+
+    if left := index_state(con, settings).message():  # a load stopped before its end: this run finishes it
+        print(f"{left} Finishing it now.", flush=True)
 
     def on_file(sample, position: int, total: int) -> None:
         print(f"[{position}/{total}] {sample.label} ({sample.fmt})", flush=True)
@@ -160,7 +164,7 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
             print(f"note: {chosen.message}", flush=True)
         return chosen.annotator
 
-    report = load_sample(con, settings, on_file=on_file, annotator=annotator, who=operator())
+    report = load_sample(con, settings, on_file=on_file, annotator=annotator, who=operator(), train=not args.no_train)
     for outcome in report.outcomes:
         state = (f"failed: {outcome.error}" if outcome.error
                  else f"{outcome.added} added, {outcome.unchanged} already present")
@@ -175,6 +179,12 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
     hits = retriever.search_text("BRAF V600E", mode=mode, k=10).hits
     print(f"first search checked in {time.time() - started:.1f} s: 'BRAF V600E' ranks {len(hits)} abstracts with "
           f"{retriever.version}; {len(matcher.lexicon)} names in the dictionaries")
+    from curation.workflows.first_models import train_pending
+
+    # The learned parts (relation scorer, base encoder version), unless --no-train: each a step of the load, so a
+    # run stopped here finishes them next time.
+    if trained := train_pending(con, settings, lambda step, done, total: print(step, flush=True), background=False):
+        print(trained)
     counts = stats(con)
     print(f"store {args.db}: {counts['kb_records']} KB records, {counts['documents']} abstracts, "
           f"{counts['synonyms']} synonyms")
@@ -222,6 +232,8 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p = sub.add_parser("quickstart", parents=[common],
                        help="load the sample (CURATION_DATA_DIR, else fetched online) and check a first search")
     p.add_argument("--data-dir", type=Path, default=None, help=f"folder of sample files (default {settings.data_dir})")
+    p.add_argument("--no-train", action="store_true",
+                   help="load only: do not train the relation scorer nor build the base encoder version after it")
     p.set_defaults(func=cmd_quickstart)
 
     p = sub.add_parser("stats", parents=[common], help="counts of what the store holds")

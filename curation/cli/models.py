@@ -136,8 +136,7 @@ def cmd_retrain(args: argparse.Namespace) -> int:
     request = retraining.RetrainRequest(
         schema=args.schema, base_model=args.base, use_kb=not args.decisions_only,
         use_decisions=not args.kb_only, epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.lr,
-        max_seq_length=args.max_seq_length, max_steps=args.max_steps, device=args.device,
-        tolerance=args.tolerance, seed=args.seed,
+        max_seq_length=args.max_seq_length, max_steps=args.max_steps, device=args.device, seed=args.seed,
         feedback=FeedbackConfig(conflicts=args.conflicts, repeat=args.decision_repeat),
         cross_encoder=args.cross_encoder, index_kind=args.index_kind, index_backend=args.backend,
     )
@@ -239,7 +238,6 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("--max-seq-length", type=int, default=0, help="0: 256 tokens on CUDA, 128 on a CPU")
     p.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (0: no limit)")
     p.add_argument("--device", default="", help="cuda or cpu (default: CUDA when present)")
-    p.add_argument("--tolerance", type=float, default=0.01, help="activate when dev nDCG@10 >= active's minus this")
     p.add_argument("--conflicts", choices=("exclude", "latest"), default="exclude",
                    help="items curators disagree on, without adjudication: leave out, or take the latest")
     p.add_argument("--decision-repeat", type=int, default=1, help="how many times each decision pair is used")

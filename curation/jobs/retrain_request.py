@@ -14,6 +14,8 @@ from curation.jobs.protocol import request_from_dict
 from curation.learning.feedback import FeedbackConfig
 from curation.learning.training import device_defaults
 
+RETIRED_FIELDS = frozenset({"tolerance"})  # fields older requests may carry, read and dropped
+
 
 @dataclass(frozen=True)
 class RetrainRequest:
@@ -31,7 +33,6 @@ class RetrainRequest:
             (early-stopped on dev), 32 and 256 tokens on CUDA; 1 epoch, 16 and 128 on a CPU.
         per_class: KB-derived negatives per class per positive.
         feedback: how decisions become pairs (margins, conflict rule, repeat).
-        tolerance: activate when the new dev score ≥ the active version's minus this.
         primary_metric: the dev metric compared ("ndcg@10").
         primary_mode: which retriever it is compared on ("hybrid": what curators see; or "dense").
         seed: split, sampling and training seed.
@@ -60,7 +61,6 @@ class RetrainRequest:
     device: str = ""
     per_class: int = 2
     feedback: FeedbackConfig = field(default_factory=FeedbackConfig)
-    tolerance: float = 0.01
     primary_metric: str = "ndcg@10"
     primary_mode: str = "hybrid"
     seed: int = 13
@@ -90,8 +90,6 @@ class RetrainRequest:
         if self.epochs < 0 or self.batch_size < 0 or self.max_steps < 0 or 0 < self.max_seq_length < 8:
             raise CurationError("epochs must be at least 1 and max sequence length at least 8 (or 0 = for the "
                                 "device), batch size and max steps not negative")
-        if not 0.0 <= self.tolerance <= 1.0:
-            raise CurationError(f"the tolerance must be in [0, 1], got {self.tolerance}")
         if isinstance(self.feedback, dict):
             object.__setattr__(self, "feedback", FeedbackConfig(**self.feedback))
 
@@ -109,4 +107,6 @@ class RetrainRequest:
     @classmethod
     def from_dict(cls, data: dict, where: str = "retrain request") -> RetrainRequest:
         """A request read back from ``request.json`` (raises CurationError naming ``where`` when malformed)."""
+        # "tolerance" is retired (activation is the gate's bootstrap interval alone): older jobs' requests keep it
+        data = {k: v for k, v in data.items() if k not in RETIRED_FIELDS}
         return request_from_dict(cls, data, where)

@@ -10,7 +10,7 @@ DuckDB lets one process write the store, so the worker never opens it. The app (
    folder, plus ``progress.json`` (stage, step, total, loss, ETA) and finally ``result.json``.
 3. :func:`poll_job` (called by the app's polling fragment, the sidebar and the CLI) reads those
    files; once the result is there, :func:`finish` registers the version and activates it only
-   when its dev score is not worse than the active version's by more than the tolerance. Model
+   when the paired-bootstrap interval of its dev gain over the active version is above 0. Model
    and index swap together: the app loads the new retriever before flipping the active flag.
 4. :func:`recover_jobs` runs when the app starts: a running job whose worker is still alive is
    re-attached, one that finished meanwhile is finished, one whose worker died is marked

@@ -10,7 +10,8 @@ The one chain "Update the ranker" needs (the page's action and the job around it
    (:mod:`curation.learning.ranker_training`) and a LambdaMART ranker is trained on them;
 3. the dev queries are ranked by the concept search alone and with the ranker re-ordering its top N; the
    activation evidence is the gate's own (:func:`curation.learning.gate.evidence`: paired bootstrap interval of
-   the per-query NDCG@10 gain) and is kept in the ranker's manifest.
+   the per-query NDCG@10 gain) and is kept in the ranker's manifest, with the dev queries whose order changed most
+   (:func:`changed_queries`: each one's documents with their ranks before and after).
 """
 
 from __future__ import annotations
@@ -43,6 +44,36 @@ from curation.schemas import RelationSchema
 from curation.versions.manifest import GateEvidence
 
 BASELINE = "concept search alone"
+CHANGED_SHOWN = 5  # dev queries kept per version, those whose top 10 moved most
+MOVES_SHOWN = 5  # documents kept per query, those that moved most
+
+
+def _ranks(run: Mapping[str, float]) -> dict[str, int]:
+    return {p: r for r, p in enumerate(sorted(run, key=run.get, reverse=True), start=1)}
+
+
+def changed_queries(before: Mapping[str, Mapping[str, float]], after: Mapping[str, Mapping[str, float]],
+                    queries: Mapping[str, LabelledQuery], scores: tuple[Mapping[str, float], Mapping[str, float]],
+                    top: int = 10) -> list[dict]:
+    """The dev queries whose top ``top`` moved most between two runs (score 1/rank), largest move first.
+
+    Each entry: the query's slot values, its NDCG@10 before and after, and the documents that moved most with
+    their ranks before and after (None: not in the list) and their gain.
+    """
+    out = []
+    for key, query in queries.items():
+        old, new = _ranks(before.get(key, {})), _ranks(after.get(key, {}))
+        shown = [p for p in {**old, **new} if min(old.get(p, top + 1), new.get(p, top + 1)) <= top]
+        moves = sorted(((abs(old.get(p, 0) - new.get(p, 0)), p) for p in shown if old.get(p) != new.get(p)),
+                       reverse=True)
+        if not moves:
+            continue
+        out.append({"values": dict(query.values), "moved": sum(m for m, _ in moves),
+                    "ndcg10_before": round(scores[0].get(key, 0.0), 4),
+                    "ndcg10_after": round(scores[1].get(key, 0.0), 4),
+                    "documents": [{"pmid": p, "before": old.get(p), "after": new.get(p),
+                                   "gain": int(query.gains.get(p, 0))} for _, p in moves[:MOVES_SHOWN]]})
+    return sorted(out, key=lambda q: -q["moved"])[:CHANGED_SHOWN]
 
 
 @dataclass(frozen=True)
@@ -87,12 +118,16 @@ def update_ranker(
     dev_lists = candidate_lists(search, engine, judged, signals, depth)
     qrels = {q: dict(judged[q].gains) for q in judged}
     served, learned = ranked_runs(dev_lists, None), ranked_runs(dev_lists, model)
-    before = per_query({q: served.get(q, {}) for q in qrels}, qrels, METRIC)  # no candidate: scores 0 in both
-    after = per_query({q: learned.get(q, {}) for q in qrels}, qrels, METRIC)
-    found = evidence(after, before if before else None, BASELINE if before else "", choice.source, seed)
+    if qrels:
+        before = per_query({q: served.get(q, {}) for q in qrels}, qrels, METRIC)  # no candidate: scores 0 in both
+        after = per_query({q: learned.get(q, {}) for q in qrels}, qrels, METRIC)
+    else:  # no dev query with a relevant document (a small KB, few held-out decisions): nothing to compare on
+        before, after = {}, {}
+    found = evidence(after, before, BASELINE, choice.source, seed)
     found = replace(found, system=f"served concept search + learned ranker (top {depth}) vs {BASELINE}")
     seconds["dev"] = time.perf_counter() - clock
-    model = RankerModel(model.booster, replace(model.manifest, dev=asdict(found), trained_on={
+    changed = changed_queries(served, learned, judged, (before, after))
+    model = RankerModel(model.booster, replace(model.manifest, dev=asdict(found), changed=changed, trained_on={
         **model.manifest.trained_on, "kb_records": len(split.train), "decisions_trained_on": len(kept),
         "decisions_held_out": held, "dev_source": choice.source}))
     if folder is not None:

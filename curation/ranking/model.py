@@ -38,6 +38,8 @@ class RankerManifest:
         params: the training parameters.
         trained_on: counts of what it learned from (queries, pairs, by source and gain).
         dev: its dev evidence (metric, means, interval), when measured.
+        changed: the dev queries whose order it changed most, each with its documents' ranks before and after
+            (:func:`curation.learning.ranker_build.changed_queries`).
         created: when it was written (UTC, ISO 8601).
         format: the folder layout's version.
     """
@@ -48,6 +50,7 @@ class RankerManifest:
     params: dict = field(default_factory=dict)
     trained_on: dict = field(default_factory=dict)
     dev: dict = field(default_factory=dict)
+    changed: list = field(default_factory=list)
     created: str = ""
     format: int = FORMAT
 
@@ -65,6 +68,14 @@ class RankerModel:
         if len(rows) == 0:
             return np.zeros(0)
         return np.asarray(self.booster.predict(rows[:, self._columns]), dtype=np.float64)
+
+    def gain_per_feature(self) -> dict[str, float]:
+        """Each feature's share of the model's total split gain (LightGBM's ``importance_type="gain"``), largest
+        first; features the trees never split on are left out."""
+        gains = self.booster.feature_importance(importance_type="gain")
+        total = float(sum(gains)) or 1.0
+        pairs = sorted(zip(self.manifest.features, gains, strict=True), key=lambda p: -p[1])
+        return {name: round(float(g) / total, 4) for name, g in pairs if g > 0}
 
     def save(self, folder: str | Path) -> Path:
         """Write ``ranker.txt`` and ``ranker.json`` into ``folder`` (created); returns the folder."""

@@ -16,8 +16,10 @@ benchmark's "served" system, so all three rank exactly alike:
    measured latency budget), it re-orders the best ``rerank_k`` hits within their groups
    (:mod:`index.rerank`, seed 004's re-ranking stage);
 5. when the engine carries a learned ranking stage (``engine.learned``: a LightGBM ranker over features the
-   product already has, :mod:`curation.ranking`), it re-orders the best ``depth`` hits last, so the hits
-   every caller sees are the learned order.
+   product already has, :mod:`curation.ranking`), it re-orders the best ``depth`` hits, so the hits
+   every caller sees are the learned order;
+6. when the options carry the curator's grades of this query (in-session feedback,
+   :mod:`curation.ranking.session`), the ungraded among the best 50 re-rank from them, the graded keep their places.
 
 A slot no document mentions is reported by name, with the similar names the dictionaries know.
 """
@@ -31,6 +33,7 @@ from curation.entities.matching import Matcher
 from curation.entities.postings import ALTERNATIVE_WEIGHT, PostingsSource, concept_query
 from curation.entities.query import QueryConcept, QueryError, QueryLinker
 from curation.errors import CurationError
+from curation.ranking.session import SessionConfig, apply_session
 from curation.records import Document
 from curation.schemas import RelationSchema
 from index.concepts import ConceptSearchConfig, concept_search
@@ -62,6 +65,8 @@ class SearchOptions:
             serves one; False: never). The cross-encoder re-orders within a group, never across.
         learned: apply the engine's learned ranking stage (None: when it carries one; False: never, e.g. to
             compute the stage's own training candidates or its baseline).
+        grades: pmid → gain the curator gave this query's results in this session (2 complete, 1 partial, 0 not
+            relevant); when any is among the best hits the ungraded re-rank from them (empty: no feedback).
     """
 
     mode: str = "hybrid"
@@ -73,6 +78,7 @@ class SearchOptions:
     dense_share: float | None = None
     rerank: bool | None = None
     learned: bool | None = None
+    grades: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -179,7 +185,8 @@ def search_relation(
     reranker = engine.reranker if options.mode == "hybrid" and options.rerank is not False else None
     rerank_k = engine.rerank_k if reranker is not None else 0
     learned = getattr(engine, "learned", None) if options.learned is not False else None
-    depth = max(options.k, rerank_k, learned.depth if learned is not None else 0)
+    depth = max(options.k, rerank_k, learned.depth if learned is not None else 0,
+                SessionConfig().depth if options.grades else 0)
     config = ConceptSearchConfig(depth=options.depth, rm3=RM3Config() if options.rm3 else None, dense_mix=mix)
     ranking = concept_search(queries, engine.lexical, depth, config, verify=verify, dense=dense)
     hits = list(ranking.hits)
@@ -191,6 +198,10 @@ def search_relation(
         head = [h.pmid for h in hits[: learned.depth]]
         answer = getattr(schema, "answer", "")  # a schema without an answer slot has no answer-kind features
         hits = learned.rerank(concepts, values, hits, documents(head), schema.kind(answer) if answer else "")
+    if options.grades and hits:
+        answer = getattr(schema, "answer", "")
+        hits = apply_session(engine, concepts, values, hits, options.grades, documents,
+                             schema.kind(answer) if answer else "")
     hits = hits[: options.k]
     problems = [_missing(concepts[i]) for i in ranking.missing]
     problems += [

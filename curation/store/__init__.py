@@ -14,10 +14,10 @@ annotations, synonyms), ``annotations`` (the concept index: each document's anno
 them, the entity models), ``relations`` (each annotated document's co-mentioned concept pairs, their relation
 scores), ``decisions`` (curators' decisions), ``journal``, ``journaled`` and ``reconcile`` (the decision
 journal beside the file, a write transaction with its journal record, and what opening does when they
-disagree), ``worklist``, ``saved`` (saved queries), ``jobs`` (background
-retraining), ``models`` (model versions, the active one per schema; typed by ``curation.versions.catalog``),
-``lexicon_inputs`` (a digest of the rows the dictionaries' lexicon is built from) and ``team`` (team mode: role
-grants, their audit, the people who signed in).
+disagree), ``worklist``, ``saved`` (saved queries), ``loads`` (each load of the sample as planned steps,
+done or left), ``jobs`` (background retraining), ``models`` (model versions, the active one per schema; typed by
+``curation.versions.catalog``), ``lexicon_inputs`` (a digest of the rows the dictionaries' lexicon is built from)
+and ``team`` (team mode: role grants, their audit, the people who signed in).
 Nothing is re-exported here: import a name from the module that owns it
 (``from curation.store.opening import open_store``).
 """

@@ -345,4 +345,29 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         "synonyms: the species of a gene concept (human, mouse; '' unknown), so a typed gene can prefer human",
         "ALTER TABLE synonyms ADD COLUMN species VARCHAR NOT NULL DEFAULT ''",
     ),
+    (
+        14,
+        "loads: each load of the sample as its planned steps (files, vocabularies, annotation, training jobs) "
+        "and which are done, so a load stopped at any point is finished at the next start",
+        """
+        CREATE TABLE loads (
+            load_id INTEGER PRIMARY KEY,
+            source VARCHAR NOT NULL,
+            started_by VARCHAR NOT NULL DEFAULT '',
+            planned_at TIMESTAMPTZ NOT NULL DEFAULT now()
+        );
+        CREATE TABLE load_steps (
+            load_id INTEGER NOT NULL,
+            position INTEGER NOT NULL,
+            kind VARCHAR NOT NULL,
+            fmt VARCHAR NOT NULL DEFAULT '',
+            path VARCHAR,
+            source VARCHAR NOT NULL DEFAULT '',
+            state VARCHAR NOT NULL DEFAULT 'pending',
+            message VARCHAR NOT NULL DEFAULT '',
+            finished_at TIMESTAMPTZ,
+            PRIMARY KEY (load_id, position)
+        );
+        """,
+    ),
 )

@@ -18,6 +18,7 @@ from pathlib import Path
 import duckdb
 
 from curation.errors import USER_ERRORS
+from curation.ranking.history import ranker_home
 from curation.store.base import content_counts
 from curation.store.corpus import iter_documents
 from curation.versions import catalog
@@ -124,7 +125,12 @@ def open_served(con: duckdb.DuckDBPyConnection, models_dir: Path, key: ServingKe
                 return with_ranker(open_version(version.path), version.path, con, key)
             except USER_ERRORS:
                 continue  # a corrupted version is skipped; the Train & evaluate page reports it
-    return Retriever(lexical=LexicalIndex.build(list(iter_documents(con))), version=BM25_ONLY)
+    bm25 = Retriever(lexical=LexicalIndex.build(list(iter_documents(con))), version=BM25_ONLY)
+    # BM25 alone can serve a learned ranker too (updated before any version was built): kept beside the versions
+    try:
+        return with_ranker(bm25, ranker_home(models_dir, None, key.schema), con, key) if key.schema else bm25
+    except USER_ERRORS:
+        return bm25  # a damaged ranker: the concept search alone serves; the Train & evaluate page names the file
 
 
 def with_ranker(engine: Retriever, path: Path, con: duckdb.DuckDBPyConnection, key: ServingKey) -> Retriever:

@@ -19,16 +19,20 @@ import duckdb
 
 from curation import access
 from curation.access import Action, Who
+from curation.config import load_settings
 from curation.entities.lexicon import Lexicon
 from curation.entities.matching import Matcher
 from curation.entities.query import QueryLinker
 from curation.errors import USER_ERRORS, CurationError
 from curation.grades import Grade
+from curation.ranking.session import STAGE as SESSION_STAGE
+from curation.ranking.session import query_grades
 from curation.records import Decision
 from curation.schemas import RelationSchema
 from curation.store.decisions import decisions_for, get_decision, record_decision, undo_last_decision, withdraw_decision
 from curation.store.kb import list_entity_values
 from curation.workflows.answers import AnswerKindError, answer_kind_problem
+from curation.workflows.background_load import index_state
 from curation.workflows.entities import annotator_note
 from curation.workflows.provenance import decision_provenance
 from curation.workflows.result_filter import RowFilter, filter_rows
@@ -37,6 +41,10 @@ from curation.workflows.session import corpus_size, current_schema
 from curation.workflows.suggest import DEFAULT_TOP_DOCS, Suggestion, SuggestionResult, suggest_from
 
 KNOWN_VALUES_SHOWN = 2000  # typed-ahead choices per slot, most frequent first
+# In-session feedback starts switched off: on benchmark v2 (bench/ranker_session.py, residual collection) its gain's
+# interval includes 0 on dev and on test, and what is not shown to help does not change a curator's order unasked
+# (the gate's rule for versions). The Curate page's switch turns it on.
+SESSION_FEEDBACK_DEFAULT = False
 
 
 @dataclass(frozen=True)
@@ -100,6 +108,10 @@ class CurateView:
             (None when ``error``).
         suggestions: the candidates for the missing slot from the top abstracts (None when ``error``).
         error: why the search could not run, for the curator ("" when it ran).
+        index_note: that the concept index is still being built (a load is unfinished) and what is left; "" when
+            it is complete. While it is set, an empty answer is never presented as "none found".
+        graded: how many of this query's results are graded when the ungraded re-ranked from them (0: they did
+            not, in-session feedback off or nothing graded yet).
     """
 
     schema: RelationSchema
@@ -108,6 +120,13 @@ class CurateView:
     result: CurateResult | None = None
     suggestions: SuggestionResult | None = None
     error: str = ""
+    index_note: str = ""
+    graded: int = 0
+
+    @property
+    def moved(self) -> int:
+        """How many rows the curator's grades moved."""
+        return sum(r.before is not None for r in self.result.rows) if self.result else 0
 
     def row(self, pmid: str) -> ResultRow | None:
         """The result row of ``pmid`` (None when this search did not find it)."""
@@ -145,6 +164,7 @@ def open_curate(
     kinds: Collection[str] | None = None,
     applied: Mapping[str, str] | None = None,
     rm3: bool = False,
+    feedback: bool = SESSION_FEEDBACK_DEFAULT,
 ) -> CurateView:
     """Search a partial relation and gather what the Curate page draws for it.
 
@@ -153,6 +173,8 @@ def open_curate(
         depth: results shown; at least the abstracts the suggestions read are searched (every supporting
             abstract is among the results).
         shown, kinds, applied, rm3: as :func:`curation.workflows.results.curate_search`.
+        feedback: re-rank the ungraded results from this query's grades (in-session feedback; off: the served
+            order as it is).
 
     Returns:
         The view; a message the curator can act on (a name too long, a slot that cannot be read) comes back
@@ -161,15 +183,26 @@ def open_curate(
     values = dict(values)
     if retriever.dense is None:
         mode = "bm25"  # the planned version did not load: BM25 serves
+    grades = query_grades(decisions_for(con, schema, values)) if feedback else {}
     try:
         result = curate_search(con, retriever, matcher, schema, values, mode=mode, k=max(depth, DEFAULT_TOP_DOCS),
-                               shown=shown, kinds=kinds, linker=linker, applied=applied, rm3=rm3)
+                               shown=shown, kinds=kinds, linker=linker, applied=applied, rm3=rm3, grades=grades)
         # The suggestions for the missing slot: the stored relation scores of this ranking's top abstracts.
         suggestions = suggest_from(con, matcher, schema, values, result.concepts,
                                    {row.pmid: row.rank for row in result.rows})
     except USER_ERRORS as exc:
         return CurateView(schema, values, rm3, error=str(exc))
-    return CurateView(schema, values, rm3, result, suggestions)
+    index = index_state(con, load_settings())
+    if index.building and not suggestions.suggestions:
+        # The stored annotations and relation pairs the suggestions read are not all there yet: "none of the top
+        # abstracts mentions ..." would be false.
+        suggestions = replace(suggestions, message=(
+            f"the concept index is still being built ({index.annotated:,} of {index.documents:,} abstracts "
+            "annotated), so what the top abstracts relate to the query cannot be said yet"))
+    graded = sum(1 for row in result.rows if row.pmid in grades)
+    reranked = any(s.stage == SESSION_STAGE for row in result.rows for s in row.stages)
+    return CurateView(schema, values, rm3, result, suggestions, index_note=index.message(),
+                      graded=graded if reranked else 0)
 
 
 def decide(

@@ -9,8 +9,10 @@ the files; a vocabulary whose package is missing is a note in the report, not a 
 
 Each file is ingested in its own transaction through the same loaders as the CLI, so a load that is
 killed half way leaves every finished file in place and the store usable, a malformed file is reported
-by name and the others still load, and loading again adds nothing (ingestion is idempotent) — it
-completes what a partial load left out.
+by name and the others still load, and loading again adds nothing (ingestion is idempotent). A load is
+planned as steps recorded in the store (:mod:`curation.store.loads`), each marked done once committed: the
+next load, or the app's next start, finishes the steps a stopped load left pending
+(:mod:`curation.workflows.load_state` says what is left).
 
 Once the files are in, the documents are annotated into the concept index with the app's annotator
 (:func:`curation.workflows.entities.reannotate`, stale documents only, one transaction per batch).
@@ -31,6 +33,7 @@ from curation.config import Settings
 from curation.entities.annotation import Annotator
 from curation.entities.dictionaries import dictionary_label, ingest_dictionary, vocabulary_kinds
 from curation.errors import USER_ERRORS, CurationError
+from curation.store.loads import DONE, FAILED, PENDING, StepRow, finish_step, plan_load, unfinished_load
 from curation.workflows.entities import AnnotationReport, Progress, reannotate
 from curation.workflows.ingestion import ingest_corpus, ingest_kb
 
@@ -43,6 +46,13 @@ SAMPLE_LAYOUT: tuple[tuple[str, str, str], ...] = (
     ("corpus", "jsonl", "hoc/*.jsonl"),
     ("dict", "drugbank", "dicts/drugbank*.csv"),
 )
+FILE_KINDS = ("kb", "corpus", "dict")  # the steps that read a file (or an installed vocabulary)
+ANNOTATE = "annotate"  # the step that annotates the loaded documents into the concept index
+INDEX_KINDS = (*FILE_KINDS, ANNOTATE)  # the steps the concept index is complete after
+# The training steps a load ends with when asked (run by curation.workflows.first_models, in this order): the
+# relation scorer, and the base encoder version (the offline MiniLM indexing the corpus).
+RELATIONS, BASE_VERSION = "relations", "base-version"
+TRAIN_STEPS = (RELATIONS, BASE_VERSION)
 SAMPLE_PUBMED = 300  # abstracts fetched for the online sample (those CIViC cites, newest first)
 
 NO_SAMPLE_HELP = (
@@ -56,6 +66,10 @@ NO_SAMPLE_HELP = (
 
 class NoSampleError(CurationError):
     """Neither a data directory nor the network gives a sample."""
+
+
+class LoadStopped(Exception):  # noqa: N818 - a stop asked for, not an error of the load
+    """The load was asked to stop (the process is exiting); the step it was in stays pending."""
 
 
 @dataclass(frozen=True)
@@ -106,7 +120,8 @@ class SampleReport:
 
     @property
     def nothing_new(self) -> bool:
-        return self.added == 0 and not self.failed
+        annotated = self.annotation.annotated if self.annotation is not None else 0
+        return self.added == 0 and not self.failed and not annotated
 
     def summary(self) -> str:
         """One paragraph for a person: where from, what was added, what failed and why."""
@@ -188,20 +203,86 @@ def load_sample(con: duckdb.DuckDBPyConnection, settings: Settings, on_file: Fil
                 on_rows: RowProgress | None = None, transport=None,
                 annotator: Annotator | Callable[[], Annotator] | None = None,
                 on_annotated: Progress | None = None, *, who: Who = "",
-                vocabularies: Sequence[str] | None = None) -> SampleReport:
+                vocabularies: Sequence[str] | None = None, stop: Callable[[], bool] | None = None,
+                train: bool = False) -> SampleReport:
     """Load the sample into the store: from the data directory, else fetched online; then the vocabularies.
+
+    The load is planned first, as steps recorded in the store (each file, each vocabulary, annotating the
+    documents), and each step is marked done once its work has committed. When an earlier load was stopped
+    before its end (the process killed, the machine off), this call finishes that load's pending steps instead
+    of planning a new one, so its counts end as a clean load's.
 
     ``vocabularies``: the installed vocabularies to load after the files (None: ``settings.vocabularies``,
     whose default is every one installed; a missing package is a note in the report).
 
     ``annotator`` (or a function returning it, called once the files are in) annotates the documents
-    not yet annotated by it; None leaves them for ``python -m curation reannotate``.
+    not yet annotated by it; None leaves them for ``python -m curation reannotate`` (and plans no annotation).
+
+    ``train``: a new load's plan ends with :data:`TRAIN_STEPS`, which :mod:`curation.workflows.first_models`
+    runs (not this function).
+
+    ``stop``: asked between steps and between batches; when it says True the load stops with :class:`LoadStopped`,
+    its current step left pending for the next start.
 
     Raises:
         NoSampleError: no data directory with sample files, and the online sample could not be had.
+        LoadStopped: ``stop`` said so.
     """
     access.require(con, who, Action.IMPORT)
     started = time.time()
+    load, notes = unfinished_load(con), []
+    resumed = load is not None
+    if load is None:
+        files, source, notes = _sample_files(settings, transport, vocabularies)
+        steps = [StepRow(0, f.kind, f.fmt, str(f.path) if f.path is not None else None, f.source) for f in files]
+        steps += [StepRow(0, ANNOTATE)] if annotator is not None else []
+        steps += [StepRow(0, kind) for kind in TRAIN_STEPS] if train else []
+        load = plan_load(con, source, steps, started_by=who if isinstance(who, str) else who.name)
+    file_steps = [step for step in load.steps if step.kind in FILE_KINDS]
+    outcomes = []
+    for step in (s for s in file_steps if s.state == PENDING):
+        _check(stop)
+        sample = SampleFile(step.kind, step.fmt, Path(step.path) if step.path else None, step.source)
+
+        def at_file(file: SampleFile, _position: int, _total: int, position: int = step.position) -> None:
+            if on_file is not None:
+                on_file(file, position, len(file_steps))
+
+        def at_rows(file: SampleFile, count: int) -> None:
+            _check(stop)  # a big file stops between its batches (its transaction rolls back; the step stays pending)
+            if on_rows is not None:
+                on_rows(file, count)
+
+        (outcome,) = load_files(con, [sample], at_file, at_rows, who=who)
+        finish_step(con, load.load_id, step.position, FAILED if outcome.error else DONE, outcome.error)
+        outcomes.append(outcome)
+    annotation, problem = None, ""
+    annotate = next((s for s in load.steps if s.kind == ANNOTATE and s.state == PENDING), None)
+    if annotate is not None and annotator is not None:
+        _check(stop)
+
+        def at_batch(done: int, total: int) -> None:
+            if on_annotated is not None:
+                on_annotated(done, total)
+            if done < total:
+                _check(stop)
+
+        try:
+            chosen = annotator if isinstance(annotator, Annotator) else annotator()
+            annotation = reannotate(con, chosen, stale_only=True, progress=at_batch, who=who)
+        except LoadStopped:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the files are in; say why the documents are not annotated
+            problem = " ".join(str(exc).split())[:300] or type(exc).__name__
+        failed = problem or "; ".join(annotation.errors if annotation is not None else ())
+        finish_step(con, load.load_id, annotate.position, FAILED if failed else DONE, failed)
+    source = f"{load.source}, finishing a load that had stopped" if resumed else load.source
+    return SampleReport(source, tuple(outcomes), round(time.time() - started, 1), annotation, problem, tuple(notes))
+
+
+def _sample_files(settings: Settings, transport, vocabularies: Sequence[str] | None
+                  ) -> tuple[list[SampleFile], str, list[str]]:
+    """The files a new load reads, where they come from, and a note for each vocabulary not installed."""
     files = find_sample(settings.data_dir)
     if files:
         source = f"the data directory {settings.data_dir}"
@@ -212,15 +293,12 @@ def load_sample(con: duckdb.DuckDBPyConnection, settings: Settings, on_file: Fil
             raise NoSampleError(NO_SAMPLE_HELP.format(data_dir=settings.data_dir, reason=exc)) from None
         source = f"CIViC's nightly export and PubMed (fetched now; kept in {settings.cache_dir})"
     extra, notes = find_vocabularies(vocabularies if vocabularies is not None else settings.vocabularies)
-    outcomes = load_files(con, files + extra, on_file, on_rows, who=who)
-    annotation, problem = None, ""
-    if annotator is not None:
-        try:
-            chosen = annotator if isinstance(annotator, Annotator) else annotator()
-            annotation = reannotate(con, chosen, stale_only=True, progress=on_annotated, who=who)
-        except Exception as exc:  # noqa: BLE001 - the files are in; say why the documents are not annotated
-            problem = " ".join(str(exc).split())[:300] or type(exc).__name__
-    return SampleReport(source, tuple(outcomes), round(time.time() - started, 1), annotation, problem, tuple(notes))
+    return files + extra, source, notes
+
+
+def _check(stop: Callable[[], bool] | None) -> None:
+    if stop is not None and stop():
+        raise LoadStopped("the load was asked to stop; its steps left are finished at the next start")
 
 
 def fetch_sample(settings: Settings, transport=None, limit: int = SAMPLE_PUBMED) -> list[SampleFile]:

@@ -25,6 +25,7 @@ from curation.entities.annotation import Annotation, Annotator
 from curation.entities.matching import Matcher
 from curation.entities.postings import StorePostings
 from curation.entities.query import QueryConcept, QueryLinker
+from curation.ranking.session import moved as moved_from
 from curation.records import Decision, Document, KBRecord, MarkedText, Span
 from curation.retrieval.passages import best_sentences, shift
 from curation.retrieval.relation_search import SearchOptions, search_relation
@@ -62,6 +63,11 @@ class ResultRow:
     authors: str = ""
     pub_types: tuple[str, ...] = ()
     in_kb: tuple[KBRecord, ...] = ()  # the schema's KB records that cite this PMID
+
+    @property
+    def before(self) -> int | None:
+        """The rank this row had before the curator's grades re-ranked the results (None: it did not move)."""
+        return moved_from(self)
 
     @property
     def meta(self) -> str:
@@ -154,6 +160,7 @@ def curate_search(
     linker: QueryLinker | None = None,
     applied: Mapping[str, str] | None = None,
     rm3: bool = False,
+    grades: Mapping[str, int] | None = None,
 ) -> CurateResult:
     """Search by concept, find each hit's entity spans and annotate with prior decisions.
 
@@ -161,6 +168,8 @@ def curate_search(
         linker: links typed names (None: one over the matcher's lexicon, without a learned linker).
         applied: slot → concept id the curator applied from the suggestions.
         rm3: RM3 feedback on the lexical stage.
+        grades: pmid → gain of this query's graded results: the ungraded re-rank from them (in-session feedback,
+            :mod:`curation.ranking.session`); None or empty: the served order.
         shown: roles whose spans are kept for marking (:data:`ROLES`; None: all).
         kinds: entity kinds to mark (of :data:`ENTITY_KINDS`; None: all). Hidden kinds still give
             candidate answers.
@@ -173,7 +182,7 @@ def curate_search(
 
     result = search_relation(
         retriever, linker, matcher, StorePostings(con), fetch, schema, values,
-        SearchOptions(mode=mode, k=k, rm3=rm3, applied=dict(applied or {})),
+        SearchOptions(mode=mode, k=k, rm3=rm3, applied=dict(applied or {}), grades=dict(grades or {})),
     )
     pmids = [h.pmid for h in result.hits]
     documents = fetch(pmids)

@@ -52,7 +52,6 @@ class RetrainForm:
     max_steps: int = 0
     batch_size: int = 0
     max_seq_length: int = 0
-    tolerance: float = 0.01
     conflicts: str = "exclude"
     index_kind: str = ""  # "" = the CURATION_INDEX_KIND setting
     index_backend: str = ""  # "" = the CURATION_INDEX_BACKEND setting
@@ -68,9 +67,8 @@ def start(con: duckdb.DuckDBPyConnection, form: RetrainForm, settings: Settings,
     request = retraining.RetrainRequest(
         schema=form.schema, base_model=form.base_model, use_kb=form.use_kb, use_decisions=form.use_decisions,
         epochs=form.epochs, max_steps=form.max_steps, batch_size=form.batch_size,
-        max_seq_length=form.max_seq_length, tolerance=form.tolerance,
-        feedback=FeedbackConfig(conflicts=form.conflicts), index_kind=form.index_kind,
-        index_backend=form.index_backend,
+        max_seq_length=form.max_seq_length, feedback=FeedbackConfig(conflicts=form.conflicts),
+        index_kind=form.index_kind, index_backend=form.index_backend,
     )
     return retraining.start_retrain(con, request, settings)
 

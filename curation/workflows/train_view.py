@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 import duckdb
@@ -89,6 +90,17 @@ class TrainView:
         """The versions' table under ``view`` ("dense", "hybrid") and the bars of its dev metrics."""
         rows = versions.version_rows(self.versions, view)
         return rows, versions.metric_bars(rows)
+
+    @property
+    def encoder_eta(self) -> str:
+        """How long retraining the encoder takes on this machine: the last successful retraining's wall time ("" when
+        none finished here yet)."""
+        for job in self.history:
+            if job.kind != "retrain" or job.state != "succeeded" or not (job.started_at and job.finished_at):
+                continue
+            seconds = (datetime.fromisoformat(job.finished_at) - datetime.fromisoformat(job.started_at)).total_seconds()
+            return f"about {max(1, round(seconds / 60))} min on this machine (job {job.job_id} took {seconds:.0f} s)"
+        return ""
 
     def schema_of(self, version: str) -> RelationSchema | None:
         """The relation schema ``version`` serves (None when the store no longer has it)."""

@@ -411,3 +411,17 @@ def test_the_worklist_fills_and_its_next_open_relation_fills_the_slots(loaded_db
     assert not at.exception
     assert at.selectbox(key="pick_Gene").value  # the relation taken fills the slots and searches
     assert any(t.value.startswith("Query: ") for t in at.text)
+
+
+def test_switched_on_a_grade_re_ranks_the_ungraded_results_and_off_it_does_not(grouped_db):
+    at = _search(curator="ana", pick_Gene="BRAF", pick_Variant="V600E")
+    assert at.toggle(key="session_rerank").value is False  # off by default: not yet shown to help on the benchmark
+    at.toggle(key="session_rerank").set_value(True).run()
+    assert not any(c.startswith("Re-ranked after") for c in _shown(at, "caption"))  # nothing graded yet
+    at.button(key="complete_1000001").click()
+    at.run()
+    assert not at.exception
+    assert any(c.startswith("Re-ranked after your 1 grade:") for c in _shown(at, "caption"))
+    assert any("PMID 1000001" in m for m in _shown(at, "markdown"))  # the graded one keeps its place
+    at.toggle(key="session_rerank").set_value(False).run()
+    assert not any(c.startswith("Re-ranked after") for c in _shown(at, "caption"))

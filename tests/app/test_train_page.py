@@ -25,6 +25,11 @@ def _train_page() -> AppTest:
     return at
 
 
+def _encoder_button(at: AppTest):
+    """The retrain form's submit button ("Update the ranker" comes first on the page: the default action)."""
+    return next(b for b in at.button if b.label == "Retrain the encoder")
+
+
 def _active():
     from pages.common import connection
 
@@ -128,7 +133,7 @@ def test_retrain_button_starts_a_job_shows_progress_and_cancels(loaded_db, monke
     at.number_input(key="rt_max_steps").set_value(7)
     at.selectbox(key="rt_index_kind").set_value("hnsw")
     at.selectbox(key="rt_index_backend").set_value("milvus")
-    at.button[0].click()  # the form's Retrain button
+    _encoder_button(at).click()  # the form's "Retrain the encoder" button
     at.run()
     assert not at.exception
     con = connection()
@@ -172,7 +177,7 @@ def test_a_second_start_is_refused_with_a_message(loaded_db, monkeypatch):
     job = list_jobs(connection())[0]
     assert job.state == "failed" and "stopped without finishing" in job.message
     at.multiselect(key="rt_sources").set_value([])
-    at.button[0].click()
+    _encoder_button(at).click()
     at.run()
     assert any("at least one source" in e.value for e in at.error)
 
@@ -329,3 +334,25 @@ def test_the_activation_evidence_of_each_version_is_shown(loaded_db, tmp_path):
     assert (row["mean gain"], row["95% low"], row["95% high"], bool(row["better"])) == (0.09, 0.031, 0.152, True)
     assert any("interval of its per-query NDCG@10 gain" in c.value for c in at.caption)
     assert (row["served dense share"], row["cross-encoder"]) == (0.3, "off: no dev gain")
+
+
+def test_update_the_ranker_is_the_default_action_and_the_tolerance_control_is_gone(loaded_db):
+    at = _train_page()
+    assert not at.exception
+    update = at.button(key="rk_update")
+    assert update.label == "Update the ranker" and at.button[0].key == "rk_update"
+    assert any(s.value == "Retrain the encoder" for s in at.subheader)
+    assert not any(n.key == "rt_tolerance" for n in at.number_input)
+
+
+def test_a_kept_ranker_shows_its_evidence_and_what_carries_it(loaded_db, tmp_path):
+    from curation.config import load_settings
+    from curation.ranking.history import ranker_home, save_update
+    from tests.curation.test_ranker import _reversing_stage
+
+    model = _reversing_stage(tmp_path / "built").model
+    saved = save_update(ranker_home(load_settings().models_dir, None, "PO"), model)
+    at = _train_page()
+    assert not at.exception
+    labels = [e.label for e in at.expander]
+    assert any(label.startswith(f"Ranker {saved.name} · kept, not served") for label in labels)

@@ -65,8 +65,7 @@ def test_accepted_abstract_overtakes_the_rejected_one_after_retraining(data_dir,
     record_decision(con, "ann", PO, QUERY, accepted, Grade.COMPLETE, note="the evidence I was looking for")
     job = retraining.start_retrain(
         con,
-        retraining.RetrainRequest("PO", epochs=8, batch_size=8, learning_rate=5e-5, max_seq_length=128,
-                                  tolerance=1.0),
+        retraining.RetrainRequest("PO", epochs=8, batch_size=8, learning_rate=5e-5, max_seq_length=128),
         settings,
     )
     job = retraining.wait_for(con, job, interval_s=1.0, timeout_s=900)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from curation.entities.annotation import Annotator
 from curation.entities.lexicon import Lexicon
 from curation.entities.matching import Matcher
@@ -60,3 +62,64 @@ def test_an_update_trains_on_train_genes_measures_on_dev_genes_and_saves(tmp_pat
     loaded = RankerModel.load(tmp_path / "ranker")
     assert loaded.manifest.dev["queries"] == len(DEV_GENES) and loaded.manifest.depth == 10
     assert set(update.seconds) == {"candidates", "train", "dev"}
+    assert loaded.manifest.changed == update.model.manifest.changed  # the changed queries travel in the manifest
+
+
+def test_changed_queries_name_the_documents_that_moved_with_their_ranks():
+    from curation.learning.ranker_build import changed_queries
+    from curation.learning.ranker_training import LabelledQuery
+
+    before = {"q1": {"a": 1.0, "b": 0.5, "c": 1 / 3}, "q2": {"x": 1.0, "y": 0.5}}
+    after = {"q1": {"c": 1.0, "a": 0.5, "b": 1 / 3}, "q2": {"x": 1.0, "y": 0.5}}
+    queries = {"q1": LabelledQuery({"Gene": "BRAF"}, {"c": 2}), "q2": LabelledQuery({"Gene": "EGFR"}, {"x": 2})}
+    changed = changed_queries(before, after, queries, ({"q1": 0.5, "q2": 1.0}, {"q1": 1.0, "q2": 1.0}))
+    assert len(changed) == 1 and changed[0]["values"] == {"Gene": "BRAF"}  # q2 kept its order
+    assert changed[0]["documents"][0] == {"pmid": "c", "before": 3, "after": 1, "gain": 2}
+    assert (changed[0]["ndcg10_before"], changed[0]["ndcg10_after"]) == (0.5, 1.0)
+
+
+def test_updates_are_kept_and_one_is_served_by_name(tmp_path):
+    from curation.ranking.history import activate_update, list_updates, save_update, served_origin
+    from curation.ranking.stage import RANKER_FOLDER
+    from tests.curation.test_ranker import _reversing_stage
+
+    model = _reversing_stage(tmp_path / "built").model
+    assert model.gain_per_feature() == {"served_rank": pytest.approx(1.0)}  # the one feature carries it all
+    first = save_update(tmp_path, model)
+    second = save_update(tmp_path, model)
+    assert served_origin(tmp_path) == "" and [u.name for u in list_updates(tmp_path)[0]] == [second.name, first.name]
+    activate_update(tmp_path, first.name)
+    assert served_origin(tmp_path) == first.name and RankerModel.load(tmp_path / RANKER_FOLDER)
+    updates, problems = list_updates(tmp_path)
+    assert [u.active for u in updates] == [False, True] and not problems
+    (second / "ranker.txt").write_text("garbage")
+    assert len(list_updates(tmp_path)[1]) == 1  # a damaged update is named, not served
+
+
+def test_the_workflow_keeps_an_update_beside_a_bm25_store_and_serves_it_only_through_the_gate(tmp_path):
+    from curation.store.base import add_schema, transaction
+    from curation.store.corpus import add_documents
+    from curation.store.decisions import record_decision
+    from curation.store.kb import add_kb_records
+    from curation.store.opening import open_store
+    from curation.workflows import ranker_update
+    from curation.workflows.results import default_linker
+
+    documents, records, lexicon = _corpus()
+    con = open_store(tmp_path / "s.duckdb")
+    add_schema(con, GDT)
+    with transaction(con):
+        add_documents(con, documents)
+        add_kb_records(con, records, origin="test")
+    record_decision(con, "ann", GDT, {"Gene": "TP53", "Disease": "carcinoma"}, "0b", Grade.NOT_RELEVANT)
+    matcher = Matcher(lexicon)
+    engine = Retriever(lexical=LexicalIndex.build(documents), version="bm25")
+    models = tmp_path / "models"
+    outcome = ranker_update.update_and_activate(con, engine, matcher, default_linker(con, matcher), GDT, models)
+    assert not outcome.activated and outcome.verdict.startswith("not shown")  # two dev genes: no interval
+    assert getattr(engine, "learned", None) is None  # not through the gate: the concept search alone still serves
+    panel = ranker_update.ranker_panel(con, engine.version, GDT, models)
+    assert [u.name for u in panel.updates] == [outcome.name] and not panel.updates[0].active
+    assert (models / ".rankers" / "GDT" / "rankers" / outcome.name / "ranker.txt").is_file()
+    assert "1 decisions" in panel.updates[0].trained_on
+    con.close()

@@ -114,7 +114,6 @@ def test_a_worker_that_cannot_start_fails_the_job(tiny):
     [
         ({"use_kb": False, "use_decisions": False}, "at least one source"),
         ({"primary_mode": "bm25"}, "primary_mode"),
-        ({"tolerance": 2.0}, "tolerance"),
         ({"epochs": -1}, "at least 1"),  # 0 = chosen for the device
         ({"max_seq_length": 4}, "at least 8"),
     ],
@@ -134,7 +133,7 @@ def test_unknown_schema_is_refused_before_a_job_is_recorded(tiny):
 
 
 def _finish_with(con, result: JobResult) -> Job:
-    job = retraining.start_retrain(con, retraining.RetrainRequest("PO", tolerance=0.02), load_settings(),
+    job = retraining.start_retrain(con, retraining.RetrainRequest("PO"), load_settings(),
                                    launch=_no_launch)
     worker.write_result(Path(job.job_dir), result)
     return retraining.poll_job(con, job)

@@ -1,0 +1,135 @@
+"""The learned parts a first load makes active without being asked: the relation scorer and a base encoder version.
+
+A load of the sample planned with training (the app's "Load the sample", ``python -m curation quickstart`` without
+``--no-train``) ends with two steps recorded like its others (:mod:`curation.store.loads`), run once the
+abstracts are annotated:
+
+* ``relations``: the relation scorer trained on BioRED + BC5CDR Train (selected on Dev), activated when not worse
+  than the active one, the stored pairs re-scored: in the app as the background job the Train page starts (a worker
+  process; the app applies it when it ends, also after a restart), on the command line here;
+* ``base-version``: the offline MiniLM indexing the corpus, untrained (a zero-shot version, as ``python -m
+  curation train --zero-shot``): a dense index for the served search and the vectors Explore embeddings shows.
+  It serves as the newest version that covers the corpus (:mod:`curation.versions.serving`).
+
+The recogniser is not among them: the CNN trains for ~50 min on this 2-core CPU (README, "Models"), over the
+first-run budget; Train & evaluate starts it.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import duckdb
+
+from curation import access
+from curation.config import Settings
+from curation.errors import USER_ERRORS
+from curation.store.jobs import Job
+from curation.store.loads import DONE, FAILED, PENDING, finish_step, unfinished_load
+from curation.workflows.quickstart import BASE_VERSION, RELATIONS, TRAIN_STEPS, LoadStopped
+
+BASE_SCHEMA = "PO"
+STEP_LABELS = {RELATIONS: "the relation scorer (BioRED + BC5CDR Train)",
+               BASE_VERSION: "the base encoder version (MiniLM indexing the abstracts)"}
+
+Report = Callable[[str, int, int], None]
+
+
+def train_relations_here(con: duckdb.DuckDBPyConnection, settings: Settings) -> str:
+    """Train the relation scorer in this process, activate it when not worse on Dev, re-score (the command line)."""
+    from curation.workflows.relation_scoring import activate_scorer, judge, rescore, train_relation_scorer
+
+    who = access.local_operator()
+    folder, manifest = train_relation_scorer(con, settings, who=who)
+    activate, verdict = judge(con, manifest)
+    if not activate:
+        return f"relation scorer {manifest['name']} trained, not activated: {verdict}"
+    active = activate_scorer(con, folder, who=who)
+    scored = rescore(con, active, who=who)
+    return f"relation scorer {active.version} active (Dev pair F1 {manifest['dev_pair_f1']}); {scored.summary()}"
+
+
+def start_relations_job(con: duckdb.DuckDBPyConnection, settings: Settings) -> Job:
+    """Start the relation scorer's background job (the app); :func:`follow_job` sees it applied."""
+    from curation.workflows.relation_scoring import start_relation_training
+
+    return start_relation_training(con, settings, who=access.local_operator())
+
+
+def follow_job(con: duckdb.DuckDBPyConnection, job: Job, report: Report, stop: Callable[[], bool] | None,
+               step: str, interval_s: float = 2.0) -> str:
+    """Follow a background job until it ends and what it made is applied (as the sidebar does on each run, so
+    that it happens with no page open); a line for the summary. Stopped early (the process exits), the job goes
+    on: the app's next start applies it."""
+    from curation.workflows import retrain
+
+    while not job.finished:
+        if stop is not None and stop():
+            return f"background job {job.job_id} goes on; the app's next start applies it"
+        time.sleep(interval_s)
+        job = retrain.follow_job(con, job, who=access.BACKGROUND_JOB)
+        reported = retrain.progress(job)
+        report(f"{step}: {retrain.describe_progress(job, reported)}", 0, 0)
+    return f"job {job.job_id} {job.state}: {job.message}"
+
+
+def build_base_version(con: duckdb.DuckDBPyConnection, settings: Settings, schema_name: str = BASE_SCHEMA) -> str:
+    """The offline MiniLM, untrained, indexing the corpus: a zero-shot model version published under the models
+    folder (it then serves as the newest version covering the corpus)."""
+    from curation.learning.build import BuildRequest, IndexChoice
+    from curation.learning.chain import build_from_snapshot
+    from curation.learning.snapshot import export_snapshot, load_snapshot
+    from curation.schemas import resolve_schema
+    from curation.store.base import list_schemas
+
+    schema = resolve_schema(schema_name, list_schemas(con))
+    with tempfile.TemporaryDirectory(prefix="curation-snapshot-") as folder:
+        export_snapshot(con, Path(folder) / "snapshot")
+        snapshot = load_snapshot(Path(folder) / "snapshot")
+    request = BuildRequest(schema=schema, train=False, index=IndexChoice.from_settings(settings))
+    built = build_from_snapshot(snapshot, request, Path(settings.models_dir), log=lambda _line: None)
+    return f"base encoder version {built.version.path.name} serves ({built.version.manifest.total_seconds} s)"
+
+
+def train_pending(con: duckdb.DuckDBPyConnection, settings: Settings, report: Report, *, background: bool,
+                  stop: Callable[[], bool] | None = None) -> str:
+    """Run the newest load's training steps still pending, each marked done or failed; a line per step.
+
+    ``background``: the relation scorer as a background job (the app) instead of here (the command line).
+
+    Raises:
+        LoadStopped: ``stop`` said so between steps (the step not begun stays pending).
+    """
+    load = unfinished_load(con)
+    if load is None:
+        return ""
+    lines = []
+    pending = [s for s in load.steps if s.kind in TRAIN_STEPS and s.state == PENDING]
+    for number, step in enumerate(pending, start=1):
+        if stop is not None and stop():
+            raise LoadStopped("the training steps left are run at the next start")
+        label = f"{number}/{len(pending)} · {STEP_LABELS[step.kind]}"
+        report(label, number - 1, len(pending))
+        started = time.perf_counter()
+        job = None
+        try:
+            if step.kind == RELATIONS and background:
+                job = start_relations_job(con, settings)
+                line = f"relation scorer: background job {job.job_id}"
+            elif step.kind == RELATIONS:
+                line = train_relations_here(con, settings)
+            else:
+                line = build_base_version(con, settings)
+        except (*USER_ERRORS, OSError) as exc:
+            finish_step(con, load.load_id, step.position, FAILED, str(exc)[:500])
+            lines.append(f"{step.kind} failed: {exc}")
+            continue
+        # Done once started: a job outlives this process (the next start applies it), it is never started twice.
+        finish_step(con, load.load_id, step.position, DONE, line)
+        if job is not None:
+            line = f"relation scorer {follow_job(con, job, report, stop, label)}"
+        lines.append(f"{line} [{time.perf_counter() - started:.0f} s]")
+    return "; ".join(lines) + "." if lines else ""
