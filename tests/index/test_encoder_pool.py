@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from index.encoder import EncoderConfig, encode_documents, load_encoder, pool_devices
+from index.encoder import encode_documents, pool_devices
 from index.shards import ShardFolderMismatch, encode_shards, load_shards
 
 Doc = SimpleNamespace
@@ -22,14 +22,33 @@ DOCS = [
 ]
 
 
+POOLED = """
+import numpy as np
+from types import SimpleNamespace
+from index.encoder import EncoderConfig, encode_documents, load_encoder
+DOCS = [SimpleNamespace(**d) for d in {docs!r}]
+model = load_encoder(EncoderConfig(device="cpu"))
+alone = encode_documents(model, DOCS)
+pooled = encode_documents(model, DOCS, processes=2)
+assert pooled.shape == alone.shape == (5, 384) and pooled.dtype == np.float32, (pooled.shape, pooled.dtype)
+assert np.allclose(pooled, alone, atol=1e-5)
+assert not np.allclose(pooled[0], pooled[1], atol=1e-2)  # not one vector repeated
+assert str(model.device) == "cpu"
+"""
+
+
 def test_two_cpu_processes_give_the_vectors_of_one():
-    model = load_encoder(EncoderConfig(device="cpu"))
-    alone = encode_documents(model, DOCS)
-    pooled = encode_documents(model, DOCS, processes=2)
-    assert pooled.shape == alone.shape == (5, 384) and pooled.dtype == np.float32
-    assert np.allclose(pooled, alone, atol=1e-5)
-    assert not np.allclose(pooled[0], pooled[1], atol=1e-2)  # not one vector repeated
-    assert str(model.device) == "cpu"
+    """Run in a fresh interpreter: a spawned pool started from a long-lived test worker (hundreds of threads and the
+    state of every test before it) was seen to lose its child at start and block for ever; the product starts its
+    pools from a command's own process, which is what this reproduces."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = POOLED.format(docs=[vars(d) for d in DOCS])
+    done = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[2],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
 
 
 def test_which_devices_the_workers_run_on(monkeypatch):
