@@ -106,10 +106,25 @@ def _spawn(command: list[str], env: Mapping[str, str], log_path: Path) -> subpro
         )
 
 
+def _serves(log_path: Path, url: str) -> bool:
+    """Whether the server's log says it listens on ``url``'s port: Streamlit prints "URL: http://127.0.0.1:<port>"
+    (or "Local URL: http://localhost:<port>" without an address) once it has bound it."""
+    try:
+        log = log_path.read_text(errors="replace")
+    except OSError:
+        return False
+    port = url.rsplit(":", 1)[1]
+    return re.search(rf"URL: http://[^\s/]+:{port}\b", log) is not None and "already in use" not in log
+
+
 def _wait_healthy(process: subprocess.Popen, url: str, log_path: Path, timeout_s: float) -> bool:
-    """True once the server answers; False when it exited because its port was taken; raises otherwise."""
+    """True once *this* server answers; False when it exited because its port was taken; raises otherwise.
+
+    Another test's server can take the port between :func:`free_port` and this one's bind: its health answer
+    must not count. So this server must also be alive and have said in its own log that it serves ``url``.
+    """
     deadline = time.monotonic() + timeout_s
-    while not _healthy(url):
+    while not (_healthy(url) and process.poll() is None and _serves(log_path, url)):
         if process.poll() is not None or time.monotonic() > deadline:
             log = log_path.read_text(errors="replace")
             if process.poll() is not None and "already in use" in log:

@@ -90,11 +90,11 @@ def undo(con: duckdb.DuckDBPyConnection) -> None:
     st.toast(f"Undone: PMID {undone.pmid}, {GRADE_LABELS[undone.grade]}" if undone else "Nothing to undo")
 
 
-def _moved(row: ResultRow) -> str:
-    """ " ▲ (was 7)" / " ▼ (was 2)" when the curator's grades moved the row, else ""."""
+def _moved_html(row: ResultRow) -> str:
+    """ " ▲ (was 7)" / " ▼ (was 2)" when the curator's grades moved the row, else "" (escaped for raw HTML)."""
     if row.before is None:
         return ""
-    return f" {'▲' if row.rank < row.before else '▼'} (was {row.before})"
+    return escape_text(f" {'▲' if row.rank < row.before else '▼'} (was {int(row.before)})")
 
 
 def _pop_for(key: str, pmid: str):
@@ -120,7 +120,8 @@ def result_card(row: ResultRow, focused: bool, card: Card) -> None:
     with st.container(border=True, key="focused-card" if focused else None):  # the key: what FOCUS_JS scrolls to
         # title_html and the sentences' and abstract's *_html are escaped by pages.highlight; only <mark> is markup.
         title_html = highlight.title_html(row.title)
-        st.markdown(f"{marker}**{row.rank}.**{_moved(row)} [PMID {row.pmid}]"
+        moved_html = _moved_html(row)
+        st.markdown(f"{marker}**{row.rank}.**{moved_html} [PMID {row.pmid}]"
                     f"(https://pubmed.ncbi.nlm.nih.gov/{row.pmid}/) {title_html}", unsafe_allow_html=True)
         if row.meta:
             st.caption(escape_text(row.meta))
