@@ -28,6 +28,9 @@ from curation.schemas import RelationSchema
 DECISION_SHARE = 0.2  # of the train genes' decisions, held out when the KB has no dev queries
 GRADES = {Grade.COMPLETE: 2, Grade.PARTIAL: 1, Grade.NOT_RELEVANT: 0}
 KB, DECISIONS, NONE = "kb", "decisions", "none"
+KB_AND_DECISIONS = "kb+decisions"  # the KB's dev queries and the decisions on dev genes (the ranker's dev)
+SOURCE_LABELS = {KB: "KB dev genes", DECISIONS: "held-out decisions", KB_AND_DECISIONS: "KB dev genes and the "
+                 "decisions on them", NONE: "none"}
 
 
 @dataclass(frozen=True)
@@ -101,13 +104,32 @@ def decisions_dev(schema: RelationSchema, decisions: Iterable[Decision], documen
 def choose_dev(schema: RelationSchema, split: KBSplit, decisions: Sequence[Decision],
                documents: Mapping[str, Document], seed: int = 13,
                fractions: tuple[float, float, float] = FRACTIONS, share: float = DECISION_SHARE,
-               conflicts: ConflictRule = ConflictRule.EXCLUDE) -> DevChoice:
-    """The KB's dev split when it has queries; otherwise the held-out decisions (module docstring)."""
+               conflicts: ConflictRule = ConflictRule.EXCLUDE, with_dev_decisions: bool = False) -> DevChoice:
+    """The KB's dev split when it has queries; otherwise the held-out decisions (module docstring).
+
+    ``with_dev_decisions`` (the ranker's choice): the KB's dev queries also take the curators' decisions on dev
+    genes, which training never reads anyway; on a KB that cites few stored abstracts they are most of the
+    evidence a curator's grades can give. A decision's grade replaces the KB's judgement of the same document.
+    """
     if split.dev.queries:
-        return DevChoice(split.dev, KB)
+        if not with_dev_decisions:
+            return DevChoice(split.dev, KB)
+        graded, _ = decisions_dev(schema, decisions, documents, seed, fractions, 0.0, conflicts)
+        if not graded.queries:
+            return DevChoice(split.dev, KB)
+        return DevChoice(merge_eval_sets(split.dev, graded), KB_AND_DECISIONS)
     dev, genes = decisions_dev(schema, decisions, documents, seed, fractions, share, conflicts)
     judged = any(any(r > 0 for r in docs.values()) for docs in dev.qrels.values())
     return DevChoice(dev, DECISIONS if judged else NONE, genes)
+
+
+def merge_eval_sets(kb: EvalSet, graded: EvalSet) -> EvalSet:
+    """The KB's dev queries and the graded ones in one set: the same query's judgements joined, a grade winning over
+    the KB's judgement of the same document (the KB's answer key is kept)."""
+    queries = {**kb.queries, **graded.queries}
+    values = {**kb.values, **graded.values}
+    qrels = {q: {**kb.qrels.get(q, {}), **graded.qrels.get(q, {})} for q in queries}
+    return EvalSet(queries, qrels, kb.answer_key, values)
 
 
 def trainable(schema: RelationSchema, decisions: Sequence[Decision], choice: DevChoice, seed: int = 13,

@@ -14,6 +14,7 @@ import duckdb
 from curation import access
 from curation.access import Action, Who
 from curation.errors import CurationError
+from curation.learning import holdout
 from curation.versions import catalog, serving
 from curation.versions.catalog import RegisteredVersion
 
@@ -114,8 +115,7 @@ def gate_rows(versions: Sequence[RegisteredVersion]) -> list[dict[str, object]]:
         rows.append({
             "version": v.version,
             "compared with": gate.baseline or "—",
-            "dev source": {"kb": "KB dev genes", "decisions": "held-out decisions"}.get(gate.dev_source,
-                                                                                      gate.dev_source),
+            "dev source": holdout.SOURCE_LABELS.get(gate.dev_source, gate.dev_source),
             "dev queries": gate.queries,
             f"new {gate.metric}": gate.new_mean,
             f"active {gate.metric}": gate.baseline_mean if gate.baseline else None,

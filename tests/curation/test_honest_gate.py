@@ -124,6 +124,25 @@ def test_with_kb_dev_queries_the_kb_dev_split_is_used():
     assert choice.source == "kb" and list(choice.dev.queries) == [_q("BRAF")] and not choice.held_out_genes
 
 
+def test_the_rankers_dev_joins_the_kb_dev_queries_and_the_decisions_on_dev_genes():
+    documents = {p: _doc(p, g) for p, g in (("1", "BRAF"), ("2", "KRAS"), ("3", "BRAF"), ("4", "EGFR"))}
+    split = kb_split(PO, [_record("BRAF", "1"), _record("KRAS", "2")], documents, _NoMatch())
+    decisions = [_decision(1, "BRAF", "1", Grade.NOT_RELEVANT), _decision(2, "BRAF", "3", Grade.COMPLETE),
+                 _decision(3, "EGFR", "4", Grade.PARTIAL), _decision(4, "TP53", "2", Grade.COMPLETE),
+                 _decision(5, "KRAS", "2", Grade.COMPLETE)]
+    choice = holdout.choose_dev(PO, split, decisions, documents, with_dev_decisions=True)
+    assert choice.source == holdout.KB_AND_DECISIONS
+    # BRAF's KB query takes the grades (the curator's "not relevant" replaces the KB's 1); EGFR's grade adds a query;
+    # TP53 (a train gene) and KRAS stay out of dev, as without the decisions.
+    assert choice.dev.qrels == {_q("BRAF"): {"1": 0, "3": 2}, _q("EGFR"): {"4": 1}}
+    assert choice.dev.values[_q("EGFR")] == {"Gene": "EGFR", "Variant": "V600E"}
+    kept, dropped = holdout.trainable(PO, decisions, choice)
+    assert sorted(d.pmid for d in kept) == ["2", "2"] and dropped == 3
+    # without decisions on dev genes, the KB's dev split alone
+    alone = holdout.choose_dev(PO, split, decisions[3:], documents, with_dev_decisions=True)
+    assert alone.source == holdout.KB and alone.dev == split.dev
+
+
 # --- 4. the gate --------------------------------------------------------------------------------------
 
 

@@ -56,7 +56,8 @@ def test_an_update_trains_on_train_genes_measures_on_dev_genes_and_saves(tmp_pat
                            folder=tmp_path / "ranker", depth=10)
     trained = update.model.manifest.trained_on
     assert trained["kb_records"] == len(TRAIN_GENES) and trained["decisions_held_out"] == 1
-    assert trained["decisions_trained_on"] == 1 and trained["dev_source"] == "kb"
+    # The decision on a dev gene joins the KB's dev query it shares (BRAF + carcinoma): dev reads both.
+    assert trained["decisions_trained_on"] == 1 and trained["dev_source"] == "kb+decisions"
     assert update.evidence.queries == len(DEV_GENES) and update.evidence.baseline == "concept search alone"
     assert update.evidence.verdict.startswith("not shown")  # two dev queries: too few for an interval
     loaded = RankerModel.load(tmp_path / "ranker")
