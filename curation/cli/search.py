@@ -79,7 +79,7 @@ class Searcher:
 
         key = serving_key(self.con, schema.name)
         if key not in self._engines:
-            engine = open_served(self.con, self.settings.models_dir, key)
+            engine = open_served(self.con, self.settings.models_dir, key, cache_dir=self.settings.cache_dir)
             self._engines[key] = (engine, serving_problem(self.con, schema.name, engine.version))
         return self._engines[key]
 

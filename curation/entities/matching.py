@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 import warnings
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Iterable
@@ -99,44 +100,68 @@ class Matcher:
         cache_size: int = 4096,
         names: NameTable | None = None,
     ) -> None:
-        import spacy
-        from spacy.matcher import PhraseMatcher
-
         self.lexicon = lexicon
         self.use_abbreviations = abbreviations
         self.veto = veto
         self.shapes = shapes
-        self.nlp = nlp if nlp is not None else spacy.blank("en")
-        if abbreviations and "abbreviation_detector" not in self.nlp.pipe_names:
-            import scispacy.abbreviation  # noqa: F401  (registers the factory)
-
-            self.nlp.add_pipe("abbreviation_detector")
-        self._exact = PhraseMatcher(self.nlp.vocab, attr="ORTH")
-        self._lower = PhraseMatcher(self.nlp.vocab, attr="LOWER")
-        # One-token names (most gene symbols) by token text and lower-cased text: the phrase matchers' matches
-        # without tokenising ~10^5 names. None for _exceptions: another tokenizer, whose rules are not assumed.
-        self._one_token_names: dict[str, dict[str, list[int]]] = {h: defaultdict(list) for h in HOWS}
-        self._exceptions = tokenizer_exceptions(self.nlp) if nlp is None else None
-        self._add_names(names)
+        self._given_nlp = nlp
+        self.names = names
+        self._nlp: Language | None = None
+        self._prepare_lock = threading.Lock()
         self._cache: OrderedDict[str, _Analysis] = OrderedDict()
         self._cache_size = cache_size
         self._regexes: dict[tuple[str, str], re.Pattern[str] | None] = {}
         self._lock = threading.Lock()  # the abbreviation detector keeps state per call
+        self.last_foreground = 0.0  # time.monotonic() of the last analysis a caller waited for (not analyse_many)
         self._gene_of: Callable[[str], str | None] | None = None  # built on the first variant query
         # kind -> (file, checksum) of the normaliser's TF-IDF index kept with this matcher's lexicon, when read from
         # a kept copy (curation.entities.matcher_cache): the normaliser over this lexicon reads them.
         self.kept_fuzzy: dict[str, tuple[Path, str]] = {}
+        if nlp is not None or names is None:  # the names are tokenized now: spaCy is needed at once
+            self._prepare()
+        # With a kept name table, spaCy (~4 s to import) waits for the first text to read: a command that only
+        # links typed names and reads the store's concept index never loads it.
+
+    @property
+    def nlp(self) -> Language:
+        """The spaCy pipeline the texts are tokenized with (made on first use)."""
+        return self._prepare()
+
+    def _prepare(self) -> Language:
+        """Make the pipeline and the phrase matchers over the names, once (thread-safe); returns the pipeline."""
+        if self._nlp is not None:
+            return self._nlp
+        with self._prepare_lock:
+            if self._nlp is None:
+                import spacy
+                from spacy.matcher import PhraseMatcher
+
+                nlp = self._given_nlp if self._given_nlp is not None else spacy.blank("en")
+                if self.use_abbreviations and "abbreviation_detector" not in nlp.pipe_names:
+                    import scispacy.abbreviation  # noqa: F401  (registers the factory)
+
+                    nlp.add_pipe("abbreviation_detector")
+                self._exact = PhraseMatcher(nlp.vocab, attr="ORTH")
+                self._lower = PhraseMatcher(nlp.vocab, attr="LOWER")
+                # One-token names (most gene symbols) by token text and lower-cased text: the phrase matchers'
+                # matches without tokenising ~10^5 names. None for _exceptions: another tokenizer, whose rules are
+                # not assumed.
+                self._one_token_names: dict[str, dict[str, list[int]]] = {h: defaultdict(list) for h in HOWS}
+                self._exceptions = tokenizer_exceptions(nlp) if self._given_nlp is None else None
+                self._add_names(nlp, self.names)
+                self._nlp = nlp
+        return self._nlp
 
     def _one_token(self, name: str) -> bool:
         """Whether the default tokenizer keeps ``name`` whole (:func:`~curation.entities.phrase_table.one_token`)."""
         return one_token(self.nlp, name, self._exceptions)
 
-    def _add_names(self, names: NameTable | None) -> None:
+    def _add_names(self, nlp: Language, names: NameTable | None) -> None:
         if names is None or self._exceptions is None:  # another tokenizer: its own table, never a kept one
-            names = name_table(self.lexicon, self.nlp, self._exceptions)
+            names = name_table(self.lexicon, nlp, self._exceptions)
         self.names = names
         for group in names.groups:
-            label = self.nlp.vocab.strings.add(group.kind)
+            label = nlp.vocab.strings.add(group.kind)
             # A one-token name has one kind (name_table keeps a name of several kinds a phrase): no list to extend.
             self._one_token_names[group.how].update({name: [label] for name in group.one_token})
             # Token-hash patterns: the same trie as the tokenized names give, without tokenizing them again.
@@ -231,6 +256,7 @@ class Matcher:
     # --- analysis ---------------------------------------------------------------------
 
     def _analyse(self, text: str) -> _Analysis:
+        self.last_foreground = time.monotonic()  # a warming loop (analyse_many in the background) steps aside
         with self._lock, warnings.catch_warnings():
             cached = self._cache.get(text)
             if cached is not None:
@@ -248,6 +274,7 @@ class Matcher:
 
     def _from_doc(self, text: str, doc) -> _Analysis:
         analysis = _Analysis(text, find_abbreviations(doc, text, digits=self.use_abbreviations))
+        self._prepare()
         matches = [(m, "exact") for m in self._exact(doc)] + [(m, "lower") for m in self._lower(doc)]
         for how, names in self._one_token_names.items():
             for token in doc:

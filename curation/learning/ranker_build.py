@@ -4,7 +4,8 @@ The one chain "Update the ranker" needs (the page's action and the job around it
 
 1. the KB is split by gene (:func:`curation.learning.splits.kb_split`, the same hash as the encoder's builds) and
    the dev set is chosen as for them (:func:`curation.learning.holdout.choose_dev`: the KB's dev genes, else a
-   held-out share of the decisions), the KB's dev queries joined by the decisions on dev genes; decisions on dev or test genes are never trained on
+   held-out share of the decisions), the KB's dev queries joined by the decisions on dev genes;
+   decisions on dev or test genes are never trained on
    (:func:`curation.learning.holdout.trainable`);
 2. the train KB records and the trainable decisions become graded query lists over the served candidates
    (:mod:`curation.learning.ranker_training`) and a LambdaMART ranker is trained on them;

@@ -21,7 +21,7 @@ class Background(Generic[T]):
     (work that improves the value without being needed to use it, such as warming a cache); it should
     return early once :func:`~curation.runtime.exit.exiting` is true. The process's exit waits for the thread
     (up to :data:`~curation.runtime.exit.EXIT_WAIT_S`). What each step built is settled out of the collector's
-    full passes (:func:`~curation.runtime.heap.settle_heap`).
+    full passes (:func:`~curation.runtime.heap.settle_heap`): with ``then``, once after it.
     """
 
     def __init__(self, build: Callable[[], T], name: str, then: Callable[[T], None] | None = None) -> None:
@@ -35,17 +35,21 @@ class Background(Generic[T]):
     def _run(self, build: Callable[[], T], then: Callable[[T], None] | None) -> None:
         try:
             self._value = build()
-            settle_heap()
+            if then is None:
+                settle_heap()
         except BaseException as exc:  # handed to whoever waits for the value
             self._error = exc
         finally:
             self._done.set()
         if then is not None and self._error is None and not exiting():
+            # Settled once, after ``then``: a settle here (a full collection, 1-3 s with the GIL held on 2 busy
+            # cores) would hold up the first search that was waiting for the value.
             try:
                 then(self._value)  # type: ignore[arg-type]
-                settle_heap()
             except Exception as exc:  # an optimisation that failed: the value is still good
                 print(f"{self._thread.name}: {type(exc).__name__}: {exc}", file=sys.stderr)
+            if not exiting():
+                settle_heap()
 
     def ready(self) -> bool:
         """Built (or failed): :meth:`result` returns at once."""

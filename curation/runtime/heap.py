@@ -45,6 +45,9 @@ def _time_full_passes(phase: str, info: dict) -> None:
 
 
 def _settler() -> None:
+    # Not in the process's first seconds: the start's builds settle what they made themselves, and a settle then
+    # (a full collection with the GIL held, 2-5 s while everything loads) held up the first search after a restart.
+    time.sleep(SETTLE_EVERY_S)
     while not exiting():
         if _slow_pass.wait(timeout=1.0):
             _slow_pass.clear()

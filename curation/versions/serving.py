@@ -20,10 +20,9 @@ import duckdb
 from curation.errors import USER_ERRORS
 from curation.ranking.history import ranker_home
 from curation.store.base import content_counts
-from curation.store.corpus import iter_documents
 from curation.versions import catalog
+from curation.versions.kept_bm25 import bm25_alone
 from curation.versions.registry import list_versions
-from index.lexical import LexicalIndex
 from index.search import Retriever
 
 BM25_ONLY = "bm25-only"  # the version name of the fallback that ranks with BM25 alone
@@ -100,7 +99,7 @@ def key_once_active(con: duckdb.DuckDBPyConnection, version: str) -> ServingKey 
 
 
 def open_served(con: duckdb.DuckDBPyConnection, models_dir: Path, key: ServingKey,
-                open_version: Callable[[Path], Retriever] | None = None) -> Retriever:
+                open_version: Callable[[Path], Retriever] | None = None, cache_dir: Path | None = None) -> Retriever:
     """Load the retriever that serves ``key``: its active version, else the newest that fits, else BM25 alone.
 
     Args:
@@ -108,6 +107,7 @@ def open_served(con: duckdb.DuckDBPyConnection, models_dir: Path, key: ServingKe
         models_dir: the registry folder.
         key: what to serve (:func:`serving_key`).
         open_version: loads a version folder (default :func:`index.loading.open_retriever`).
+        cache_dir: where BM25 alone is kept between processes (:mod:`curation.versions.kept_bm25`); None: built.
     """
     if open_version is None:
         open_version = globals()["open_version"]
@@ -125,7 +125,7 @@ def open_served(con: duckdb.DuckDBPyConnection, models_dir: Path, key: ServingKe
                 return with_ranker(open_version(version.path), version.path, con, key)
             except USER_ERRORS:
                 continue  # a corrupted version is skipped; the Train & evaluate page reports it
-    bm25 = Retriever(lexical=LexicalIndex.build(list(iter_documents(con))), version=BM25_ONLY)
+    bm25 = Retriever(lexical=bm25_alone(con, cache_dir), version=BM25_ONLY)
     # BM25 alone can serve a learned ranker too (updated before any version was built): kept beside the versions
     try:
         return with_ranker(bm25, ranker_home(models_dir, None, key.schema), con, key) if key.schema else bm25

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import duckdb
 
-from curation.config import Settings
+from curation.config import Settings, load_settings
 from curation.entities.matching import Matcher
 from curation.entities.normalise import Normaliser
 from curation.errors import USER_ERRORS
@@ -88,7 +88,7 @@ def open_for_app(con: duckdb.DuckDBPyConnection, models_dir: Path, key: ServingK
     import faiss
 
     faiss.omp_set_num_threads(1)
-    return open_served(con, models_dir, key)
+    return open_served(con, models_dir, key, cache_dir=load_settings().cache_dir)  # BM25 alone kept there
 
 
 def build_normaliser(matcher: Matcher) -> Normaliser:
