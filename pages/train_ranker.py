@@ -80,5 +80,11 @@ def section(schema: RelationSchema | None, version: str) -> None:
                          f"{'activated' if panel.last.activated else 'not activated'}. {panel.last.verdict}"))
     for problem in panel.problems:
         st.warning(escape_text(problem))
+    curve = ranker_update.learning_curve(panel.updates)
+    if len(curve) >= 2:
+        st.caption("This store's learning curve: dev NDCG@10 of each kept update against the decisions it learned "
+                   "from (each update is measured on the dev queries of its day, which grow with the grades on dev "
+                   "genes)")
+        st.line_chart(curve, x="decisions trained on", y=["concept search alone", "with the ranker"])
     for row in panel.updates[:5]:
         _update(row)

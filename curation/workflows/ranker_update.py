@@ -10,7 +10,7 @@ NDCG@10 gain over the concept search alone is above 0 (:func:`curation.learning.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -72,6 +72,9 @@ class RankerRow:
     trained_on: str
     features: tuple[tuple[str, float], ...]  # (feature, share of the split gain), largest first
     changed: tuple[ChangedQuery, ...]
+    decisions: int = 0  # decisions trained on
+    dev_before: float = 0.0  # dev NDCG@10 of the concept search alone
+    dev_after: float = 0.0  # and with this ranker re-ordering its top N
 
 
 @dataclass(frozen=True)
@@ -163,7 +166,17 @@ def _row(update) -> RankerRow:
                f"({trained.get('decisions_held_out', 0)} held out for dev), {trained.get('pairs', 0)} labelled pairs")
     return RankerRow(update.name, update.active, bool(dev.get("improved")), str(dev.get("verdict", "")),
                      float(dev.get("mean_delta", 0.0)), float(dev.get("low", 0.0)), float(dev.get("high", 0.0)),
-                     int(dev.get("queries", 0)), learned, tuple(update.model.gain_per_feature().items()), changed)
+                     int(dev.get("queries", 0)), learned, tuple(update.model.gain_per_feature().items()), changed,
+                     int(trained.get("decisions_trained_on", 0)), float(dev.get("baseline_mean", 0.0)),
+                     float(dev.get("new_mean", 0.0)))
+
+
+def learning_curve(rows: Sequence[RankerRow]) -> list[dict[str, float | int | str]]:
+    """The store's own learning curve: per kept update with dev queries, oldest first, the decisions it learned from
+    and its dev NDCG@10 with and without it (each update measured on the dev set of its day)."""
+    return [{"update": r.name, "decisions trained on": r.decisions, "dev queries": r.queries,
+             "concept search alone": round(r.dev_before, 4), "with the ranker": round(r.dev_after, 4)}
+            for r in reversed(rows) if r.queries]
 
 
 def ranker_panel(con: duckdb.DuckDBPyConnection, version: str, schema: RelationSchema, models_dir: Path

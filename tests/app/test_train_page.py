@@ -356,3 +356,30 @@ def test_a_kept_ranker_shows_its_evidence_and_what_carries_it(loaded_db, tmp_pat
     assert not at.exception
     labels = [e.label for e in at.expander]
     assert any(label.startswith(f"Ranker {saved.name} · kept, not served") for label in labels)
+
+
+def test_the_stores_learning_curve_shows_once_two_updates_were_measured(loaded_db, tmp_path):
+    from dataclasses import replace
+
+    from curation.config import load_settings
+    from curation.ranking.history import ranker_home, save_update
+    from curation.ranking.model import RankerModel
+    from curation.workflows.ranker_update import RankerRow, learning_curve
+    from tests.curation.test_ranker import _reversing_stage
+
+    model = _reversing_stage(tmp_path / "built").model
+    home = ranker_home(load_settings().models_dir, None, "PO")
+    at = _train_page()
+    assert not any("This store's learning curve" in c.value for c in at.caption)  # no update measured yet
+    for decisions, before, after in ((12, 0.61, 0.60), (40, 0.63, 0.68)):
+        manifest = replace(model.manifest, dev={**(model.manifest.dev or {}), "queries": 6, "baseline_mean": before,
+                                                "new_mean": after},
+                           trained_on={**model.manifest.trained_on, "decisions_trained_on": decisions})
+        save_update(home, RankerModel(model.booster, manifest))
+    at = _train_page()
+    assert not at.exception
+    assert any("This store's learning curve" in c.value for c in at.caption)
+    rows = [RankerRow(n, False, False, "", 0, 0, 0, q, "", (), (), d, b, a)
+            for n, q, d, b, a in (("new", 6, 40, 0.63, 0.68), ("none", 0, 30, 0, 0), ("old", 6, 12, 0.61, 0.60))]
+    assert [(p["update"], p["decisions trained on"], p["with the ranker"]) for p in learning_curve(rows)] == [
+        ("old", 12, 0.6), ("new", 40, 0.68)]  # oldest first; an update without dev queries is no point
