@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.reports.ranker import RankerDev, ranker_lines
+from bench.reports.ranker import RankerDev, RankerTest, ranker_lines, ranker_test_lines
 from bench.reports.ranker_curve import LearningCurve, curve_lines
 from bench.reports.ranker_session import SessionFeedback, session_lines
 from bench.reports.readers import Forms, Goals, at_cutoffs, read_result, with_forms_gathered
@@ -166,6 +166,7 @@ class Feedback:
     ranker_dev: RankerDev | None = field(default=None, metadata=OPTIONAL)
     session_feedback: SessionFeedback | None = field(default=None, metadata=OPTIONAL)
     learning_curve: LearningCurve | None = field(default=None, metadata=OPTIONAL)
+    ranker_test: RankerTest | None = field(default=None, metadata=OPTIONAL)
 
 
 def _prepare(data: object) -> object:
@@ -248,8 +249,9 @@ def feedback_section(data: Feedback) -> list[str]:
         if job.activated is not None:
             lines += [f"Gate, {name} ({'activated' if job.activated else 'not activated'}): "
                       f"{job.verdict or job.message}", ""]
-    return (lines + ranker_lines(data.ranker_dev) + curve_lines(data.learning_curve)
-            + session_lines(data.session_feedback) + queue_orders_lines(data.queue_orders))
+    return (lines + ranker_lines(data.ranker_dev) + ranker_test_lines(data.ranker_test)
+            + curve_lines(data.learning_curve) + session_lines(data.session_feedback)
+            + queue_orders_lines(data.queue_orders))
 
 
 def queue_orders_lines(q: QueueOrders | None) -> list[str]:

@@ -119,3 +119,66 @@ def ranker_lines(r: RankerDev | None) -> list[str]:
         "",
     ]
     return lines
+
+
+@dataclass(frozen=True)
+class TestForm:
+    """One query form of the test split: concept search alone, the ranker, and what the gate served."""
+
+    queries: int
+    concept_search_ndcg10: float
+    ranker_ndcg10: float
+    served_ndcg10: float
+    ranker_gain: float
+    ranker_gain_ci95: tuple[float, float]
+    served_gain: float
+    served_gain_ci95: tuple[float, float]
+
+
+@dataclass(frozen=True)
+class TestGate:
+    dev_gain: float
+    dev_ci95: tuple[float, float]
+    activated: bool
+
+
+@dataclass(frozen=True)
+class RankerTest:
+    """The learned stage on the test split, read once (``bench/ranker_test.py``)."""
+
+    date: str
+    split: str
+    features: str
+    depth: int
+    train_queries_per_kind: int
+    train_pairs: int
+    train_seconds: float
+    gate: TestGate
+    forms: Mapping[str, TestForm]
+    params: RankerParams
+    timings_s: Mapping[str, float]
+
+
+def ranker_test_lines(r: RankerTest | None) -> list[str]:
+    """The test split's figures: what the dev gate served, and the ranker's own gain beside it."""
+    if r is None:
+        return []
+    g = r.gate
+    lines = [
+        "### The learned ranking stage on test (`bench/ranker_test.py`)",
+        "",
+        f"Run {r.date} ({r.params.cpu_count} CPU cores, load average {fmt(r.params.load_average_at_start, 1)} at "
+        f"the start); {r.split}. The product's features, N={r.depth}, trained on {r.train_pairs} labelled pairs of "
+        f"{r.train_queries_per_kind} train queries per kind. The gate decides on dev, as Update the ranker does: dev "
+        f"gain {fmt(g.dev_gain, 4)} [{fmt(g.dev_ci95[0], 4)}, {fmt(g.dev_ci95[1], 4)}], so the ranker "
+        f"{'serves' if g.activated else 'is kept out and the concept search alone serves'}.",
+        "",
+        "| test form | queries | concept search | + ranker | ranker gain [95%] | served | served gain [95%] |",
+        "| --- | ---: | ---: | ---: | --- | ---: | --- |",
+    ]
+    for form, f in r.forms.items():
+        lines.append(f"| {form} | {f.queries} | {fmt(f.concept_search_ndcg10, 4)} | {fmt(f.ranker_ndcg10, 4)} | "
+                     f"{fmt(f.ranker_gain, 4)} [{fmt(f.ranker_gain_ci95[0], 4)}, {fmt(f.ranker_gain_ci95[1], 4)}] | "
+                     f"{fmt(f.served_ndcg10, 4)} | {fmt(f.served_gain, 4)} [{fmt(f.served_gain_ci95[0], 4)}, "
+                     f"{fmt(f.served_gain_ci95[1], 4)}] |")
+    return [*lines, ""]
