@@ -53,6 +53,7 @@ class BenchSchema:
     query_types: tuple[str, ...]
     template: str
     answer: str = ""  # the missing slot's first entity type (the learned stage counts its kind's mentions)
+    species: str | None = None  # the linker's own preference, as every benchmark figure was measured
 
     def kind(self, entity_type: str) -> str:
         return KIND_OF_TYPE.get(entity_type, "generic")

@@ -90,3 +90,16 @@ def test_store_signals_read_kb_citations_and_grades_per_query(tmp_path):
     assert dict(found["1"].grades) == {query_key({"Gene": "EGFR"}): 1}
     assert dict(found["5"].grades) == {query_key({"Gene": "EGFR"}): 2} and not found["3"].grades
     con.close()
+
+
+def test_the_benchmarks_own_schema_searches_as_the_products_does(store):
+    """bench/ranker.py and bench/ranker_test.py search with ``_concepts.BenchSchema``, not a RelationSchema: it
+    must carry what the served search reads of a schema (its species among them)."""
+    matcher = Matcher(LEXICON)
+    engine = Retriever(lexical=LexicalIndex.build(DOCS), version="test")
+    template = " ".join(f"{{{t}}}" for t in GDT.query_types)
+    schema = _concepts.BenchSchema(GDT.name, GDT.query_types, template, GDT.answer)
+    bench = _concepts.ConceptBench(LEXICON, matcher, default_linker(store, matcher), StorePostings(store),
+                                   {d.pmid: d for d in DOCS}, {}, 0)
+    hits = _concepts.one_search(bench, engine, SearchOptions(k=10))(schema, QUERY).hits
+    assert [h.pmid for h in hits] == _orders(store, engine, matcher)["bench"] and hits
