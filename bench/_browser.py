@@ -76,6 +76,15 @@ _DECIDED = (  # the caption "<curator>: <grade>" in the card of one PMID (arg: [
 )
 
 
+# True once the app has been idle, with nothing stale, for ``arg`` ms in a row (window.__quietSince reset first).
+_QUIET = """(arg) => {
+  const now = performance.now();
+  if (!idle() || document.querySelectorAll('[data-stale="true"]').length) { window.__quietSince = now; return false; }
+  if (window.__quietSince === undefined) window.__quietSince = now;
+  return now - window.__quietSince >= arg;
+}"""
+
+
 class AppError(AssertionError):
     """The app showed an exception instead of what was waited for."""
 
@@ -167,6 +176,15 @@ def query_text(values: Mapping[str, str]) -> str:
     return f"Treatment for gene {values['Gene']}?"
 
 
+def quiet(page: Page, hold_ms: int = 400, timeout_s: float = 120) -> None:
+    """Wait until the app has stayed idle for ``hold_ms``: a run that ends with ``st.rerun()`` (a new search scrolls to
+    its first result that way) looks finished for a moment between its two runs, and a slot typed into then loses
+    what was typed."""
+    page.evaluate("() => { window.__quietSince = undefined; }")
+    page.wait_for_function(f"(arg) => {{ {_FRESH_JS} return ({_QUIET})(arg); }}", arg=hold_ms, polling=100,
+                           timeout=timeout_s * 1000)
+
+
 def search(page: Page, gene: str, variant: str, timeout_s: float = 120, shown_at: list | None = None) -> float:
     """Fill Gene, let its search finish, then type Variant; seconds from the last Enter to the first result.
 
@@ -177,6 +195,7 @@ def search(page: Page, gene: str, variant: str, timeout_s: float = 120, shown_at
     type_slot(page, "Gene", gene)
     commit_slot(page, "Gene")
     _wait(page, _SETTLED, query_text({"Gene": gene}), timeout_s)
+    quiet(page, timeout_s=timeout_s)
     type_slot(page, "Variant", variant)
     query = query_text({"Gene": gene, "Variant": variant})
     start = time.perf_counter()
@@ -186,6 +205,7 @@ def search(page: Page, gene: str, variant: str, timeout_s: float = 120, shown_at
     if shown_at is not None:
         shown_at.append(shown)
     _wait(page, _SETTLED, query, timeout_s)
+    quiet(page, timeout_s=timeout_s)
     return shown - start
 
 
@@ -201,6 +221,7 @@ def search_slots(page: Page, values: Mapping[str, str], timeout_s: float = 120) 
         commit_slot(page, slot)
         query = query_text(dict(list(values.items())[:position]))
         _wait(page, _SETTLED, query, timeout_s)
+        quiet(page, timeout_s=timeout_s)
     _wait(page, _RESULTS, query, timeout_s)
 
 
@@ -238,6 +259,17 @@ def first_result_title_box(page: Page) -> tuple[float, float, float]:
     bottom in the window, and the window's height (CSS pixels)."""
     return tuple(page.evaluate(f"""() => {{ {_FRESH_JS} const r = links()[0].getBoundingClientRect();
       return [r.top, r.bottom, window.innerHeight]; }}"""))
+
+
+def wait_first_result_in_view(page: Page, timeout_s: float = 15) -> bool:
+    """Wait until the first result's title line (its PMID link) lies wholly inside the window; whether it did."""
+    try:
+        page.wait_for_function(f"""() => {{ {_FRESH_JS} const a = links()[0]; if (!a) return false;
+          const r = a.getBoundingClientRect(); return r.top > 0 && r.bottom < window.innerHeight; }}""",
+                               polling=100, timeout=timeout_s * 1000)
+    except PlaywrightTimeout:
+        return False
+    return True
 
 
 def supporting_pmids(page: Page) -> list[str]:

@@ -20,7 +20,7 @@ FOCUS_JS = """<script>
     const box = card && card.closest('[data-testid="stElementContainer"], [data-testid="stVerticalBlock"]');
     if (card && !(box && box.getAttribute('data-stale') === 'true')) {
       card.scrollIntoView({block: 'center'});
-    } else if (++tries < 40) {
+    } else if (++tries < 200) {  // up to 15 s: the rerun that draws it can be slow on a busy machine
       setTimeout(scroll, 75);
     }
   };
@@ -74,6 +74,10 @@ def scroll_to_focus(focus: int) -> None:
     """After j or k: the browser scrolls the marked card into view and, once per page, lets "?" open the
     shortcuts as "h" does (a constant script: no value of the page in it)."""
     if st.session_state.pop("scroll_to_focus", False):
-        # Drawn in a container whose key changes with the mark, so the browser runs the script again each move.
-        with st.container(key=f"scroll-{focus % 2}"):
+        # Drawn in a container of a new key each time, so the browser mounts it anew and runs the script: a key that
+        # came back (the mark's parity did: a gene search then gene + variant both mark result 0) could find the
+        # last element still mounted, and the page did not scroll.
+        sequence = st.session_state.get("scroll_sequence", 0) + 1
+        st.session_state["scroll_sequence"] = sequence
+        with st.container(key=f"scroll-{sequence}"):
             st.html(FOCUS_JS, unsafe_allow_javascript=True)

@@ -35,6 +35,7 @@ from bench._browser import (
     search,
     set_curator,
     supporting_pmids,
+    wait_first_result_in_view,
     wait_for_decision,
     wait_for_page,
 )
@@ -157,6 +158,7 @@ def test_a_curators_day_in_a_real_browser(tmp_path, real_store):
         search(page, "BRAF", "V600E")
         everything = result_pmids(page)
         assert len(everything) >= 4, everything
+        assert wait_first_result_in_view(page), "the new search's first result was not scrolled into view"
         top, bottom, window = first_result_title_box(page)  # on the first screen, suggestions and all above it
         assert 0 < top and bottom < window, (top, bottom, window)
 
