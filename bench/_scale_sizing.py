@@ -14,6 +14,18 @@ def scale_goals(report: dict) -> dict:
         system = report["milvus"]["milvus_lite_is_used_for_top10_overlap"]
         goals["milvus_top10_overlap"] = goal(report["milvus"]["systems"][system]["top10_overlap_with_faiss_flat"],
                                              0.99, ">=")
+    server = report.get("milvus_server", {})
+    if server.get("real"):
+        real = server["real"]
+        goals["milvus_server_top10_overlap"] = goal(
+            real["systems"][real["used_for_top10_overlap"]]["top10_overlap_with_faiss_flat"], 0.99, ">=")
+    million = server.get("synthetic", {}).get(str(1_000_000))
+    if million:
+        goals["milvus_server_p95_ms_1m"] = goal(million["latency_ms"]["p95"], 50, "<=")
+        goals["milvus_server_recall50_1m"] = goal(million["recall@50"], 0.95, ">=")
+    if "milvus_server_ci" in report:
+        ci = report["milvus_server_ci"]
+        goals["milvus_server_ci"] = goal(int(ci["passed"] > 0 and not ci["failed"] and not ci["skipped"]), 1, ">=")
     if "product" in report and report["product"]["documents"] >= 1_000_000:
         goals["product_path_1m_p95_ms"] = goal(report["product"]["latency_ms"]["p95"], 300, "<=")
     if report.get("counts", {}).get("vectors", 0) >= 10_000_000:  # only from a run at 10M (a GPU machine's memory)
