@@ -8,9 +8,11 @@ the app's code, over gRPC on loopback, one query per call (a curator waits for o
   and HNSW collections against FAISS flat, top-10 overlap and p50/p95;
 * synthetic (bench/scale.py's mixture, 384-d) at each ``--server-vectors`` size: HNSW with the parameters the product
   picks for that many documents (``choose_config(kind="hnsw")``), recall@50 against exact search on held-out
-  queries, p50/p95, insert and index-build time. Timings are taken once the server reports every row indexed and
-  the collection is loaded again (its searches then run on the sealed, indexed segments). The load average of this
-  machine (shared: other work runs beside the benchmark) is recorded before and after each timing.
+  queries, p50/p95, insert and index-build time, and what the collection adds to the server process's resident
+  memory and to its data folder (a separate process: unlike Lite's, its memory is measurable). Timings are
+  taken once the server reports every row indexed and the collection is loaded again (its searches then run on
+  the sealed, indexed segments). The load average of this machine (shared: other work runs beside the benchmark)
+  is recorded before and after each timing.
 
 ``milvus_server_ci``: the server tests themselves (tests/index/test_milvus.py, tests/curation/test_milvus_backend.py)
 run by pytest with ``CURATION_REQUIRE_MILVUS_SERVER`` set, as CI runs them; their JUnit report is counted: how many
@@ -95,9 +97,18 @@ def bench_server_real(corpus, uri: str) -> dict:
     return out
 
 
-def bench_server_synthetic(vectors: int, queries: int, uri: str) -> dict:
-    """HNSW on the server at ``vectors`` synthetic vectors: recall@50 against exact search, single-query p50/p95."""
-    from bench._synthetic import Mixture, synthetic_vectors
+def _server_rss_mb(pid: int) -> float:
+    """Resident memory of the server process (and any children), MB."""
+    import psutil
+
+    process = psutil.Process(pid)
+    return round(sum(p.memory_info().rss for p in [process, *process.children(recursive=True)]) / 2**20, 1)
+
+
+def bench_server_synthetic(vectors: int, queries: int, server) -> dict:
+    """HNSW on the server at ``vectors`` synthetic vectors: recall@50 against exact search, single-query p50/p95,
+    and the memory and disk the collection adds to the server."""
+    from bench._synthetic import Mixture, folder_mb, synthetic_vectors
     from index.dense import choose_config
     from index.milvus import MilvusIndex
 
@@ -110,8 +121,9 @@ def bench_server_synthetic(vectors: int, queries: int, uri: str) -> dict:
              for i, row in enumerate(np.argpartition(-scores, RECALL_K, axis=1)[:, :RECALL_K])]
     del scores
     config, why = choose_config(vectors, base.shape[1], kind="hnsw")
-    index = MilvusIndex.create(uri, f"synthetic_hnsw_{vectors}", base.shape[1], "synthetic", config, full_text=False,
-                               replace_existing=True)
+    rss_before, disk_before = _server_rss_mb(server.pid), folder_mb(server.base_dir / "data")
+    index = MilvusIndex.create(server.uri, f"synthetic_hnsw_{vectors}", base.shape[1], "synthetic", config,
+                               full_text=False, replace_existing=True)
     t = time.perf_counter()
     index.insert(base, ids)
     insert_s = time.perf_counter() - t
@@ -120,11 +132,16 @@ def bench_server_synthetic(vectors: int, queries: int, uri: str) -> dict:
     found, seconds = _timed(index.search, list(held_out), RECALL_K)
     after = _load()
     recall = float(np.mean([len(set(f) & set(t)) / RECALL_K for f, t in zip(found, truth, strict=True)]))
+    rss_after, disk_after = _server_rss_mb(server.pid), folder_mb(server.base_dir / "data")
     out = {"vectors": vectors, "queries": queries, "k": RECALL_K, "dimension": int(base.shape[1]), "kind": "hnsw",
            "params": {"M": config.hnsw_m, "efConstruction": config.ef_construction, "ef": config.ef_search},
            "chosen_as": why, "recall@50": round(recall, 4), "latency_ms": percentiles(seconds),
            "insert_s": round(insert_s, 1), "seal_and_index_s": round(seal_s, 1),
-           "load_average": {"before": before, "after": after}}
+           "load_average": {"before": before, "after": after},
+           # the server's resident memory and data folder before the collection was created and after its searches
+           "server_rss_mb": {"before": rss_before, "after": rss_after, "added": round(rss_after - rss_before, 1)},
+           "server_data_mb": {"before": round(disk_before, 1), "after": round(disk_after, 1),
+                              "added": round(disk_after - disk_before, 1)}}
     index.drop()
     index.close()
     print(f"  server hnsw at {vectors:,}: recall@50 {recall:.4f}, p95 {out['latency_ms']['p95']} ms", file=sys.stderr)
@@ -142,7 +159,7 @@ def bench_server(corpus, sizes: list[int], queries: int, folder: Path) -> dict:
                  "start_s": round(time.perf_counter() - t, 1), "limits": SERVER_LIMITS}
     try:
         out["real"] = bench_server_real(corpus, server.uri) if corpus is not None else {}
-        out["synthetic"] = {str(n): bench_server_synthetic(n, queries, server.uri) for n in sizes}
+        out["synthetic"] = {str(n): bench_server_synthetic(n, queries, server) for n in sizes}
     finally:
         server.stop()
     return out

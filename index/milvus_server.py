@@ -121,6 +121,11 @@ class LocalMilvus:
         self.stop()
         raise ServerUnavailable(f"the Milvus server was not healthy within {timeout_s:.0f} s: {self.log_tail()}")
 
+    @property
+    def pid(self) -> int | None:
+        """The server process's id while it runs (for its memory figures)."""
+        return self._server.server_proc.pid if self.running else None
+
     def stop(self) -> None:
         """Stop the process (a kill after one second, as a crash would: the folder recovers at the next start)."""
         if self._server is not None:
