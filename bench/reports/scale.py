@@ -116,6 +116,7 @@ class ProductRun:
     path: str
     postings: str = field(default="memory", metadata=OPTIONAL)  # memory, or store (the app's annotations table)
     load_average_end: tuple[float, ...] = field(default=(), metadata=OPTIONAL)
+    store_concept_read_ms: Mapping[str, float] = field(default_factory=dict, metadata=OPTIONAL)  # before/after sort
 
 
 @dataclass(frozen=True)
