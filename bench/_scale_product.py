@@ -12,7 +12,9 @@ mention check → dense share over the candidates → fusion → highlights of t
 abstracts. The corpus is the real one replicated with new PMIDs (each copy keeps its abstract, its
 annotations and a slightly perturbed vector), so postings lists, BM25 postings and candidate sets grow as a
 real corpus of that size would for the same concepts; the text is not new, so ranking quality is not measured
-here, only time and memory.
+here, only time and memory. ``postings="store"`` reads the concept postings as the app does, from a DuckDB store's
+``annotations`` table (``StorePostings``, written through the store's own ``replace_annotations``), instead of from
+memory (``MemoryPostings``, what the benchmark otherwise reads).
 """
 
 from __future__ import annotations
@@ -144,8 +146,49 @@ def _replicated(corpus: RealCorpus, documents: int, seed: int = 0) -> tuple[list
     return docs, vectors
 
 
-def bench_product(corpus: RealCorpus, documents: int) -> dict:
-    """The served search plus the shown hits' highlights, per query, at ``documents`` abstracts."""
+def _store_postings(docs: list[Document], found: list, folder: Path):
+    """The replicated corpus's annotations in a store, one copy of the corpus a transaction, then put in concept order
+    as the annotation job does after a large run; its StorePostings, and one concept's read time (p50 ms over the
+    20 most mentioned genes) before and after the sort."""
+    from curation.entities.postings import StorePostings
+    from curation.store.annotations import (
+        AnnotationRow,
+        list_annotated_concepts,
+        replace_annotations,
+        sort_concept_index,
+    )
+    from curation.store.opening import open_store
+
+    con = open_store(folder / "store.duckdb")
+    for begin in range(0, len(docs), len(found)):
+        chunk = docs[begin: begin + len(found)]
+        rows = [AnnotationRow(d.pmid, a.start, a.end, a.text, a.type, a.concept_id, a.canonical, a.confidence,
+                              a.source, "bench") for d, mentions in zip(chunk, found, strict=False) for a in mentions]
+        con.execute("BEGIN")
+        replace_annotations(con, "bench", {d.pmid: len(d.text) for d in chunk}, rows)
+        con.execute("COMMIT")
+    con.execute("CHECKPOINT")
+    source = StorePostings(con)
+    genes = [c for c, _ in list_annotated_concepts(con, "gene")[:20]]
+
+    def read_ms() -> float:
+        _, seconds = single_queries(lambda c: [(p.pmid, 0.0) for p in source.postings("gene", [c])], genes, 2)
+        return percentiles(seconds)["p50"]
+
+    unsorted = read_ms()
+    con.execute("BEGIN")
+    sort_concept_index(con)  # as the annotation job does after a run of this size (workflows.entities)
+    con.execute("COMMIT")
+    con.execute("CHECKPOINT")
+    return source, con, {"unsorted": unsorted, "sorted": read_ms(), "rows": int(
+        con.execute("SELECT count(*) FROM annotations").fetchone()[0])}
+
+
+def bench_product(corpus: RealCorpus, documents: int, postings: str = "memory", folder: Path | None = None) -> dict:
+    """The served search plus the shown hits' highlights, per query, at ``documents`` abstracts.
+
+    ``postings``: "memory" (``MemoryPostings``) or "store" (``StorePostings`` over a store in ``folder``).
+    """
     from curation.entities.annotation import Annotator
     from curation.retrieval.passages import best_sentences, shift
     from curation.workflows.results import kinded_spans
@@ -156,8 +199,12 @@ def bench_product(corpus: RealCorpus, documents: int) -> dict:
     by_pmid = {d.pmid: d for d in docs}
     found = Annotator(corpus.concepts.matcher).annotate([d.text for d in corpus.benchmark.corpus])
     annotations = {d.pmid: found[i % len(found)] for i, d in enumerate(docs)}
-    source = MemoryPostings(annotations)
+    source, store = MemoryPostings(annotations), None
     replicate_s = time.perf_counter() - t
+    if postings == "store":
+        t = time.perf_counter()
+        source, store, read_ms = _store_postings(docs, found, folder)
+        store_s = time.perf_counter() - t
     rss_before = _rss_mb()
     t = time.perf_counter()
     lexical = LexicalIndex.build(docs)
@@ -190,10 +237,14 @@ def bench_product(corpus: RealCorpus, documents: int) -> dict:
         t = time.perf_counter()
         shown.append(one(values))
         seconds.append(time.perf_counter() - t)
+    if store is not None:
+        store.close()
     return {"documents": len(docs), "queries": len(corpus.values), "latency_ms": percentiles(seconds),
-            "queries_with_results": int(sum(1 for s in shown if s)),
+            "queries_with_results": int(sum(1 for s in shown if s)), "postings": postings,
             "build_s": {"replicate_and_postings": round(replicate_s, 1), "bm25": round(lexical_s, 1),
-                        "dense_flat": round(dense_s, 1)},
+                        "dense_flat": round(dense_s, 1),
+                        **({"store_annotations": round(store_s, 1)} if store is not None else {})},
+            **({"store_concept_read_ms": read_ms} if store is not None else {}),
             "peak_rss_mb": _rss_mb(), "rss_before_indexes_mb": rss_before,
             "path": "search_relation (QueryLinker → concept postings + expanded BM25 (bm25s) + mention check → "
                     "dense share over the candidates → fusion), then each shown hit's spans, HTML and best "

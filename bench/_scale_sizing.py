@@ -14,6 +14,21 @@ def scale_goals(report: dict) -> dict:
         system = report["milvus"]["milvus_lite_is_used_for_top10_overlap"]
         goals["milvus_top10_overlap"] = goal(report["milvus"]["systems"][system]["top10_overlap_with_faiss_flat"],
                                              0.99, ">=")
+    server = report.get("milvus_server", {})
+    if server.get("real"):
+        real = server["real"]
+        goals["milvus_server_top10_overlap"] = goal(
+            real["systems"][real["used_for_top10_overlap"]]["top10_overlap_with_faiss_flat"], 0.99, ">=")
+    million = server.get("synthetic", {}).get(str(1_000_000))
+    if million:
+        goals["milvus_server_p95_ms_1m"] = goal(million["latency_ms"]["p95"], 50, "<=")
+        goals["milvus_server_recall50_1m"] = goal(million["recall@50"], 0.95, ">=")
+    if "milvus_server_ci" in report:
+        ci = report["milvus_server_ci"]
+        goals["milvus_server_ci"] = goal(int(ci["passed"] > 0 and not ci["failed"] and not ci["skipped"]), 1, ">=")
+    store_runs = report.get("product_store_runs", {})
+    if str(1_000_000) in store_runs:
+        goals["product_path_1m_store_p95_ms"] = goal(store_runs[str(1_000_000)]["latency_ms"]["p95"], 300, "<=")
     if "product" in report and report["product"]["documents"] >= 1_000_000:
         goals["product_path_1m_p95_ms"] = goal(report["product"]["latency_ms"]["p95"], 300, "<=")
     if report.get("counts", {}).get("vectors", 0) >= 10_000_000:  # only from a run at 10M (a GPU machine's memory)
@@ -67,6 +82,16 @@ def per_million(report: dict) -> dict:
                 "build_s": round(sys_["build_s"] * scale, 1), "p95_ms_at_measured_size": sys_["latency_ms"]["p95"],
                 "recall@50": sys_["recall@50"], "measured_at": m["vectors"], "system": name,
             }
+    runs = report.get("milvus_server", {}).get("synthetic", {})
+    if runs:  # the largest size measured on the server process: its memory and data folder are its own
+        m = runs[max(runs, key=int)]
+        scale = 1e6 / m["vectors"]
+        out["milvus_server_hnsw"] = {
+            "ram_mb": round(m["server_rss_mb"]["added"] * scale, 1),
+            "disk_mb": round(m["server_data_mb"]["added"] * scale, 1),
+            "build_s": round((m["insert_s"] + m["seal_and_index_s"]) * scale, 1),
+            "p95_ms_at_measured_size": m["latency_ms"]["p95"], "recall@50": m["recall@50"],
+            "measured_at": m["vectors"], "system": "milvus_server_hnsw"}
     if "memory_mb" in report and "bm25" in report["memory_mb"] and report.get("counts", {}).get("documents"):
         scale = 1e6 / report["counts"]["documents"]
         out["bm25s"] = {"disk_mb": round(report["memory_mb"]["bm25"]["index_files"] * scale, 1),

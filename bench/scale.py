@@ -114,13 +114,20 @@ def main(argv: list[str] | None = None) -> int:
                         help="comma-separated: synthetic (1M vectors, 100k BM25 documents), milvus (Milvus Lite vs "
                              "FAISS on the real corpus), milvus_synthetic (Milvus Lite per index kind at "
                              "--milvus-vectors synthetic vectors), product (the served search at --product-documents), "
-                             "ingest (PubMed XML ingestion and encoding throughput); derive alone recomputes the "
+                             "ingest (PubMed XML ingestion and encoding throughput), milvus_server (a Milvus server "
+                             "process: the real corpus, and HNSW at --server-vectors), milvus_server_ci (the server "
+                             "tests as CI runs them, counted); derive alone recomputes the "
                              "figures derived from the others; sections not run keep their last figures in --out, "
                              "each with its own date")
     parser.add_argument("--product-documents", type=lambda v: sorted(int(x) for x in v.split(",")),
                         default=[1_000_000], help="comma-separated corpus sizes for the product section")
+    parser.add_argument("--product-postings", choices=("memory", "store"), default="memory",
+                        help="the product section's concept postings: from memory, or from a store's annotations "
+                             "table as the app reads them (kept apart: product_store_runs)")
     parser.add_argument("--real-queries", type=int, default=200, help="dev PO queries for milvus and product")
     parser.add_argument("--milvus-vectors", type=int, default=200_000)
+    parser.add_argument("--server-vectors", type=lambda v: sorted(int(x) for x in v.split(",")), default=[200_000],
+                        help="comma-separated synthetic sizes for the milvus_server section")
     parser.add_argument("--ingest-records", type=int, default=30_000)
     parser.add_argument("--encode-docs", type=int, default=500)
     args = parser.parse_args(argv)
@@ -170,13 +177,14 @@ def main(argv: list[str] | None = None) -> int:
     met = [name for name, s in report["systems"].items() if s.get("meets_goal")]
     report["goal"] = {"recall@50": GOAL_RECALL, "p95_ms": GOAL_P95_MS, "met_by": met}
     previous = json.loads(args.out.read_text()) if args.out.exists() else {}
-    report.update({k: previous[k] for k in (*REAL_SECTIONS, "product_runs") if k in previous})  # kept, not re-run
+    kept = (*REAL_SECTIONS, "product_runs", "product_store_runs")  # sections not re-run keep their figures
+    report.update({k: previous[k] for k in kept if k in previous})
     write_report(args.out, report)
     print(f"wrote {args.out}; goal met by: {', '.join(met) or 'none'}")
     return run_real_sections(args, sections - {"synthetic"}) if sections - {"synthetic"} else 0
 
 
-REAL_SECTIONS = ("milvus", "milvus_synthetic", "product", "ingest")
+REAL_SECTIONS = ("milvus", "milvus_synthetic", "product", "ingest", "milvus_server", "milvus_server_ci")
 
 
 def write_report(path: Path, report: dict) -> None:
@@ -199,7 +207,7 @@ def run_real_sections(args, sections: set[str]) -> int:
     machine = {"cpu_count": os.cpu_count(), "load_average_start": [round(x, 2) for x in os.getloadavg()],
                "platform": platform.platform()}
     data_dir = load_settings().data_dir
-    corpus = RealCorpus(data_dir, args.real_queries) if sections & {"milvus", "product"} else None
+    corpus = RealCorpus(data_dir, args.real_queries) if sections & {"milvus", "product", "milvus_server"} else None
     with tempfile.TemporaryDirectory(prefix="scale-real-") as tmp:
         if "milvus" in sections:
             report["milvus"] = {"date": datetime.now(UTC).isoformat(timespec="seconds"), **machine,
@@ -211,7 +219,14 @@ def run_real_sections(args, sections: set[str]) -> int:
             report["milvus_synthetic"] = {"date": datetime.now(UTC).isoformat(timespec="seconds"), **machine,
                                           **bench_milvus_synthetic(args.milvus_vectors, 200, Path(tmp))}
             write_report(args.out, report)
-        if "product" in sections:
+        if "product" in sections and args.product_postings == "store":
+            runs = report.setdefault("product_store_runs", {})
+            for documents in args.product_documents:
+                runs[str(documents)] = {"date": datetime.now(UTC).isoformat(timespec="seconds"), **machine,
+                                        **bench_product(corpus, documents, "store", Path(tmp)),
+                                        "load_average_end": [round(x, 2) for x in os.getloadavg()]}
+                write_report(args.out, report)
+        elif "product" in sections:
             runs = report.setdefault("product_runs", {})
             if "product" in report:  # a run written before runs were kept by size
                 runs.setdefault(str(report["product"]["documents"]), report["product"])
@@ -220,6 +235,20 @@ def run_real_sections(args, sections: set[str]) -> int:
                                         **bench_product(corpus, documents)}
                 report["product"] = runs[max(runs, key=int)]  # the goal's figure: the largest corpus measured
                 write_report(args.out, report)
+        if "milvus_server" in sections:
+            from bench._scale_server import bench_server
+
+            runs = report.get("milvus_server", {}).get("synthetic", {})  # sizes not run again keep their figures
+            report["milvus_server"] = {"date": datetime.now(UTC).isoformat(timespec="seconds"), **machine,
+                                       **bench_server(corpus, args.server_vectors, 200, Path(tmp))}
+            report["milvus_server"]["synthetic"] = {**runs, **report["milvus_server"]["synthetic"]}
+            write_report(args.out, report)
+        if "milvus_server_ci" in sections:
+            from bench._scale_server import run_server_tests
+
+            report["milvus_server_ci"] = {"date": datetime.now(UTC).isoformat(timespec="seconds"), **machine,
+                                          **run_server_tests(Path(__file__).resolve().parents[1])}
+            write_report(args.out, report)
         if "ingest" in sections:
             from bench._ingest_scale import measure_ingest_and_encoding
 

@@ -338,6 +338,10 @@ def choose_config(documents: int, dimension: int, memory: int | None = None,
     flat (exact) up to :data:`FLAT_MAX_DOCUMENTS`; then HNSW while vectors and graph fit in
     :data:`MEMORY_SHARE` of memory; then IVF-PQ with an 8-bit re-ranking store (√n-sized cells).
 
+    On the Milvus backend the same kinds map through :func:`index.milvus_schema.index_params` (ivfpq: IVF_SQ8; on a
+    server, IVF_PQ when ``refine`` is ""); there the index lives in the engine, whose limits are in
+    :data:`index.milvus_server.SERVER_LIMITS` (the 2.3.5 server: no BM25 function) and docs/SCALING.md.
+
     Raises:
         DenseIndexError: an unknown kind, or not even IVF-PQ fits in memory (use a Milvus server).
     """

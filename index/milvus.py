@@ -16,16 +16,18 @@ it was built against (a URI given when loading wins: the app's ``CURATION_MILVUS
 parameters and the count, so a version is still one folder to register, activate and delete; the vectors
 live in the engine. Serving swaps a whole Retriever, so activating a version swaps collections atomically.
 
-Index kinds map to Milvus's: flat → ``FLAT``, hnsw → ``HNSW`` (M, efConstruction; ef at search),
-ivfpq → ``IVF_SQ8`` (nlist; nprobe at search): Milvus Lite 3.2 cannot build IVF_PQ
-(see :func:`index.milvus_schema.index_params`).
+Index kinds map to Milvus's (:func:`index.milvus_schema.index_params`): flat → ``FLAT``, hnsw → ``HNSW``,
+ivfpq → ``IVF_SQ8`` (``IVF_PQ`` on a server when no re-ranking is asked; Milvus Lite 3.2 cannot build it).
 Inserted rows are sealed (flushed) and the collection reloaded after a build or an ``add``: rows left in
-growing segments are searched without their index. The BM25 function works on Lite too (bench/scale.py;
-docs/SCALING.md).
+growing segments are searched without their index. The BM25 function works on Lite; a server older than 2.5 has
+none (:func:`index.milvus_engine.bm25_missing`), so a build there keeps no texts and says so in the manifest.
+Session consistency: a process sees its own writes, a reader of a finished version never waits for the engine's
+clock. A failed search is retried once after reloading the collection (a restarted server has released it).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import platform
 import time
@@ -40,14 +42,16 @@ from index.dense import FORMAT_VERSION, MANIFEST_FILE, DenseConfig, DenseIndexEr
 from index.hits import Ranking
 from index.milvus_engine import (  # noqa: F401 - MilvusUnavailable and connect are also this module's interface
     MilvusUnavailable,
+    bm25_missing,
     connect,
     disconnect,
+    engine_version,
     is_lite,
     locked_by_another,
     reading_copy,
     serving_here,
 )
-from index.milvus_schema import index_params
+from index.milvus_schema import collection_schema, index_params
 
 #: Waits between load attempts while a background index build may still be writing (about 3 s in all).
 LOAD_RETRY_WAITS_S = (0.2, 0.5, 1.0, 1.5)
@@ -72,78 +76,73 @@ class MilvusIndex:
         self.model = model
         self._dimension = dimension
         self.full_text = full_text
-        self._search_params = index_params(config)[2]
+        self.text_note = ""  # why the collection keeps no texts although they were given (an engine without BM25)
+        self._search_params = index_params(config, is_lite(uri))[2]
         self._ids: list[str] | None = None
         self._count: int | None = None
 
     # -- building ---------------------------------------------------------------------------------
     @classmethod
     def create(cls, uri: str, collection: str, dimension: int, model: str, config: DenseConfig = DenseConfig(),
-               full_text: bool = True, token: str = "", replace_existing: bool = False) -> MilvusIndex:
+               full_text: bool | None = True, token: str = "", replace_existing: bool = False) -> MilvusIndex:
         """Create an empty collection with its indexes (``replace_existing``: drop one of that name first).
 
-        Raises:
-            MilvusUnavailable: the engine is down, or the collection exists and ``replace_existing`` is False.
-        """
-        from pymilvus import DataType, Function, FunctionType
+        ``full_text``: keep texts with the engine's BM25; None: when the engine has BM25 (else ``text_note`` says why).
 
-        index_type, build_params, _ = index_params(config)
+        Raises:
+            MilvusUnavailable: the engine is down, or the collection exists and ``replace_existing`` is False,
+                or ``full_text`` is True on an engine without BM25.
+        """
         client = connect(uri, token)
+        missing = bm25_missing(engine_version(client)) if full_text is not False else ""
+        if full_text and missing:
+            raise MilvusUnavailable(f"Milvus at {uri} cannot keep texts for collection {collection}: {missing}")
+        full_text = full_text is not False and not missing
         try:
             if client.has_collection(collection):
                 if not replace_existing:
                     raise MilvusUnavailable(f"Milvus collection {collection} already exists at {uri}; "
                                             "a version's collection is written once")
                 client.drop_collection(collection)
-            schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
-            schema.add_field("pmid", DataType.VARCHAR, is_primary=True, max_length=64)
-            schema.add_field("vector", DataType.FLOAT_VECTOR, dim=dimension)
-            params = client.prepare_index_params()
-            params.add_index(field_name="vector", index_type=index_type, metric_type="IP", params=build_params)
-            if full_text:
-                schema.add_field("text", DataType.VARCHAR, max_length=65535, enable_analyzer=True)
-                schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
-                schema.add_function(Function(name="bm25", function_type=FunctionType.BM25,
-                                             input_field_names=["text"], output_field_names=["sparse"]))
-                params.add_index(field_name="sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
-            client.create_collection(collection, schema=schema, index_params=params)
+            schema, params = collection_schema(client, dimension, config, full_text, is_lite(uri))
+            client.create_collection(collection, schema=schema, index_params=params, consistency_level="Session")
         except MilvusUnavailable:
             raise
         except Exception as exc:  # noqa: BLE001 - the engine's refusal, named
             raise MilvusUnavailable(f"Milvus at {uri} refused to create collection {collection}: {exc}") from None
-        return cls(client, collection, uri, config, model, dimension, full_text)
+        index = cls(client, collection, uri, config, model, dimension, full_text)
+        index.text_note = missing
+        return index
 
     @classmethod
     def build(cls, vectors: np.ndarray, ids: Sequence[str], model: str, config: DenseConfig = DenseConfig(), *,
               uri: str, collection: str, texts: Sequence[str] | None = None, token: str = "",
               replace_existing: bool = False) -> MilvusIndex:
-        """Create the collection and insert every document (the engine builds its index)."""
+        """Create the collection and insert every document; ``texts`` are kept where the engine has BM25 (see
+        ``text_note``)."""
         vectors = _as_matrix(vectors)
         if len(ids) != vectors.shape[0]:
             raise DenseIndexError(f"{len(ids)} ids for {vectors.shape[0]} vectors")
-        index = cls.create(uri, collection, vectors.shape[1], model, config, full_text=texts is not None,
+        index = cls.create(uri, collection, vectors.shape[1], model, config, full_text=None if texts else False,
                            token=token, replace_existing=replace_existing)
-        index.insert(vectors, ids, texts)
+        index.insert(vectors, ids, texts if index.full_text else None)
         index.seal()
         return index
 
     def seal(self) -> None:
-        """Flush what was inserted into sealed, indexed segments and load them for search.
-
-        Rows still in growing segments are searched without the index, about 30× slower at 50,000 vectors in Milvus
-        Lite (bench/scale.py's milvus_synthetic section: ``sealing``; docs/SCALING.md).
-        """
+        """Flush inserted rows into sealed, indexed segments and load them for search. Lite searches rows of growing
+        segments without the index (about 30× slower at 50,000 vectors: bench/scale.py, ``sealing``) until the
+        collection is loaded again; a server hands a flushed segment over to search once it is indexed."""
         self._call("flush", self.client.flush, self.collection)
-        self._call("release", self.client.release_collection, self.collection)
-        self._load_retrying()
+        if is_lite(self.uri):
+            self._call("release", self.client.release_collection, self.collection)
+            self._load_retrying()
 
     def _load_retrying(self) -> None:
         """Load the collection, retrying while Milvus Lite's background indexer is still writing a segment's index.
 
-        Milvus Lite 3.2 builds a flushed segment's index file in a background thread without an atomic rename; a
-        load that starts meanwhile reads the half-written file ("No data left in file") and fails. The file is whole
-        once the builder finishes, so a short wait and a second load succeed. Any other failure, or one that lasts
-        past the last attempt, is raised as ``MilvusUnavailable`` as before.
+        Lite 3.2 writes a flushed segment's index file in a thread, not atomically; a load meanwhile reads it half
+        written ("No data left in file"). A failure past the last attempt is raised as ``MilvusUnavailable``.
         """
         for wait in LOAD_RETRY_WAITS_S:
             try:
@@ -194,11 +193,21 @@ class MilvusIndex:
             return function(*args, **kwargs)
         except Exception as exc:  # noqa: BLE001 - an engine that went away mid-session
             raise MilvusUnavailable(f"Milvus at {self.uri} failed to {what} in collection {self.collection} "
-                                    f"({type(exc).__name__}: {exc})") from None
+                                    f"({type(exc).__name__}: {exc}); if the engine is down or restarting, start it "
+                                    "(or fix CURATION_MILVUS_URI): the next search reconnects") from None
+
+    def _read(self, what: str, function, *args, **kwargs):
+        """A read, retried once after reloading the collection (a restarted server has it released)."""
+        try:
+            return function(*args, **kwargs)
+        except Exception:  # noqa: BLE001 - retried below, raised named if it fails again
+            with contextlib.suppress(Exception):  # the engine is still down: the search below says so
+                self.client.load_collection(self.collection, timeout=60)
+        return self._call(what, function, *args, **kwargs)
 
     def __len__(self) -> int:
         if self._count is None:
-            rows = self._call("count rows", self.client.query, self.collection, filter="", output_fields=["count(*)"])
+            rows = self._read("count rows", self.client.query, self.collection, filter="", output_fields=["count(*)"])
             self._count = int(rows[0]["count(*)"]) if rows else 0
         return self._count
 
@@ -229,7 +238,7 @@ class MilvusIndex:
             )
         if k <= 0 or not queries.shape[0]:
             return [[] for _ in range(queries.shape[0])]
-        answers = self._call("search", self.client.search, self.collection, data=queries.tolist(),
+        answers = self._read("search", self.client.search, self.collection, data=queries.tolist(),
                              anns_field="vector", limit=min(k, 16384), output_fields=["pmid"],
                              search_params={"metric_type": "IP", "params": self._search_params})
         return [[(hit["entity"]["pmid"], float(hit["distance"])) for hit in answer] for answer in answers]
@@ -241,10 +250,11 @@ class MilvusIndex:
             DenseIndexError: the collection was built without texts.
         """
         if not self.full_text:
-            raise DenseIndexError(f"collection {self.collection} was built without texts; it has no BM25")
+            raise DenseIndexError(f"collection {self.collection} was built without texts; it has no BM25"
+                                  + (f" ({self.text_note})" if self.text_note else ""))
         if k <= 0 or not texts:
             return [[] for _ in texts]
-        answers = self._call("search text", self.client.search, self.collection, data=list(texts),
+        answers = self._read("search text", self.client.search, self.collection, data=list(texts),
                              anns_field="sparse", limit=min(k, 16384), output_fields=["pmid"],
                              search_params={"metric_type": "BM25"})
         # Milvus Lite reports BM25 as a negated distance (best first, most negative); servers report the score.
@@ -257,7 +267,7 @@ class MilvusIndex:
         found: set[str] = set()
         unique = list(dict.fromkeys(str(i) for i in ids))
         for begin in range(0, len(unique), 1000):
-            rows = self._call("look up ids", self.client.get, self.collection, ids=unique[begin: begin + 1000],
+            rows = self._read("look up ids", self.client.get, self.collection, ids=unique[begin: begin + 1000],
                               output_fields=["pmid"])
             found.update(row["pmid"] for row in rows)
         return found
@@ -270,7 +280,7 @@ class MilvusIndex:
         """
         if not ids:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        rows = self._call("read vectors", self.client.get, self.collection, ids=list(dict.fromkeys(ids)),
+        rows = self._read("read vectors", self.client.get, self.collection, ids=list(dict.fromkeys(ids)),
                           output_fields=["vector"])
         by_id = {row["pmid"]: row["vector"] for row in rows}
         missing = [i for i in ids if i not in by_id]
@@ -285,7 +295,7 @@ class MilvusIndex:
         if unknown:
             raise DenseIndexError(f"not search-time parameters: {sorted(unknown)}")
         self.config = replace(self.config, **params)
-        self._search_params = index_params(self.config)[2]
+        self._search_params = index_params(self.config, is_lite(self.uri))[2]
 
     # -- the version folder -----------------------------------------------------------------------
     def manifest(self) -> dict[str, object]:
@@ -297,11 +307,14 @@ class MilvusIndex:
             "collection": self.collection,
             "uri": self.uri,
             "full_text": self.full_text,
+            **({"full_text_note": self.text_note} if self.text_note else {}),
+            "engine": engine_version(self.client),
             "model": self.model,
             "dimension": self.dimension,
             "documents": len(self),
             "index": asdict(self.config),
-            "engine_index": dict(zip(("type", "build", "search"), index_params(self.config), strict=True)),
+            "engine_index": dict(zip(("type", "build", "search"), index_params(self.config, is_lite(self.uri)),
+                                     strict=True)),
             "metric": "inner_product_on_unit_vectors",
             "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
             "versions": {"pymilvus": pymilvus.__version__, "numpy": np.__version__,
@@ -349,7 +362,8 @@ class MilvusIndex:
         try:
             present = client.has_collection(collection)
         except Exception as exc:  # noqa: BLE001
-            raise MilvusUnavailable(f"Milvus at {uri} does not answer ({exc})") from None
+            raise MilvusUnavailable(f"Milvus at {uri} does not answer ({exc}); start it or fix CURATION_MILVUS_URI") \
+                from None
         if not present:
             raise MilvusUnavailable(f"Milvus at {uri} has no collection {collection} (model version folder "
                                     f"{folder.parent.name}); rebuild the version or point CURATION_MILVUS_URI at the "
@@ -361,6 +375,7 @@ class MilvusIndex:
         config = DenseConfig(**manifest.get("index", {}))
         index = cls(client, collection, uri, config, str(manifest.get("model", "")), int(manifest["dimension"]),
                     bool(manifest.get("full_text")))
+        index.text_note = str(manifest.get("full_text_note", ""))
         if len(index) != int(manifest.get("documents", -1)):
             raise DenseIndexError(f"Milvus collection {collection} holds {len(index)} documents, the version's "
                                   f"manifest {manifest.get('documents')}; rebuild the version")

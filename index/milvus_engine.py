@@ -9,6 +9,7 @@ once and only read afterwards). A server URI needs none of this.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from index.dense import DenseIndexError
@@ -21,6 +22,29 @@ class MilvusUnavailable(DenseIndexError):
 def is_lite(uri: str) -> bool:
     """A Milvus Lite file (a local path ending in .db), as pymilvus decides."""
     return not uri.startswith(("http://", "https://", "tcp://", "unix:")) and uri.endswith(".db")
+
+
+def engine_version(client) -> str:
+    """The engine's version as it reports it ("v2.3.5-lite": the ``milvus`` package's server; "milvus_lite-3.2.2")."""
+    try:
+        return str(client.get_server_version())
+    except Exception as exc:  # noqa: BLE001 - pymilvus raises several types for "cannot connect"
+        raise MilvusUnavailable(f"the Milvus engine does not answer ({type(exc).__name__}: {exc})") from None
+
+
+def bm25_missing(version: str) -> str:
+    """Why an engine of ``version`` cannot keep texts with a BM25 function ("" when it can).
+
+    Milvus Lite 3.x has the BM25 function; a server has it from 2.5 (sparse vectors came in 2.4), so the 2.3.5
+    server of the ``milvus`` package has neither.
+    """
+    if version.startswith("milvus_lite"):
+        return ""
+    numbers = re.match(r"v?(\d+)\.(\d+)", version)
+    if numbers and (int(numbers[1]), int(numbers[2])) < (2, 5):
+        return (f"Milvus {version} has no BM25 function (Milvus 2.5 and later): the collection keeps no texts, "
+                "and lexical search stays in the version's own BM25 files")
+    return ""
 
 
 def connect(uri: str, token: str = "", timeout: float = 10.0):

@@ -3,11 +3,14 @@
 Also how a parallel run (``pytest -n 2 --dist loadgroup``, pytest-xdist, as CI runs it) splits the tests:
 each test file is one unit of work (its module fixtures are built once, on one worker), except the real-browser
 tests, which are one unit together: one worker runs them one after another, so that no two of them (each a
-Streamlit server, a Chromium and the waits on both) compete for the two cores. Units start longest first.
+Streamlit server, a Chromium and the waits on both) compete for the two cores. The files marked ``milvus_server``
+are one unit too, so that one worker starts the Milvus server process once for all of them. Units start longest
+first.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -20,18 +23,22 @@ FIXTURES = Path(__file__).parent / "fixtures"
 
 
 BROWSER_GROUP = "browser"
-_BROWSER_MARK = re.compile(r"^pytestmark\s*=.*pytest\.mark\.browser\b", re.MULTILINE)
+MILVUS_SERVER_GROUP = "milvus_server"
+#: CI sets it (.ci/run): a Milvus server that cannot start there fails the tests that need it, with the reason.
+REQUIRE_MILVUS_SERVER = "CURATION_REQUIRE_MILVUS_SERVER"
 
 
-def _browser_files(tests_dir: Path) -> frozenset[str]:
-    """The test files (paths as in node ids) whose module is marked ``browser`` (its ``pytestmark`` line)."""
+def _marked_files(tests_dir: Path, mark: str) -> frozenset[str]:
+    """The test files (paths as in node ids) whose module is marked ``mark`` (its ``pytestmark`` line)."""
+    pattern = re.compile(rf"^pytestmark\s*=.*pytest\.mark\.{mark}\b", re.MULTILINE)
     root = tests_dir.parent
     return frozenset(path.relative_to(root).as_posix() for path in sorted(tests_dir.rglob("test_*.py"))
-                     if _BROWSER_MARK.search(path.read_text(encoding="utf-8")))
+                     if pattern.search(path.read_text(encoding="utf-8")))
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log) -> object | None:
-    """``--dist loadgroup``: one unit of work per test file, and one for all the browser test files together.
+    """``--dist loadgroup``: one unit of work per test file, one for all the browser test files together, one for
+    the files that use the Milvus server process.
 
     xdist's own loadgroup reads a group from a suffix it appends to each node id, which pytest 9's read-only
     node ids no longer take (every test became a unit of its own, and module fixtures were built on both
@@ -41,12 +48,13 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log) -> object | None:
         return None
     from xdist.scheduler import LoadScopeScheduling
 
-    browser = _browser_files(Path(__file__).parent)
+    groups = {path: group for group in (MILVUS_SERVER_GROUP, BROWSER_GROUP)
+              for path in _marked_files(Path(__file__).parent, group)}
 
     class FileOrBrowserScheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             path = nodeid.split("::", 1)[0]
-            return BROWSER_GROUP if path in browser else path
+            return groups.get(path, path)
 
     return FileOrBrowserScheduling(config, log)
 
@@ -97,3 +105,23 @@ def con(tmp_path):
     connection = open_store(tmp_path / "test.duckdb")
     yield connection
     connection.close()
+
+
+@pytest.fixture(scope="session")
+def milvus_server(tmp_path_factory):
+    """A Milvus standalone server process (the ``milvus`` package), on free loopback ports, for this test session.
+
+    Started on first use and stopped at the end. Where it cannot start, its tests are skipped with the reason, except
+    under ``CURATION_REQUIRE_MILVUS_SERVER`` (CI), where they fail with it: the server half never passes unseen.
+    """
+    from index.milvus_server import LocalMilvus, ServerUnavailable
+
+    server = LocalMilvus(tmp_path_factory.mktemp("milvus-server"))
+    try:
+        server.start()
+    except ServerUnavailable as exc:
+        if os.environ.get(REQUIRE_MILVUS_SERVER):
+            pytest.fail(f"the Milvus server process did not start, and {REQUIRE_MILVUS_SERVER} is set: {exc}")
+        pytest.skip(f"the Milvus server process did not start here: {exc}")
+    yield server
+    server.stop()

@@ -65,6 +65,40 @@ class MilvusSynthetic:
 
 
 @dataclass(frozen=True)
+class MilvusServer:
+    """A Milvus server process (the milvus package's 2.3.5 standalone) on loopback: the real corpus, and HNSW per
+    synthetic size (its figures keyed by the number of vectors)."""
+
+    date: str
+    cpu_count: int
+    load_average_start: tuple[float, ...]
+    platform: str
+    server: str
+    start_s: float
+    limits: Mapping[str, str]
+    real: Mapping[str, object]  # documents, queries, k, systems (FLAT, HNSW against FAISS flat), used_for_top10_overlap
+    synthetic: Mapping[str, SystemFigures]
+
+
+@dataclass(frozen=True)
+class MilvusServerCi:
+    """The server tests run as CI runs them, counted from their JUnit report."""
+
+    date: str
+    cpu_count: int
+    load_average_start: tuple[float, ...]
+    platform: str
+    passed: int
+    failed: int
+    skipped: int
+    pytest_exit_code: int
+    run_s: float
+    server_tests_s: float
+    files: tuple[str, ...]
+    tail: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class ProductRun:
     """The product's query path on one corpus size (the real corpus replicated with new PMIDs)."""
 
@@ -80,6 +114,9 @@ class ProductRun:
     peak_rss_mb: float
     rss_before_indexes_mb: float
     path: str
+    postings: str = field(default="memory", metadata=OPTIONAL)  # memory, or store (the app's annotations table)
+    load_average_end: tuple[float, ...] = field(default=(), metadata=OPTIONAL)
+    store_concept_read_ms: Mapping[str, float] = field(default_factory=dict, metadata=OPTIONAL)  # before/after sort
 
 
 @dataclass(frozen=True)
@@ -150,8 +187,11 @@ class Scale:
     goals: Goals = field(default_factory=dict, metadata=OPTIONAL)
     milvus: Milvus | None = field(default=None, metadata=OPTIONAL)
     milvus_synthetic: MilvusSynthetic | None = field(default=None, metadata=OPTIONAL)
+    milvus_server: MilvusServer | None = field(default=None, metadata=OPTIONAL)
+    milvus_server_ci: MilvusServerCi | None = field(default=None, metadata=OPTIONAL)
     product: ProductRun | None = field(default=None, metadata=OPTIONAL)
     product_runs: Mapping[str, ProductRun] | None = field(default=None, metadata=OPTIONAL)
+    product_store_runs: Mapping[str, ProductRun] | None = field(default=None, metadata=OPTIONAL)
     ingest: Ingest | None = field(default=None, metadata=OPTIONAL)
     per_million: Mapping[str, SystemFigures] = field(default_factory=dict, metadata=OPTIONAL)
     sizing_36m: Sizing | None = field(default=None, metadata=OPTIONAL)
@@ -232,9 +272,42 @@ def milvus_synthetic_lines(data: Scale) -> list[str]:
     return lines + [""]
 
 
-def product_lines(data: Scale) -> list[str]:
-    """The product's query path per corpus size (scale.json's ``product_runs``, else ``product``)."""
-    runs = data.product_runs or ({str(data.product.documents): data.product} if data.product else {})
+def milvus_server_lines(data: Scale) -> list[str]:
+    """The Milvus server process against FAISS flat (scale.json's ``milvus_server`` and ``milvus_server_ci``)."""
+    m, ci = data.milvus_server, data.milvus_server_ci
+    lines: list[str] = []
+    if m and m.real:
+        lines += [f"Milvus server process against FAISS flat ({m.date[:10]}; {m.server}, started in "
+                  f"{fmt(m.start_s, 1)} s; {m.real['documents']:,} real abstracts, {m.real['queries']} dev queries, "
+                  "same MiniLM vectors; top-10):", "",
+                  *_systems_table(m.real["systems"], ("top-10 overlap with FAISS flat",
+                                                      "top10_overlap_with_faiss_flat", 4)), ""]
+    if m and m.synthetic:
+        lines += ["HNSW on the server per synthetic size (one query per call over loopback gRPC, recall@50 against "
+                  "exact search, timed once every row was indexed and the collection reloaded; load average of the "
+                  "shared machine, 1 min, before → after the timing):", "",
+                  "| vectors | recall@50 | p50 ms | p95 ms | insert s | flush + index s | server RSS added MB | "
+                  "data folder added MB | load average |", "| ---: |" + " ---: |" * 7 + " --- |"]
+        for n in sorted(m.synthetic, key=int):
+            r = m.synthetic[n]
+            load = r["load_average"]
+            lines.append(f"| {int(n):,} | {fmt(r['recall@50'], 4)} | {fmt(r['latency_ms']['p50'], 2)} | "
+                         f"{fmt(r['latency_ms']['p95'], 2)} | {fmt(r['insert_s'], 0)} | "
+                         f"{fmt(r['seal_and_index_s'], 0)} | {fmt(r['server_rss_mb']['added'], 0)} | "
+                         f"{fmt(r['server_data_mb']['added'], 0)} | {load['before'][0]} → {load['after'][0]} |")
+        lines.append("")
+    if ci:
+        lines += [f"The server tests as CI runs them ({ci.date[:10]}; {', '.join(ci.files)}, the server required): "
+                  f"{ci.passed} server tests passed, {ci.failed} failed, {ci.skipped} skipped; they took "
+                  f"{fmt(ci.server_tests_s, 0)} s of the files' {fmt(ci.run_s, 0)} s.", ""]
+    return lines
+
+
+def product_lines(data: Scale, store: bool = False) -> list[str]:
+    """The product's query path per corpus size (scale.json's ``product_runs``, else ``product``; ``store``: the
+    runs whose postings came from a store's annotations table, ``product_store_runs``)."""
+    runs = data.product_store_runs or {} if store else \
+        data.product_runs or ({str(data.product.documents): data.product} if data.product else {})
     if not runs:
         return []
     lines = ["| abstracts | p50 ms | p95 ms | mean ms | queries | peak RSS MB | BM25 build s | date |",
@@ -272,13 +345,16 @@ def scale_real_sections(data: Scale) -> list[str]:
     if product:
         product = ["The product's query path (the real corpus replicated with new PMIDs; single queries):", "",
                    *product]
-    return milvus_lines(data) + milvus_synthetic_lines(data) + product + ingest_lines(data)
+    if store := product_lines(data, store=True):
+        product += ["The same path, postings read from a store's annotations table as the app reads them:", "", *store]
+    return milvus_lines(data) + milvus_synthetic_lines(data) + milvus_server_lines(data) + product + ingest_lines(data)
 
 
 SIZING_LABELS = {
     "faiss_flat": "FAISS flat (exact)", "faiss_hnsw": "FAISS HNSW M32, ef 128",
     "faiss_ivfpq_sq8_refine": "FAISS IVF-PQ m48 + SQ8 refine ×8", "milvus_lite_flat": "Milvus FLAT",
     "milvus_lite_hnsw": "Milvus HNSW M32, ef 128", "milvus_lite_ivf_sq8": "Milvus IVF_SQ8",
+    "milvus_server_hnsw": "Milvus server HNSW M32, ef 128",
     "bm25s": "BM25 (bm25s, memory-mapped)",
 }
 

@@ -11,6 +11,7 @@ from bench.reports.scale import (
     dense_table,
     ingest_lines,
     milvus_lines,
+    milvus_server_lines,
     milvus_synthetic_lines,
     per_million_table,
     product_lines,
@@ -52,7 +53,9 @@ def _format(value, fmt: str | None) -> str:
 TABLES = {"per_million_table": per_million_table, "sizing_table": sizing_table, "dense_table": dense_table,
           "milvus_table": lambda d: "\n".join(milvus_lines(d)).strip(),
           "milvus_synthetic_table": lambda d: "\n".join(milvus_synthetic_lines(d)).strip(),
+          "milvus_server_table": lambda d: "\n".join(milvus_server_lines(d)).strip(),
           "product_table": lambda d: "\n".join(product_lines(d)).strip(),
+          "product_store_table": lambda d: "\n".join(product_lines(d, store=True)).strip() or "(not run yet.)",
           "ingest_line": lambda d: "\n".join(ingest_lines(d)).strip()}
 
 

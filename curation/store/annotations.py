@@ -68,12 +68,25 @@ SELECT a.pmid, a.start_offset, a.end_offset, a.text, a.entity_type, a.concept_id
 FROM annotations a
 WHERE a.pmid IN (SELECT unnest(?)) ORDER BY a.pmid, a.start_offset, a.end_offset, a.source
 """
-# The concept index read by concept: every mention of some concepts (or, for variants, of some texts).
+# The concept index read by concept: every mention of some concepts (or, for variants, of some texts). Two branches,
+# not one OR: each filter alone lets DuckDB skip the row groups whose min/max rule it out, which the table's concept
+# order (sort_concept_index) makes nearly all of them; an OR of the two reads every row group.
 SQL_CONCEPT_POSTINGS = """
 SELECT pmid, start_offset, end_offset, source, concept_id, text FROM annotations
-WHERE entity_type = ? AND (concept_id IN (SELECT unnest(?)) OR text IN (SELECT unnest(?)))
+WHERE entity_type = ? AND concept_id IN (SELECT unnest(?))
+UNION
+SELECT pmid, start_offset, end_offset, source, concept_id, text FROM annotations
+WHERE entity_type = ? AND text IN (SELECT unnest(?))
 ORDER BY pmid, start_offset, source
 """
+# The concept order: kinds together; variants (read by text) by text, the other kinds (read by concept) by concept.
+SQL_SORT_ANNOTATIONS = (
+    """CREATE TEMP TABLE sorted_annotations AS SELECT * FROM annotations
+    ORDER BY entity_type, CASE WHEN entity_type = 'variant' THEN text ELSE concept_id END, text, pmid""",
+    "DELETE FROM annotations",
+    "INSERT INTO annotations SELECT * FROM sorted_annotations",
+    "DROP TABLE sorted_annotations",
+)
 SQL_DISTINCT_TEXTS = "SELECT DISTINCT text FROM annotations WHERE entity_type = ? ORDER BY text"
 SQL_DISTINCT_CONCEPTS = """
 SELECT concept_id, count(DISTINCT pmid) FROM annotations WHERE entity_type = ? AND concept_id <> ''
@@ -205,8 +218,21 @@ def list_concept_postings(
     ``texts``, in document and text order (one query)."""
     if not concept_ids and not texts:
         return []
-    rows = con.execute(SQL_CONCEPT_POSTINGS, [entity_type, list(concept_ids), list(texts)]).fetchall()
+    rows = con.execute(SQL_CONCEPT_POSTINGS, [entity_type, list(concept_ids), entity_type, list(texts)]).fetchall()
     return [Posting(*row) for row in rows]
+
+
+def sort_concept_index(con: duckdb.DuckDBPyConnection) -> int:
+    """Rewrite ``annotations`` in concept order (kind, then concept; variants by text) so that reading one concept's
+    postings skips the row groups of the others (DuckDB keeps each row group's min/max). Call inside a transaction
+    after a large annotation run; rows written later append unsorted and are read in full until the next sort.
+
+    Returns:
+        How many rows were rewritten.
+    """
+    for statement in SQL_SORT_ANNOTATIONS:
+        con.execute(statement)
+    return int(con.execute("SELECT count(*) FROM annotations").fetchone()[0])
 
 
 def list_annotated_texts(con: duckdb.DuckDBPyConnection, entity_type: str) -> list[str]:

@@ -49,6 +49,7 @@ from curation.store.annotations import (
     list_stale_documents,
     replace_annotations,
     set_active_entity_model,
+    sort_concept_index,
 )
 from curation.store.base import transaction
 from curation.store.corpus import get_documents
@@ -62,6 +63,9 @@ __all__ = [
 ]
 
 BATCH = 200  # documents annotated and written per transaction
+#: A run that annotated this many documents rewrites the concept index in concept order after its last batch
+#: (store.annotations.sort_concept_index): at 1M abstracts a concept's postings are then read from a few row groups.
+SORT_AFTER_DOCUMENTS = 50_000
 
 Progress = Callable[[int, int], None]  # (documents done, documents in all)
 
@@ -173,6 +177,9 @@ def annotate_documents(
             errors.append(f"PMIDs {chunk[0]} to {chunk[-1]} ({len(chunk)}): {reason}")
         if progress is not None:
             progress(min(first + batch, len(pmids)), len(pmids))
+    if annotated >= SORT_AFTER_DOCUMENTS:
+        with transaction(con):
+            sort_concept_index(con)
     return AnnotationReport(version, annotated, mentions, tuple(failed), tuple(errors), round(time.time() - started, 2))
 
 

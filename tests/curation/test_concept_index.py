@@ -14,9 +14,11 @@ from curation.store.annotations import (
     get_active_entity_model,
     insert_entity_model,
     list_annotators,
+    list_concept_postings,
     list_entity_models,
     list_stale_documents,
     set_active_entity_model,
+    sort_concept_index,
 )
 from curation.store.base import stats, transaction
 from curation.store.corpus import add_documents, iter_documents, list_mentions
@@ -94,6 +96,30 @@ def test_ingest_stores_gold_and_dictionary_annotations_once(loaded, fixtures):
                           annotator=lambda: Annotator(Matcher(build_lexicon(con))))
     assert dict(again.details)["documents annotated"] == 0
 
+
+
+def test_the_concept_order_keeps_every_posting_and_groups_each_concept(loaded, monkeypatch):
+    """sort_concept_index rewrites the table in concept order (variants by text): the same postings are read, by
+    concept or by text, and a large annotation run ends with it."""
+    con = loaded
+    asked = [("gene", ["673"], []), ("variant", [], ["V600E"]), ("chemical", [], ["Vemurafenib"])]
+    before = [list_concept_postings(con, kind, ids, texts) for kind, ids, texts in asked]
+    assert all(before)  # each read finds something: the comparison is not of empty lists
+    count = _table(con, "SELECT count(*) FROM annotations")[0][0]
+    with transaction(con):
+        assert sort_concept_index(con) == count
+    assert [list_concept_postings(con, kind, ids, texts) for kind, ids, texts in asked] == before
+    order = _table(con, "SELECT entity_type, CASE WHEN entity_type = 'variant' THEN text ELSE concept_id END "
+                        "FROM annotations")
+    assert order == sorted(order)
+    # A gene read by concept, or by text alone, returns each of its mentions once (the two branches of the read).
+    both = list_concept_postings(con, "gene", ["673"], ["BRAF"])
+    assert len(both) == len(set(both)) and set(before[0]) <= set(both)
+    sorted_by = []
+    monkeypatch.setattr(entities, "SORT_AFTER_DOCUMENTS", 1)
+    monkeypatch.setattr(entities, "sort_concept_index", lambda c: sorted_by.append(c))
+    entities.annotate_documents(con, Annotator(Matcher(build_lexicon(con))), ["1000001"])
+    assert sorted_by == [con]
 
 def test_new_gold_mentions_or_a_new_annotator_make_documents_stale(loaded):
     con = loaded

@@ -68,3 +68,25 @@ def test_sizing_scales_measured_figures_and_extrapolates_the_product_path():
     assert out["product_p95_ms_per_million"] == 100.0 and out["product_p95_ms_est"] == 3680
     goals = scale_goals(report)
     assert goals["product_path_1m_p95_ms"]["met"] and "ann_10m_recall50" not in goals  # no 10M run, no 10M goal
+
+
+def test_server_goals_come_from_the_server_sections_and_count_skips_as_missed():
+    from bench._scale_server import SERVER_TEST
+    from bench._scale_sizing import scale_goals
+
+    server = {"real": {"used_for_top10_overlap": "server_hnsw",
+                       "systems": {"server_hnsw": {"top10_overlap_with_faiss_flat": 0.995}}},
+              "synthetic": {"200000": {"latency_ms": {"p95": 4.0}, "recall@50": 0.99}}}
+    goals = scale_goals({"milvus_server": server, "milvus_server_ci": {"passed": 12, "failed": 0, "skipped": 0}})
+    assert goals["milvus_server_top10_overlap"]["met"] and goals["milvus_server_ci"]["value"] == 1
+    assert "milvus_server_p95_ms_1m" not in goals  # measured at 200k only: no 1M goal is claimed
+    server["synthetic"]["1000000"] = {"latency_ms": {"p95": 60.0}, "recall@50": 0.97}
+    goals = scale_goals({"milvus_server": server, "milvus_server_ci": {"passed": 12, "failed": 0, "skipped": 3}})
+    assert not goals["milvus_server_p95_ms_1m"]["met"] and goals["milvus_server_recall50_1m"]["met"]
+    assert goals["milvus_server_ci"]["value"] == 0  # a skipped server test is not a server test that ran
+    # which tests of the two files are the server half
+    assert SERVER_TEST.search("test_flat_collection_returns_faiss_flat_answers[server]")
+    assert SERVER_TEST.search("test_activation_swaps_between_backends[po-server]")
+    assert SERVER_TEST.search("test_a_server_that_stops_is_refused_then_recovers")
+    assert not SERVER_TEST.search("test_missing_collection_and_unreachable_server_are_named")
+    assert not SERVER_TEST.search("test_activation_swaps_between_backends[po-milvus]")
