@@ -103,7 +103,9 @@ def test_curate_braf_v600e_in_a_real_browser_and_the_decisions_survive_kill_9(tm
             assert box[0] < box[2] and box[1] > 0, f"the marked card is not in view: {box}"
             page.keyboard.press("?")
             expect(page.get_by_role("dialog")).to_contain_text("mark the next · previous abstract")
+            wait_for_page(page)  # the run that opened it has ended: a late delta of it would draw the dialog again
             page.keyboard.press("Escape")
+            expect(page.get_by_role("dialog")).to_have_count(0, timeout=30_000)  # closed: the page is not inert
 
             # A name written another way is linked to its concept and finds the abstracts that write the canonical
             # one.
