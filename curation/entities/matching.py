@@ -27,7 +27,7 @@ import re
 import threading
 import time
 import warnings
-from collections import OrderedDict, defaultdict
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,7 +39,7 @@ from curation.entities.hits import RANK, Hit, compound_hits, resolve_overlaps, s
 from curation.entities.lexicon import Lexicon
 from curation.entities.morphology import find_drug_stems, find_formulas, looks_chemical, looks_gene_product
 from curation.entities.name_patterns import fusion_regex, gene_lookup, names_regex
-from curation.entities.phrase_table import HOWS, NameTable, name_table, one_token, tokenizer_exceptions
+from curation.entities.phrase_table import NameTable, name_matchers, name_table, one_token, tokenizer_exceptions
 from curation.entities.ptm import find_ptms, find_residues, normalise_ptm, normalise_residue
 from curation.entities.variant_categories import category_regex, variant_category
 from curation.entities.variants import find_variants, variant_keys, variant_matches
@@ -134,38 +134,22 @@ class Matcher:
         with self._prepare_lock:
             if self._nlp is None:
                 import spacy
-                from spacy.matcher import PhraseMatcher
 
                 nlp = self._given_nlp if self._given_nlp is not None else spacy.blank("en")
                 if self.use_abbreviations and "abbreviation_detector" not in nlp.pipe_names:
                     import scispacy.abbreviation  # noqa: F401  (registers the factory)
 
                     nlp.add_pipe("abbreviation_detector")
-                self._exact = PhraseMatcher(nlp.vocab, attr="ORTH")
-                self._lower = PhraseMatcher(nlp.vocab, attr="LOWER")
-                # One-token names (most gene symbols) by token text and lower-cased text: the phrase matchers'
-                # matches without tokenising ~10^5 names. None for _exceptions: another tokenizer, whose rules are
-                # not assumed.
-                self._one_token_names: dict[str, dict[str, list[int]]] = {h: defaultdict(list) for h in HOWS}
                 self._exceptions = tokenizer_exceptions(nlp) if self._given_nlp is None else None
-                self._add_names(nlp, self.names)
+                if self.names is None or self._exceptions is None:  # another tokenizer: its own table, never kept
+                    self.names = name_table(self.lexicon, nlp, self._exceptions)
+                self._exact, self._lower, self._one_token_names = name_matchers(nlp, self.names)
                 self._nlp = nlp
         return self._nlp
 
     def _one_token(self, name: str) -> bool:
         """Whether the default tokenizer keeps ``name`` whole (:func:`~curation.entities.phrase_table.one_token`)."""
         return one_token(self.nlp, name, self._exceptions)
-
-    def _add_names(self, nlp: Language, names: NameTable | None) -> None:
-        if names is None or self._exceptions is None:  # another tokenizer: its own table, never a kept one
-            names = name_table(self.lexicon, nlp, self._exceptions)
-        self.names = names
-        for group in names.groups:
-            label = nlp.vocab.strings.add(group.kind)
-            # A one-token name has one kind (name_table keeps a name of several kinds a phrase): no list to extend.
-            self._one_token_names[group.how].update({name: [label] for name in group.one_token})
-            # Token-hash patterns: the same trie as the tokenized names give, without tokenizing them again.
-            (self._exact if group.how == "exact" else self._lower).add(group.kind, list(group.phrases))
 
     # --- public API -------------------------------------------------------------------
 
@@ -274,7 +258,6 @@ class Matcher:
 
     def _from_doc(self, text: str, doc) -> _Analysis:
         analysis = _Analysis(text, find_abbreviations(doc, text, digits=self.use_abbreviations))
-        self._prepare()
         matches = [(m, "exact") for m in self._exact(doc)] + [(m, "lower") for m in self._lower(doc)]
         for how, names in self._one_token_names.items():
             for token in doc:

@@ -22,6 +22,7 @@ from curation.entities.variants import variant_keys
 
 if TYPE_CHECKING:
     from spacy.language import Language
+    from spacy.matcher import PhraseMatcher
 
 HOWS = ("exact", "lower")  # the PhraseMatcher attributes ORTH and LOWER, in the order they are added
 _SPACE = re.compile(r"\s")
@@ -122,3 +123,21 @@ def name_table(lexicon: Lexicon, nlp: Language, exceptions: frozenset[str] | Non
             hashes = [tuple(t.orth if how == "exact" else t.lower for t in doc) for doc in docs]
             groups.append(NameGroup(kind, how, tuple(alone), tuple(h for h in hashes if h)))
     return NameTable(tuple(groups))
+
+
+def name_matchers(nlp: Language, names: NameTable
+                  ) -> tuple[PhraseMatcher, PhraseMatcher, dict[str, dict[str, list[int]]]]:
+    """The matcher's lookups over ``names`` in ``nlp``'s vocabulary: the ORTH and LOWER phrase matchers (token-hash
+    patterns: the same trie as the tokenized names give, without tokenizing them again), and the one-token names (most
+    gene symbols) by token text and by lower-cased text (the phrase matchers' matches without tokenizing ~10^5 names),
+    each name to its kind's label."""
+    from spacy.matcher import PhraseMatcher  # noqa: F811 (the run-time import; the one above is for types)
+
+    exact, lower = PhraseMatcher(nlp.vocab, attr="ORTH"), PhraseMatcher(nlp.vocab, attr="LOWER")
+    one_token_names: dict[str, dict[str, list[int]]] = {how: {} for how in HOWS}
+    for group in names.groups:
+        label = nlp.vocab.strings.add(group.kind)
+        # A one-token name has one kind (name_table keeps a name of several kinds a phrase): no list to extend.
+        one_token_names[group.how].update({name: [label] for name in group.one_token})
+        (exact if group.how == "exact" else lower).add(group.kind, list(group.phrases))
+    return exact, lower, one_token_names
