@@ -33,6 +33,7 @@ from pathlib import Path
 
 from bench import _concepts
 from bench._benchmark import load_benchmark
+from bench._goals import goal
 from bench.ranker import (
     concatenated,
     cut,
@@ -55,11 +56,6 @@ from index.search import Retriever
 GOALS = {"served_gain_ndcg10": (0.03, ">="), "served_gain_ci_low": (0.0, ">"),
          "served_gain_reworded_ndcg10": (0.05, ">="), "served_canonical_ndcg10_test": (0.95, ">="),
          "activated_by_gate": (1.0, ">=")}
-
-
-def goal(value: float, target: float, op: str) -> dict:
-    met = value >= target if op == ">=" else value > target
-    return {"value": round(value, 4), "target": target, "op": op, "met": bool(met)}
 
 
 def lists_of(split: str, form: str, limit: int | None, args, parts, engine, benchmark, signals):
