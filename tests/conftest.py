@@ -16,6 +16,13 @@ from pathlib import Path
 
 import pytest
 
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # Two workers on two cores: each worker's torch (and every process it starts: training workers, Streamlit
+    # servers) computes on one thread. With torch's default of one thread per core, the two workers' thread pools
+    # spin against each other: a training test took twice as long beside a busy core (62 s vs 33 s).
+    for _name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_name, "1")
+
 from curation.config import load_settings
 from curation.store.opening import open_store
 
