@@ -181,8 +181,8 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
           f"{retriever.version}; {len(matcher.lexicon)} names in the dictionaries")
     from curation.workflows.first_models import train_pending
 
-    # The learned parts (relation scorer, base encoder version), unless --no-train: each a step of the load, so a
-    # run stopped here finishes them next time.
+    # The learned parts (relation scorer, base encoder version, the shipped recogniser), unless --no-train: each a
+    # step of the load, so a run stopped here finishes them next time.
     if trained := train_pending(con, settings, lambda step, done, total: print(step, flush=True), background=False):
         print(trained)
     counts = stats(con)

@@ -78,6 +78,19 @@ def cmd_train_recogniser(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_ship_recogniser(args: argparse.Namespace) -> int:
+    """Make a trained recogniser the one the code ships (activated after a first load), with its provenance."""
+    from curation.learning.shipped import SHIPPED, ship_recogniser
+
+    data_dir = args.data_dir or load_settings().data_dir
+    provenance = ship_recogniser(args.folder, data_dir, code_version=args.code_version)
+    print(f"shipped {provenance.name} at {SHIPPED} (code {provenance.code_version[:12] or 'not a git checkout'}; "
+          f"{provenance.selected_on} entity F1 {provenance.dev_scores.get('ents_f', float('nan')):.3f})")
+    for name, digest in provenance.data_digests.items():
+        print(f"  {name}: sha256 {digest[:16]}…")
+    return 0
+
+
 def cmd_train_linker(args: argparse.Namespace) -> int:
     """Fine-tune the entity linker's name encoder, calibrate it on dev, save it, print dev figures."""
     from curation.entities.linking import train_linker
@@ -216,6 +229,15 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
                    help="transformer: first N documents of each part only (a quick check; 0: all)")
     p.add_argument("--progress-file", type=Path, help="transformer: JSON progress (step, total, loss, eta)")
     p.set_defaults(func=cmd_train_recogniser)
+
+    p = sub.add_parser("ship-recogniser",
+                       help="make a trained recogniser folder the one the code ships (activated after a first load)")
+    p.add_argument("folder", type=Path, help="a folder train-recogniser published (e.g. models/recognisers/biomed)")
+    p.add_argument("--data-dir", type=Path, default=None,
+                   help=f"the corpora it was trained on, whose digests are recorded (default {settings.data_dir})")
+    p.add_argument("--code-version", default="",
+                   help="the git commit it was trained at (default: this checkout's current commit)")
+    p.set_defaults(func=cmd_ship_recogniser)
 
     p = sub.add_parser("train-linker", help="fine-tune the entity linker's name encoder on synonym sets")
     p.add_argument("--data-dir", type=Path, default=None, help=f"shared data folder (default {settings.data_dir})")

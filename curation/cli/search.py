@@ -59,7 +59,7 @@ class Searcher:
 
     def __init__(self, con) -> None:
         from curation.entities.postings import StorePostings
-        from curation.workflows.entities import NO_RECOGNISER, current_annotator, dictionary_matcher
+        from curation.workflows.entities import active_linker, dictionary_matcher
         from curation.workflows.results import default_linker
         from curation.workflows.serving import build_normaliser
 
@@ -67,9 +67,10 @@ class Searcher:
         self.settings = load_settings()
         # The app's, without analysing the corpus ahead (same matches); kept between runs beside the app's copy.
         self.matcher = dictionary_matcher(con, self.settings.cache_dir / "lexicon")
-        chosen = current_annotator(con, self.settings, self.matcher)
-        self.notes = [chosen.message] if chosen.message and chosen.message != NO_RECOGNISER else []
-        self.linker = default_linker(con, self.matcher, build_normaliser(self.matcher), chosen.annotator.linker)
+        # A search reads the stored annotations: of the annotator it needs the linker only, not the recogniser.
+        linker, message = active_linker(con, self.settings, self.matcher)
+        self.notes = [message] if message else []
+        self.linker = default_linker(con, self.matcher, build_normaliser(self.matcher), linker)
         self.source = StorePostings(con)
         self._engines: dict[object, tuple[object, str]] = {}
 

@@ -112,14 +112,20 @@ def current_annotator(
         except EntityModelError as exc:
             return CurrentAnnotator(Annotator(matcher), f"the active recogniser could not be loaded ({exc}): "
                                                         "highlights come from dictionaries")
-    linker, message = None, ""
-    linker_row = get_active_entity_model(con, "linker")
-    if linker_row is not None:
-        try:
-            linker = load_entity_model("linker", resolve_model_folder(linker_row.path, settings), matcher.lexicon)
-        except EntityModelError as exc:
-            message = f"the active linker could not be loaded ({exc}): recognised names are linked exactly only"
+    linker, message = active_linker(con, settings, matcher)
     return CurrentAnnotator(Annotator(matcher, recogniser=recogniser, linker=linker), message)
+
+
+def active_linker(con: duckdb.DuckDBPyConnection, settings: Settings | None, matcher: Matcher) -> tuple[object, str]:
+    """The active linker over ``matcher``'s lexicon (None when none is active or it fails to load) and why it is
+    not used ("" when it is): what a search needs of the annotator, without loading the recogniser."""
+    row = get_active_entity_model(con, "linker")
+    if row is None:
+        return None, ""
+    try:
+        return load_entity_model("linker", resolve_model_folder(row.path, settings), matcher.lexicon), ""
+    except EntityModelError as exc:
+        return None, f"the active linker could not be loaded ({exc}): recognised names are linked exactly only"
 
 
 def active_models_key(con: duckdb.DuckDBPyConnection) -> tuple[str, str]:

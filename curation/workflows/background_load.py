@@ -128,7 +128,8 @@ def _run(open_cursor: Callable[[], duckdb.DuckDBPyConnection], settings: Setting
     left = unfinished_load(con)
     if left is not None and left.pending and not exiting():
         # The learned parts, once the index is complete, as work of their own: the load's summary shows now, and
-        # the sidebar follows the training (the relation scorer as a background job; the base version here).
+        # the sidebar follows the training (the relation scorer and the shipped recogniser as background jobs; the base
+        # version here).
         def train(report: Callable[[str, int, int], None]) -> str:
             return train_pending(open_cursor(), settings, report, background=True, stop=exiting)
 

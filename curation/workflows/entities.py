@@ -32,6 +32,7 @@ from curation.entities.served_annotator import (
     NO_RECOGNISER,
     CurrentAnnotator,
     EntityModelError,
+    active_linker,
     active_models_key,
     annotator_note,
     current_annotator,
@@ -57,7 +58,7 @@ from curation.store.relations import replace_relation_pairs
 
 __all__ = [
     "MODEL_KINDS", "NO_RECOGNISER", "ActivatedModel", "AnnotationReport", "CurrentAnnotator", "EntityModelError",
-    "Progress", "activate_entity_model", "active_models_key", "annotate_documents", "annotate_new",
+    "Progress", "activate_entity_model", "active_linker", "active_models_key", "annotate_documents", "annotate_new",
     "annotator_note", "current_annotator", "deactivate_entity_model", "dictionary_matcher", "load_entity_model",
     "reannotate", "stored_annotations",
 ]

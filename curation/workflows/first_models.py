@@ -11,8 +11,10 @@ abstracts are annotated:
   curation train --zero-shot``): a dense index for the served search and the vectors Explore embeddings shows.
   It serves as the newest version that covers the corpus (:mod:`curation.versions.serving`).
 
-The recogniser is not among them: the CNN trains for ~50 min on this 2-core CPU (README, "Models"), over the
-first-run budget; Train & evaluate starts it.
+* ``recogniser``: the recogniser the code ships (:mod:`curation.learning.shipped`; the CNN trains for ~50 min on
+  this 2-core CPU, so it is trained once by a documented command and kept in the repository) installed into
+  ``models/recognisers/`` and activated by the job that annotates the corpus with it (a worker process, as the
+  Train page's "Activate"); skipped when a recogniser is already active or none ships.
 """
 
 from __future__ import annotations
@@ -29,11 +31,12 @@ from curation.config import Settings
 from curation.errors import USER_ERRORS
 from curation.store.jobs import Job
 from curation.store.loads import DONE, FAILED, PENDING, finish_step, unfinished_load
-from curation.workflows.quickstart import BASE_VERSION, RELATIONS, TRAIN_STEPS, LoadStopped
+from curation.workflows.quickstart import BASE_VERSION, RECOGNISER, RELATIONS, TRAIN_STEPS, LoadStopped
 
 BASE_SCHEMA = "PO"
 STEP_LABELS = {RELATIONS: "the relation scorer (BioRED + BC5CDR Train)",
-               BASE_VERSION: "the base encoder version (MiniLM indexing the abstracts)"}
+               BASE_VERSION: "the base encoder version (MiniLM indexing the abstracts)",
+               RECOGNISER: "the shipped recogniser (annotating the abstracts)"}
 
 Report = Callable[[str, int, int], None]
 
@@ -57,6 +60,25 @@ def start_relations_job(con: duckdb.DuckDBPyConnection, settings: Settings) -> J
     from curation.workflows.relation_scoring import start_relation_training
 
     return start_relation_training(con, settings, who=access.local_operator())
+
+
+def start_shipped_recogniser(con: duckdb.DuckDBPyConnection, settings: Settings) -> tuple[Job | None, str]:
+    """Install the shipped recogniser and start the job that annotates the corpus with it and activates it; (the
+    job, a line). No job when a recogniser is already active (a curator's choice is kept) or none ships."""
+    from curation.jobs.recogniser import RECOGNISERS
+    from curation.learning.shipped import install, shipped_recogniser
+    from curation.store.annotations import get_active_entity_model
+    from curation.workflows.recogniser_training import start_recogniser_activation
+
+    active = get_active_entity_model(con, "recogniser")
+    if active is not None:
+        return None, f"recogniser {active.name} already active: the shipped one is not installed"
+    shipped = shipped_recogniser(settings.data_dir)
+    if shipped is None:
+        return None, "no recogniser ships with this code (or not for this spaCy): highlights come from dictionaries"
+    folder = install(shipped, Path(settings.models_dir) / RECOGNISERS)
+    job = start_recogniser_activation(con, settings, folder, who=access.local_operator())
+    return job, f"{shipped.note()}: background job {job.job_id}"
 
 
 def follow_job(con: duckdb.DuckDBPyConnection, job: Job, report: Report, stop: Callable[[], bool] | None,
@@ -96,9 +118,15 @@ def build_base_version(con: duckdb.DuckDBPyConnection, settings: Settings, schem
 
 def train_pending(con: duckdb.DuckDBPyConnection, settings: Settings, report: Report, *, background: bool,
                   stop: Callable[[], bool] | None = None) -> str:
-    """Run the newest load's training steps still pending, each marked done or failed; a line per step.
+    """Run the newest load's training steps still pending, each marked done or failed; a line per step, in the
+    steps' order.
 
     ``background``: the relation scorer as a background job (the app) instead of here (the command line).
+
+    A job's worker runs beside this process (one job at a time, :mod:`curation.jobs.retraining`), so the first
+    job step starts first, the steps done here run while it works, and the other job steps start once it ends:
+    in the app the relation scorer's job trains while the base version is built, then the recogniser's job
+    annotates; on the command line the recogniser's job annotates while the scorer and the base version are built.
 
     Raises:
         LoadStopped: ``stop`` said so between steps (the step not begun stays pending).
@@ -106,13 +134,21 @@ def train_pending(con: duckdb.DuckDBPyConnection, settings: Settings, report: Re
     load = unfinished_load(con)
     if load is None:
         return ""
-    lines = []
     pending = [s for s in load.steps if s.kind in TRAIN_STEPS and s.state == PENDING]
-    for number, step in enumerate(pending, start=1):
+    numbers = {step.position: number for number, step in enumerate(pending, start=1)}
+    lines: dict[int, str] = {}
+
+    def is_job(kind: str) -> bool:
+        return kind == RECOGNISER or (kind == RELATIONS and background)
+
+    def label(step) -> str:
+        return f"{numbers[step.position]}/{len(pending)} · {STEP_LABELS[step.kind]}"
+
+    def begin(step) -> tuple[Job | None, float]:
+        """Run (or start, for a job) one step and mark it; its job when it started one."""
         if stop is not None and stop():
             raise LoadStopped("the training steps left are run at the next start")
-        label = f"{number}/{len(pending)} · {STEP_LABELS[step.kind]}"
-        report(label, number - 1, len(pending))
+        report(label(step), numbers[step.position] - 1, len(pending))
         started = time.perf_counter()
         job = None
         try:
@@ -121,15 +157,31 @@ def train_pending(con: duckdb.DuckDBPyConnection, settings: Settings, report: Re
                 line = f"relation scorer: background job {job.job_id}"
             elif step.kind == RELATIONS:
                 line = train_relations_here(con, settings)
+            elif step.kind == RECOGNISER:
+                job, line = start_shipped_recogniser(con, settings)
             else:
                 line = build_base_version(con, settings)
         except (*USER_ERRORS, OSError) as exc:
             finish_step(con, load.load_id, step.position, FAILED, str(exc)[:500])
-            lines.append(f"{step.kind} failed: {exc}")
-            continue
+            lines[step.position] = f"{step.kind} failed: {exc}"
+            return None, started
         # Done once started: a job outlives this process (the next start applies it), it is never started twice.
         finish_step(con, load.load_id, step.position, DONE, line)
+        lines[step.position] = f"{line} [{time.perf_counter() - started:.0f} s]"
+        return job, started
+
+    def end(step, job: Job | None, started: float) -> None:
         if job is not None:
-            line = f"relation scorer {follow_job(con, job, report, stop, label)}"
-        lines.append(f"{line} [{time.perf_counter() - started:.0f} s]")
-    return "; ".join(lines) + "." if lines else ""
+            what = "recogniser" if step.kind == RECOGNISER else "relation scorer"
+            lines[step.position] = (f"{what} {follow_job(con, job, report, stop, label(step))} "
+                                    f"[{time.perf_counter() - started:.0f} s]")
+
+    jobs = [s for s in pending if is_job(s.kind)]
+    first = [(step, *begin(step)) for step in jobs[:1]]
+    for step in (s for s in pending if not is_job(s.kind)):
+        begin(step)
+    for step, job, started in first:
+        end(step, job, started)
+    for step in jobs[1:]:
+        end(step, *begin(step))
+    return "; ".join(lines[s.position] for s in pending if s.position in lines) + "." if lines else ""

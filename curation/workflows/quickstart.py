@@ -50,9 +50,10 @@ FILE_KINDS = ("kb", "corpus", "dict")  # the steps that read a file (or an insta
 ANNOTATE = "annotate"  # the step that annotates the loaded documents into the concept index
 INDEX_KINDS = (*FILE_KINDS, ANNOTATE)  # the steps the concept index is complete after
 # The training steps a load ends with when asked (run by curation.workflows.first_models, in this order): the
-# relation scorer, and the base encoder version (the offline MiniLM indexing the corpus).
-RELATIONS, BASE_VERSION = "relations", "base-version"
-TRAIN_STEPS = (RELATIONS, BASE_VERSION)
+# relation scorer, the base encoder version (the offline MiniLM indexing the corpus), and the shipped recogniser
+# (curation.learning.shipped) annotating the corpus.
+RELATIONS, BASE_VERSION, RECOGNISER = "relations", "base-version", "recogniser"
+TRAIN_STEPS = (RELATIONS, BASE_VERSION, RECOGNISER)
 SAMPLE_PUBMED = 300  # abstracts fetched for the online sample (those CIViC cites, newest first)
 
 NO_SAMPLE_HELP = (

@@ -100,6 +100,9 @@ def test_after_the_load_the_learned_parts_are_made_active_in_the_background(monk
     job = type("Job", (), {"job_id": 7, "finished": True, "state": "succeeded", "message": "relations-x is active"})
     monkeypatch.setattr(first_models, "start_relations_job", lambda con, settings: job)
     monkeypatch.setattr(first_models, "build_base_version", lambda con, settings: "base encoder version po-base serves")
+    shipped = type("Job", (), {"job_id": 8, "finished": True, "state": "succeeded", "message": "biomed is active"})
+    monkeypatch.setattr(first_models, "start_shipped_recogniser",
+                        lambda con, settings: (shipped, "the shipped recogniser biomed: background job 8"))
     at = _click(at, "Load the sample")
     wait_for_load(load_settings(), timeout=120, training=True)
     at = AppTest.from_file(APP, default_timeout=120)
@@ -108,3 +111,4 @@ def test_after_the_load_the_learned_parts_are_made_active_in_the_background(monk
     assert loaded.startswith("Sample loaded from") and "being made active in the background" in loaded
     assert trained.startswith("relation scorer job 7 succeeded: relations-x is active [")
     assert "base encoder version po-base serves [" in trained
+    assert "recogniser job 8 succeeded: biomed is active [" in trained

@@ -42,7 +42,7 @@ def test_training_steps_run_after_the_index_and_do_not_hold_it_back(con, tmp_pat
     settings = _settings(tmp_path, sample_dir)
     load_sample(con, settings, annotator=lambda: Annotator(dictionary_matcher(con)), train=True)
     left = unfinished_load(con)
-    assert [s.kind for s in left.pending] == ["relations", "base-version"]
+    assert [s.kind for s in left.pending] == ["relations", "base-version", "recogniser"]
     assert not background_load.index_state(con, settings).building  # the concept index is complete
 
     ran = []
@@ -50,11 +50,15 @@ def test_training_steps_run_after_the_index_and_do_not_hold_it_back(con, tmp_pat
     job = type("Job", (), {"job_id": 1, "finished": True, "state": "succeeded", "message": "relations-x is active"})
     monkeypatch.setattr(first_models, "start_relations_job", lambda con, s: ran.append("job") or job)
     monkeypatch.setattr(first_models, "build_base_version", lambda con, s: ran.append("base") or "po-base serves")
+    recogniser = type("Job", (), {"job_id": 2, "finished": True, "state": "succeeded", "message": "biomed is active"})
+    monkeypatch.setattr(first_models, "start_shipped_recogniser",
+                        lambda con, s: ran.append("recogniser") or (recogniser, "the shipped recogniser: job 2"))
     seen: list[str] = []
     line = first_models.train_pending(con, settings, _report(seen), background=True)
-    assert ran == ["job", "base"]  # the app: the scorer as a background job, then the base version here
-    assert [step.split(" · ")[0] for step in seen] == ["1/2", "2/2"]
+    assert ran == ["job", "base", "recogniser"]  # the app: the scorer as a job, the base version here, the recogniser
+    assert [step.split(" · ")[0] for step in seen] == ["1/3", "2/3", "3/3"]
     assert line.startswith("relation scorer job 1 succeeded: relations-x is active [") and "po-base serves [" in line
+    assert "recogniser job 2 succeeded: biomed is active [" in line
     assert unfinished_load(con) is None
     assert first_models.train_pending(con, settings, _report(seen), background=True) == ""  # nothing left
 
@@ -68,12 +72,14 @@ def test_a_training_step_that_fails_is_said_and_the_next_still_runs(con, tmp_pat
 
     monkeypatch.setattr(first_models, "train_relations_here", no_corpora)
     monkeypatch.setattr(first_models, "build_base_version", lambda con, s: "po-base serves")
+    monkeypatch.setattr(first_models, "start_shipped_recogniser", lambda con, s: (None, "no recogniser ships"))
     line = first_models.train_pending(con, settings, _report([]), background=False)
     assert "relations failed: BioRED Dev is missing" in line and "po-base serves" in line
     assert unfinished_load(con) is None
     steps = {kind: (state, message) for kind, state, message in
              con.execute("SELECT kind, state, message FROM load_steps").fetchall()}
     assert steps["relations"][0] == "failed" and steps["base-version"][0] == "done"
+    assert steps["recogniser"] == ("done", "no recogniser ships")
 
 
 def test_without_training_the_plan_has_no_training_step(con, tmp_path, sample_dir):
