@@ -2,14 +2,13 @@
 
 Called by ``bench/first_run.py`` (``--load-resume``), whose JSON gets the figures under ``load_resume``:
 
-* **interrupted_load_recovered** (1 or 0): the README's server on a fresh store; "Load the sample" clicked in
-  headless Chromium; once the load is in its :data:`CUT_AT_STEP`-th file the tab is closed, the load left to run
-  without any session for :data:`TAB_CLOSED_S` s, and the server's process group killed (SIGKILL). A new server
-  on the same store: its first run finds the unfinished load and finishes it in the background (the sidebar says
-  so, and the Curate page says the index is still being built meanwhile). 1 when no step is left pending and the
-  store's counts (abstracts, KB records, synonyms, gold mentions, annotations, annotated abstracts, relation pairs)
-  equal those of a clean ``python -m curation quickstart --no-train`` on another fresh store.
-"""
+* **interrupted_load_recovered** (1 or 0): the README's server on a fresh store; "Load the sample" clicked in headless
+  Chromium; once the load is in its :data:`CUT_AT_STEP`-th file (or past its files) the tab is closed, the load left
+  to run without any session for :data:`TAB_CLOSED_S` s, and the server's process group killed (SIGKILL). A new server
+  on the same store: its first run finds the unfinished load and finishes it in the background (the sidebar says so,
+  and the Curate page says the index is still being built meanwhile). 1 when no step is left pending and the store's
+  counts (abstracts, KB records, synonyms, gold mentions, annotations, annotated abstracts, relation pairs) equal
+  those of a clean ``python -m curation quickstart --no-train`` on another fresh store."""
 
 from __future__ import annotations
 
@@ -31,7 +30,6 @@ CUT_AT_STEP = 3  # the load is cut while it reads its third file (two are in)
 TAB_CLOSED_S = 5.0  # how long the load runs with its tab closed before the server is killed
 RESUME_TIMEOUT_S = 3600
 COUNTED = ("kb_records", "documents", "synonyms", "mentions", "annotations", "annotated_documents")
-STEP = re.compile(r"(\d+)/(\d+) · (\S+)")
 FINISHED = "finishing a load that had stopped"
 
 
@@ -71,7 +69,10 @@ def _wait_sidebar(page, pattern: re.Pattern | str, timeout_s: float) -> tuple[st
 
 
 def _cut_pattern() -> re.Pattern:
-    return re.compile(rf"(?:[{CUT_AT_STEP}-9]|\d\d+)/\d+ · ")
+    """The sidebar's progress once the load is in its :data:`CUT_AT_STEP`-th file or past the files (building the
+    matcher, annotating): a small sample reads its later files between two refreshes of the sidebar."""
+    return re.compile(rf"(?:[{CUT_AT_STEP}-9]|\d\d+)/\d+ · \S+|building the dictionaries' matcher|annotating the "
+                      "abstracts")
 
 
 def interrupted_load(folder: Path, data_dir: Path) -> dict:
@@ -88,7 +89,7 @@ def interrupted_load(folder: Path, data_dir: Path) -> dict:
             clicked = time.perf_counter()
             page.get_by_role("button", name="Load the sample").first.click()
             text, at = _wait_sidebar(page, _cut_pattern(), 900)
-            out["cut_in_step"] = STEP.search(text).group(0)
+            out["cut_in_step"] = _cut_pattern().search(text).group(0)
             out["tab_closed_s"] = TAB_CLOSED_S
             out["cut_after_s"] = round(at - clicked, 1)
             page.close()  # the tab closed mid-load: the load goes on without any session
