@@ -134,10 +134,11 @@ def normaliser(con: duckdb.DuckDBPyConnection):
 
 @st.cache_resource(show_spinner="Preparing the query linker…", max_entries=2)
 def _query_linker(db_path: str, fingerprint: tuple[int, int, int], models: tuple[str, str]):
-    return results.default_linker(
-        store_cursor(db_path), _matcher(db_path, fingerprint), _normaliser(db_path, fingerprint),
-        _annotator(db_path, fingerprint, models).annotator.linker,
-    )
+    # A search reads the stored annotations: of the annotator it needs the linker only (loading the recogniser here
+    # would put spaCy's model load before a restart's first results).
+    matcher = _matcher(db_path, fingerprint)
+    linker, _ = entities.active_linker(store_cursor(db_path), load_settings(), matcher)
+    return results.default_linker(store_cursor(db_path), matcher, _normaliser(db_path, fingerprint), linker)
 
 
 def query_linker(con: duckdb.DuckDBPyConnection):
