@@ -148,7 +148,9 @@ def start_job(db: Path, target: dict[str, str]) -> tuple[int, int]:
     progress_file = Path(job.job_dir) / retraining.PROGRESS
     while time.time() < deadline:  # until it trains, so the load meets a busy worker
         progress = json.loads(progress_file.read_text()) if progress_file.exists() else {}
-        if progress.get("state") == "running":
+        # Training: "running" between evaluations, "evaluating epoch" after each epoch (here an epoch is one step,
+        # so the worker spends most of its time evaluating and "running" shows only now and then).
+        if progress.get("state") in ("running", "evaluating epoch"):
             return job.job_id, job.pid
         if not retraining.worker_alive(job.pid):
             log = Path(job.job_dir) / "worker.log"
