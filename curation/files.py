@@ -6,10 +6,12 @@ temporary file in the target's folder, flushes and fsyncs it, then renames it ov
 survives a power cut. On any error the temporary file is removed and the target is left as it was.
 :func:`fsync_path` flushes a file or a folder (after renaming a folder into place). :func:`staged_folder`
 publishes a whole folder the same way: built beside the target as ``<name>.tmp``, renamed into place.
+:func:`file_sha256` names a file's bytes (backups, the shipped recogniser's corpora).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import secrets
 import shutil
@@ -94,3 +96,12 @@ def staged_folder(out: str | Path) -> Iterator[Path]:
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
         raise
+
+
+def file_sha256(path: str | Path) -> str:
+    """The SHA-256 of a file's bytes (hex), read in 1 MiB blocks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

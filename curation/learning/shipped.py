@@ -19,7 +19,6 @@ corpora), and the step's line says that ``python -m curation train-recogniser`` 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 import subprocess
@@ -28,7 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from curation.entities.recogniser_corpus import RecogniserError
-from curation.files import staged_folder, write_atomic
+from curation.files import file_sha256, staged_folder, write_atomic
 
 SHIPPED = Path(__file__).resolve().parent / "shipped_recogniser"
 PROVENANCE = "provenance.json"
@@ -93,17 +92,9 @@ def corpus_files() -> tuple[str, ...]:
     return (*BIORED, *BC5CDR)
 
 
-def file_digest(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def data_digests(data_dir: Path) -> dict[str, str]:
     """SHA-256 of each corpus file of :func:`corpus_files` the data directory holds."""
-    return {name: file_digest(Path(data_dir) / name) for name in corpus_files() if (Path(data_dir) / name).is_file()}
+    return {name: file_sha256(Path(data_dir) / name) for name in corpus_files() if (Path(data_dir) / name).is_file()}
 
 
 def _code_version() -> str:

@@ -18,7 +18,6 @@ recovery never restores another store's backup. ``bench/backup.py`` measures the
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import json
 import os
@@ -33,7 +32,7 @@ from pathlib import Path
 import duckdb
 
 from curation.errors import CurationError
-from curation.files import fsync_path, write_atomic
+from curation.files import file_sha256, fsync_path, write_atomic
 from curation.jobs.processes import pid_alive
 from curation.store.base import connect, schema_version
 from curation.store.journaled import journal_of
@@ -104,14 +103,6 @@ def table_counts(con: duckdb.DuckDBPyConnection, database: str | None = None) ->
         table: int(con.execute(SQL_COUNT_ROWS, [f"{_ident(database)}.main.{_ident(table)}"]).fetchall()[0][0])
         for table in tables
     }
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _remove_partials(backups_dir: Path) -> None:
@@ -221,7 +212,7 @@ def _backup(con: duckdb.DuckDBPyConnection, backups_dir: Path, keep: int) -> Bac
             "decisions": {"rows": int(decisions), "last_id": last_id, "last_at": last_at},
             "journal_seq": int(journal_seq),  # the last decision-journal record this backup holds
             "bytes": (partial / STORE_FILE).stat().st_size,
-            "sha256": _sha256(partial / STORE_FILE),
+            "sha256": file_sha256(partial / STORE_FILE),
             "checkpointed_first": checkpointed,
             "duckdb": duckdb.__version__,
             "seconds": round(time.perf_counter() - started, 3),
@@ -278,7 +269,7 @@ def verify_backup(backup: Backup) -> list[str]:
     """What is wrong with a backup (an empty list: it is whole): checksum, readability, rows per table."""
     if not backup.file.exists():
         return [f"{backup.file} is missing"]
-    if _sha256(backup.file) != backup.manifest.get("sha256"):
+    if file_sha256(backup.file) != backup.manifest.get("sha256"):
         return [f"{backup.file} does not match the checksum in its manifest (changed or damaged on disk)"]
     try:
         with connect(backup.file, read_only=True) as copy:
