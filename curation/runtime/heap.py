@@ -17,6 +17,9 @@ SLOW_PASS_S = 0.05  # a full collection longer than this: long-lived objects pil
 SETTLE_EVERY_S = 30.0  # at most one settle in this time
 _slow_pass = threading.Event()
 _settling = threading.Event()  # the settle's own full pass is slow by design: it does not ask for another
+# One settle at a time: two at once (a build's and the settler thread's) are two full passes for nothing, and the
+# first to end cleared ``_settling`` while the other's pass still ran, which then asked for yet another settle.
+_settle_lock = threading.Lock()
 _pass_started = [0.0]
 
 
@@ -26,13 +29,14 @@ def settle_heap() -> None:
     Frozen objects are skipped; a pass then walks the page runs' short-lived objects. Unfreezing first lets this
     collection free what an earlier build left behind (a replaced matcher), so nothing stays frozen for good.
     """
-    _settling.set()
-    try:
-        gc.unfreeze()
-        gc.collect()
-        gc.freeze()
-    finally:
-        _settling.clear()
+    with _settle_lock:
+        _settling.set()
+        try:
+            gc.unfreeze()
+            gc.collect()
+            gc.freeze()
+        finally:
+            _settling.clear()
 
 
 def _time_full_passes(phase: str, info: dict) -> None:
