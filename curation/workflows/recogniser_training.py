@@ -81,6 +81,7 @@ class TrainedRecogniser:
     scores: dict[str, float]
     selected_on: str
     created: str
+    shipped: str = ""  # for the recogniser the code ships: where it comes from (its provenance), else ""
 
     def summary(self) -> str:
         """"dev F1 0.853 (P 0.871, R 0.836) on biored_dev; per type: CHEMICAL 0.90 · GENE 0.88"."""
@@ -91,7 +92,8 @@ class TrainedRecogniser:
                            if key.endswith(".f") and key[:-2].isupper())
         text = (f"dev F1 {s['ents_f']:.3f} (P {s.get('ents_p', 0):.3f}, R {s.get('ents_r', 0):.3f}) "
                 f"on {self.selected_on}")
-        return f"{text}; per type: {types}" if types else text
+        text = f"{text}; per type: {types}" if types else text
+        return f"{text}; {self.shipped}" if self.shipped else text
 
     def label(self) -> str:
         f1 = self.scores.get("ents_f")
@@ -111,10 +113,16 @@ class RecogniserOverview:
 
 def _trained(folder: Path, active_path: str) -> TrainedRecogniser:
     from curation.entities.recogniser import read_recogniser_manifest
+    from curation.learning.shipped import PROVENANCE, read_provenance
 
     manifest = read_recogniser_manifest(folder)
+    shipped = ""
+    if (folder / PROVENANCE).is_file():  # installed from the code's shipped recogniser after a first load
+        provenance = read_provenance(folder)
+        shipped = (f"shipped with the code (trained at commit {provenance.code_version[:10] or 'unknown'} on "
+                   f"{', '.join(provenance.data_digests)}; `python -m curation train-recogniser` trains one here)")
     return TrainedRecogniser(manifest.name, str(folder.resolve()), str(folder.resolve()) == active_path,
-                             dict(manifest.dev_scores), manifest.selected_on, manifest.created)
+                             dict(manifest.dev_scores), manifest.selected_on, manifest.created, shipped)
 
 
 def recogniser_overview(con: duckdb.DuckDBPyConnection, settings: Settings) -> RecogniserOverview:

@@ -95,6 +95,8 @@ def test_after_a_load_the_shipped_recogniser_is_installed_and_its_activation_job
     assert got is job and started == [installed] and "background job 7" in line
     assert json.loads((installed / "provenance.json").read_text())["code_version"] == "abc123"
     assert install(shipped_recogniser(corpora, folder), settings.models_dir / "recognisers") == installed  # kept
+    (listed,) = workflow.recogniser_overview(con, settings).trained  # the Train page says where it comes from
+    assert "shipped with the code (trained at commit abc123" in listed.summary()
 
     insert_entity_model(con, "recogniser", str(installed), "tiny")  # a curator's recogniser is active: kept
     set_active_entity_model(con, "recogniser", str(installed))
