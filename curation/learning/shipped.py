@@ -11,11 +11,11 @@ a ``provenance.json``), made by two commands anyone can run again::
 (:class:`Provenance`): the SHA-256 of each corpus file the recogniser is trained and selected on (BioRED Train and
 Dev, BC5CDR Train and the Dev/Test files whose documents are left out of training), the code version (git commit)
 and its dev scores. After "Load the sample" (or ``quickstart``) the load's ``recogniser`` step
-(:mod:`curation.workflows.first_models`) installs it into ``models/recognisers/`` and annotates the corpus with it in
-a background job, unless a recogniser is already active. :func:`shipped_recogniser` compares the recorded digests
-with the data directory's files: when they differ, the shipped recogniser still serves (it is trained on the public
-corpora), and the step's line says that ``python -m curation train-recogniser`` trains one on this data.
-"""
+(:mod:`curation.workflows.first_models`) installs it into ``models/recognisers/shipped-<name>`` and annotates the
+corpus with it in a background job, unless a recogniser is already active. :func:`shipped_recogniser` compares the
+recorded digests with the data directory's files: when they differ, the shipped recogniser still serves (it is
+trained on the public corpora), and the step's line says that ``python -m curation train-recogniser`` trains one on
+this data."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ class Provenance:
     """How the shipped recogniser was made (``provenance.json``).
 
     Attributes:
-        name: the recogniser's manifest name (its folder name once installed).
+        name: the recogniser's manifest name (installed as ``shipped-<name>``).
         data_digests: corpus file (relative to the data directory) → SHA-256 of its bytes.
         code_version: the git commit the recogniser was trained at ("" outside a git checkout).
         dev_scores: its manifest's dev scores (entity F1 overall and per type, on ``selected_on``).
@@ -178,11 +178,18 @@ def shipped_recogniser(data_dir: Path | None, folder: Path | None = None) -> Shi
 
 
 def install(shipped: ShippedRecogniser, recognisers: Path) -> Path:
-    """Copy the shipped recogniser into ``recognisers/<name>`` (the models folder's recognisers; kept when already
-    there); its folder."""
-    target = Path(recognisers) / shipped.provenance.name
-    if (target / "manifest.json").is_file():
-        return target
+    """Copy the shipped recogniser into ``recognisers/shipped-<name>`` (the models folder's recognisers); its folder.
+
+    Its own folder name: ``train-recogniser`` publishes to ``recognisers/<name>`` by default, and would otherwise
+    replace it (or be taken for it). A folder already there with the same provenance is kept.
+    """
+    target = Path(recognisers) / f"shipped-{shipped.provenance.name}"
+    if (target / PROVENANCE).is_file():
+        try:
+            if read_provenance(target) == shipped.provenance:
+                return target
+        except RecogniserError:
+            pass  # damaged: installed again below
     with staged_folder(target) as stage:
         shutil.copytree(shipped.folder / "model", stage / "model")
         shutil.copy2(shipped.folder / "manifest.json", stage / "manifest.json")

@@ -91,7 +91,7 @@ def test_after_a_load_the_shipped_recogniser_is_installed_and_its_activation_job
                         lambda con, settings, path, who="": started.append(Path(path)) or job)
     settings = _settings(tmp_path, corpora)
     got, line = first_models.start_shipped_recogniser(con, settings)
-    installed = settings.models_dir / "recognisers" / "tiny"
+    installed = settings.models_dir / "recognisers" / "shipped-tiny"  # not train-recogniser's default folder
     assert got is job and started == [installed] and "background job 7" in line
     assert json.loads((installed / "provenance.json").read_text())["code_version"] == "abc123"
     assert install(shipped_recogniser(corpora, folder), settings.models_dir / "recognisers") == installed  # kept
