@@ -116,25 +116,27 @@ def ship_recogniser(source: Path, data_dir: Path, out: Path = SHIPPED, code_vers
             lacks a corpus file it was trained on (the digests would not say what it learned from).
     """
     from curation.entities.recogniser import load_recogniser, read_recogniser_manifest
+    from curation.learning.recogniser_data import check_data_dir
 
     source = Path(source)
     manifest = read_recogniser_manifest(source)
     load_recogniser(source)  # refuses a folder that does not load, before anything is written
-    digests = data_digests(data_dir)
-    missing = [name for name in corpus_files() if name not in digests]
-    if missing:
-        raise RecogniserError(f"{Path(data_dir) / missing[0]}: corpus file not found; the provenance records the "
-                              "digest of every file the recogniser is trained on (set CURATION_DATA_DIR)")
+    check_data_dir(Path(data_dir))  # the provenance records the digest of every file it is trained on
     provenance = Provenance(
-        name=manifest.name, format=FORMAT, data_digests=digests, code_version=code_version or _code_version(),
-        dev_scores=dict(manifest.dev_scores), selected_on=manifest.selected_on, commands=COMMANDS,
-        shipped=datetime.now(UTC).isoformat(timespec="seconds"),
+        name=manifest.name, format=FORMAT, data_digests=data_digests(data_dir),
+        code_version=code_version or _code_version(), dev_scores=dict(manifest.dev_scores),
+        selected_on=manifest.selected_on, commands=COMMANDS, shipped=datetime.now(UTC).isoformat(timespec="seconds"),
     )
     with staged_folder(out) as stage:
-        shutil.copytree(source / "model", stage / "model")
-        shutil.copy2(source / "manifest.json", stage / "manifest.json")
+        _copy_recogniser(source, stage)
         write_atomic(stage / PROVENANCE, json.dumps(asdict(provenance), indent=2) + "\n")
     return provenance
+
+
+def _copy_recogniser(source: Path, stage: Path) -> None:
+    """A recogniser folder's spaCy pipeline and manifest, copied into ``stage``."""
+    shutil.copytree(source / "model", stage / "model")
+    shutil.copy2(source / "manifest.json", stage / "manifest.json")
 
 
 def read_provenance(folder: Path) -> Provenance:
@@ -164,7 +166,7 @@ def shipped_recogniser(data_dir: Path | None, folder: Path | None = None) -> Shi
     from curation.entities.recogniser import read_recogniser_manifest
 
     folder = Path(folder) if folder is not None else SHIPPED
-    if not (Path(folder) / PROVENANCE).is_file():
+    if not (folder / PROVENANCE).is_file():
         return None
     provenance = read_provenance(folder)
     try:
@@ -174,7 +176,7 @@ def shipped_recogniser(data_dir: Path | None, folder: Path | None = None) -> Shi
     matches: bool | None = None
     if data_dir is not None and any((Path(data_dir) / name).is_file() for name in provenance.data_digests):
         matches = data_digests(data_dir) == provenance.data_digests
-    return ShippedRecogniser(Path(folder), provenance, matches)
+    return ShippedRecogniser(folder, provenance, matches)
 
 
 def install(shipped: ShippedRecogniser, recognisers: Path) -> Path:
@@ -191,7 +193,6 @@ def install(shipped: ShippedRecogniser, recognisers: Path) -> Path:
         except RecogniserError:
             pass  # damaged: installed again below
     with staged_folder(target) as stage:
-        shutil.copytree(shipped.folder / "model", stage / "model")
-        shutil.copy2(shipped.folder / "manifest.json", stage / "manifest.json")
+        _copy_recogniser(shipped.folder, stage)
         shutil.copy2(shipped.folder / PROVENANCE, stage / PROVENANCE)
     return target

@@ -43,7 +43,7 @@ def test_shipping_records_the_digests_code_version_and_dev_scores(trained, corpo
 
 def test_a_data_directory_without_a_corpus_file_ships_nothing(trained, corpora, tmp_path):  # noqa: F811
     (corpora / BC5CDR[0]).unlink()
-    with pytest.raises(RecogniserError, match="CDR_TrainingSet.PubTator.txt: corpus file not found"):
+    with pytest.raises(RecogniserError, match="CDR_TrainingSet.PubTator.txt: training corpus file not found"):
         ship_recogniser(trained, corpora, tmp_path / "shipped")
     assert not (tmp_path / "shipped").exists() and not (tmp_path / "shipped.tmp").exists()
 
