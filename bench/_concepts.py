@@ -19,8 +19,9 @@ the Curate page and ``python -m curation search`` serve).
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from curation.entities.annotation import Annotator
@@ -79,14 +80,21 @@ class ConceptBench:
     documents: Mapping[str, Document]
     seconds: Mapping[str, float]
     lexicon_documents: int
+    kinds: Mapping[str, Mapping[str, int]] = field(default_factory=dict)  # pmid → mentions per kind it annotated
 
 
 def build(benchmark: Benchmark, data_dir: Path, clock: Callable[[], float]) -> ConceptBench:
     """The lexicon, matcher, concept index and linker (see the module docstring)."""
+    held_out = evaluated_documents(benchmark)
+    return build_over(benchmark.corpus, [d for d in benchmark.corpus if d.mentions and d.pmid not in held_out],
+                      data_dir, clock)
+
+
+def build_over(corpus: Sequence[Document], kept: Sequence[Document], data_dir: Path,
+               clock: Callable[[], float]) -> ConceptBench:
+    """:func:`build` over any ``corpus``, the lexicon taking gold names from ``kept`` only."""
     times: dict[str, float] = {}
     t = clock()
-    held_out = evaluated_documents(benchmark)
-    kept = [d for d in benchmark.corpus if d.mentions and d.pmid not in held_out]
     drugbank = data_dir / "dicts" / "drugbank_vocabulary.csv"
     dictionary = drugbank_synonyms(drugbank) if drugbank.exists() else []
     records = []
@@ -97,13 +105,13 @@ def build(benchmark: Benchmark, data_dir: Path, clock: Callable[[], float]) -> C
     lexicon = assemble_lexicon(synonyms, kept)
     times["lexicon"] = clock() - t
     t = clock()
-    matcher = Matcher(lexicon, cache_size=len(benchmark.corpus) + 16)
-    matcher.analyse_many(d.text for d in benchmark.corpus)
+    matcher = Matcher(lexicon, cache_size=len(corpus) + 16)
+    matcher.analyse_many(d.text for d in corpus)
     times["matcher_analyse_corpus"] = clock() - t
     t = clock()
-    texts = [d.text for d in benchmark.corpus]
+    texts = [d.text for d in corpus]
     found = Annotator(matcher).annotate(texts)
-    source = MemoryPostings({d.pmid: a for d, a in zip(benchmark.corpus, found, strict=True)})
+    source = MemoryPostings({d.pmid: a for d, a in zip(corpus, found, strict=True)})
     times["annotate_corpus"] = clock() - t
     t = clock()
     keys = {k for text in source.texts("variant") for k in variant_keys(text)}
@@ -111,7 +119,8 @@ def build(benchmark: Benchmark, data_dir: Path, clock: Callable[[], float]) -> C
     times["normaliser_fit"] = clock() - t
     print(f"concept bench: lexicon from {len(kept)} documents + dictionaries, {sum(times.values()):.0f} s",
           file=sys.stderr)
-    return ConceptBench(lexicon, matcher, linker, source, {d.pmid: d for d in benchmark.corpus}, times, len(kept))
+    kinds = {d.pmid: dict(Counter(a.type for a in annotations)) for d, annotations in zip(corpus, found, strict=True)}
+    return ConceptBench(lexicon, matcher, linker, source, {d.pmid: d for d in corpus}, times, len(kept), kinds)
 
 
 def _lookup(benchmark: Benchmark, split: str) -> dict[tuple[str, str], tuple[BenchSchema, Mapping[str, str]]]:

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from curation.cli import bench, data, entities, export, maintenance, models, search, sources, suggest, team
+from curation.cli import bench, data, entities, export, maintenance, models, screen, search, sources, suggest, team
 from curation.config import load_settings
 from curation.errors import USER_ERRORS, StoreLockedError
 
@@ -21,7 +21,7 @@ __all__ = ["APP_PAGES", "COMMAND_MODULES", "build_parser", "main"]
 APP_PAGES = {
     **dict.fromkeys(("ingest-kb", "ingest-corpus", "add-schemas", "quickstart", "stats", "fetch-pubmed", "fetch-kb",
                      "ingest-dict"), "Knowledge base"),
-    **dict.fromkeys(("search", "normalise", "suggest", "withdraw"), "Curate"),
+    **dict.fromkeys(("search", "normalise", "suggest", "withdraw", "screen"), "Curate"),
     "roles": "Team",
     **dict.fromkeys(("activate-recogniser", "activate-linker", "train", "train-recogniser", "retrain",
                      "train-relations", "rescore"),
@@ -30,7 +30,7 @@ APP_PAGES = {
 
 
 #: The command modules, in the order ``--help`` lists their commands; each adds its own parsers (``register``).
-COMMAND_MODULES = (data, search, suggest, sources, entities, models, export, maintenance, team, bench)
+COMMAND_MODULES = (data, search, screen, suggest, sources, entities, models, export, maintenance, team, bench)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -153,20 +153,8 @@ def cmd_search(args: argparse.Namespace) -> int:
         requests = [SearchRequest(args.schema, parse_pairs(args.entity, "--entity"), args.top,
                                   parse_pairs(args.apply or [], "--apply"))]
         places = [Where()]
-    db = Path(args.db)
-    if str(db) != ":memory:" and not db.exists():
-        raise CurationError(f"{db}: no store here; ingest a knowledge base and a corpus first, or pass --db")
-    con = open_store(db, read_only=True)
+    con = open_for_search(Path(args.db))
     try:
-        try:
-            version = schema_version(con)
-        except duckdb.Error:  # a DuckDB file that is not a store
-            version = -1
-        if version < 0:
-            raise CurationError(f"{db} is not a curation store (no schema version); check --db")
-        if version < CONCEPT_INDEX_MIGRATION:  # read-only: it is not migrated here
-            raise CurationError(f"{db} predates the concept index; run any writing command on it once (e.g. "
-                                f"`python -m curation reannotate --db {db}`) or open it in the app, then search")
         schemas = {s.name: s for s in list_schemas(con)}
         resolved = [resolve(r, schemas, w) for r, w in zip(requests, places, strict=True)]
         searcher = Searcher(con)
@@ -182,6 +170,31 @@ def cmd_search(args: argparse.Namespace) -> int:
         con.close()
     emit(args, records, render_table)
     return 0 if args.queries or records[0]["hits"] else 1
+
+
+def open_for_search(db: Path) -> duckdb.DuckDBPyConnection:
+    """The store at ``db``, read-only, once it is known to hold a concept index.
+
+    Raises:
+        CurationError: no store there, not a store, or one from before the concept index.
+    """
+    if str(db) != ":memory:" and not db.exists():
+        raise CurationError(f"{db}: no store here; ingest a knowledge base and a corpus first, or pass --db")
+    con = open_store(db, read_only=True)
+    try:
+        try:
+            version = schema_version(con)
+        except duckdb.Error:  # a DuckDB file that is not a store
+            version = -1
+        if version < 0:
+            raise CurationError(f"{db} is not a curation store (no schema version); check --db")
+        if version < CONCEPT_INDEX_MIGRATION:  # read-only: it is not migrated here
+            raise CurationError(f"{db} predates the concept index; run any writing command on it once (e.g. "
+                                f"`python -m curation reannotate --db {db}`) or open it in the app, then search")
+    except BaseException:
+        con.close()
+        raise
+    return con
 
 
 def emit(args: argparse.Namespace, records: Sequence[Mapping[str, Any]],

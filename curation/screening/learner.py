@@ -101,8 +101,8 @@ def _evidence_block(evidence: np.ndarray) -> np.ndarray:
     """(n, f') evidence standardised over the pool, NaN as the mean, plus a 0/1 column per column with gaps."""
     x = np.asarray(evidence, dtype=np.float64)
     missing = np.isnan(x)
-    means = np.where(missing.all(axis=0), 0.0, np.nanmean(np.where(missing, np.nan, x), axis=0)
-                     if x.size else 0.0)
+    counts = (~missing).sum(axis=0)
+    means = np.where(missing, 0.0, x).sum(axis=0) / np.maximum(counts, 1)  # (f,) a column of gaps only: 0
     filled = np.where(missing, means, x)
     spread = filled.std(axis=0)
     filled = (filled - filled.mean(axis=0)) / np.where(spread > 1e-12, spread, 1.0)

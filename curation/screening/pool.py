@@ -76,3 +76,22 @@ def pool_from_hits(hits: Sequence[Hit], documents: Mapping[str, Document], evide
         evidence[kept] if evidence is not None else None, EVIDENCE_FEATURES if evidence is not None else (),
         dense[kept] if dense is not None else None,
     )
+
+
+def search_pool(engine, linker, matcher, source, documents, signals: Signals | None, schema, values: Mapping[str, str],
+                mode: str = "hybrid"):
+    """(the served search, its pool): a topic's candidates as the served search ranks them, up to
+    :data:`MAX_CANDIDATES`, with their evidence rows (``documents``: PMIDs → documents).
+
+    Raises:
+        SearchInputError: the relation cannot be searched (the message names the slot).
+    """
+    from curation.retrieval.relation_search import SearchOptions, search_relation
+
+    options = SearchOptions(mode=mode, k=MAX_CANDIDATES, depth=MAX_CANDIDATES)
+    found = search_relation(engine, linker, matcher, source, documents, schema, values, options)
+    hits = list(found.hits)
+    docs = documents([h.pmid for h in hits])
+    answer = getattr(schema, "answer", "")
+    rows = evidence_rows(found.concepts, hits, docs, signals, values, schema.kind(answer) if answer else "")
+    return found, pool_from_hits(hits, docs, rows)
