@@ -81,6 +81,7 @@ class ConceptBench:
     seconds: Mapping[str, float]
     lexicon_documents: int
     kinds: Mapping[str, Mapping[str, int]] = field(default_factory=dict)  # pmid → mentions per kind it annotated
+    annotations: Mapping[str, Sequence] = field(default_factory=dict)  # pmid → what the annotator found
 
 
 def build(benchmark: Benchmark, data_dir: Path, clock: Callable[[], float]) -> ConceptBench:
@@ -120,7 +121,8 @@ def build_over(corpus: Sequence[Document], kept: Sequence[Document], data_dir: P
     print(f"concept bench: lexicon from {len(kept)} documents + dictionaries, {sum(times.values()):.0f} s",
           file=sys.stderr)
     kinds = {d.pmid: dict(Counter(a.type for a in annotations)) for d, annotations in zip(corpus, found, strict=True)}
-    return ConceptBench(lexicon, matcher, linker, source, {d.pmid: d for d in corpus}, times, len(kept), kinds)
+    return ConceptBench(lexicon, matcher, linker, source, {d.pmid: d for d in corpus}, times, len(kept), kinds,
+                        {d.pmid: tuple(a) for d, a in zip(corpus, found, strict=True)})
 
 
 def _lookup(benchmark: Benchmark, split: str) -> dict[tuple[str, str], tuple[BenchSchema, Mapping[str, str]]]:

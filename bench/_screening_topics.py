@@ -133,3 +133,30 @@ def find_topics(annotated: Sequence[Document], split_file: Path = SPLIT_FILE) ->
         split_file.parent.mkdir(parents=True, exist_ok=True)
         split_file.write_text(json.dumps({t.topic_id: t.split for t in topics}, indent=1, sort_keys=True) + "\n")
     return topics
+
+
+def relation_pairs(annotated: Sequence[Document], topics: Sequence[Topic], corpus: Sequence[Document],
+                   annotations: Mapping[str, Sequence]) -> tuple[dict[str, list], dict[str, object]]:
+    """(pmid → its co-mentioned pairs scored by a relation scorer, what the scorer learned from).
+
+    The scorer (:mod:`curation.relations`, the product's) learns from the gold relations of annotated documents
+    that are relevant to no topic (BC5CDR: chemical-induced disease pairs only, as the product trains it), so no
+    topic's answer is in its training; it then scores the pairs of what the annotator found in every document.
+    """
+    from curation.relations.pairs import candidate_pairs
+    from curation.relations.stored_pairs import annotated_pairs
+    from curation.relations.training import train_scorer
+    from curation.relations.training_data import TrainingSet
+
+    held = {p for t in topics for p in t.relevant}
+    chemical_disease = frozenset({frozenset(("Chemical", "Disease"))})
+    pairs, documents = [], {}
+    for document in annotated:
+        corpus_name = corpus_of(document)
+        if not document.relations or document.pmid in held or document.pmid in documents or not corpus_name:
+            continue
+        documents[document.pmid] = document
+        pairs += candidate_pairs(document, types=chemical_disease if corpus_name == "bc5cdr" else None)
+    scorer = train_scorer(TrainingSet(pairs, documents, frozenset(held), 0, {}))
+    scored = {d.pmid: annotated_pairs(d, annotations.get(d.pmid, ()), scorer) for d in corpus}
+    return scored, {"documents": len(documents), "pairs": len(pairs), "related": sum(p.label for p in pairs)}
