@@ -226,7 +226,7 @@ def _evaluate(pools: Mapping[str, dict], config: LearnerConfig, peer: bool,
                 gains = entry[setting].gains
                 per["random"][topic_id] = _random(gains)
                 per["static"][topic_id] = _scores(range(len(gains)), gains)
-                per["best_possible"][topic_id] = _scores(np.argsort(-(gains > 0), kind="stable"), gains)
+                per["best_possible"][topic_id] = _scores(np.argsort(~(gains > 0), kind="stable"), gains)
         timing = {}
         started = time.perf_counter()
         per["learner"], seconds = _learner_runs(pools, setting, config)

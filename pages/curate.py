@@ -3,7 +3,8 @@
 The page reads its widgets, makes one workflow call per action and draws the typed view it gets back: opening
 the page (:func:`curation.workflows.curate.open_form` → ``CurateForm``), a search
 (:func:`curation.workflows.curate.open_curate` → ``CurateView``), a grade (:func:`curation.workflows.curate.decide`,
-from :mod:`pages.result_card`).
+from :mod:`pages.result_card`). With "Screen this topic" on, :mod:`pages.screen_panel` draws the topic one abstract at a
+time instead of the results (:func:`curation.workflows.screen.open_topic` → ``ScreenView``).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from curation.errors import USER_ERRORS
 from curation.workflows import curate, watch
 from curation.workflows.results import ENTITY_KINDS, ROLES
 from pages import concept_chips as chips
-from pages import curate_lists, keyboard, suggestion_panel
+from pages import curate_lists, keyboard, screen_panel, suggestion_panel
 from pages import result_filters as filters
 from pages.common import connection, matcher, query_linker, who
 from pages.highlight import escape_text
@@ -80,14 +81,23 @@ def _remember_kinds() -> None:
     st.session_state["highlight_kinds"] = list(st.session_state.get("kinds_input") or [])
 
 
+def _remember_screening() -> None:  # a plain key: a widget's own key is dropped when another page is opened
+    st.session_state["screening"] = st.session_state.get("screening_input", False)
+
+
+tools = columns[-1].container(horizontal=True, vertical_alignment="center")  # highlights and screening: one row
 # What the cards highlight, one click away beside the ranking (two rows of chips above the results otherwise).
-with columns[-1].popover("Highlights", icon=":material/ink_highlighter:"):
+with tools.popover("Highlights", icon=":material/ink_highlighter:"):
     shown = set(st.pills("Highlight", ROLES, default=list(ROLES), selection_mode="multi") or [])
     # Entity kinds shown, remembered in session state (a widget's own key is dropped when a run stops before it).
     kinds = st.pills(
         "Entity types", ENTITY_KINDS, default=st.session_state.get("highlight_kinds", list(ENTITY_KINDS)),
         selection_mode="multi", key="kinds_input", on_change=_remember_kinds, help=form.annotator_note,
     )
+screening = tools.toggle(
+    "Screen this topic", value=st.session_state.get("screening", False), key="screening_input",
+    on_change=_remember_screening, help="One abstract at a time, the rest re-ranked by a model of your grades after "
+    "each one, with relevant found against screened and an estimate of what remains.")
 if not any(v.strip() for v in values.values()):
     st.info(f"Type a partial relation — {', '.join(schema.query_types)} — to find abstracts that complete its "
             f"{schema.answer}.")
@@ -97,6 +107,9 @@ if engine is None:
     engine = retriever(con, schema.name)  # under "Loading the search index…" until it has loaded
     if problem := serving_problem(con, schema.name, engine.version):
         problem_slot.warning(escape_text(problem))
+if screening:  # the topic's next card and its figures instead of the result list
+    screen_panel.panel(con, engine, schema, values, curator)
+    st.stop()
 view = curate.open_curate(con, engine, matcher(con), query_linker(con), schema, values, mode=mode,
                           depth=st.session_state.get("depth", 20), shown=shown, kinds=set(kinds or []),
                           applied=chips.applied_links(values), rm3=rm3, feedback=feedback)

@@ -370,4 +370,35 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         );
         """,
     ),
+    (
+        15,
+        "screening: a topic's queue (its candidates in the served search's order when it was first screened, with "
+        "what each card and the learner need), so screening a topic survives a restart",
+        """
+        CREATE TABLE screening_topics (
+            schema_name VARCHAR NOT NULL,
+            entity_key VARCHAR NOT NULL,
+            query_entities JSON NOT NULL,
+            query VARCHAR NOT NULL,
+            version VARCHAR NOT NULL DEFAULT '',
+            mode VARCHAR NOT NULL DEFAULT '',
+            concepts JSON NOT NULL,
+            evidence_names JSON NOT NULL,
+            strategy VARCHAR NOT NULL DEFAULT 'highest',
+            created_by VARCHAR NOT NULL DEFAULT '',
+            created_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+            updated_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+            PRIMARY KEY (schema_name, entity_key)
+        );
+        CREATE TABLE screening_candidates (
+            schema_name VARCHAR NOT NULL,
+            entity_key VARCHAR NOT NULL,
+            position INTEGER NOT NULL,
+            pmid VARCHAR NOT NULL,
+            hit JSON NOT NULL,
+            evidence JSON,
+            PRIMARY KEY (schema_name, entity_key, position)
+        );
+        """,
+    ),
 )
