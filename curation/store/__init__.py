@@ -16,7 +16,8 @@ scores), ``decisions`` (curators' decisions), ``journal``, ``journaled`` and ``r
 journal beside the file, a write transaction with its journal record, and what opening does when they
 disagree), ``worklist``, ``saved`` (saved queries), ``loads`` (each load of the sample as planned steps,
 done or left), ``jobs`` (background retraining), ``models`` (model versions, the active one per schema; typed by
-``curation.versions.catalog``), ``lexicon_inputs`` (a digest of the rows the dictionaries' lexicon is built from)
+``curation.versions.catalog``), ``screening`` (a screened topic's candidates in their static order),
+``lexicon_inputs`` (a digest of the rows the dictionaries' lexicon is built from)
 and ``team`` (team mode: role grants, their audit, the people who signed in).
 Nothing is re-exported here: import a name from the module that owns it
 (``from curation.store.opening import open_store``).
