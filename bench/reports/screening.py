@@ -87,5 +87,12 @@ def screening_section(result: dict) -> list[str]:
               f"candidates with {rerank.get('grades', '–')} grades.", ""]
     if result.get("curves"):
         lines += [f"![Relevant found against read for three test topics]({FIGURE})", ""]
+    best = result.get("test", {}).get("store", {}).get("summary", {}).get("best_possible", {}).get("recall@10%")
+    if best:
+        lines += [f"Recall after 10% read cannot reach 0.80 on these pools: with every relevant candidate first it is "
+                  f"{fmt(best['mean'])} on the test topics (a topic's relevant abstracts are often more than a tenth "
+                  f"of its candidates). The cross-topic gate of \"Update the ranker\" (leave-topic-out) is not built "
+                  f"yet: the rows `served order + cross-topic ranker` show what a ranker trained on other topics' "
+                  f"grades does to the served order.", ""]
     lines += goals_line(goals_of(result, "screening.json"))
     return lines
