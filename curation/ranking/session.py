@@ -65,7 +65,7 @@ class SessionConfig:
             raise ValueError(f"unknown in-session method '{self.method}'; use one of {', '.join(METHODS)}")
 
 
-def _standardised(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
+def standardised(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """``values`` centred and scaled over ``mask``'s entries (all zero when they do not vary)."""
     chosen = values[mask]
     if chosen.size == 0:
@@ -127,15 +127,15 @@ def session_scores(gains: np.ndarray, terms, rows: np.ndarray | None, config: Se
     relevant, rejected = gains > 0, gains == 0
     prior = -np.log(np.arange(1, n + 1, dtype=np.float64))  # served order, first = highest
     unit = _unit_rows(terms)
-    score = config.prior * _standardised(prior, open_)
-    score += config.relevant * _standardised(_cosine_to_centroid(unit, relevant), open_)
-    score -= config.not_relevant * _standardised(_cosine_to_centroid(unit, rejected), open_)
+    score = config.prior * standardised(prior, open_)
+    score += config.relevant * standardised(_cosine_to_centroid(unit, relevant), open_)
+    score -= config.not_relevant * standardised(_cosine_to_centroid(unit, rejected), open_)
     if config.method == "rocchio_features" and rows is not None and relevant.any() and rejected.any():
         x = np.nan_to_num(np.asarray(rows, dtype=np.float64)[:, FEATURE_COLUMNS], nan=0.0)  # (n, f): NaN → absent
         spread = x.std(axis=0)
         x = (x - x.mean(axis=0)) / np.where(spread > 1e-12, spread, 1.0)
         direction = x[relevant].mean(axis=0) - x[rejected].mean(axis=0)  # (f,): the discriminant's weights
-        score += config.features * _standardised(x @ direction, open_)
+        score += config.features * standardised(x @ direction, open_)
     return score
 
 

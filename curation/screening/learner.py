@@ -30,6 +30,7 @@ from enum import StrEnum
 
 import numpy as np
 
+from curation.ranking.session import standardised
 from curation.screening.pool import TopicPool
 
 
@@ -90,14 +91,6 @@ class QueueRanking:
     probability: np.ndarray | None
     fitted: bool
     seconds: float
-
-
-def _standardised(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    chosen = values[mask]
-    if chosen.size == 0:
-        return np.zeros_like(values)
-    spread = float(chosen.std())
-    return (values - float(chosen.mean())) / spread if spread > 1e-12 else np.zeros_like(values)
 
 
 def _evidence_block(evidence: np.ndarray) -> np.ndarray:
@@ -173,7 +166,7 @@ class ScreeningLearner:
         with threadpool_limits(limits=1, user_api="blas"):
             model.fit(self.rows[graded], labels, sample_weight=weights)
         decision = model.decision_function(self.rows)  # (n,)
-        combined = _standardised(decision, unread) + self.config.prior_weight * _standardised(self.prior, unread)
+        combined = standardised(decision, unread) + self.config.prior_weight * standardised(self.prior, unread)
         # Balanced classes shift the odds by the graded negatives-to-positives ratio; undone for the estimate. (An EM
         # re-estimate of the prevalence, Saerens et al. 2002, was tried and dropped: it estimated more relevant on
         # the sample's seizures topic, 118 of 134 candidates, than this does.)
