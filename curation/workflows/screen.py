@@ -30,12 +30,11 @@ from curation.ranking.session import query_grades
 from curation.ranking.signals import StoreSignals
 from curation.records import Decision, MarkedText
 from curation.retrieval.passages import best_sentences, shift
-from curation.retrieval.relation_search import SearchOptions, search_relation
 from curation.schemas import RelationSchema
 from curation.screening.estimate import Remaining, remaining
 from curation.screening.learner import LearnerConfig, QueueRanking, ScreeningLearner, Strategy
 from curation.screening.metrics import curve, expected_random_curve
-from curation.screening.pool import EVIDENCE_FEATURES, MAX_CANDIDATES, TopicPool, evidence_rows
+from curation.screening.pool import EVIDENCE_FEATURES, TopicPool, search_pool
 from curation.store import screening as kept
 from curation.store.corpus import get_documents
 from curation.store.decisions import decisions_for, relation_values
@@ -226,18 +225,17 @@ def _keep_topic(con: duckdb.DuckDBPyConnection, engine, matcher: Matcher, linker
     def fetch(pmids):
         return {d.pmid: d for d in get_documents(con, list(pmids))}
 
-    try:  # depth: every lexical candidate of the queue is checked for a mention the concept index lacks
-        result = search_relation(engine, linker, matcher, StorePostings(con), fetch, schema, values,
-                                 SearchOptions(mode=mode, k=MAX_CANDIDATES, depth=MAX_CANDIDATES))
+    try:  # search_pool's depth: every lexical candidate of the queue is checked for a mention the index lacks
+        result, pool = search_pool(engine, linker, matcher, StorePostings(con), fetch, StoreSignals(con, schema),
+                                   schema, values, mode)
     except USER_ERRORS as exc:
         return str(exc)
-    documents = fetch([h.pmid for h in result.hits])
-    hits = [h for h in result.hits if h.pmid in documents][:MAX_CANDIDATES]
+    pooled = set(pool.pmids)
+    hits = [h for h in result.hits if h.pmid in pooled]  # the pool's candidates, in its order
     if len(hits) < 2:
         return (f"The search finds {len(hits)} abstract{'' if len(hits) == 1 else 's'} for this relation: nothing to "
                 f"screen (a topic needs at least two). {' '.join(result.problems)}").strip()
-    answer = schema.kind(schema.answer) if schema.answer else ""
-    rows = evidence_rows(result.concepts, hits, documents, StoreSignals(con, schema), values, answer)  # (n, f)
+    rows = pool.evidence  # (n, f)
     candidates = [kept.Candidate(h.pmid, _hit_json(h), tuple(row)) for h, row in zip(hits, rows, strict=True)]
     kept.add_topic(con, schema, values, result.query, result.version, result.mode, _concepts_json(result.concepts),
                    EVIDENCE_FEATURES, candidates, strategy, curator)
