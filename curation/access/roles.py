@@ -21,8 +21,6 @@ from curation.store.team import (
     bind_account,
     change_roles,
     count_role_grants,
-    find_account_person,
-    find_person_account,
     grant_first_role,
     list_role_grants,
     list_role_holders,
@@ -174,10 +172,9 @@ def revoke(con: duckdb.DuckDBPyConnection, who: Who, person: str, role: str, rea
         CurationError: it is the last maintainer's maintainer role (the team would have nobody to manage it).
     """
     actor = require(con, who, Action.MANAGE_ROLES)
-    person, chosen = _person(person), _role(role)
-    if chosen is Role.MAINTAINER and list_role_holders(con, Role.MAINTAINER) == [person]:
-        raise CurationError(f"{person} is the team's only maintainer; grant the maintainer role to someone else first")
-    return change_roles(con, [(person, chosen.value, "revoke")], actor.name, actor.source, reason) > 0
+    # The last-maintainer check is change_roles' (keep=): made beside the change, not before its lock.
+    return change_roles(con, [(_person(person), _role(role).value, "revoke")], actor.name, actor.source, reason,
+                        keep=Role.MAINTAINER.value) > 0
 
 
 def leave_team_mode(con: duckdb.DuckDBPyConnection, who: Who, reason: str = "") -> int:
@@ -247,18 +244,10 @@ def account_identity(con: duckdb.DuckDBPyConnection, identity: Identity) -> Iden
     """
     if not identity.subject:
         return identity
-    bound = find_account_person(con, identity.issuer, identity.subject)
-    if bound is not None:
-        return identity if bound == identity.name else dataclasses.replace(identity, name=bound)
-    refusal = AccessDeniedError(
-        f"{identity.name} belongs to another account at the identity provider (it signed in here before under "
-        "another subject or issuer); this account cannot act under that name. Nothing was recorded; a "
-        "maintainer can tell you which account the team knows")
-    if find_person_account(con, identity.name) is not None:
-        raise refusal
-    try:
-        bind_account(con, identity.issuer, identity.subject, identity.name)
-    except (duckdb.ConstraintException, duckdb.TransactionException):  # another first sign-in won the race
-        if find_account_person(con, identity.issuer, identity.subject) != identity.name:
-            raise refusal from None
-    return identity
+    bound = bind_account(con, identity.issuer, identity.subject, identity.name)
+    if bound is None:
+        raise AccessDeniedError(
+            f"{identity.name} belongs to another account at the identity provider (it signed in here before under "
+            "another subject or issuer); this account cannot act under that name. Nothing was recorded; a "
+            "maintainer can tell you which account the team knows")
+    return identity if bound == identity.name else dataclasses.replace(identity, name=bound)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import duckdb
 
+from curation.errors import CurationError
 from curation.store.base import _scalar, transaction
 
 SQL_COUNT_ROLES = "SELECT count(*) FROM team_roles"
@@ -22,6 +23,7 @@ SQL_HAS_ROLE = "SELECT count(*) FROM team_roles WHERE person = ? AND role = ?"
 SQL_GRANT = "INSERT INTO team_roles (person, role, granted_by) VALUES (?, ?, ?)"
 SQL_REVOKE = "DELETE FROM team_roles WHERE person = ? AND role = ?"
 SQL_HOLDERS = "SELECT person FROM team_roles WHERE role = ? ORDER BY person"
+SQL_COUNT_HOLDERS = "SELECT count(*) FROM team_roles WHERE role = ?"
 SQL_LIST_ROLES = """
 SELECT person, role, granted_by, CAST(granted_at AS VARCHAR) FROM team_roles ORDER BY person, role
 """
@@ -37,6 +39,10 @@ FROM role_audit ORDER BY audit_id DESC LIMIT ?
 #: are made under this lock, in one transaction. Only one process opens a store for writing (DuckDB's file
 #: lock), so a process-wide lock covers every writer of it.
 _ROLES_LOCK = threading.RLock()
+#: Writes of ``team_people`` and ``team_accounts`` in this process, one at a time: two sessions' transactions
+#: that both insert one person (two tabs of a first sign-in) fail at commit with a constraint error, and a name
+#: both saw unbound would be refused to one of them.
+_PEOPLE_LOCK = threading.Lock()
 
 SQL_SEEN = """
 INSERT INTO team_people (person, display_name, source, claimed_roles) VALUES (?, ?, ?, ?)
@@ -122,11 +128,19 @@ def list_role_grants(con: duckdb.DuckDBPyConnection) -> list[RoleGrant]:
 
 
 def change_roles(con: duckdb.DuckDBPyConnection, changes: Sequence[tuple[str, str, str]], actor: str,
-                 actor_source: str, reason: str = "") -> int:
+                 actor_source: str, reason: str = "", keep: str = "") -> int:
     """Apply (person, role, "grant" | "revoke") changes with one audit row each, in one transaction.
 
     A grant of a role already held, or a revoke of one not held, changes nothing and writes no row.
     Returns how many changes were made.
+
+    Args:
+        keep: a role that must keep a holder (the maintainer's): changes that would leave it with none are
+            refused whole. It is checked in the transaction that makes them, under the lock, so two maintainers
+            revoking each other at once cannot both pass a check made before either change.
+
+    Raises:
+        CurationError: the changes would leave ``keep`` with no holder; nothing was changed.
     """
     made = 0
     with _ROLES_LOCK, transaction(con):
@@ -142,6 +156,9 @@ def change_roles(con: duckdb.DuckDBPyConnection, changes: Sequence[tuple[str, st
                 continue
             con.execute(SQL_AUDIT, [actor, actor_source, person, role, change, reason])
             made += 1
+        if keep and not _scalar(con, SQL_COUNT_HOLDERS, [keep]):
+            lost = ", ".join(p for p, r, c in changes if r == keep and c == "revoke")
+            raise CurationError(f"{lost} is the team's only {keep}; grant the {keep} role to someone else first")
     return made
 
 
@@ -165,7 +182,8 @@ def list_role_changes(con: duckdb.DuckDBPyConnection, limit: int = 200) -> list[
 def note_person(con: duckdb.DuckDBPyConnection, person: str, display_name: str, source: str,
                 claimed_roles: Sequence[str] = ()) -> None:
     """Record a sign-in: the person's display name, identity source and the roles their provider claims."""
-    con.execute(SQL_SEEN, [person, display_name, source, list(claimed_roles)])
+    with _PEOPLE_LOCK:
+        con.execute(SQL_SEEN, [person, display_name, source, list(claimed_roles)])
 
 
 def list_people(con: duckdb.DuckDBPyConnection) -> list[Person]:
@@ -185,13 +203,26 @@ def find_person_account(con: duckdb.DuckDBPyConnection, person: str) -> tuple[st
     return (rows[0][0], rows[0][1]) if rows else None
 
 
-def bind_account(con: duckdb.DuckDBPyConnection, issuer: str, subject: str, person: str) -> None:
-    """Bind the name ``person`` to the account (``issuer``, ``subject``) for good.
+def bind_account(con: duckdb.DuckDBPyConnection, issuer: str, subject: str, person: str) -> str | None:
+    """The name the account (``issuer``, ``subject``) acts under: the one bound to it, or else ``person``, bound
+    to it now for good; None when ``person`` is bound to another account.
 
-    Raises:
-        duckdb.ConstraintException: the account or the name is bound already (two first sign-ins at once).
+    The reads and the insert are one transaction under this process's lock, so two first sign-ins of one
+    account (two tabs) both get the one binding, and of several accounts with one email exactly one does. A
+    conflict all the same (another connection of this process) is read again, never raised.
     """
-    con.execute(SQL_BIND_ACCOUNT, [issuer, subject, person])
+    with _PEOPLE_LOCK:
+        try:
+            with transaction(con):
+                bound = _scalar(con, SQL_ACCOUNT_PERSON, [issuer, subject])
+                if bound is not None:
+                    return str(bound)
+                if con.execute(SQL_PERSON_ACCOUNT, [person]).fetchall():
+                    return None
+                con.execute(SQL_BIND_ACCOUNT, [issuer, subject, person])
+                return person
+        except (duckdb.ConstraintException, duckdb.TransactionException):
+            return find_account_person(con, issuer, subject)
 
 
 def list_accounts(con: duckdb.DuckDBPyConnection) -> list[Account]:
