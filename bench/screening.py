@@ -39,7 +39,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from bench import _asreview_peer, _concepts
+from bench import _asreview_peer, _concepts, _screening_gate
 from bench._goals import goal
 from bench._screening_topics import Topic, find_topics, load_store_documents, relation_pairs
 from curation.learning.ranker_training import CandidateLists, train_ranker
@@ -297,7 +297,17 @@ def _goals(report: Mapping, product: str) -> dict:
         "wss95_learner_minus_asreview_ci_low": goal(over_peer["ci"][0], 0.0, ">"),
         "recall_at_10pct_learner": goal(test["summary"][product]["recall@10%"]["mean"], 0.80, ">="),
         "rerank_p95_ms_1000": goal(report["rerank"]["p95_ms"], 300, "<="),
+        **_gate_goals(report),
     }
+
+
+def _gate_goals(report: Mapping) -> dict:
+    """The cross-topic update's goals on the test split's sessions (:mod:`bench._screening_gate`)."""
+    gate = report.get("gate", {}).get("test", {})
+    if "session" not in gate:
+        return {}
+    return {"gate_activates_after_3x30": goal(gate["session"]["activated"], 1, ">="),
+            "gate_false_activation_rate": goal(gate["false_activation_rate"], 0.05, "<=")}
 
 
 def _curves(pools: Mapping[str, dict], per_topic: Mapping[str, Mapping], product: str, n: int = 3) -> dict:
@@ -337,6 +347,13 @@ def _figure(curves: Mapping[str, Mapping], path: Path) -> None:
     plt.close(fig)
 
 
+def _gate(splits: Mapping[str, dict], bench, engine, signals) -> dict:
+    """The cross-topic update after simulated sessions (:mod:`bench._screening_gate`): per split, and the dev grid."""
+    out: dict[str, object] = {"dev_grid": _screening_gate.leaf_grid(splits["dev"], bench, engine, signals)}
+    out.update({s: _screening_gate.measure(p, bench, engine, signals) for s, p in splits.items()})
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", type=Path, default=Path("../shared/data"))
@@ -348,6 +365,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="the method the goals judge (decided on dev before the test run)")
     parser.add_argument("--rerank-only", action="store_true",
                         help="measure the re-rank time again into the existing --out (nothing else is run)")
+    parser.add_argument("--gate-only", action="store_true",
+                        help="run the cross-topic sessions again into the existing --out (nothing else is run)")
     args = parser.parse_args(argv)
     started = time.perf_counter()
     corpus, annotated, home = load_store_documents(args.data_dir)
@@ -367,7 +386,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "lexicon_documents": len(kept), "relation_scorer_trained_on": scorer_data},
         "topics": {s: sum(1 for t in topics if t.split == s) for s in ("dev", "test")},
     }
-    if not args.no_peer and not args.rerank_only:
+    if not args.no_peer and not args.rerank_only and not args.gate_only:
         report["peer"] = _asreview_peer.peer_versions()
     splits = {}
     for split in ("dev", "test") if args.test else ("dev",):
@@ -377,6 +396,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         pools = _pools(chosen, bench, engine, home, signals)
         splits[split] = pools
         print(f"{split}: {len(pools)} topics pooled, {time.perf_counter() - started:.0f} s", file=sys.stderr)
+    if args.gate_only:
+        report = json.loads(args.out.read_text())
+        report["gate"] = _gate(splits, bench, engine, signals)
+        if "goals" in report:
+            report["goals"].update(_gate_goals(report))
+        args.out.write_text(json.dumps(report, indent=1) + "\n")
+        print(f"gate {json.dumps({s: report['gate'][s].get('session') for s in splits})}; wrote {args.out}",
+              file=sys.stderr)
+        return 0
     if args.rerank_only:
         report = json.loads(args.out.read_text())
         report["rerank"] = _rerank_p95({t: e for pools in splits.values() for t, e in pools.items()}, corpus)
@@ -408,6 +436,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                         for t, e in pools.items()}
         print(f"{split} evaluated ({time.perf_counter() - started:.0f} s)", file=sys.stderr)
     report["rerank"] = _rerank_p95({t: e for pools in splits.values() for t, e in pools.items()}, corpus)
+    report["gate"] = _gate(splits, bench, engine, signals)
     if "test" in report and not args.no_peer:
         report["goals"] = _goals(report, args.product)
         report["curves"] = _curves(splits["test"], report["test"]["store"]["per_topic"], args.product)

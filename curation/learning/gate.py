@@ -44,8 +44,11 @@ def served_scores(engine: Retriever, search: ServedSearch, dev: EvalSet, k: int 
 
 
 def evidence(new: Mapping[str, float], old: Mapping[str, float] | None, baseline: str, dev_source: str,
-             seed: int = 13) -> GateEvidence:
-    """The gate's evidence from both versions' per-query scores (``old`` None: no baseline to compare)."""
+             seed: int = 13, minimum: int = MIN_QUERIES, unit: str = "dev queries") -> GateEvidence:
+    """The gate's evidence from both versions' per-query scores (``old`` None: no baseline to compare).
+
+    ``minimum`` units (``unit`` in words: dev queries, or held-out topics) must be scored before an interval counts.
+    """
     if old is None or not baseline:
         mean = sum(new.values()) / len(new) if new else 0.0
         return GateEvidence(baseline="", dev_source=dev_source, metric=METRIC, system=SYSTEM, queries=len(new),
@@ -56,11 +59,11 @@ def evidence(new: Mapping[str, float], old: Mapping[str, float] | None, baseline
                             verdict="no dev query to compare on")
     deltas = [new[q] - old[q] for q in shared]
     interval = bootstrap_ci(deltas, confidence=CONFIDENCE, seed=seed)
-    improved = interval.low > 0 and len(shared) >= MIN_QUERIES
+    improved = interval.low > 0 and len(shared) >= minimum
     if improved:
         verdict = f"better: the {CONFIDENCE:.0%} interval of the gain excludes zero"
-    elif len(shared) < MIN_QUERIES:
-        verdict = f"not shown: {len(shared)} dev queries, fewer than the {MIN_QUERIES} an interval needs"
+    elif len(shared) < minimum:
+        verdict = f"not shown: {len(shared)} {unit}, fewer than the {minimum} an interval needs"
     else:
         verdict = f"not shown: the {CONFIDENCE:.0%} interval of the gain includes zero or is below it"
     return GateEvidence(

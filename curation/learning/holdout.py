@@ -29,8 +29,9 @@ DECISION_SHARE = 0.2  # of the train genes' decisions, held out when the KB has 
 GRADES = {Grade.COMPLETE: 2, Grade.PARTIAL: 1, Grade.NOT_RELEVANT: 0}
 KB, DECISIONS, NONE = "kb", "decisions", "none"
 KB_AND_DECISIONS = "kb+decisions"  # the KB's dev queries and the decisions on dev genes (the ranker's dev)
+TOPICS = "topics"  # leave-topic-out: each graded topic ranked by a model trained without it (the ranker's)
 SOURCE_LABELS = {KB: "KB dev genes", DECISIONS: "held-out decisions", KB_AND_DECISIONS: "KB dev genes and the "
-                 "decisions on them", NONE: "none"}
+                 "decisions on them", TOPICS: "held-out topics (each left out of training in turn)", NONE: "none"}
 
 
 @dataclass(frozen=True)

@@ -176,8 +176,8 @@ class GateEvidence:
 
     def describe(self) -> str:
         """The evidence in one line (the activation verdict and the Train & evaluate page)."""
-        where = {"decisions": "held-out-decision", "kb+decisions": "KB and dev-gene decision"}.get(
-            self.dev_source, "KB")
+        where = {"decisions": "held-out-decision", "kb+decisions": "KB and dev-gene decision",
+                 "topics": "held-out topic"}.get(self.dev_source, "KB")
         if not self.baseline:
             return f"dev {self.metric} {self.new_mean:.3f} on {self.queries} {where} queries; {self.verdict}"
         return (f"dev {self.metric} {self.new_mean:.3f} vs {self.baseline_mean:.3f} for {self.baseline}: "

@@ -4,7 +4,8 @@
 matcher and linker are already loaded there, so nothing is loaded or encoded again); the page polls
 :func:`ranker_panel`. An update is kept under the serving version's folder (:mod:`curation.ranking.history`) and is
 activated, and attached to the served engine at once, only when the gate's paired-bootstrap interval of its dev
-NDCG@10 gain over the concept search alone is above 0 (:func:`curation.learning.ranker_build.update_ranker`).
+NDCG@10 gain over the concept search alone is above 0 (:func:`curation.learning.ranker_build.update_ranker`); once the
+decisions grade three topics or more (screening grades count like any decision), dev is the held-out topics.
 """
 
 from __future__ import annotations
@@ -162,8 +163,11 @@ def _row(update) -> RankerRow:
                                  tuple((d["pmid"], d.get("before"), d.get("after"), d.get("gain", 0))
                                        for d in q.get("documents", ())))
                     for q in manifest.changed)
+    held = f"{trained.get('decisions_held_out', 0)} held out for dev"
+    if trained.get("dev_source") == "topics":  # judged leave-topic-out: each topic left out of training in turn
+        held += f"; {trained.get('topics', 0)} topics, each left out of training in turn to judge it"
     learned = (f"{trained.get('kb_records', 0)} KB records, {trained.get('decisions_trained_on', 0)} decisions "
-               f"({trained.get('decisions_held_out', 0)} held out for dev), {trained.get('pairs', 0)} labelled pairs")
+               f"({held}), {trained.get('pairs', 0)} labelled pairs")
     return RankerRow(update.name, update.active, bool(dev.get("improved")), str(dev.get("verdict", "")),
                      float(dev.get("mean_delta", 0.0)), float(dev.get("low", 0.0)), float(dev.get("high", 0.0)),
                      int(dev.get("queries", 0)), learned, tuple(update.model.gain_per_feature().items()), changed,

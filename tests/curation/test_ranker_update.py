@@ -124,3 +124,64 @@ def test_the_workflow_keeps_an_update_beside_a_bm25_store_and_serves_it_only_thr
     assert (models / ".rankers" / "GDT" / "rankers" / outcome.name / "ranker.txt").is_file()
     assert "1 decisions" in panel.updates[0].trained_on
     con.close()
+
+
+def _topic_store(relevant: int = 5, other: int = 30):
+    """Per gene: ``relevant`` abstracts stating gene and carcinoma in one sentence, below ``other`` that repeat both
+    apart (the served order puts the repeats first)."""
+    genes = TRAIN_GENES[:5]
+    documents, synonyms = [], [Synonym("D1", "disease", "carcinoma", "test", True)]
+    for i, gene in enumerate(genes):
+        synonyms.append(Synonym(f"G{i}", "gene", gene, "test", True))
+        documents += [Document(f"{gene}-r{j}", f"Study {j}", f"In carcinoma we found that {gene} drives growth of "
+                               f"carcinoma cells {j}.") for j in range(relevant)]
+        documents += [Document(f"{gene}-n{j}", f"{gene} {gene} carcinoma {j}", f"{gene} {gene} {gene} was sequenced in "
+                               f"cohort {j}. Separately, carcinoma carcinoma carcinoma incidence rose.")
+                      for j in range(other)]
+    matcher = Matcher(Lexicon(synonyms))
+    annotations = dict(zip([d.pmid for d in documents], Annotator(matcher).annotate([d.text for d in documents]),
+                           strict=True))
+    by_pmid = {d.pmid: d for d in documents}
+    search = served_search_for(matcher, annotations, by_pmid, GDT)
+    return genes, by_pmid, matcher, search, Retriever(lexical=LexicalIndex.build(documents), version="test")
+
+
+def _screened(genes, by_pmid, shuffled: bool) -> list[Decision]:
+    """Every candidate of each gene's topic graded: from the text (one-sentence statement: complete), or shuffled
+    within the topic (labels that teach nothing another topic can use)."""
+    import random
+
+    decisions = []
+    for gene in genes:
+        pmids = sorted(p for p in by_pmid if p.startswith(f"{gene}-"))
+        labels = [p.split("-")[1].startswith("r") for p in pmids]
+        if shuffled:
+            random.Random(gene).shuffle(labels)
+        decisions += [Decision(len(decisions) + 1, "ann", "GDT", "q", (("Gene", gene), ("Disease", "carcinoma")), p,
+                               Grade.COMPLETE if good else Grade.NOT_RELEVANT) for p, good in zip(pmids, labels)]
+    return decisions
+
+
+def test_graded_topics_are_judged_leave_topic_out_and_activate_only_what_carries_over(tmp_path):
+    genes, by_pmid, matcher, search, engine = _topic_store()
+    taught = _screened(genes[:4], by_pmid, shuffled=False)
+    update = update_ranker(GDT, [], taught, by_pmid, matcher, search, engine, None, folder=tmp_path / "r", depth=50)
+    found = update.evidence
+    assert found.dev_source == "topics" and found.queries == 4 and found.improved, found
+    assert found.baseline_mean == 0.0 and found.new_mean > 0.5  # the statements sat below the repeats; now on top
+    assert update.model.manifest.trained_on["topics"] == 4 and "held-out topic" in found.describe()
+    noise = update_ranker(GDT, [], _screened(genes[:4], by_pmid, shuffled=True), by_pmid, matcher, search, engine,
+                          None, depth=50)
+    assert noise.evidence.dev_source == "topics" and not noise.evidence.improved  # nothing carries over
+    two = update_ranker(GDT, [], _screened(genes[:2], by_pmid, shuffled=False), by_pmid, matcher, search, engine,
+                        None, depth=50)
+    assert two.evidence.dev_source != "topics"  # fewer than MIN_TOPICS topics: the gene-hashed dev as before
+
+
+def test_topic_folds_hold_every_topic_out_once():
+    from curation.learning.ranker_build import topic_folds
+
+    keys = [f"t{i}" for i in range(12)]
+    folds = topic_folds(keys)
+    assert len(folds) == 5 and sorted(k for f in folds for k in f) == sorted(keys)
+    assert topic_folds(keys[:3]) == topic_folds(list(reversed(keys[:3]))) and len(topic_folds(keys[:3])) == 3

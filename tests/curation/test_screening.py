@@ -136,3 +136,13 @@ def test_defaults_are_the_benchmarks_dev_choice():
         pytest.skip("bench/results/screening.json not written yet (python -m bench.screening --test)")
     chosen = json.loads(RESULTS.read_text())["dev_choice"]["chosen"]
     assert chosen == asdict(LearnerConfig())
+
+
+def test_the_rankers_leaf_size_is_the_session_gates_dev_choice():
+    """The cross-topic sessions' dev grid (bench/_screening_gate.py) chose the leaf size the product trains with."""
+    from curation.learning.ranker_training import PARAMS
+
+    if not RESULTS.exists():
+        pytest.skip("bench/results/screening.json not written yet (python -m bench.screening --test)")
+    grid = json.loads(RESULTS.read_text())["gate"]["dev_grid"]
+    assert grid["chosen_min_child_samples"] == PARAMS["min_child_samples"]
