@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+
 import plotly.express as px
 import streamlit as st
 
@@ -65,7 +67,10 @@ def cached_projection(
 
 
 def figure(result: Projection, by: ColourBy, colours: dict[str, str]):
-    labels = result.labels(by)
+    # Plotly draws HTML tags in legend names and titles, and a gene or an answer is whatever someone typed: they
+    # go in escaped (the hover text comes escaped already, Point.hover).
+    labels = [html.escape(label) for label in result.labels(by)]
+    colours = {html.escape(label): colour for label, colour in colours.items()}
     fig = px.scatter(
         x=[p.x for p in result.points],
         y=[p.y for p in result.points],
@@ -76,7 +81,7 @@ def figure(result: Projection, by: ColourBy, colours: dict[str, str]):
         category_orders={"color": sorted(colours)},
         custom_data=[[p.hover for p in result.points]],
         labels={"color": COLOUR_LABELS[by], "symbol": "point"},
-        title=f"{result.version} · {result.method.upper()}",
+        title=html.escape(f"{result.version} · {result.method.upper()}"),
         height=620,
     )
     fig.update_traces(marker={"size": 6, "opacity": 0.8}, hovertemplate="%{customdata[0]}<extra></extra>")

@@ -130,3 +130,21 @@ def test_activating_a_version_switches_the_curate_pages_model(loaded_db):
     at.switch_page("pages/curate.py").run()
     assert not at.exception
     assert at.radio[0].help == "model version: po-copy"
+
+
+def test_html_in_a_gene_or_answer_is_shown_as_text_in_the_legend(loaded_db):
+    con = open_store(loaded_db)
+    record_decision(con, "ana", PO, {"Gene": "<a href=x>BRAF</a>", "Variant": "V600E"}, "1000002", Grade.COMPLETE,
+                    '<span style="font-size:60px">Vemurafenib</span>')
+    con.close()
+    at = _explore()
+    for colour in ("gene", "answer"):
+        at.selectbox(key="explore_colour").set_value(colour)
+        at.run()
+        assert not at.exception and not at.error
+        spec = _scatter(at)
+        names = [trace["name"] for trace in spec["data"]] + [trace["legendgroup"] for trace in spec["data"]]
+        shown = names + [trace["hovertemplate"] for trace in spec["data"]] + [spec["layout"]["title"]["text"]]
+        assert not [text for text in shown if "<a" in text or "<span" in text], colour
+        escaped = "&lt;a href=x&gt;BRAF&lt;/a&gt;" if colour == "gene" else "&lt;span"
+        assert any(escaped in name for name in names), (colour, names)
