@@ -63,6 +63,11 @@ class StoreDamagedError(CurationError):
     """The DuckDB file or its write-ahead log cannot be read (``python -m curation recover``)."""
 
 
+class StoreUncheckpointedError(CurationError):
+    """A read-only open found a write-ahead log its last writer left unapplied; the store needs a read-write
+    open first (:func:`curation.store.opening.open_store`)."""
+
+
 class NetworkError(CurationError):
     """A remote service (NCBI, CIViC) could not be reached."""
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import duckdb
 
-from curation.errors import StoreDamagedError, StoreLockedError
+from curation.errors import StoreDamagedError, StoreLockedError, StoreUncheckpointedError
 from curation.store.base import LOCK_ERROR, _keep_wal_copy, connect, migrate
-from curation.store.reconcile import reconcile
+from curation.store.reconcile import reconcile, unapplied_records
 
 
 def open_store(path: str | Path, read_only: bool = False, backups_dir: str | Path | None = None
@@ -18,10 +18,20 @@ def open_store(path: str | Path, read_only: bool = False, backups_dir: str | Pat
     its decision journal, putting back what the store lost (:func:`curation.store.reconcile.reconcile`).
     ``backups_dir`` is where that check looks for a backup holding what both lost (default: the settings').
 
+    A read-only open of a store with a non-empty write-ahead log beside it (left by a writer that did not
+    checkpoint when it stopped: the app's server on a normal stop, or a kill) checks the store against its
+    decision journal. DuckDB replays the log in memory, and drops a cut tail without a word; a read-only open
+    cannot put back from the journal what that lost, as a read-write open does. So when the journal holds
+    decisions or undos the store then lacks, the open is refused (exit 2 from the CLI) rather than warned
+    about: a warning would still leave a partial export or count behind, and one read-write open repairs it.
+    A log that replays whole opens as before.
+
     Raises:
         JournalMismatchError: the journal beside the store belongs to another store.
         StoreLockedError: another process holds the file; the message names it and says what to do.
         StoreDamagedError: the file or its write-ahead log cannot be read; the message says how to recover.
+        StoreUncheckpointedError: read-only, the store has a write-ahead log, and the journal holds decisions
+            the store then lacks; the message names the log and says to open the store read-write once.
     """
     path = Path(path)
     if str(path) != ":memory:":
@@ -51,6 +61,8 @@ def open_store(path: str | Path, read_only: bool = False, backups_dir: str | Pat
             f"`python -m curation recover --db {path}`: it keeps the damaged files aside and puts back the "
             f"newest good state (see docs/RELIABILITY.md)."
         ) from None
+    if read_only and str(path) != ":memory:":
+        _refuse_unapplied_wal(con, path)
     if not read_only:
         migrate(con)
         if str(path) != ":memory:":
@@ -60,3 +72,32 @@ def open_store(path: str | Path, read_only: bool = False, backups_dir: str | Pat
                 con.close()
                 raise
     return con
+
+
+def _refuse_unapplied_wal(con: duckdb.DuckDBPyConnection, path: Path) -> None:
+    """Close ``con`` and refuse when a non-empty write-ahead log lies beside ``path`` and the store, with what
+    DuckDB replayed of it, lacks records of its journal (see :func:`open_store`).
+
+    Checked after the open: this process's hold on the file keeps any writer out, so neither the log nor the
+    journal can be growing meanwhile.
+    """
+    wal = path.with_name(path.name + ".wal")
+    try:
+        if wal.stat().st_size == 0:
+            return
+    except FileNotFoundError:
+        return
+    try:
+        missing = unapplied_records(con, path)
+    except BaseException:
+        con.close()
+        raise
+    if not missing:
+        return
+    con.close()
+    raise StoreUncheckpointedError(
+        f"the store has un-checkpointed changes in {wal} that a read-only open cannot apply: without them it "
+        f"lacks {len(missing)} decision or undo record(s) of its journal (records {missing[0]}-{missing[-1]}). "
+        f"Nothing was read. Open it read-write once, which puts them back: start the app, or run "
+        f"`python -m curation recover --db {path}`."
+    )

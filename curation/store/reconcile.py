@@ -137,6 +137,22 @@ def reconcile(con: duckdb.DuckDBPyConnection, db_path: str | Path, backups_dir: 
     return done
 
 
+def unapplied_records(con: duckdb.DuckDBPyConnection, db_path: str | Path) -> list[int]:
+    """The journal records (seqs) of decisions and undos that the store, as ``con`` sees it, does not hold: what a
+    read-write open would put back, or report as lost (read only: nothing is written, the journal neither).
+
+    Records the store holds all carry a seq up to its ``applied_seq`` (each is set in its record's transaction),
+    so those past it, less the voided ones, are the missing ones.
+    """
+    if not con.execute(SQL_HAS_STATE).fetchall()[0][0]:
+        return []  # a schema from before the journal
+    applied = int(con.execute(SQL_JOURNAL_STATE).fetchall()[0][1])
+    scan = Journal.beside(db_path).scan()
+    voided = {r.data.get("voids") for r in scan.records if r.op == "void"}
+    held = {r.seq for r in scan.records if r.op in ("decide", "undo") and r.seq not in voided}
+    return sorted(seq for seq in held | set(scan.lost) if seq > applied)
+
+
 def _replay(con: duckdb.DuckDBPyConnection, scan: Scan, done: Reconciled) -> None:
     present = dict(con.execute(SQL_JOURNALED).fetchall())  # journal seq → decision id
     withdrawn = {row[0] for row in con.execute(SQL_WITHDRAWN).fetchall()}

@@ -176,6 +176,33 @@ def test_reconcile_repairs_a_store_that_opened_silently_after_its_wal_was_cut(db
     con.close()
 
 
+def test_a_read_only_open_refuses_a_cut_wal_instead_of_showing_part_of_the_store(db, capsys):
+    from curation.cli import main
+    from curation.errors import StoreUncheckpointedError
+
+    con = open_store(db)
+    con.execute("CHECKPOINT")
+    _decide(con, 60)
+    con.execute("PRAGMA disable_checkpoint_on_shutdown")  # the 60 decisions are in the WAL only
+    con.close()
+    con = open_store(db, read_only=True)  # a whole WAL (what the app's server leaves when it stops) is read
+    assert len(list_decisions(con)) == 60
+    con.close()
+    wal = wal_path(db)
+    os.truncate(wal, wal.stat().st_size // 2)  # a read-only open would replay about half, silently
+    with pytest.raises(StoreUncheckpointedError, match=r"store\.duckdb\.wal .*recover --db"):
+        open_store(db, read_only=True)
+    capsys.readouterr()
+    assert main(["export", "decisions", "--db", str(db)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and len(err.strip().splitlines()) == 1 and str(wal) in err
+    assert wal.stat().st_size > 0  # the refusal changed nothing: the read-write open still has the log to copy
+    open_store(db).close()  # what the message asks for: it replays the log and puts back the rest from the journal
+    con = open_store(db, read_only=True)
+    assert len(list_decisions(con)) == 60
+    con.close()
+
+
 def test_a_decision_whose_transaction_fails_after_its_journal_line_is_voided(db):
     con = open_store(db)
     _decide(con, 1)
