@@ -4,6 +4,8 @@
 temporary file in the target's folder, flushes and fsyncs it, then renames it over the target
 (``os.replace``); with ``sync_folder`` it also fsyncs the folder, so that the rename itself
 survives a power cut. On any error the temporary file is removed and the target is left as it was.
+A target that exists and is not a regular file (a symbolic link, a named pipe, a device, a folder) is
+refused before anything is written: the rename would replace the link or the pipe with a plain file.
 :func:`fsync_path` flushes a file or a folder (after renaming a folder into place). :func:`staged_folder`
 publishes a whole folder the same way: built beside the target as ``<name>.tmp``, renamed into place.
 :func:`file_sha256` names a file's bytes (backups, the shipped recogniser's corpora).
@@ -15,10 +17,13 @@ import hashlib
 import os
 import secrets
 import shutil
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
+
+from curation.errors import CurationError
 
 
 @contextmanager
@@ -34,6 +39,7 @@ def atomic_writer(
     if mode not in ("w", "wb"):
         raise ValueError(f"mode must be 'w' or 'wb', got {mode!r}")
     path = Path(path)
+    _refuse_special(path)
     # A unique name (two writers of one file never share a temporary file); created with the
     # usual permissions, as a plain write would create it.
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
@@ -55,6 +61,26 @@ def atomic_writer(
         raise
     if sync_folder:
         fsync_path(path.parent)
+
+
+_KINDS = ((stat.S_ISLNK, "symbolic link"), (stat.S_ISFIFO, "named pipe (FIFO)"), (stat.S_ISDIR, "folder"),
+          (stat.S_ISCHR, "device"), (stat.S_ISBLK, "device"), (stat.S_ISSOCK, "socket"))
+
+
+def _refuse_special(path: Path) -> None:
+    """Refuse a target that exists and is not a regular file (its link itself, not what it points to).
+
+    Raises:
+        CurationError: naming the path and what it is; nothing was written.
+    """
+    try:
+        mode = path.lstat().st_mode
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(mode):
+        kind = next((name for test, name in _KINDS if test(mode)), "special file")
+        raise CurationError(f"{path} is a {kind}, not a regular file: nothing was written (name a regular file, "
+                            "or a new one)")
 
 
 def _naming(exc: OSError, path: Path) -> OSError:
