@@ -181,7 +181,8 @@ class Decision:
 
 @dataclass(frozen=True)
 class IngestReport:
-    """What one ingest did: counts and, in lenient mode, the skipped rows and why."""
+    """What one ingest did: counts, the skipped rows (lenient mode) or documents (a PubTator file) and why, and
+    the rows kept with a warning (a PubTator mention read in the text's case)."""
 
     path: str
     kind: str
@@ -190,6 +191,7 @@ class IngestReport:
     skipped: tuple[str, ...] = field(default_factory=tuple)
     details: tuple[tuple[str, int], ...] = ()
     notes: tuple[str, ...] = ()  # what went wrong after the rows were written (annotation), for a person
+    warnings: tuple[str, ...] = ()
 
     def summary(self) -> str:
         parts = [f"{self.kind} {self.path}: {self.added} added, {self.unchanged} already present"]
@@ -197,6 +199,8 @@ class IngestReport:
             parts.append(f"{count} {name}")
         if self.skipped:
             parts.append(f"{len(self.skipped)} skipped")
+        if self.warnings:
+            parts.append(f"{len(self.warnings)} warnings")
         return ", ".join(parts) + "".join(f". {note}" for note in self.notes)
 
 

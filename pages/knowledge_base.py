@@ -77,9 +77,10 @@ def run_import(kind: str, fmt: str, upload, schema: str | None, lenient: bool) -
         shutil.rmtree(path.parent, ignore_errors=True)  # the private copy is not kept
     bar.progress(1.0, text="done")
     st.success(escape_text(report.summary().replace(str(path), upload.name)))
-    if report.skipped:
-        with st.expander(f"{len(report.skipped)} skipped rows"):
-            st.text("\n".join(s.replace(str(path), upload.name) for s in report.skipped[:500]))
+    for label, messages in (("skipped rows", report.skipped), ("warnings", report.warnings)):
+        if messages:
+            with st.expander(f"{len(messages)} {label}"):
+                st.text("\n".join(s.replace(str(path), upload.name) for s in messages[:500]))
 
 
 if can_import:

@@ -23,12 +23,18 @@ def _progress_bar(description: str) -> tuple[tqdm, Callable[[int], None]]:
     return bar, update
 
 
+def report_lines(report: IngestReport, show: int = 20) -> list[str]:
+    """An ingest's summary, then its first ``show`` skipped rows and warnings, a line each."""
+    lines = [report.summary()]
+    for label, messages in (("skipped", report.skipped), ("warning", report.warnings)):
+        lines += [f"  {label}: {message}" for message in messages[:show]]
+        if len(messages) > show:
+            lines.append(f"  ... and {len(messages) - show} more {label} lines")
+    return lines
+
+
 def _print_report(report: IngestReport, show_skipped: int = 20) -> None:
-    print(report.summary())
-    for message in report.skipped[:show_skipped]:
-        print(f"  skipped: {message}")
-    if len(report.skipped) > show_skipped:
-        print(f"  ... and {len(report.skipped) - show_skipped} more skipped rows")
+    print("\n".join(report_lines(report, show_skipped)))
 
 
 CREATING_COMMANDS = "ingest-kb, ingest-corpus, ingest-dict, add-schemas, quickstart, fetch-pubmed or fetch-kb"

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from curation.access import Action
-from curation.cli.common import _open, _open_for, _print_report, _progress_bar, operator
+from curation.cli.common import _open, _open_for, _print_report, _progress_bar, operator, report_lines
 from curation.config import load_settings
 from curation.errors import USER_ERRORS
 from curation.schemas import load_schemas
@@ -61,11 +61,8 @@ def cmd_ingest_corpus(args: argparse.Namespace) -> int:
     def on_report(report) -> None:
         committed.append(Path(report.path))
         records.update(int(current["base"]) + report.added + report.unchanged - records.n)
-        tqdm.write(report.summary())
-        for message in report.skipped[:20]:
-            tqdm.write(f"  skipped: {message}")
-        if len(report.skipped) > 20:
-            tqdm.write(f"  ... and {len(report.skipped) - 20} more skipped rows")
+        for line in report_lines(report):
+            tqdm.write(line)
 
     try:
         run = ingest_corpus_files(con, args.format, args.paths, lenient=args.lenient, again=args.again, who=operator(),
@@ -169,6 +166,10 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
         state = (f"failed: {outcome.error}" if outcome.error
                  else f"{outcome.added} added, {outcome.unchanged} already present")
         print(f"  {outcome.file.label}: {state}")
+        for label, messages in (("skipped", outcome.skipped), ("warning", outcome.warnings)):
+            print("".join(f"    {label}: {m}\n" for m in messages[:5]), end="")
+            if len(messages) > 5:
+                print(f"    ... and {len(messages) - 5} more {label} lines")
     print(report.summary())
     # What the first search builds (the app builds the same when its first search runs): the text matcher
     # and the ranking of what serves (BM25 alone until a model version is trained).

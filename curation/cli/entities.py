@@ -47,7 +47,9 @@ def cmd_annotate(args: argparse.Namespace) -> int:
     """Annotate text / JSONL / PubTator files with the app's annotator; write PubTator or JSONL."""
     from curation.workflows.batch_annotation import annotate_corpus, batch_annotator, read_inputs, render
 
-    documents = read_inputs(args.inputs, args.format)  # bad input stops here, before any loading
+    # Bad input stops here, before any loading; a PubTator document that cannot be read is left out and named.
+    documents = read_inputs(args.inputs, args.format,
+                            on_skipped=lambda message: print(f"warning: skipped {message}", file=sys.stderr))
     settings = load_settings()
     con = _open(args, read_only=True) if args.db.exists() else None  # it writes files, never the store
     chosen, where = batch_annotator(con, settings, args.recogniser)

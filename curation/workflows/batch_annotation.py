@@ -7,7 +7,8 @@ of the store, or one given, over the store's dictionaries). Inputs:
   lines is one document). A document's id is ``<file stem>_<n>`` (n from 1); line breaks and tabs
   inside it become spaces (one character each, so offsets also count into the original block).
 * ``jsonl``: one object per line, ``{"pmid", "title", "abstract"}`` or ``{"id", "text"}``.
-* ``pubtator``: PubTator files (titles and abstracts; their own mentions and relations are not copied).
+* ``pubtator``: PubTator files (titles and abstracts; their own mentions and relations are not copied, nor
+  checked against the text; a malformed document is skipped and named, the others are annotated).
 
 Outputs (offsets are characters of the title, one space, then the abstract, as PubTator defines them;
 of the text alone for a document without a title):
@@ -21,8 +22,8 @@ of the text alone for a document without a title):
 * ``jsonl``: ``{"id", "text", "annotations": [{start, end, text, type, concept_id, canonical,
   confidence, source}]}`` per document (plus ``title`` and ``abstract`` when it has a title).
 
-Bad input stops the run with the file and line, before anything is written; the output file is
-written whole or not at all.
+Bad input stops the run with the file and line, before anything is written (a PubTator file stops it only
+when no document of it can be read); the output file is written whole or not at all.
 """
 
 from __future__ import annotations
@@ -144,14 +145,17 @@ def read_jsonl_documents(path: Path, seen: dict[str, str]) -> list[Document]:
     return documents
 
 
-def read_inputs(paths: Sequence[Path], fmt: str | None = None) -> list[Document]:
+def read_inputs(paths: Sequence[Path], fmt: str | None = None,
+                on_skipped: Callable[[str], None] | None = None) -> list[Document]:
     """Every document of the input files, in order.
 
     Args:
         fmt: one of :data:`INPUT_FORMATS` for every file, or None to guess each from its name.
+        on_skipped: called with the message naming each PubTator document left out (file, line, PMID, why).
 
     Raises:
-        InputError: a missing file, bad JSON, a malformed PubTator block, a repeated id; names file and line.
+        InputError: a missing file, bad JSON, a PubTator file with no readable document, a repeated id; names
+            file and line.
     """
     seen: dict[str, str] = {}
     documents: list[Document] = []
@@ -164,9 +168,12 @@ def read_inputs(paths: Sequence[Path], fmt: str | None = None) -> list[Document]
         elif kind == "jsonl":
             documents += read_jsonl_documents(path, seen)
         elif kind == "pubtator":
-            for doc in read_pubtator(path, Problems(path, lenient=False)):
+            problems = Problems(path)
+            for doc in read_pubtator(path, problems, gold=False):
                 _check_id(doc.pmid, path, None, seen)
                 documents.append(Document(doc.pmid, doc.title, doc.abstract, source=doc.source))
+            for message in problems.skipped if on_skipped is not None else ():
+                on_skipped(message)
         else:
             raise InputError(str(path), None, None, f"unknown input format '{kind}'; use one of {INPUT_FORMATS}")
     return documents

@@ -6,8 +6,9 @@ JSONL stream, so memory holds one batch (plus the PMIDs seen), never the file; t
 loader gathers its file first (annotations are merged per PMID).
 
 Strict mode (the default) stops at the first bad row and writes nothing of the file: all its
-batches go into one transaction, rolled back on the error. Lenient mode skips bad rows and says
-which and why, and commits each batch on its own: a run killed mid-file keeps the batches
+batches go into one transaction, rolled back on the error (a PubTator file's documents stand on their
+own: a bad one is skipped and named in either mode, :mod:`curation.ingest.pubtator`). Lenient mode skips
+bad rows and says which and why, and commits each batch on its own: a run killed mid-file keeps the batches
 written, and ingesting the file again merges by PMID, so nothing is duplicated. Either way the
 file is logged in ``ingests`` (its resolved path) only once it has been read to the end:
 :func:`ingest_corpus_files` skips a file logged after its last modification, and re-reads one
@@ -175,7 +176,7 @@ def ingest_corpus(
     Args:
         lenient: skip bad rows, and commit every :data:`BATCH_DOCUMENTS` documents (a killed run
             keeps what was committed). Strict: the whole file in one transaction, nothing written
-            on a bad row.
+            on a bad row (a PubTator file's bad document is skipped and named in the report either way).
         progress: called with the number of documents read so far, every 200.
         annotator: annotates the file's new documents once they are all written, or a function that
             returns it, called only then (so a matcher built from the store sees the new names).
@@ -227,6 +228,7 @@ def ingest_corpus(
         skipped=tuple(problems.skipped),
         details=tuple(details),
         notes=notes,
+        warnings=tuple(problems.warnings),
     )
 
 

@@ -98,6 +98,8 @@ class FileOutcome:
     unchanged: int = 0
     error: str = ""
     seconds: float = 0.0
+    skipped: tuple[str, ...] = ()  # records left out of a file that loaded (a PubTator document), and why
+    warnings: tuple[str, ...] = ()  # records kept, read other than as written
 
 
 @dataclass(frozen=True)
@@ -135,6 +137,9 @@ class SampleReport:
                 f"{len(loaded)} of {len(self.outcomes)} files.")
         for outcome in self.failed:
             text += f" {outcome.file.label} failed: {outcome.error}"
+        for outcome in (o for o in loaded if o.skipped):
+            text += (f" {outcome.file.label}: {len(outcome.skipped)} left out, the rest loaded (first: "
+                     f"{outcome.skipped[0]}).")
         if self.failed:
             text += " The other files are loaded; fix or remove the failed ones and load again."
         text += notes
@@ -183,20 +188,20 @@ def load_files(con: duckdb.DuckDBPyConnection, files: Sequence[SampleFile], on_f
             if on_rows is not None:
                 on_rows(sample, count)
 
+        skipped = warnings = ()
         try:
-            if sample.kind == "kb":
-                report = ingest_kb(con, sample.fmt, sample.path, progress=rows, who=who)
-                added, unchanged = report.added, report.unchanged
-            elif sample.kind == "corpus":
-                report = ingest_corpus(con, sample.fmt, sample.path, progress=rows, who=who)
-                added, unchanged = report.added, report.unchanged
+            if sample.kind in ("kb", "corpus"):
+                report = (ingest_kb if sample.kind == "kb" else ingest_corpus)(con, sample.fmt, sample.path,
+                                                                               progress=rows, who=who)
+                added, unchanged, skipped, warnings = report.added, report.unchanged, report.skipped, report.warnings
             else:
                 read, added = ingest_dictionary(con, sample.fmt, sample.path)
                 unchanged = read - added
         except (*USER_ERRORS, OSError, UnicodeDecodeError) as exc:
             outcomes.append(FileOutcome(sample, error=_reason(exc, sample), seconds=round(time.time() - started, 1)))
             continue
-        outcomes.append(FileOutcome(sample, added, unchanged, seconds=round(time.time() - started, 1)))
+        outcomes.append(FileOutcome(sample, added, unchanged, seconds=round(time.time() - started, 1),
+                                    skipped=skipped, warnings=warnings))
     return outcomes
 
 
