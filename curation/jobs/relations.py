@@ -6,9 +6,9 @@ with ``request.json`` and the store's ``snapshot/``, the worker ``python -m cura
 
 The worker:
 
-1. trains a scorer on BioRED + BC5CDR Train (every Dev and Test PMID held out) and the snapshot's decisions
-   (:func:`curation.relations.training.train_with_manifest`), measures its Dev pair F1 (what the app's gate
-   compares), and writes ``models/relations/<name>`` (staged as ``<name>.tmp``; the name goes to
+1. trains a scorer on BioRED + BC5CDR Train (every Dev and Test PMID the data folder has held out) and the
+   snapshot's decisions (:func:`curation.relations.training.train_with_manifest`), measures its Dev pair F1 (what
+   the app's gate compares), and writes ``models/relations/<name>`` (staged as ``<name>.tmp``; the name goes to
    ``version.txt`` first);
 2. scores every annotated document of the snapshot with it and writes ``pairs.jsonl``: a header with the scorer
    name, then per document its PMID, how many annotations it had (the app loads a document's pairs only if
@@ -36,7 +36,7 @@ from curation.jobs.result import JobResult
 from curation.jobs.retraining import REQUEST, SNAPSHOT, VERSION, launch_job
 from curation.relations.scorer_folder import SCORERS, write_scorer
 from curation.relations.stored_pairs import DocumentPairs, annotated_pairs
-from curation.relations.training import train_with_manifest
+from curation.relations.training import describe_training, train_with_manifest
 from curation.store.jobs import Job
 from curation.store.relations import PairRow
 from curation.versions.registry import check_name
@@ -127,14 +127,14 @@ def run_relations_job(job_dir: Path, data: dict, progress: Path, cancel: Path) -
                                      "pairs": [list(p) for p in pairs]}, ensure_ascii=False))
     write_atomic(job_dir / PAIRS, "\n".join(lines) + "\n")
     timings["score"] = round(time.time() - started - timings["train"], 1)
-    dev = manifest["dev_pair_f1"]
+    dev, mean = manifest["dev_pair_f1"], manifest["dev_pair_f1_mean"]
     return JobResult(
         state="succeeded",
-        message=(f"trained {request.name} (Dev pair F1 " + ", ".join(f"{k} {v:.3f}" for k, v in dev.items())
-                 + f"; {manifest['decision_pairs']} pairs from curator decisions); {len(documents):,} abstracts "
-                   "scored"),
+        message=(f"trained {request.name} ({describe_training(manifest)}; {manifest['decision_pairs']} pairs from "
+                 f"curator decisions); {len(documents):,} abstracts scored"),
         version=request.name, path=str(folder), timings_s=timings,
-        scores={"dev_pair_f1_mean": manifest["dev_pair_f1_mean"], **{f"dev_pair_f1_{k}": v for k, v in dev.items()}},
+        scores={**({"dev_pair_f1_mean": mean} if mean is not None else {}),
+                **{f"dev_pair_f1_{k}": v for k, v in dev.items()}},
     )
 
 

@@ -55,18 +55,42 @@ GATE_TOLERANCE = 0.005  # a new scorer may lose this much mean Dev F1 (noise) an
 
 def judge(con: duckdb.DuckDBPyConnection, manifest: Mapping[str, object]) -> tuple[bool, str]:
     """Whether a newly trained scorer replaces the active one, and why: the retriever's rule — not worse on dev
-    (the mean of its Dev pair F1s, BioRED any relation and BC5CDR chemical-induced disease)."""
-    new = float(manifest.get("dev_pair_f1_mean", 0.0))  # type: ignore[arg-type]
+    (the mean of its Dev pair F1s, BioRED any relation and BC5CDR chemical-induced disease, over the Dev sets
+    both were judged on). A scorer with no Dev figure (no Dev file in its data folder) replaces none: it is
+    activated only when none is active."""
+    new = manifest.get("dev_pair_f1_mean")
     row = get_active_relation_scorer(con)
     if row is None:
-        return True, f"activated: no relation scorer was active (Dev pair F1 {new:.3f})"
+        figure = "no Dev file to judge it on" if new is None else f"Dev pair F1 {float(new):.3f}"  # type: ignore[arg-type]
+        return True, f"activated: no relation scorer was active ({figure})"
+    if new is None:
+        return False, f"kept {row[1]}: the new scorer has no Dev figure (no Dev file in its data folder) to compare"
     try:
         _, old_manifest = load_scorer_folder(row[0])
     except RelationError as exc:
         return True, f"activated: the active scorer does not load ({exc})"
-    old = old_manifest.get("dev_pair_f1_mean")
-    if old is None:
-        return True, f"activated: the active scorer {row[1]} has no Dev figure (Dev pair F1 {new:.3f})"
-    if new >= float(old) - GATE_TOLERANCE:
-        return True, f"activated: Dev pair F1 {new:.3f} against {float(old):.3f} for {row[1]}"
-    return False, f"kept {row[1]}: Dev pair F1 {new:.3f} is worse than its {float(old):.3f}"
+    if old_manifest.get("dev_pair_f1_mean") is None:
+        return True, f"activated: the active scorer {row[1]} has no Dev figure (Dev pair F1 {float(new):.3f})"  # type: ignore[arg-type]
+    compared = _compared(manifest, old_manifest)
+    if compared is None:
+        return False, f"kept {row[1]}: it was judged on other Dev files than the new scorer; nothing to compare"
+    new_f1, old_f1, on = compared
+    if new_f1 >= old_f1 - GATE_TOLERANCE:
+        return True, f"activated: Dev pair F1 {new_f1:.3f} against {old_f1:.3f} for {row[1]}{on}"
+    return False, f"kept {row[1]}: Dev pair F1 {new_f1:.3f} is worse than its {old_f1:.3f}{on}"
+
+
+def _compared(new: Mapping[str, object], old: Mapping[str, object]) -> tuple[float, float, str] | None:
+    """(new mean Dev F1, old mean Dev F1, which Dev sets when not all): over the corpora both have a figure on;
+    None when they share none."""
+    new_dev, old_dev = new.get("dev_pair_f1"), old.get("dev_pair_f1")
+    if not isinstance(new_dev, Mapping) or not isinstance(old_dev, Mapping) or set(new_dev) == set(old_dev):
+        return float(new["dev_pair_f1_mean"]), float(old["dev_pair_f1_mean"]), ""  # type: ignore[arg-type]
+    common = [corpus for corpus in new_dev if corpus in old_dev]
+    if not common:
+        return None
+
+    def mean(dev: Mapping) -> float:
+        return sum(float(dev[c]) for c in common) / len(common)
+
+    return mean(new_dev), mean(old_dev), f" (on {', '.join(common)} Dev, the Dev files both were judged on)"

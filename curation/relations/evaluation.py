@@ -6,14 +6,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 
 from curation.records import Document
 from curation.relations.features import feature_matrix
-from curation.relations.pairs import Pair, RelationError, candidate_pairs, group_by_concept, related_pairs
+from curation.relations.pairs import Pair, candidate_pairs, group_by_concept, related_pairs
 from curation.relations.scorer import RelationScorer
 from curation.relations.training_data import CORPORA
 
@@ -48,11 +48,7 @@ def uncovered(documents: Iterable[Document], pairs: Sequence[Pair],
 def dev_pair_f1(scorer: RelationScorer, data_dir: Path) -> dict[str, float]:
     """Document-level pair F1 on the Dev splits (gold mentions): BioRED any relation, BC5CDR chemical-induced
     disease — what decides whether a newly trained scorer replaces the active one (the retriever's gate, for
-    relations).
-
-    Raises:
-        RelationError: a Dev file is missing (named).
-    """
+    relations). A corpus whose Dev file the data folder lacks has no figure (:func:`describe_dev` says so)."""
     from curation.ingest.problems import Problems
     from curation.ingest.pubtator import read_pubtator
 
@@ -60,7 +56,7 @@ def dev_pair_f1(scorer: RelationScorer, data_dir: Path) -> dict[str, float]:
     for corpus, _, dev, _, types in CORPORA:
         path = Path(data_dir) / dev
         if not path.is_file():
-            raise RelationError(f"{path}: missing; the relation scorer is judged on BioRED and BC5CDR Dev")
+            continue
         docs = [d for d in read_pubtator(path, Problems(path, lenient=True)) if d.relations]
         kinds = set(types) if types else None
         pairs = [p for d in docs for p in candidate_pairs(d, types=kinds)]
@@ -68,3 +64,12 @@ def dev_pair_f1(scorer: RelationScorer, data_dir: Path) -> dict[str, float]:
         predicted = (scorer.probabilities(x) >= scorer.threshold).astype(int).tolist()
         out[corpus] = pair_scores([p.label for p in pairs], predicted, uncovered(docs, pairs, kinds))["f1"]
     return out
+
+
+def describe_dev(dev: Mapping[str, float]) -> str:
+    """A scorer's Dev figures for a person, and the corpora it has none on (no Dev file in its data folder)."""
+    absent = [corpus for corpus, *_ in CORPORA if corpus not in dev]
+    if not dev:
+        return "no Dev figure: no Dev file in the data folder to judge it on"
+    figures = "Dev pair F1 " + ", ".join(f"{k} {v:.3f}" for k, v in dev.items())
+    return figures + (f" (no {', '.join(absent)} Dev file: not judged on it)" if absent else "")

@@ -16,7 +16,7 @@ import numpy as np
 
 from curation.entities.lexicon import Lexicon
 from curation.records import Document, Mention
-from curation.relations.evaluation import dev_pair_f1
+from curation.relations.evaluation import describe_dev, dev_pair_f1
 from curation.relations.features import feature_matrix
 from curation.relations.pairs import Pair
 from curation.relations.scorer import FORMAT_VERSION, RelationScorer
@@ -39,10 +39,11 @@ def train_with_manifest(data_dir: Path, decisions: Sequence | None, schemas: Map
                         documents: Mapping[str, Document], mentions: Mapping[str, Sequence[Mention]], lexicon: Lexicon,
                         name: str) -> tuple[RelationScorer, dict]:
     """A scorer trained on the corpora and (unless ``decisions`` is None) the curators' decisions, and its
-    manifest (what it was trained on, its Dev pair F1): what the CLI and the background job both call.
+    manifest (what it was trained on, what was held out, its Dev pair F1 on the Dev files the data folder holds;
+    ``dev_pair_f1_mean`` None when it holds none): what the CLI and the background job both call.
 
     Raises:
-        RelationError: a corpus is missing, or the pairs cannot train a scorer (named).
+        RelationError: no Train file in the data folder, or the pairs cannot train a scorer (named).
     """
     started = time.time()
     training = corpus_training_set(data_dir)
@@ -54,8 +55,18 @@ def train_with_manifest(data_dir: Path, decisions: Sequence | None, schemas: Map
         "name": name, "format_version": FORMAT_VERSION, "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "data_dir": str(data_dir), "corpus_documents": training.per_corpus, "corpus_pairs": len(training.pairs),
         "corpus_positives": sum(p.label for p in training.pairs), "held_out_pmids": len(training.held_out),
+        "held_out_files": training.held_out_from, "missing_files": list(training.missing),
+        "held_out": training.held_out_note(),
         "decision_pairs": len(extra), "decision_positives": sum(p.label for p in extra),
         "threshold": round(scorer.threshold, 6), "dev_pair_f1": dev,
-        "dev_pair_f1_mean": round(sum(dev.values()) / len(dev), 4), "seconds": round(time.time() - started, 1),
+        "dev_pair_f1_mean": round(sum(dev.values()) / len(dev), 4) if dev else None,
+        "seconds": round(time.time() - started, 1),
     }
     return scorer, manifest
+
+
+def describe_training(manifest: Mapping[str, object]) -> str:
+    """A trained scorer's Dev figures and what was held out of its training, for a person."""
+    dev = manifest.get("dev_pair_f1")
+    line = describe_dev(dev if isinstance(dev, Mapping) else {})
+    return f"{line}; {manifest['held_out']}" if manifest.get("held_out") else line

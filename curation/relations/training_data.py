@@ -2,7 +2,8 @@
 
 * :func:`corpus_training_set`: BioRED Train (every relation type) and BC5CDR Train (chemical-induced disease), every
   Dev and Test PMID of both corpora held out (the BC5CDR training file holds its Dev documents, and BioRED Train
-  holds BC5CDR Dev/Test abstracts);
+  holds BC5CDR Dev/Test abstracts); a curator's own data folder may hold only some of these files: a missing Dev
+  or Test file has nothing to hold out, a missing Train file is not trained on (:attr:`TrainingSet.missing`);
 * :func:`decision_training_pairs`: curators' decisions as labelled pairs (an accepted abstract with its answer →
   related; a rejected one → every answer-kind concept it mentions unrelated to the query's);
   :func:`decision_examples` reads them, with their documents and stored mentions, from the store.
@@ -11,7 +12,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
@@ -41,7 +42,20 @@ class TrainingSet:
     documents: dict[str, Document]
     held_out: frozenset[str]
     train_pmids_held_out: int  # Train documents dropped because another corpus holds them as Dev or Test
-    per_corpus: dict[str, int]  # corpus → documents used
+    per_corpus: dict[str, int]  # corpus → documents used (a corpus without its Train file is absent)
+    held_out_from: dict[str, int] = field(default_factory=dict)  # Dev / Test file (as in CORPORA) → its PMIDs
+    missing: tuple[str, ...] = ()  # CORPORA files not in the data folder
+
+    def held_out_note(self) -> str:
+        """What was held out of training and what could not be, for a person."""
+        files = ", ".join(f"{name} {count:,}" for name, count in self.held_out_from.items())
+        note = f"held out {len(self.held_out):,} Dev/Test PMIDs ({files})" if files else "held out nothing"
+        trains = {train for _, train, *_ in CORPORA}
+        if absent := [name for name in self.missing if name not in trains]:
+            note += f"; nothing held out from {', '.join(absent)} (not in the data folder)"
+        if absent := [name for name in self.missing if name in trains]:
+            note += f"; not trained on {', '.join(absent)} (not in the data folder)"
+        return note
 
 
 def split_pmids(path: Path) -> set[str]:
@@ -58,26 +72,31 @@ def corpus_training_set(data_dir: Path) -> TrainingSet:
     with every Dev and Test PMID of both corpora held out (the BC5CDR training file holds its Dev documents,
     and BioRED Train holds BC5CDR Dev/Test documents); a document in both Trains is used once.
 
+    Only the files the data folder holds are read: a Dev or Test file it lacks has no PMID to hold out, a Train
+    file it lacks is not trained on; :meth:`TrainingSet.held_out_note` says which.
+
     Raises:
-        RelationError: a corpus file is missing or unreadable (named).
+        RelationError: neither Train file is in the data folder, or a file is unreadable (named).
     """
     from curation.ingest.problems import Problems
     from curation.ingest.pubtator import read_pubtator
 
     data_dir = Path(data_dir)
-    for _, *files, _ in CORPORA:
-        for name in files:
-            if not (data_dir / name).is_file():
-                raise RelationError(f"{data_dir / name}: missing; the relation scorer trains on BioRED and BC5CDR "
-                                    "(point CURATION_DATA_DIR at a folder that holds them)")
-    held_out: set[str] = set()
-    for _, _, dev, test, _ in CORPORA:
-        held_out |= split_pmids(data_dir / dev) | split_pmids(data_dir / test)
+    missing = tuple(name for _, *files, _ in CORPORA for name in files if not (data_dir / name).is_file())
+    if all(train in missing for _, train, *_ in CORPORA):
+        raise RelationError(f"{data_dir}: none of {', '.join(train for _, train, *_ in CORPORA)}; the relation "
+                            "scorer trains on BioRED or BC5CDR Train (point CURATION_DATA_DIR at a folder that holds "
+                            "one)")
+    held_out_from = {name: split_pmids(data_dir / name) for _, _, dev, test, _ in CORPORA for name in (dev, test)
+                     if name not in missing}
+    held_out: set[str] = set().union(*held_out_from.values())
     pairs: list[Pair] = []
     documents: dict[str, Document] = {}
     dropped: set[str] = set()
     per_corpus = {}
     for corpus, train, _, _, types in CORPORA:
+        if train in missing:
+            continue
         path = data_dir / train
         docs = []
         for d in read_pubtator(path, Problems(path, lenient=True)):
@@ -89,7 +108,8 @@ def corpus_training_set(data_dir: Path) -> TrainingSet:
         pairs += got
         documents.update({d.pmid: d for d in used})
         per_corpus[corpus] = len(used)
-    return TrainingSet(pairs, documents, frozenset(held_out), len(dropped), per_corpus)
+    return TrainingSet(pairs, documents, frozenset(held_out), len(dropped), per_corpus,
+                       {name: len(pmids) for name, pmids in held_out_from.items()}, missing)
 
 
 def decision_pairs(decisions: Iterable[tuple[str, Sequence[str], str, int]], documents: Mapping[str, Document],

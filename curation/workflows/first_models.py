@@ -4,9 +4,11 @@ A load of the sample planned with training (the app's "Load the sample", ``pytho
 ``--no-train``) ends with two steps recorded like its others (:mod:`curation.store.loads`), run once the
 abstracts are annotated:
 
-* ``relations``: the relation scorer trained on BioRED + BC5CDR Train (selected on Dev), activated when not worse
-  than the active one, the stored pairs re-scored: in the app as the background job the Train page starts (a worker
-  process; the app applies it when it ends, also after a restart), on the command line here;
+* ``relations``: the relation scorer trained on BioRED + BC5CDR Train (their Dev and Test held out, selected on
+  Dev; a data folder without some of these files trains on the Train files it has, and the line says what was held
+  out and judged on), activated when not worse than the active one, the stored pairs re-scored: in the app as the
+  background job the Train page starts (a worker process; the app applies it when it ends, also after a restart),
+  on the command line here;
 * ``base-version``: the offline MiniLM indexing the corpus, untrained (a zero-shot version, as ``python -m
   curation train --zero-shot``): a dense index for the served search and the vectors Explore embeddings shows.
   It serves as the newest version that covers the corpus (:mod:`curation.versions.serving`).
@@ -43,16 +45,17 @@ Report = Callable[[str, int, int], None]
 
 def train_relations_here(con: duckdb.DuckDBPyConnection, settings: Settings) -> str:
     """Train the relation scorer in this process, activate it when not worse on Dev, re-score (the command line)."""
+    from curation.relations.training import describe_training
     from curation.workflows.relation_scoring import activate_scorer, judge, rescore, train_relation_scorer
 
     who = access.local_operator()
     folder, manifest = train_relation_scorer(con, settings, who=who)
     activate, verdict = judge(con, manifest)
     if not activate:
-        return f"relation scorer {manifest['name']} trained, not activated: {verdict}"
+        return f"relation scorer {manifest['name']} trained ({describe_training(manifest)}), not activated: {verdict}"
     active = activate_scorer(con, folder, who=who)
     scored = rescore(con, active, who=who)
-    return f"relation scorer {active.version} active (Dev pair F1 {manifest['dev_pair_f1']}); {scored.summary()}"
+    return f"relation scorer {active.version} active ({describe_training(manifest)}); {scored.summary()}"
 
 
 def start_relations_job(con: duckdb.DuckDBPyConnection, settings: Settings) -> Job:

@@ -73,7 +73,7 @@ def train_relation_scorer(con: duckdb.DuckDBPyConnection, settings: Settings, da
     Not activated here (:func:`~curation.relations.active.judge`, :func:`activate_scorer`).
 
     Raises:
-        RelationError: a corpus is missing, or the pairs cannot train a scorer (named).
+        RelationError: no Train file in the data folder, or the pairs cannot train a scorer (named).
     """
     access.require(con, who, Action.TRAIN)
     from curation.entities.dictionaries import build_lexicon
