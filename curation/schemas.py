@@ -1,7 +1,9 @@
 """Relation schemas: which entity types a relation has, which is the answer, how queries read.
 
-PO and PTM are built in (EDEL §3); other schemas come from TOML files. Nothing downstream
-hard-codes an entity type: it asks the schema.
+PO and PTM are built in (EDEL §3). Every store also starts with :data:`STARTER`, the relations the sample's
+corpora annotate (a disease's treatments, a chemical's induced diseases, a gene's diseases), which curators may
+edit or remove like their own; other schemas come from TOML files (``add-schemas``, ``CURATION_SCHEMAS``) or the
+Knowledge base page. Nothing downstream hard-codes an entity type: it asks the schema.
 
 A TOML file holds one or more ``[[schema]]`` tables::
 
@@ -179,6 +181,31 @@ PTM = RelationSchema(
 
 BUILTIN: dict[str, RelationSchema] = {PO.name: PO, PTM.name: PTM}
 
+# The relations BioRED and BC5CDR annotate, ready in every new store (saved as ordinary, editable schemas).
+STARTER: tuple[RelationSchema, ...] = (
+    RelationSchema(
+        name="Disease-Treatment", entity_types=("Disease", "Treatment"), answer="Treatment",
+        templates=("Treatment for disease {Disease}?",),
+        kinds=(("Disease", "disease"), ("Treatment", "chemical")),
+        columns=(("Disease", "disease"), ("Treatment", "treatment"), ("pmid", "pmid")),
+        description="Drugs and chemicals that treat a disease (BioRED's negative correlations, CTD).",
+    ),
+    RelationSchema(
+        name="Chemical-Disease", entity_types=("Chemical", "Disease"), answer="Disease",
+        templates=("Diseases induced by chemical {Chemical}?",),
+        kinds=(("Chemical", "chemical"), ("Disease", "disease")),
+        columns=(("Chemical", "chemical"), ("Disease", "disease"), ("pmid", "pmid")),
+        description="Diseases a drug or chemical induces (BC5CDR's chemical-induced disease relations).",
+    ),
+    RelationSchema(
+        name="Gene-Disease", entity_types=("Gene", "Disease"), answer="Disease",
+        templates=("Diseases associated with gene {Gene}?",),
+        kinds=(("Gene", "gene"), ("Disease", "disease")),
+        columns=(("Gene", "gene"), ("Disease", "disease"), ("pmid", "pmid")),
+        description="Diseases a gene or its variants are associated with (BioRED's gene-disease relations).",
+    ),
+)
+
 
 def schema_from_dict(data: Mapping[str, object], where: str = "schema") -> RelationSchema:
     """Build a schema from a TOML table / JSON object, with messages naming the field."""
@@ -262,5 +289,5 @@ def resolve_schema(name: str, extra: Iterable[RelationSchema] = ()) -> RelationS
             return schema
     raise SchemaError(
         f"unknown schema '{name}'; known schemas: {', '.join(sorted(known))}. Use one of them, or add yours "
-        "from a TOML file with `python -m curation add-schemas FILE`"
+        "on the Knowledge base page or from a TOML file with `python -m curation add-schemas FILE`"
     )

@@ -15,6 +15,7 @@ from pages.common import annotator, connection, who
 from pages.highlight import escape_text
 from pages.legacy_mode import leave_legacy_pages_mode
 from pages.sample_loader import sample_action
+from pages.schema_editor import schema_section
 from pages.uploads import save_upload
 
 leave_legacy_pages_mode()  # first, before anything is drawn (see pages/legacy_mode.py)
@@ -110,6 +111,7 @@ if can_import:
         lenient = st.checkbox("Skip bad rows instead of stopping", key="corpus_lenient")
         if st.form_submit_button("Import abstracts") and upload is not None:
             run_import("corpus", fmt, upload, None, lenient)
+    schema_section(con, acting)
 else:
     st.caption("Importing into the shared store, and loading the sample, is for the maintainer role.")
 

@@ -52,7 +52,24 @@ def _open(args: argparse.Namespace, create: bool = False, read_only: bool = Fals
     if not create and str(args.db) != ":memory:" and not args.db.exists():
         raise CurationError(f"{args.db}: no store here (check --db or CURATION_DB); a store is created by "
                             f"{CREATING_COMMANDS}")
-    return open_store(args.db, read_only=read_only)
+    con = open_store(args.db, read_only=read_only)
+    if not read_only:
+        _apply_schema_file(con)
+    return con
+
+
+def _apply_schema_file(con) -> None:
+    """Save ``CURATION_SCHEMAS``'s schemas into a store opened for writing (:mod:`curation.workflows.schemas`)."""
+    from curation.config import load_settings
+    from curation.workflows.schemas import apply_schema_file
+
+    path = load_settings().schema_file
+    if path is not None:
+        try:
+            apply_schema_file(con, path)
+        except Exception:
+            con.close()
+            raise
 
 
 def _open_for(args: argparse.Namespace, action: Action, create: bool = False):

@@ -26,11 +26,12 @@ from typing import Any
 
 from curation.cli.search import Searcher, open_for_search
 from curation.cli.search_requests import SearchRequest, Where, resolve
+from curation.config import load_settings
 from curation.errors import USER_ERRORS, CurationError
 from curation.files import write_atomic
 from curation.grades import Grade
 from curation.ranking.features import GRADE_GAINS
-from curation.store.base import list_schemas
+from curation.workflows.schemas import known_schemas
 
 TOPIC_FIELDS = ("id", "schema", "entities", "gold")
 GAINS = {**{g.value: gain for g, gain in GRADE_GAINS.items()}, **{str(v): v for v in (0, 1, 2)}}
@@ -152,7 +153,7 @@ def cmd_screen(args: argparse.Namespace) -> int:
     topics = read_topics(args.topics)
     con = open_for_search(Path(args.db))
     try:
-        schemas = {s.name: s for s in list_schemas(con)}
+        schemas = {s.name: s for s in known_schemas(con, load_settings().schema_file)}
         resolved = [resolve(t.request, schemas, t.where) for t in topics]
         searcher = Searcher(con)
         records = []

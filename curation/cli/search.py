@@ -37,10 +37,11 @@ from curation.entities.query import QueryConcept
 from curation.errors import USER_ERRORS, CurationError
 from curation.files import write_atomic
 from curation.schemas import RelationSchema
-from curation.store.base import list_schemas, schema_version
+from curation.store.base import schema_version
 from curation.store.corpus import get_documents
 from curation.store.opening import open_store
 from curation.workflows.provenance import hit_provenance
+from curation.workflows.schemas import known_schemas
 
 if TYPE_CHECKING:  # the search stack loads when a search runs, not when the CLI starts
     from curation.retrieval.relation_search import RelationSearch
@@ -155,7 +156,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         places = [Where()]
     con = open_for_search(Path(args.db))
     try:
-        schemas = {s.name: s for s in list_schemas(con)}
+        schemas = {s.name: s for s in known_schemas(con, load_settings().schema_file)}
         resolved = [resolve(r, schemas, w) for r, w in zip(requests, places, strict=True)]
         searcher = Searcher(con)
         for (schema, request), where in zip(resolved, places, strict=True):

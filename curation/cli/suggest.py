@@ -22,8 +22,9 @@ from curation.cli.search_requests import SearchRequest, Where, check_applied, pa
 from curation.config import load_settings
 from curation.errors import USER_ERRORS, CurationError
 from curation.files import write_atomic
-from curation.store.base import list_schemas, schema_version
+from curation.store.base import schema_version
 from curation.store.opening import open_store
+from curation.workflows.schemas import known_schemas
 
 RELATION_PAIRS_MIGRATION = 9  # the store's schema version that added relation pairs
 
@@ -74,7 +75,7 @@ def cmd_suggest(args: argparse.Namespace) -> int:
         places = [Where()]
     con = _read_only(Path(args.db))
     try:
-        schemas = {s.name: s for s in list_schemas(con)}
+        schemas = {s.name: s for s in known_schemas(con, load_settings().schema_file)}
         resolved = [resolve(r, schemas, w) for r, w in zip(requests, places, strict=True)]
         searcher = Searcher(con)
         for (schema, request), where in zip(resolved, places, strict=True):

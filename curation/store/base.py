@@ -13,7 +13,7 @@ from pathlib import Path
 
 import duckdb
 
-from curation.schemas import BUILTIN, RelationSchema, schema_from_dict
+from curation.schemas import BUILTIN, STARTER, RelationSchema, schema_from_dict
 from curation.store.migrations import MIGRATIONS
 
 SQL_CREATE_VERSION_TABLE = (
@@ -27,6 +27,14 @@ SQL_RECORD_INGEST = "INSERT INTO ingests (kind, path, added, unchanged, skipped)
 SQL_INGEST_TIMES = "SELECT path, epoch(max(ingested_at)) FROM ingests WHERE kind = ? GROUP BY path"
 SQL_UPSERT_SCHEMA = "INSERT OR REPLACE INTO relation_schemas (name, definition, builtin) VALUES (?, ?, ?)"
 SQL_LIST_SCHEMAS = "SELECT definition, builtin FROM relation_schemas ORDER BY builtin DESC, name"
+SQL_ADD_SCHEMA_IF_ABSENT = ("INSERT INTO relation_schemas (name, definition, builtin) VALUES (?, ?, ?) "
+                            "ON CONFLICT DO NOTHING")
+SQL_REMOVE_SCHEMA = "DELETE FROM relation_schemas WHERE name = ? AND NOT builtin"
+SQL_SCHEMA_USE = {
+    "KB records": "SELECT count(*) FROM kb_records WHERE schema_name = ?",
+    "decisions": "SELECT count(*) FROM decisions WHERE schema_name = ?",
+    "screening topics": "SELECT count(*) FROM screening_topics WHERE schema_name = ?",
+}
 
 SQL_COUNT = {
     "kb_records": "SELECT count(*) FROM kb_records",
@@ -113,6 +121,9 @@ def migrate(con: duckdb.DuckDBPyConnection) -> int:
             if version == 1:
                 for schema in BUILTIN.values():
                     con.execute(SQL_UPSERT_SCHEMA, [schema.name, json.dumps(schema.to_dict()), True])
+            if version == 16:
+                for schema in STARTER:
+                    con.execute(SQL_ADD_SCHEMA_IF_ABSENT, [schema.name, json.dumps(schema.to_dict()), False])
         current = version
     return current
 
@@ -127,6 +138,22 @@ def schema_version(con: duckdb.DuckDBPyConnection) -> int:
 def add_schema(con: duckdb.DuckDBPyConnection, schema: RelationSchema) -> None:
     """Save a user-defined schema (replacing one of the same name)."""
     con.execute(SQL_UPSERT_SCHEMA, [schema.name, json.dumps(schema.to_dict()), schema.builtin])
+
+
+def remove_schema(con: duckdb.DuckDBPyConnection, name: str) -> bool:
+    """Delete a user-defined schema (never a built-in one); whether one was deleted. Its use is the caller's check
+    (:func:`schema_use`)."""
+    return bool(con.execute(SQL_REMOVE_SCHEMA + " RETURNING name", [name]).fetchall())
+
+
+def schema_use(con: duckdb.DuckDBPyConnection, name: str) -> dict[str, int]:
+    """What the store holds of schema ``name``: KB records, decisions, screening topics (only those it has)."""
+    counts = {what: _scalar_with(con, sql, name) for what, sql in SQL_SCHEMA_USE.items()}
+    return {what: n for what, n in counts.items() if n}
+
+
+def _scalar_with(con: duckdb.DuckDBPyConnection, sql: str, value: str) -> int:
+    return int(con.execute(sql, [value]).fetchone()[0])
 
 
 def list_schemas(con: duckdb.DuckDBPyConnection) -> list[RelationSchema]:

@@ -401,4 +401,10 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         );
         """,
     ),
+    (
+        16,
+        "starter relation schemas: Disease-Treatment, Chemical-Disease, Gene-Disease (the relations the sample's "
+        "corpora annotate), added beside PO and PTM unless the store already has a schema of that name",
+        "",
+    ),
 )

@@ -16,7 +16,7 @@ import duckdb
 from curation.config import Settings, load_settings
 from curation.entities.matching import Matcher
 from curation.entities.normalise import Normaliser
-from curation.errors import USER_ERRORS
+from curation.errors import USER_ERRORS, SchemaError
 from curation.runtime.background import Background
 from curation.runtime.heap import watch_collector
 from curation.runtime.matcher import build_matcher, start_matcher
@@ -52,8 +52,14 @@ def open_app_store(db_path: str | Path) -> duckdb.DuckDBPyConnection:
     from curation.jobs.retraining import recover_jobs
     from curation.workflows.recogniser_training import apply_recogniser_jobs
     from curation.workflows.relation_scoring import apply_relation_jobs
+    from curation.workflows.schemas import apply_schema_file
 
     con = open_store(db_path)
+    if (schema_file := load_settings().schema_file) is not None:
+        try:
+            apply_schema_file(con.cursor(), schema_file)
+        except SchemaError as exc:  # the app still opens; the Knowledge base page says what is wrong with the file
+            print(f"CURATION_SCHEMAS not applied: {exc}", file=sys.stderr)
     try:
         recover_jobs(con.cursor())
         apply_recogniser_jobs(con.cursor())  # a recogniser job that succeeded while the app was down

@@ -95,3 +95,23 @@ def test_export_buttons_offer_decisions_and_new_records(monkeypatch, tmp_path, f
     labels = [b.proto.label for b in at.get("download_button")]
     assert labels == ["Decisions", "New PO KB records", "CIViC source suggestions (CSV)"]
     assert any("CIViC source suggestions: 1 row · schema PO" in html.unescape(c.value) for c in at.caption)
+
+
+def test_a_schema_is_added_on_the_knowledge_base_page_and_offered_at_once(monkeypatch, tmp_path, loaded_db):
+    at = _run(monkeypatch, loaded_db)
+    at.switch_page("pages/knowledge_base.py").run()
+    field = {t.label.split(":")[0].split(",")[0]: t for t in at.text_input}
+    field["Name"].input("Gene-Drug")
+    field["Entity types"].input("Gene, Drug")
+    field["Answer"].input("Drug")
+    field["Kinds"].input("Gene=gene, Drug=chemical")
+    next(a for a in at.text_area if a.label.startswith("Query templates")).input("Drugs for gene {Gene}?")
+    next(b for b in at.button if b.label == "Preview").click().run()
+    assert not at.exception and not at.error
+    assert any("Drugs for gene <Gene>?" in t.value for t in at.text)  # the preview, before anything is saved
+    assert "Gene-Drug" not in next(s for s in at.selectbox if s.label == "Add or edit").options
+    next(b for b in at.button if b.label == "Save schema").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert any("Saved Gene-Drug" in s.value for s in at.success)
+    assert "Gene-Drug" in next(s for s in at.selectbox if s.label == "Add or edit").options
+    assert "Gene-Drug" in next(s for s in at.selectbox if s.label.startswith("Schema")).options  # the import form

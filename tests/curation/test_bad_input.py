@@ -262,7 +262,9 @@ def test_the_billion_laughs_are_refused_before_any_expansion(tmp_path):
     ("call", "expected"),
     [
         pytest.param(lambda con, p: ingest_kb(con, "tsv", p, schema="NOPE"),
-                     ["unknown schema 'NOPE'", "known schemas: PO, PTM", "add-schemas"], id="unknown-schema"),
+                     ["unknown schema 'NOPE'",
+                      "known schemas: Chemical-Disease, Disease-Treatment, Gene-Disease, PO, PTM", "add-schemas"],
+                     id="unknown-schema"),
         pytest.param(lambda con, p: ingest_kb(con, "tsv", p),
                      ["needs --schema NAME"], id="schema-not-given"),
         pytest.param(lambda con, p: ingest_kb(con, "csv", p),

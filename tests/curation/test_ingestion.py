@@ -70,7 +70,7 @@ def test_cli_ingests_all_shared_data(data_dir, tmp_path):
     stats = json.loads(cli("stats", "--json").stdout)
     assert stats["documents"] == 3476
     assert stats["decisions"] == 0
-    assert stats["schemas"] == ["PO", "PTM"]
+    assert stats["schemas"] == ["PO", "PTM", "Chemical-Disease", "Disease-Treatment", "Gene-Disease"]
     assert stats["kb_records"] > 6625  # the 2026 export's records plus 2018 items no longer in it
     again = cli("ingest-corpus", "pubtator", *pubtator)
     assert "0 added" in again.stdout and json.loads(cli("stats", "--json").stdout)["documents"] == 3476

@@ -157,8 +157,10 @@ def _screened(genes, by_pmid, shuffled: bool) -> list[Decision]:
         labels = [p.split("-")[1].startswith("r") for p in pmids]
         if shuffled:
             random.Random(gene).shuffle(labels)
-        decisions += [Decision(len(decisions) + 1, "ann", "GDT", "q", (("Gene", gene), ("Disease", "carcinoma")), p,
-                               Grade.COMPLETE if good else Grade.NOT_RELEVANT) for p, good in zip(pmids, labels)]
+        values = (("Gene", gene), ("Disease", "carcinoma"))
+        decisions += [Decision(len(decisions) + 1, "ann", "GDT", "q", values, p,
+                               Grade.COMPLETE if good else Grade.NOT_RELEVANT)
+                      for p, good in zip(pmids, labels, strict=True)]
     return decisions
 
 

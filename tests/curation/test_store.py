@@ -34,7 +34,7 @@ def test_migrations_run_once_and_record_the_version(tmp_path):
     con = open_store(path)  # a second open applies nothing again
     rows = con.execute("SELECT version FROM schema_version").fetchall()
     assert rows == [(v,) for v, _, _ in MIGRATIONS]
-    assert [s.name for s in list_schemas(con)] == ["PO", "PTM"]
+    assert [s.name for s in list_schemas(con)] == ["PO", "PTM", "Chemical-Disease", "Disease-Treatment", "Gene-Disease"]
 
 
 def test_kb_records_round_trip_and_reingest_is_idempotent(con):
