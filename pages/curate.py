@@ -16,8 +16,8 @@ import streamlit as st
 from curation.errors import USER_ERRORS
 from curation.workflows import curate, watch
 from curation.workflows.results import ENTITY_KINDS, ROLES
+from pages import address_state, curate_lists, keyboard, screen_panel, suggestion_panel
 from pages import concept_chips as chips
-from pages import curate_lists, keyboard, screen_panel, suggestion_panel
 from pages import result_filters as filters
 from pages.common import connection, matcher, query_linker, who
 from pages.highlight import escape_text
@@ -61,11 +61,15 @@ columns = st.columns(len(schema.query_types) + 1)
 values = {}
 for column, entity_type in zip(columns, schema.query_types, strict=False):
     known = form.known[entity_type]
+    if f"pick_{entity_type}" not in st.session_state and (typed := address_state.slot_value(entity_type)):
+        st.session_state[f"pick_{entity_type}"] = typed  # back from another page, or from the address
     current = st.session_state.get(f"pick_{entity_type}")
     # Free text typed earlier, or a relation taken from the worklist, stays selectable.
     options = [current, *known] if current and current not in known else known
     values[entity_type] = column.selectbox(entity_type, options, index=None, key=f"pick_{entity_type}",
                                            accept_new_options=True, placeholder=f"type a {entity_type.lower()}") or ""
+    st.session_state[address_state.slot_key(entity_type)] = values[entity_type]
+address_state.keep(schema.query_types)  # the address says what is typed: a reload keeps it
 mode = columns[-1].radio("Ranking", ranking_modes(engine, serving_version), horizontal=True,
                          help=f"model version: {serving_version}")
 rm3_column, feedback_column = columns[-1].columns(2)  # one row: the first result stays on the first screen

@@ -15,12 +15,13 @@ import streamlit as st
 from curation.workflows.session import (
     acknowledge,
     curator_name_problem,
+    current_schema,
     may_dismiss_notices,
     sidebar_view,
     store_notices,
 )
 from curation.workflows.team import SignedIn
-from pages import team_gate
+from pages import address_state, team_gate
 from pages.common import store_cursor, who
 from pages.highlight import escape_text
 from pages.retrievers import preload_retriever
@@ -64,6 +65,7 @@ def _remember_curator() -> None:
 
 def sidebar(con: duckdb.DuckDBPyConnection | None, signed: SignedIn | None = None) -> None:
     """Curator (typed, or the signed-in person in team mode), schema and store counts, shown on every page."""
+    address_state.restore(team=signed is not None)  # a reload or a bookmark: what the address holds, once
     with st.sidebar:
         if signed is not None:
             team_gate.sidebar_identity(signed)
@@ -80,9 +82,17 @@ def sidebar(con: duckdb.DuckDBPyConnection | None, signed: SignedIn | None = Non
             return
         view = sidebar_view(con, st.session_state.get("schema"), before_activate=partial(preload_retriever, con),
                             who=who())
+        chosen = st.session_state.get("schema")
+        if chosen in view.schemas and st.session_state.get("schema_input") != chosen:
+            st.session_state["schema_input"] = chosen  # from the address, or kept while another page ran
+        elif chosen and chosen not in view.schemas:
+            st.session_state.pop("schema", None)  # an address naming a schema this store has not (or no longer)
         st.selectbox(
             "Relation schema", view.schemas, key="schema_input", on_change=_remember, args=("schema_input", "schema")
         )
+        st.session_state["schema"] = st.session_state.get("schema_input")
+        address_state.keep(current_schema(con, st.session_state["schema"]).query_types
+                           if st.session_state["schema"] else ())
         st.caption(view.store_line)
         st.caption(view.model_line)
         if view.job_line:

@@ -425,3 +425,30 @@ def test_switched_on_a_grade_re_ranks_the_ungraded_results_and_off_it_does_not(g
     assert any("PMID 1000001" in m for m in _shown(at, "markdown"))  # the graded one keeps its place
     at.toggle(key="session_rerank").set_value(False).run()
     assert not any(c.startswith("Re-ranked after") for c in _shown(at, "caption"))
+
+
+def test_the_address_keeps_the_name_the_schema_and_the_slots_through_reloads_and_page_switches(loaded_db):
+    # A reload, or the address opened in a new tab: a new session takes back what the address holds.
+    at = AppTest.from_file(APP, default_timeout=120)
+    for key, value in {"curator": "ana", "schema": "PO", "Gene": "BRAF", "Variant": "V600E"}.items():
+        at.query_params[key] = value
+    at.run()
+    assert not at.exception
+    assert at.session_state["curator"] == "ana" and at.text_input(key="curator_input").value == "ana"
+    assert at.selectbox(key="schema_input").value == "PO"
+    assert at.selectbox(key="pick_Gene").value == "BRAF" and at.selectbox(key="pick_Variant").value == "V600E"
+    assert any("Query: Treatment for gene BRAF and variant V600E?" in t.value for t in at.text)
+    # What is typed goes back into the address at once, so the next reload keeps it.
+    variant = next(v for v in at.selectbox(key="pick_Variant").options if v != "V600E")
+    at.selectbox(key="pick_Variant").set_value(variant).run()
+    assert dict(at.query_params) == {"curator": "ana", "schema": "PO", "Gene": "BRAF", "Variant": variant}
+    # Another page and back: the slots are still filled (a widget's own key does not survive the other page).
+    at.switch_page("pages/knowledge_base.py").run()
+    assert not at.exception and dict(at.query_params)["Variant"] == variant
+    at.switch_page("pages/curate.py").run()
+    assert at.selectbox(key="pick_Gene").value == "BRAF" and at.selectbox(key="pick_Variant").value == variant
+    # A schema the store does not have, in an address, falls back to the store's first.
+    other = AppTest.from_file(APP, default_timeout=120)
+    other.query_params["schema"] = "NOPE"
+    other.run()
+    assert not other.exception and other.selectbox(key="schema_input").value == "PO"
