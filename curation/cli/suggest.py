@@ -160,6 +160,7 @@ def render_table(record: dict) -> str:
 
 def cmd_train_relations(args: argparse.Namespace) -> int:
     """Train a relation scorer (corpora + the store's decisions), activate it and re-score the documents."""
+    from curation.relations.training import describe_training
     from curation.workflows.relation_scoring import activate_scorer, judge, rescore, train_relation_scorer
 
     settings = load_settings()
@@ -169,8 +170,7 @@ def cmd_train_relations(args: argparse.Namespace) -> int:
                                                  decisions=not args.no_decisions, who=operator())
         print(f"trained {manifest['name']} in {manifest['seconds']} s on {manifest['corpus_pairs']:,} corpus pairs "
               f"({manifest['corpus_positives']:,} related) and {manifest['decision_pairs']} pairs from curator "
-              f"decisions; threshold {manifest['threshold']:.3f}; Dev pair F1 {manifest['dev_pair_f1']}; wrote "
-              f"{folder}")
+              f"decisions; threshold {manifest['threshold']:.3f}; {describe_training(manifest)}; wrote {folder}")
         if args.no_activate:
             return 0
         activate, why = judge(con, manifest)
