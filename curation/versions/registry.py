@@ -105,6 +105,11 @@ def read_version(path: str | Path) -> ModelVersion:
     return ModelVersion(path.name, path, manifest)
 
 
+# The models folder's other tenants, never versions: trained recognisers, linkers and relation scorers
+# (curation.jobs.recogniser.RECOGNISERS, the linker's folder, curation.relations.scorer_folder.SCORERS).
+OWN_FOLDERS = frozenset({"recognisers", "linkers", "relations"})
+
+
 def list_versions(models_dir: str | Path) -> tuple[list[ModelVersion], list[str]]:
     """Published versions, newest first, and messages for folders that are not usable versions."""
     models_dir = Path(models_dir)
@@ -112,7 +117,8 @@ def list_versions(models_dir: str | Path) -> tuple[list[ModelVersion], list[str]
     if not models_dir.is_dir():
         return versions, problems
     for path in sorted(models_dir.iterdir()):
-        if not path.is_dir() or path.name.endswith(".tmp") or path.name.startswith("."):  # .cache: the build cache
+        if (not path.is_dir() or path.name.endswith(".tmp") or path.name.startswith(".")  # .cache: the build cache
+                or path.name in OWN_FOLDERS):
             continue
         try:
             versions.append(read_version(path))

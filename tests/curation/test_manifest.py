@@ -151,3 +151,11 @@ def test_the_fusion_record_matches_index_fusion_config(tmp_path):
     (tmp_path / "v").mkdir()
     write_manifest(tmp_path / "v" / "manifest.json", Manifest(fusion=Fusion.of(config)))
     assert manifest_fusion(tmp_path / "v") == config  # index reads its part of the same file
+
+
+def test_the_models_folders_own_tenants_are_not_reported_as_broken_versions(tmp_path):
+    for own in ("recognisers", "linkers", "relations"):
+        (tmp_path / own / "some-model").mkdir(parents=True)  # what recogniser, linker and scorer training keep there
+    (tmp_path / "po-stray").mkdir()  # a folder a person left: named
+    versions, problems = registry.list_versions(tmp_path)
+    assert versions == [] and problems == [f"{tmp_path / 'po-stray'} is not a model version (no manifest.json)"]
