@@ -188,3 +188,33 @@ def relation_scorer(view: TrainView) -> None:
                    "pair F1 is not worse than the active one's. The Curate page's suggestions rank with it.")
     if error := st.session_state.pop("rel_error", None):
         st.error(escape_text(error))
+    _score_the_rest(view.running)
+
+
+def _start_rescore() -> None:
+    try:
+        relation_scoring.start_rescore(connection(), who=who())
+    except USER_ERRORS as exc:
+        st.session_state["rescore_error"] = str(exc)
+
+
+def _score_the_rest(job_running: bool) -> None:
+    """"Score the rest": the abstracts the active scorer has not scored, scored in the background, with its outcome."""
+    running, outcome = relation_scoring.rescore_state()
+    if running:
+        st.caption("Scoring the abstracts the active scorer has not scored…")
+        _poll_rescore()
+    elif stale := relation_scoring.stale_documents(connection()):
+        st.button(f"Score the rest ({stale:,} abstracts)", key="rel_rescore", on_click=_start_rescore,
+                  disabled=job_running, help="score the abstracts that still carry another scorer's relation "
+                  "scores (or none) with the active scorer, in the background")
+    if outcome:
+        st.caption(escape_text(outcome))
+    if error := st.session_state.pop("rescore_error", None):
+        st.error(escape_text(error))
+
+
+@st.fragment(run_every=2.0)
+def _poll_rescore() -> None:
+    if not relation_scoring.rescore_state()[0]:  # done: the whole page shows the outcome and the new counts
+        st.rerun(scope="app")

@@ -29,6 +29,7 @@ from curation.relations.scorer_folder import SCORERS, load_scorer_folder, new_sc
 from curation.relations.stored_pairs import Progress, ScoringReport, load_scored_pairs, score_documents
 from curation.relations.training import train_with_manifest
 from curation.relations.training_data import decided_documents
+from curation.runtime.background import Background
 from curation.store.base import list_schemas, transaction
 from curation.store.decisions import list_decisions
 from curation.store.jobs import Job, get_job, list_jobs, set_job_result
@@ -36,7 +37,8 @@ from curation.store.relations import list_relation_scorers, list_unscored_docume
 
 __all__ = [
     "NO_SCORER", "ActiveScorer", "ScoringReport", "activate_scorer", "active_scorer", "apply_relation_job",
-    "apply_relation_jobs", "judge", "load_pairs", "overview", "rescore", "start_relation_training",
+    "apply_relation_jobs", "judge", "load_pairs", "overview", "rescore", "rescore_state", "stale_documents",
+    "start_relation_training", "start_rescore",
     "train_relation_scorer",
 ]
 
@@ -56,6 +58,44 @@ def activate_scorer(con: duckdb.DuckDBPyConnection, folder: str | Path, *, who: 
     with transaction(con):
         set_active_relation_scorer(con, str(folder), name)
     return ActiveScorer(scorer, name, str(folder))
+
+
+SCORE_THE_REST_HINT = ("\"Score the rest\" on Train & evaluate brings them up to date (or `python -m curation rescore` "
+                       "while the app is stopped)")
+_RESCORE: dict[str, Background] = {}  # this process's latest "Score the rest" (running or done)
+
+
+def stale_documents(con: duckdb.DuckDBPyConnection) -> int:
+    """How many annotated documents the active scorer has not scored (0: none, or no scorer is active)."""
+    active = active_scorer(con)
+    return len(list_unscored_documents(con, active.version)) if active.scorer is not None else 0
+
+
+def start_rescore(con: duckdb.DuckDBPyConnection, who: Who = "") -> None:
+    """Run :func:`rescore` in a background thread of the app (its own cursor), for the Train page's "Score the rest".
+
+    Raises:
+        CurationError: ``who`` may not train, or a scoring run is already going.
+    """
+    access.require(con, who, Action.TRAIN)
+    running = _RESCORE.get("run")
+    if running is not None and not running.ready():
+        raise CurationError("the documents are already being scored; the outcome shows here when it ends")
+    cursor = con.cursor()
+    _RESCORE["run"] = Background(lambda: rescore(cursor, who=who), "relation-rescore")
+
+
+def rescore_state() -> tuple[bool, str]:
+    """(running, the last finished run's outcome in words or ""), for the Train page."""
+    run = _RESCORE.get("run")
+    if run is None:
+        return False, ""
+    if not run.ready():
+        return True, ""
+    try:
+        return False, run.result().summary()
+    except Exception as exc:  # shown on the page: the thread's failure is the curator's to see
+        return False, f"scoring failed: {exc}"
 
 
 def rescore(con: duckdb.DuckDBPyConnection, active: ActiveScorer | None = None,
@@ -138,7 +178,7 @@ def apply_relation_job(con: duckdb.DuckDBPyConnection, job: Job) -> Job:
             _, loaded, skipped = load_pairs(con, pairs)
             message = f"{active.version} is active; {loaded:,} abstracts scored ({verdict})"
             if skipped:
-                message += f"; {skipped:,} changed while it trained wait for `python -m curation rescore`"
+                message += f"; {skipped:,} changed while it trained: {SCORE_THE_REST_HINT}"
         except (CurationError, OSError, duckdb.Error) as exc:
             message = f"{active.version} is active, but its pairs could not be loaded ({exc}); run rescore"
     set_job_result(con, job.job_id, message, result_json(replace(result, activated=activate, verdict=verdict)))
@@ -168,4 +208,4 @@ def overview(con: duckdb.DuckDBPyConnection) -> str:
     return (f"Active relation scorer {active.version}" + (f" (Dev pair F1: {figures}; "
             f"{manifest.get('decision_pairs', 0)} pairs from curator decisions)" if figures else "")
             + f"; {by_scorer.get(active.version, 0):,} abstracts scored with it"
-            + (f", {stale:,} still with another scorer's scores (`python -m curation rescore`)" if stale else ""))
+            + (f", {stale:,} still with another scorer's scores ({SCORE_THE_REST_HINT})" if stale else ""))

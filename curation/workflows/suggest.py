@@ -43,6 +43,7 @@ from curation.schemas import RelationSchema
 from curation.store.annotations import list_annotations
 from curation.store.corpus import get_documents
 from curation.store.relations import count_unscored_documents
+from curation.workflows.relation_scoring import SCORE_THE_REST_HINT
 
 #: documents of the served ranking the suggestions are drawn from (chosen on dev by bench/suggest.py)
 DEFAULT_TOP_DOCS = 20
@@ -159,8 +160,7 @@ def suggest_from(con: duckdb.DuckDBPyConnection, matcher: Matcher, schema: Relat
     notes = list(notes) + ([active.message] if active.message else [])
     stale = count_unscored_documents(con, active.version) if active.scorer is not None else 0
     if stale:
-        notes.append(f"{stale:,} documents still carry another scorer's relation scores; `python -m curation "
-                     "rescore` brings them up to date")
+        notes.append(f"{stale:,} documents still carry another scorer's relation scores; {SCORE_THE_REST_HINT}")
     base = dict(schema=schema.name, slot=schema.answer, values=dict(values), concepts=tuple(concepts),
                 documents=len(ranks), top_docs=top_docs, scorer=active.version)
     if answer_kind == "generic":

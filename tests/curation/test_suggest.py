@@ -166,6 +166,20 @@ def test_a_new_scorer_rescores_only_what_another_scorer_wrote_and_reannotation_k
     assert list_relation_scorers(con) == {active.version: 4}
 
 
+def test_score_the_rest_runs_in_the_background_and_says_what_it_scored(tmp_path, fixtures):
+    from curation.workflows import relation_scoring
+
+    con = _store(tmp_path, fixtures)
+    assert relation_scoring.stale_documents(con) == 0  # no scorer active: nothing to bring up to date
+    activate_scorer(con, _scorer_folder(tmp_path, {"same_sentence": 3.0}))
+    assert relation_scoring.stale_documents(con) == 4
+    relation_scoring.start_rescore(con)
+    relation_scoring._RESCORE["run"].result()  # wait for the thread
+    running, outcome = relation_scoring.rescore_state()
+    assert not running and outcome.startswith("4 documents scored for relations")
+    assert relation_scoring.stale_documents(con) == 0
+
+
 def test_replacing_annotations_drops_their_pairs(tmp_path, fixtures):
     con = _store(tmp_path, fixtures)
     with transaction(con):
