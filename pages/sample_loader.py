@@ -17,6 +17,7 @@ from curation.config import load_settings
 from curation.errors import USER_ERRORS
 from curation.workflows import background_load
 from curation.workflows.quickstart import find_sample
+from curation.workflows.session import store_line
 from pages.common import annotator, store_cursor, who
 from pages.highlight import escape_text
 
@@ -82,6 +83,7 @@ def _progress(names: tuple[str, ...]) -> None:
         st.caption(escape_text(_line(state)))
         st.progress(state.done / state.total if state.total else 0.0,
                     text=f"{state.done:,} of {state.total:,}" if state.total else None)
+    st.caption(store_line(store_cursor()))  # the store's counts move with the load (the sidebar's own line waits)
 
 
 def load_progress() -> None:

@@ -25,7 +25,7 @@ from pages import address_state, team_gate
 from pages.common import store_cursor, who
 from pages.highlight import escape_text
 from pages.retrievers import preload_retriever
-from pages.sample_loader import load_progress
+from pages.sample_loader import load_progress, loading
 
 
 def store_notice_banner(con: duckdb.DuckDBPyConnection | None) -> None:
@@ -93,7 +93,8 @@ def sidebar(con: duckdb.DuckDBPyConnection | None, signed: SignedIn | None = Non
         st.session_state["schema"] = st.session_state.get("schema_input")
         address_state.keep(current_schema(con, st.session_state["schema"]).query_types
                            if st.session_state["schema"] else ())
-        st.caption(view.store_line)
+        if not loading():  # while a load runs, its progress shows the counts as they move
+            st.caption(view.store_line)
         st.caption(view.model_line)
         if view.job_line:
             st.caption(view.job_line)

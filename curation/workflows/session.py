@@ -104,6 +104,13 @@ class SidebarView:
     job_line: str = ""
 
 
+def store_line(con: duckdb.DuckDBPyConnection) -> str:
+    """The store's KB records, abstracts and decisions, in one line (the sidebar's, and the load's progress)."""
+    counts = stats(con)
+    return (f"Store: {counts['kb_records']:,} KB records · {counts['documents']:,} abstracts · "
+            f"{counts['decisions']:,} decisions")
+
+
 def sidebar_view(con: duckdb.DuckDBPyConnection, schema: str | None,
                  before_activate: Callable[[Path], None] | None = None, *, who: Who = "") -> SidebarView:
     """The sidebar's figures for the schema in use (``schema``; None: the store's first).
@@ -112,12 +119,11 @@ def sidebar_view(con: duckdb.DuckDBPyConnection, schema: str | None,
     ``before_activate``): finished, and its version swapped in, when done and ``who`` may.
     """
     names = tuple(s.name for s in list_schemas(con))
-    counts = stats(con)
     active = versions.active_version(con, schema or (names[0] if names else ""))
     job = retrain.current_job(con, before_activate=before_activate, who=who)
     return SidebarView(
         names,
-        f"Store: {counts['kb_records']} KB records · {counts['documents']} abstracts · {counts['decisions']} decisions",
+        store_line(con),
         f"Model: {active.version} (active)" if active else "Model: none active (newest that fits, or BM25)",
         retrain.status_line(job) if job is not None else "",
     )
