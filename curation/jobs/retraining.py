@@ -102,6 +102,8 @@ def spawn_worker(job_dir: Path) -> int:
             cwd=str(PROJECT_ROOT), start_new_session=True,
         )
     _CHILDREN[proc.pid] = proc
+    # Reaped as soon as it exits, whether or not a page polls the job: no zombie is left behind a finished worker.
+    threading.Thread(target=proc.wait, name=f"reap-worker-{proc.pid}", daemon=True).start()
     return proc.pid
 
 

@@ -425,3 +425,23 @@ def test_the_retrain_form_offers_every_index_kind_and_backend_the_settings_choic
     assert backends[0] == "milvus" and sorted(backends) == sorted(INDEX_BACKENDS)
     assert set(retrain.INDEX_KIND_LABELS) == set(INDEX_KINDS)
     assert set(retrain.INDEX_BACKEND_LABELS) == set(INDEX_BACKENDS)
+
+
+def test_a_finished_worker_is_reaped_without_anyone_polling_its_job(tmp_path):
+    """A worker that exits is waited for at once (no zombie behind it), even when no page polls the job."""
+    import time
+
+    from curation.jobs.retraining import spawn_worker, worker_alive
+
+    pid = spawn_worker(tmp_path)  # no request in the folder: the worker exits at once
+    deadline = time.monotonic() + 20
+    state = ""
+    while time.monotonic() < deadline:
+        try:
+            state = (Path("/proc") / str(pid) / "stat").read_text().split(")")[-1].split()[0]
+        except FileNotFoundError:  # reaped: the process is gone
+            state = "gone"
+            break
+        time.sleep(0.2)
+    assert state == "gone", f"worker {pid} left in state {state!r}"
+    assert not worker_alive(pid)
