@@ -111,6 +111,22 @@ def store_line(con: duckdb.DuckDBPyConnection) -> str:
             f"{counts['decisions']:,} decisions")
 
 
+def model_line(con: duckdb.DuckDBPyConnection, schema: str, active: str) -> str:
+    """What ranks ``schema``'s searches, in the words every page uses: the active version, the newest version built
+    for the schema when none is active, or BM25 alone (found without loading anything)."""
+    from curation.config import load_settings
+    from curation.versions import serving as served
+
+    planned = served.planned_version(con, load_settings().models_dir, served.serving_key(con, schema))
+    if planned == served.BM25_ONLY:
+        return f"Model: BM25 alone (no model version built for {schema} covers this store's abstracts)"
+    if planned == active:
+        return f"Model: {planned} (active)"
+    if active:  # the active one cannot serve (it no longer covers the store, or its files are damaged)
+        return f"Model: {planned} (the active {active} cannot serve; see Train & evaluate)"
+    return f"Model: {planned} (the newest version built for {schema}; none activated)"
+
+
 def sidebar_view(con: duckdb.DuckDBPyConnection, schema: str | None,
                  before_activate: Callable[[Path], None] | None = None, *, who: Who = "") -> SidebarView:
     """The sidebar's figures for the schema in use (``schema``; None: the store's first).
@@ -124,6 +140,6 @@ def sidebar_view(con: duckdb.DuckDBPyConnection, schema: str | None,
     return SidebarView(
         names,
         store_line(con),
-        f"Model: {active.version} (active)" if active else "Model: none active (newest that fits, or BM25)",
+        model_line(con, schema or (names[0] if names else ""), active.version if active else ""),
         retrain.status_line(job) if job is not None else "",
     )

@@ -61,10 +61,12 @@ def test_compare_versions_says_which_version_cannot_serve_and_compares_those_tha
     assert {line["version"] for line in same.lines} == {"before: v1", "after: v2"}
 
 
-def test_sidebar_view_counts_the_store_and_names_what_serves(loaded):
+def test_sidebar_view_counts_the_store_and_names_what_serves(loaded, tmp_path, monkeypatch):
+    monkeypatch.setenv("CURATION_MODELS_DIR", str(tmp_path / "models"))
     view = sidebar_view(loaded, None)
     assert view.schemas == tuple(s.name for s in list_schemas(loaded)) and "PO" in view.schemas
     counts = stats(loaded)
     assert view.store_line == (f"Store: {counts['kb_records']} KB records · {counts['documents']} abstracts · "
                                f"{counts['decisions']} decisions")
-    assert view.model_line == "Model: none active (newest that fits, or BM25)" and view.job_line == ""
+    assert view.model_line == "Model: BM25 alone (no model version built for PO covers this store's abstracts)"
+    assert view.job_line == ""
