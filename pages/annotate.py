@@ -14,11 +14,13 @@ from pages import highlight
 from pages.common import GRADE_SHORTCUTS, connection, matcher, who
 from pages.highlight import escape_text
 from pages.legacy_mode import leave_legacy_pages_mode
+from pages.result_card import card_style
 from pages.retrievers import retriever
 
 leave_legacy_pages_mode()  # first, before anything is drawn (see pages/legacy_mode.py)
 
 st.title("Annotate")
+card_style()  # the same entity colours as the Curate page's cards
 con = connection()
 if con is None:
     st.stop()

@@ -65,6 +65,7 @@ def test_grading_the_next_pair_records_a_decision(loaded_db):
     assert not at.exception
     assert any("PMID 1000001" in m.value for m in at.markdown)
     assert any("Treatment for gene BRAF and variant V600E?" in m.value for m in at.markdown)
+    assert any("mark.ent-query" in m.value for m in at.markdown)  # Curate's entity colours, not plain yellow marks
     # Blind: the queue does not show what bo and carl said about the pair to grade.
     assert any("graded by 2 other curators" in c.value for c in at.caption)
     # Agreement: bo and carl share one pair, graded complete vs not_relevant.
