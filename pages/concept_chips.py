@@ -140,15 +140,29 @@ def group_header(result, group: str, shown: int) -> None:
         st.caption(f"showing the first {shown}")
 
 
-def _how(match) -> str:
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'s' if n != 1 else ''}"
+
+
+def _how(match, marked: int) -> str:
+    """How the result mentions one query concept; ``marked``: how many times the card highlights it (the text
+    check finds every written form, where the concept index may list fewer, e.g. only its gold mentions)."""
     if match.mentions:
-        return f"{match.how}, {match.mentions} mention{'s' if match.mentions != 1 else ''}"
-    return f"{match.how}: {', '.join(match.forms[:3])}" if match.forms else match.how
+        how = f"{match.how}, {_plural(match.mentions, 'mention')}"
+        return f"{how}; {marked} highlighted" if marked > match.mentions else how
+    how = f"{match.how}: {', '.join(match.forms[:3])}" if match.forms else match.how
+    return f"{how}; {marked} highlighted" if marked > 1 else how
+
+
+def _marked(row, slot: str) -> int:
+    """How many query spans of ``slot`` the row's title and abstract highlight."""
+    return sum(1 for part in (row.title, row.abstract) for span in part.spans
+               if span.entity_type == "query" and str(span.concept).startswith(f"{slot}:"))
 
 
 def mentions_caption(row, concepts: Sequence) -> str:
     """Which query concepts a result mentions and how, and which it does not (escaped)."""
-    said = [f"{m.slot} {m.concept} — {_how(m)}" for m in row.concepts]
+    said = [f"{m.slot} {m.concept} — {_how(m, _marked(row, m.slot))}" for m in row.concepts]
     found = {m.slot for m in row.concepts}
     missing = [f"{c.slot} {c.canonical}" for c in concepts if c.slot not in found]
     text = " · ".join(said) + (f" · not mentioned: {', '.join(missing)}" if missing else "")
