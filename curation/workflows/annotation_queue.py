@@ -200,7 +200,7 @@ def annotation_view(
     mode = ranking_mode(retriever)
     relations = candidate_relations(con, schema, active, limit=max_relations)
     uncertain, notes = least_sure(retriever, schema, relations, decisions, depth, uncertain_limit, mode,
-                                  order=order, seed=annotator)
+                                  order=order, seed=annotator, keep=_mentions_every_entity(con, matcher, schema))
     queue = build_queue(annotator, decisions, uncertain, skipped)
     matrix = label_matrix(decisions, annotators=[annotator])
     pool = set(matrix.items) | {u.item for u in uncertain}
@@ -215,6 +215,22 @@ def annotation_view(
         mode=str(mode),
         notes=tuple(notes),
     )
+
+
+def _mentions_every_entity(con: duckdb.DuckDBPyConnection, matcher: Matcher, schema: RelationSchema):
+    """``keep(values, pmid)``: whether the abstract mentions every typed entity of the relation (the matcher's text
+    check), so the queue never offers an abstract whose only match is a common word ("PCR amplification")."""
+    seen: dict[str, object] = {}
+
+    def keep(values, pmid: str) -> bool:
+        if pmid not in seen:
+            found = get_documents(con, [pmid])
+            seen[pmid] = found[0] if found else None
+        document = seen[pmid]
+        return document is not None and all(matcher.matched(value, schema.kind(entity_type), document)
+                                            for entity_type, value in values.items() if value.strip())
+
+    return keep
 
 
 def _first_showable(

@@ -20,7 +20,7 @@ The queue (:mod:`curation.workflows.annotation_queue`) offers these after the pa
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from curation.errors import USER_ERRORS, CurationError
@@ -126,6 +126,7 @@ def least_sure(
     mode: Mode | str | None = None,
     order: str = "uncertainty",
     seed: str = "",
+    keep: Callable[[Mapping[str, str], str], bool] | None = None,
 ) -> tuple[list[UncertainHit], list[str]]:
     """The ``limit`` retrieved pairs the ranking is least sure about (see the module docstring).
 
@@ -138,6 +139,8 @@ def least_sure(
         relations: query entities of each relation to search.
         decisions: decisions of the schema (their grades place the boundary).
         mode: "hybrid" / "bm25"; default :func:`ranking_mode`.
+        keep: which retrieved documents may be offered for a relation (``keep(values, pmid)``; None: every one),
+            e.g. only those that mention every typed entity.
 
     Returns:
         The pairs, most uncertain first, and notes on relations that could not be searched.
@@ -153,9 +156,10 @@ def least_sure(
             relation = ", ".join(f"{t} {v[:40]}" for t, v in values)
             notes.append(f"not searched for least-sure pairs ({relation}): {exc}")
             continue
-        scaled = scale_scores(result.hits)
-        searched.append((result.query, values, result.hits, scaled))
-        for hit, s in zip(result.hits, scaled, strict=True):
+        hits = [h for h in result.hits if keep is None or keep(dict(values), h.pmid)]
+        scaled = scale_scores(hits)
+        searched.append((result.query, values, hits, scaled))
+        for hit, s in zip(hits, scaled, strict=True):
             scaled_of[_key(schema, values, hit.pmid)] = s
     grades: dict[ItemKey, list[str]] = {}
     for label in current_labels(decisions):

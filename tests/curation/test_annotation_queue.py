@@ -156,6 +156,18 @@ def test_unsearchable_relations_become_notes(setup):
     assert found and all(u.item.relation == BRAF_KEY for u in found)
 
 
+def test_the_queue_offers_only_abstracts_that_mention_every_typed_entity(setup):
+    from curation.workflows.annotation_queue import _mentions_every_entity
+
+    con, retriever, matcher = setup
+    found, _ = least_sure(retriever, PO, [tuple(BRAF.items())], [], depth=10, limit=10)
+    assert "2000002" in {u.item.pmid for u in found}  # BRAF without V600E: BM25 retrieves it on "BRAF"
+    keep = _mentions_every_entity(con, matcher, PO)  # what annotation_view passes
+    assert keep(BRAF, "2000001") and not keep(BRAF, "2000002") and not keep(BRAF, "no-such-pmid")
+    kept, _ = least_sure(retriever, PO, [tuple(BRAF.items())], [], depth=10, limit=10, keep=keep)
+    assert kept and "2000002" not in {u.item.pmid for u in kept}
+
+
 # --- the queue ---------------------------------------------------------------------------------
 
 
