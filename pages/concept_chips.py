@@ -150,8 +150,7 @@ def _how(match, marked: int) -> str:
     if match.mentions:
         how = f"{match.how}, {_plural(match.mentions, 'mention')}"
         return f"{how}; {marked} highlighted" if marked > match.mentions else how
-    how = f"{match.how}: {', '.join(match.forms[:3])}" if match.forms else match.how
-    return f"{how}; {marked} highlighted" if marked > 1 else how
+    return f"{match.how}: {', '.join(match.forms[:3])}" if match.forms else match.how
 
 
 def _marked(row, slot: str) -> int:

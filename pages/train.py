@@ -14,7 +14,7 @@ import streamlit as st
 from curation.config import load_settings
 from curation.workflows.train_view import open_train
 from curation.workflows.versions import BUILD_HELP
-from pages import train_jobs, train_ranker, train_versions
+from pages import train_jobs, train_ranker, train_relations, train_versions
 from pages.common import connection, who
 from pages.legacy_mode import leave_legacy_pages_mode
 from pages.retrievers import planned_version, preload_retriever
@@ -31,7 +31,7 @@ view = open_train(con, load_settings(), st.session_state.get("schema"),
 train_ranker.section(next((s for s in view.schemas if s.name == view.schema), None), planned_version(con, view.schema))
 train_jobs.retraining(view)
 train_jobs.recogniser(view)
-train_jobs.relation_scorer(view)
+train_relations.relation_scorer(view)
 
 st.subheader("Model versions")
 for problem in view.problems:
