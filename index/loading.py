@@ -1,4 +1,4 @@
-"""Opening a model version folder as a ready Retriever (model, dense index, BM25 index)."""
+"""Opening a model version folder as a ready Retriever (query encoder, dense index, BM25 index)."""
 
 from __future__ import annotations
 
@@ -37,6 +37,10 @@ def open_retriever(path: str | Path, fusion: FusionConfig | None = None, device:
     The hybrid fusion is ``fusion`` when given, else the one the version's manifest records
     (chosen on dev when it was built), else the default.
 
+    Queries are encoded by :class:`index.query_encoder.QueryEncoder` (numpy, no torch import) when the model
+    folder has its shape (every version this project builds has), else by sentence-transformers on ``device``;
+    both give the same vectors (to float32 rounding).
+
     Raises:
         RetrievalError: a part is missing or corrupted, or the model and index disagree.
     """
@@ -45,12 +49,7 @@ def open_retriever(path: str | Path, fusion: FusionConfig | None = None, device:
         raise RetrievalError(f"model version {path.name} has no model/ folder")
     dense = load_dense(path / "dense", milvus_uri, milvus_token)
     lexical = LexicalIndex.load(path / "lexical")
-    try:
-        model = load_encoder(EncoderConfig(model=str((path / "model").resolve()), device=device))
-    except Exception as exc:  # weights that do not load are a corrupted version, not a crash
-        raise RetrievalError(
-            f"model version {path.name}: the model does not load ({type(exc).__name__}: {exc})"
-        ) from None
+    model = _query_encoder(path, device)
     if embedding_dimension(model) != dense.dimension:
         raise RetrievalError(f"model version {path.name}: model dimension {embedding_dimension(model)} does not match "
                             f"its index ({dense.dimension})")
@@ -58,6 +57,24 @@ def open_retriever(path: str | Path, fusion: FusionConfig | None = None, device:
     return Retriever(lexical=lexical, dense=dense, encoder=model, fusion=fusion or manifest_fusion(path),
                      version=path.name, served_dense_share=manifest_served_share(path), reranker=reranker,
                      rerank_k=rerank_k)
+
+
+def _query_encoder(path: Path, device: str):
+    """The version's query encoder: numpy when the folder allows it, else the sentence-transformers model."""
+    from index.query_encoder import UnsupportedEncoder, load_query_encoder
+
+    folder = (path / "model").resolve()
+    config = EncoderConfig(model=str(folder), device=device)
+    try:
+        return load_query_encoder(folder, config.max_seq_length)
+    except UnsupportedEncoder:
+        pass  # another shape, or a damaged file: sentence-transformers loads it or says what is wrong
+    try:
+        return load_encoder(config)
+    except Exception as exc:  # weights that do not load are a corrupted version, not a crash
+        raise RetrievalError(
+            f"model version {path.name}: the model does not load ({type(exc).__name__}: {exc})"
+        ) from None
 
 
 def _served(path: Path) -> dict:
