@@ -35,6 +35,7 @@ import duckdb
 
 from curation.entities.dictionaries import lexicon_sources, measured_exclusions
 from curation.entities.fuzzy_index import save_fuzzy
+from curation.entities.kept_abbreviations import read_abbreviations
 from curation.entities.lexicon import Lexicon
 from curation.entities.matching import Matcher
 from curation.entities.normalise import Normaliser
@@ -82,9 +83,17 @@ def load_matcher(con: duckdb.DuckDBPyConnection, cache_dir: Path | None, cache_s
     as it is, else built from the store (the names measured, or read from ``cache_dir``) and kept there.
 
     ``cache_dir`` None: built, never kept. A folder that cannot be written only costs the next start the build.
+    The abbreviations kept in ``cache_dir`` (:mod:`curation.entities.kept_abbreviations`) come with it.
     """
     if cache_dir is None:
         return build_kept(con, None).matcher(cache_size)
+    matcher = _load_or_build(con, Path(cache_dir), cache_size)
+    with paused_collector():  # ~10^4 small tuples, read beside the lexicon's 10^6 objects
+        matcher.kept_abbreviations = read_abbreviations(cache_dir)
+    return matcher
+
+
+def _load_or_build(con: duckdb.DuckDBPyConnection, cache_dir: Path, cache_size: int) -> Matcher:
     key = matcher_key(con)
     folder = Path(cache_dir) / f"matcher-{key[:32]}"
     try:

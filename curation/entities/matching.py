@@ -18,7 +18,9 @@ Three sources of spans:
   (ITD)"), dictionary hits of the short form are dropped.
 
 Texts are analysed once and cached (LRU), so scoring thousands of (record, abstract)
-pairs costs one spaCy pass per abstract.
+pairs costs one spaCy pass per abstract. A text whose abbreviations are kept
+(:mod:`curation.entities.kept_abbreviations`, :attr:`Matcher.kept_abbreviations`) needs no spaCy pass for
+g(e, d): spaCy is loaded only when its dictionary hits are asked for (:meth:`Matcher.find_all`).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ import threading
 import time
 import warnings
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -36,6 +38,7 @@ from typing import TYPE_CHECKING
 from curation.entities.abbreviations import Abbreviation, covers, find_abbreviations
 from curation.entities.cell_lines import cell_line_hits
 from curation.entities.hits import RANK, Hit, compound_hits, resolve_overlaps, same_sentence
+from curation.entities.kept_abbreviations import text_digest
 from curation.entities.lexicon import Lexicon
 from curation.entities.morphology import find_drug_stems, find_formulas, looks_chemical, looks_gene_product
 from curation.entities.name_patterns import fusion_regex, gene_lookup, names_regex
@@ -62,7 +65,7 @@ class _Analysis:
 
     text: str
     abbreviations: tuple[Abbreviation, ...] = ()
-    dictionary: list[Hit] | None = None
+    dictionary: list[Hit] | None = None  # None: not found yet (the abbreviations were kept; spaCy did not run)
     variants: list[Hit] | None = None
     extras: dict[str, list[Hit]] = field(default_factory=dict)
 
@@ -117,6 +120,9 @@ class Matcher:
         # kind -> (file, checksum) of the normaliser's TF-IDF index kept with this matcher's lexicon, when read from
         # a kept copy (curation.entities.matcher_cache): the normaliser over this lexicon reads them.
         self.kept_fuzzy: dict[str, tuple[Path, str]] = {}
+        # text digest -> the abbreviations the text defines, as this matcher's default pipeline finds them, kept
+        # between processes (curation.entities.kept_abbreviations): such a text needs no spaCy pass for g(e, d).
+        self.kept_abbreviations: Mapping[str, tuple[Abbreviation, ...]] = {}
         if nlp is not None or names is None:  # the names are tokenized now: spaCy is needed at once
             self._prepare()
         # With a kept name table, spaCy (~4 s to import) waits for the first text to read: a command that only
@@ -230,8 +236,10 @@ class Matcher:
         return [self._span(text, h, h.kind) for h in kept if h.kind in wanted]
 
     def analyse_many(self, texts: Iterable[str], batch_size: int = 64) -> None:
-        """Warm the cache for many texts with ``nlp.pipe`` (faster than one at a time)."""
-        todo = [t for t in dict.fromkeys(texts) if t and t not in self._cache]
+        """Warm the cache for many texts with ``nlp.pipe`` (faster than one at a time), dictionary hits included."""
+        todo = [t for t in dict.fromkeys(texts) if t and (t not in self._cache or self._cache[t].dictionary is None)]
+        if not todo:
+            return
         with self._lock, warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=_QUIET)
             for text, doc in zip(todo, self.nlp.pipe(todo, batch_size=batch_size), strict=True):
@@ -246,10 +254,36 @@ class Matcher:
             if cached is not None:
                 self._cache.move_to_end(text)
                 return cached
-            warnings.filterwarnings("ignore", message=_QUIET)
-            analysis = self._from_doc(text, self.nlp(text))
+            kept = self._kept(text)
+            if kept is not None:
+                analysis = _Analysis(text, kept)
+            else:
+                warnings.filterwarnings("ignore", message=_QUIET)
+                analysis = self._from_doc(text, self.nlp(text))
             self._store(text, analysis)
         return analysis
+
+    def _kept(self, text: str) -> tuple[Abbreviation, ...] | None:
+        """The text's kept abbreviations, when this matcher's pipeline is the one they were found with (else None)."""
+        if not self.kept_abbreviations or not self._keeps_abbreviations():
+            return None
+        return self.kept_abbreviations.get(text_digest(text))
+
+    def _keeps_abbreviations(self) -> bool:
+        # Kept abbreviations are those of the default pipeline with the detector (what build_matcher makes).
+        return self._given_nlp is None and self.use_abbreviations
+
+    def unkept(self, texts: Iterable[str]) -> list[str]:
+        """The texts (once each) whose abbreviations are not kept: g(e, d) on them needs a spaCy pass."""
+        return [t for t in dict.fromkeys(texts) if t and self._kept(t) is None]
+
+    def abbreviations_found(self) -> dict[str, tuple[Abbreviation, ...]]:
+        """The abbreviations of every text analysed and still cached, by text digest (what can be kept; {} for a
+        matcher with another pipeline or without abbreviations)."""
+        if not self._keeps_abbreviations():
+            return {}
+        with self._lock:
+            return {text_digest(text): analysis.abbreviations for text, analysis in self._cache.items()}
 
     def _store(self, text: str, analysis: _Analysis) -> None:
         self._cache[text] = analysis
@@ -278,6 +312,10 @@ class Matcher:
         return found[0][1] if found else name
 
     def _dictionary(self, analysis: _Analysis) -> list[Hit]:
+        if analysis.dictionary is None:  # analysed from its kept abbreviations: spaCy runs now
+            with self._lock, warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message=_QUIET)
+                analysis.dictionary = self._from_doc(analysis.text, self.nlp(analysis.text)).dictionary
         return analysis.dictionary or []
 
     def _variants(self, analysis: _Analysis) -> list[Hit]:

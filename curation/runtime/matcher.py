@@ -1,18 +1,22 @@
 """The app's text matcher, built ahead: the store's dictionaries, with the corpus's abstracts analysed in advance.
 
-Analysing abstracts ahead (about 2 ms each) keeps highlighting off the search path: the curator path drops from
-~130 ms to ~25 ms p95 on this corpus (bench/retrieval.py). :func:`start_matcher` does it in the background
+Analysing abstracts ahead (about 2 ms each) keeps spaCy off the search path: the curator path drops from ~130 ms to
+~25 ms p95 on this corpus (bench/retrieval.py). What the analysis finds that g(e, d) needs, each abstract's
+abbreviations, is kept between processes (:mod:`curation.entities.kept_abbreviations`): a restart analyses only the
+abstracts added since, and its first search loads no spaCy. :func:`start_matcher` does it in the background
 (:class:`~curation.runtime.background.Background`), so the first page is drawn before the dictionaries are loaded.
 """
 
 from __future__ import annotations
 
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import duckdb
 
+from curation.entities.kept_abbreviations import text_digest, write_abbreviations
 from curation.entities.matcher_cache import load_matcher
 from curation.entities.matching import Matcher
 from curation.runtime.background import Background
@@ -32,8 +36,27 @@ def build_matcher(con: duckdb.DuckDBPyConnection, warm_documents: int = WARM_DOC
     load_matcher`): read from there when kept for the store as it is, else built and kept.
     """
     built = load_matcher(con, cache_dir, cache_size=warm_documents)
-    built.analyse_many(_texts(con, warm_documents))
+    texts = _texts(con, warm_documents)
+    built.analyse_many(texts)
+    keep_abbreviations(built, cache_dir, texts)
     return built
+
+
+def keep_abbreviations(matcher: Matcher, cache_dir: Path | None, texts: Sequence[str]) -> None:
+    """Keep the abbreviations of ``texts`` (the corpus's), as kept before or analysed since, in ``cache_dir`` when
+    that changes what is kept (a folder that cannot be written only costs the next start the analysis)."""
+    if cache_dir is None:
+        return
+    known = {**matcher.kept_abbreviations, **matcher.abbreviations_found()}
+    kept = {digest: known[digest] for digest in map(text_digest, texts) if digest in known}
+    if kept.keys() == matcher.kept_abbreviations.keys():
+        return  # an entry's content is decided by its text: the same texts, the same file
+    try:
+        write_abbreviations(cache_dir, kept)
+    except OSError as exc:
+        print(f"the abbreviations could not be kept in {cache_dir} ({exc})", file=sys.stderr)
+        return
+    matcher.kept_abbreviations = kept
 
 
 def _texts(con: duckdb.DuckDBPyConnection, limit: int) -> list[str]:
@@ -62,28 +85,29 @@ def start_matcher(open_cursor: Callable[[], duckdb.DuckDBPyConnection], cache_di
 
     The dictionaries come first (a few seconds when ``cache_dir`` keeps this store's matcher, ~25 s otherwise:
     :func:`~curation.entities.matcher_cache.load_matcher`); then scikit-learn is imported (the normaliser's fuzzy
-    index) and the corpus's abstracts are analysed ahead in batches of :data:`WARM_BATCH`, so a search made
-    meanwhile waits for one batch, and analyses its own results itself.
+    index) and the abstracts whose abbreviations are not kept (all of them on a first start, those ingested since
+    on a restart) are analysed ahead in batches of :data:`WARM_BATCH`, so a search made meanwhile waits for one
+    batch, and analyses its own results itself; what they define is kept for the next start.
 
     Args:
         open_cursor: a new cursor on the store, called in the background thread (a cursor per thread).
     """
-    texts: list[str] = []
 
     def build() -> Matcher:
-        con = open_cursor()
-        texts.extend(_texts(con, warm_documents))
-        return load_matcher(con, cache_dir, cache_size=warm_documents)
+        return load_matcher(open_cursor(), cache_dir, cache_size=warm_documents)
 
     def warm(matcher: Matcher) -> None:
         # The typed-name normaliser's fuzzy index needs scikit-learn, ~5 s to import on 2 busy cores (most of a
         # first search after a restart, measured): imported here, the first search does not wait for it.
         import sklearn.feature_extraction.text  # noqa: F401
 
-        for start in range(0, len(texts), WARM_BATCH):
+        texts = _texts(open_cursor(), warm_documents)
+        todo = matcher.unkept(texts)  # those whose abbreviations are kept need no analysis
+        for start in range(0, len(todo), WARM_BATCH):
             if exiting():
                 return
             _step_aside(matcher)
-            matcher.analyse_many(texts[start:start + WARM_BATCH])
+            matcher.analyse_many(todo[start:start + WARM_BATCH])
+        keep_abbreviations(matcher, cache_dir, texts)
 
     return Background(build, "matcher", then=warm)
