@@ -14,6 +14,7 @@ a message naming it (exit status 2) and nothing is written. The store is opened 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -68,6 +69,9 @@ class Searcher:
         self.settings = load_settings()
         # The app's, without analysing the corpus ahead (same matches); kept between runs beside the app's copy.
         self.matcher = dictionary_matcher(con, self.settings.cache_dir / "lexicon")
+        # The dictionaries (~10^6 objects) live as long as this process: out of the collector's full passes, which
+        # would otherwise walk them again and again while the search allocates (the app settles its heap instead).
+        gc.freeze()
         # A search reads the stored annotations: of the annotator it needs the linker only, not the recogniser.
         linker, message = active_linker(con, self.settings, self.matcher)
         self.notes = [message] if message else []

@@ -179,8 +179,6 @@ class Normaliser:
 
     def _fitted(self, kind: str) -> tuple:
         if kind not in self._index:
-            from sklearn.feature_extraction.text import TfidfVectorizer
-
             rows = self.lexicon.name_rows(kind)  # (concept, name) in entries' order: the matrix's rows
             if not rows:
                 self._index[kind] = (None, None, [])
@@ -193,6 +191,8 @@ class Normaliser:
                         return self._index[kind]
                 except DamagedIndex as exc:
                     print(f"the kept name index is not used ({exc}): fitting it again", file=sys.stderr)
+            from sklearn.feature_extraction.text import TfidfVectorizer  # only when fitted here (~0.8 s to import)
+
             vectoriser = TfidfVectorizer(analyzer="char_wb", ngram_range=self.ngram_range, lowercase=True)
             matrix = vectoriser.fit_transform([normalise_name(name) for _, name in rows])  # (n_names, n_features)
             self._index[kind] = (vectoriser, matrix.tocsr(), rows)
