@@ -14,7 +14,6 @@ a message naming it (exit status 2) and nothing is written. The store is opened 
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -37,6 +36,7 @@ from curation.config import load_settings
 from curation.entities.query import QueryConcept
 from curation.errors import USER_ERRORS, CurationError
 from curation.files import write_atomic
+from curation.runtime.heap import built_frozen
 from curation.schemas import RelationSchema
 from curation.store.base import schema_version
 from curation.store.corpus import get_documents
@@ -67,11 +67,11 @@ class Searcher:
 
         self.con = con
         self.settings = load_settings()
-        # The app's, without analysing the corpus ahead (same matches); kept between runs beside the app's copy.
-        self.matcher = dictionary_matcher(con, self.settings.cache_dir / "lexicon")
-        # The dictionaries (~10^6 objects) live as long as this process: out of the collector's full passes, which
-        # would otherwise walk them again and again while the search allocates (the app settles its heap instead).
-        gc.freeze()
+        # The app's, without analysing the corpus ahead (same matches); kept between runs beside the app's copy. The
+        # dictionaries (~10^6 objects) live as long as this process: frozen out of the collector's passes, which would
+        # otherwise walk them again and again while the search allocates.
+        with built_frozen():
+            self.matcher = dictionary_matcher(con, self.settings.cache_dir / "lexicon")
         # A search reads the stored annotations: of the annotator it needs the linker only, not the recogniser.
         linker, message = active_linker(con, self.settings, self.matcher)
         self.notes = [message] if message else []

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import gc
 import sys
 import threading
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
 from curation.runtime.exit import exiting, wait_at_exit
-from curation.runtime.heap import settle_heap
+from curation.runtime.heap import settle_soon
 
 T = TypeVar("T")
 
@@ -20,8 +21,10 @@ class Background(Generic[T]):
     ``then``, when given, runs in the same thread with the built value after :meth:`result` is released
     (work that improves the value without being needed to use it, such as warming a cache); it should
     return early once :func:`~curation.runtime.exit.exiting` is true. The process's exit waits for the thread
-    (up to :data:`~curation.runtime.exit.EXIT_WAIT_S`). What each step built is settled out of the collector's
-    full passes (:func:`~curation.runtime.heap.settle_heap`): with ``then``, once after it.
+    (up to :data:`~curation.runtime.exit.EXIT_WAIT_S`). What the build made is frozen out of the collector's full
+    passes before :meth:`result` is released (``gc.freeze``: no pass, no pause), and a settle that frees what it
+    replaced is asked for after ``then`` (:func:`~curation.runtime.heap.settle_soon`): a full collection here (1-3 s
+    with the GIL held on 2 busy cores) held up the first search after a restart, which waits for the value.
     """
 
     def __init__(self, build: Callable[[], T], name: str, then: Callable[[T], None] | None = None) -> None:
@@ -35,21 +38,18 @@ class Background(Generic[T]):
     def _run(self, build: Callable[[], T], then: Callable[[T], None] | None) -> None:
         try:
             self._value = build()
-            if then is None:
-                settle_heap()
+            gc.freeze()  # what was built: out of the full passes now, without one (moves lists, walks nothing)
         except BaseException as exc:  # handed to whoever waits for the value
             self._error = exc
         finally:
             self._done.set()
         if then is not None and self._error is None and not exiting():
-            # Settled once, after ``then``: a settle here (a full collection, 1-3 s with the GIL held on 2 busy
-            # cores) would hold up the first search that was waiting for the value.
             try:
                 then(self._value)  # type: ignore[arg-type]
             except Exception as exc:  # an optimisation that failed: the value is still good
                 print(f"{self._thread.name}: {type(exc).__name__}: {exc}", file=sys.stderr)
-            if not exiting():
-                settle_heap()
+        if not exiting():
+            settle_soon()
 
     def ready(self) -> bool:
         """Built (or failed): :meth:`result` returns at once."""

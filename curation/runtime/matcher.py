@@ -21,6 +21,7 @@ from curation.entities.matcher_cache import load_matcher
 from curation.entities.matching import Matcher
 from curation.runtime.background import Background
 from curation.runtime.exit import exiting
+from curation.runtime.heap import built_frozen
 from curation.store.corpus import iter_documents
 
 WARM_DOCUMENTS = 20_000  # abstracts analysed when the matcher is built (all of a corpus this size)
@@ -84,23 +85,20 @@ def start_matcher(open_cursor: Callable[[], duckdb.DuckDBPyConnection], cache_di
     """Build the matcher of :func:`build_matcher` in the background; it is usable before the abstracts are analysed.
 
     The dictionaries come first (a few seconds when ``cache_dir`` keeps this store's matcher, ~25 s otherwise:
-    :func:`~curation.entities.matcher_cache.load_matcher`); then scikit-learn is imported (the normaliser's fuzzy
-    index) and the abstracts whose abbreviations are not kept (all of them on a first start, those ingested since
-    on a restart) are analysed ahead in batches of :data:`WARM_BATCH`, so a search made meanwhile waits for one
-    batch, and analyses its own results itself; what they define is kept for the next start.
+    :func:`~curation.entities.matcher_cache.load_matcher`); then the abstracts whose abbreviations are not kept (all
+    of them on a first start, those ingested since on a restart) are analysed ahead in batches of :data:`WARM_BATCH`,
+    so a search made meanwhile waits for one batch, and analyses its own results itself; what they define is kept
+    for the next start.
 
     Args:
         open_cursor: a new cursor on the store, called in the background thread (a cursor per thread).
     """
 
     def build() -> Matcher:
-        return load_matcher(open_cursor(), cache_dir, cache_size=warm_documents)
+        with built_frozen():
+            return load_matcher(open_cursor(), cache_dir, cache_size=warm_documents)
 
     def warm(matcher: Matcher) -> None:
-        # The typed-name normaliser's fuzzy index needs scikit-learn, ~5 s to import on 2 busy cores (most of a
-        # first search after a restart, measured): imported here, the first search does not wait for it.
-        import sklearn.feature_extraction.text  # noqa: F401
-
         texts = _texts(open_cursor(), warm_documents)
         todo = matcher.unkept(texts)  # those whose abbreviations are kept need no analysis
         for start in range(0, len(todo), WARM_BATCH):
