@@ -245,7 +245,9 @@ def test_a_curators_day_in_a_real_browser(tmp_path, real_store):
 
         # Suggested treatments for BRAF V600E: a chip keeps only the abstracts that relate it to the query.
         open_page(page, "Curate")
-        search(page, "BRAF", "V600E")  # the slots were left empty when another page was opened
+        # The slots kept BRAF + V600E while another page was open (they live in the session and the address).
+        expect(page.get_by_text("Query: Treatment for gene BRAF and variant V600E?")).to_be_visible(timeout=120_000)
+        assert "Gene=BRAF" in page.url and "Variant=V600E" in page.url
         expect(page.get_by_text("Suggested treatment", exact=False).first).to_be_visible(timeout=120_000)
         wait_for_page(page)
         chips = page.locator(".st-key-suggestion_pick button").filter(has_text="paper")  # not the help icon

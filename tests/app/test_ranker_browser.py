@@ -79,7 +79,7 @@ def test_twenty_grades_then_update_the_ranker_shows_its_evidence_within_a_minute
         expect(row).to_contain_text("Learned from")
         learned = row.inner_text()
         trained = int(re.search(r"(\d+) decisions", learned).group(1))
-        held = int(re.search(r"\((\d+) held out for dev\)", learned).group(1))
+        held = int(re.search(r"\((\d+) held out for dev[;)]", learned).group(1))
         assert trained + held == len(graded)  # every grade is either trained on or held out, never both
         if state == "activated":  # the gate let it serve: the same queries come back in another order
             open_page(page, "Curate")
