@@ -29,17 +29,19 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from itertools import islice
 from pathlib import Path
 
 import duckdb
 
 from curation.entities.dictionaries import lexicon_sources, measured_exclusions
 from curation.entities.fuzzy_index import save_fuzzy
-from curation.entities.kept_abbreviations import read_abbreviations
+from curation.entities.kept_abbreviations import KEPT_TEXTS, keep_abbreviations, read_abbreviations
 from curation.entities.lexicon import Lexicon
 from curation.entities.matching import Matcher
 from curation.entities.normalise import Normaliser
 from curation.entities.phrase_table import NameTable, name_table, tokenizer_exceptions
+from curation.store.corpus import iter_documents
 from curation.store.lexicon_inputs import lexicon_inputs_digest
 
 FORMAT = 1  # bump when what the folder holds, or how it is read, changes
@@ -83,22 +85,26 @@ def load_matcher(con: duckdb.DuckDBPyConnection, cache_dir: Path | None, cache_s
     as it is, else built from the store (the names measured, or read from ``cache_dir``) and kept there.
 
     ``cache_dir`` None: built, never kept. A folder that cannot be written only costs the next start the build.
-    The abbreviations kept in ``cache_dir`` (:mod:`curation.entities.kept_abbreviations`) come with it.
+    The abbreviations kept in ``cache_dir`` (:mod:`curation.entities.kept_abbreviations`) come with it; a build (a
+    new store state: an ingest, or nothing kept) also keeps those of the abstracts not kept yet.
     """
     if cache_dir is None:
         return build_kept(con, None).matcher(cache_size)
-    matcher = _load_or_build(con, Path(cache_dir), cache_size)
+    matcher, built = _load_or_build(con, Path(cache_dir), cache_size)
     with paused_collector():  # ~10^4 small tuples, read beside the lexicon's 10^6 objects
         matcher.kept_abbreviations = read_abbreviations(cache_dir)
+    if built:
+        keep_abbreviations(matcher, cache_dir, [d.text for d in islice(iter_documents(con), KEPT_TEXTS)])
     return matcher
 
 
-def _load_or_build(con: duckdb.DuckDBPyConnection, cache_dir: Path, cache_size: int) -> Matcher:
+def _load_or_build(con: duckdb.DuckDBPyConnection, cache_dir: Path, cache_size: int) -> tuple[Matcher, bool]:
+    """The matcher, and whether it was built (not read)."""
     key = matcher_key(con)
     folder = Path(cache_dir) / f"matcher-{key[:32]}"
     try:
         with paused_collector():
-            return read_kept(folder, key).matcher(cache_size)
+            return read_kept(folder, key).matcher(cache_size), False
     except StaleMatcher as exc:
         if folder.exists():
             print(f"the kept dictionary matcher {folder} is not used ({exc}): building it again", file=sys.stderr)
@@ -106,10 +112,10 @@ def _load_or_build(con: duckdb.DuckDBPyConnection, cache_dir: Path, cache_size: 
     try:
         write_kept(folder, key, kept)
         with paused_collector():
-            return read_kept(folder, key).matcher(cache_size)  # with the name indexes just fitted
+            return read_kept(folder, key).matcher(cache_size), True  # with the name indexes just fitted
     except (OSError, StaleMatcher) as exc:
         print(f"the dictionary matcher could not be kept in {folder} ({exc})", file=sys.stderr)
-    return kept.matcher(cache_size)
+    return kept.matcher(cache_size), True
 
 
 @contextmanager

@@ -247,8 +247,9 @@ class Matcher:
 
     # --- analysis ---------------------------------------------------------------------
 
-    def _analyse(self, text: str) -> _Analysis:
-        self.last_foreground = time.monotonic()  # a warming loop (analyse_many in the background) steps aside
+    def _analyse(self, text: str, foreground: bool = True) -> _Analysis:
+        if foreground:
+            self.last_foreground = time.monotonic()  # a warming loop (analyse_many in the background) steps aside
         with self._lock, warnings.catch_warnings():
             cached = self._cache.get(text)
             if cached is not None:
@@ -277,13 +278,12 @@ class Matcher:
         """The texts (once each) whose abbreviations are not kept: g(e, d) on them needs a spaCy pass."""
         return [t for t in dict.fromkeys(texts) if t and self._kept(t) is None]
 
-    def abbreviations_found(self) -> dict[str, tuple[Abbreviation, ...]]:
-        """The abbreviations of every text analysed and still cached, by text digest (what can be kept; {} for a
-        matcher with another pipeline or without abbreviations)."""
+    def abbreviations_of(self, texts: Iterable[str]) -> dict[str, tuple[Abbreviation, ...]]:
+        """The abbreviations each text defines, by text digest (what can be kept): read from what is kept or cached,
+        else analysed now. {} for a matcher with another pipeline or without abbreviations."""
         if not self._keeps_abbreviations():
             return {}
-        with self._lock:
-            return {text_digest(text): analysis.abbreviations for text, analysis in self._cache.items()}
+        return {text_digest(text): self._analyse(text, foreground=False).abbreviations for text in texts if text}
 
     def _store(self, text: str, analysis: _Analysis) -> None:
         self._cache[text] = analysis

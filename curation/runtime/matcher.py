@@ -9,14 +9,13 @@ abstracts added since, and its first search loads no spaCy. :func:`start_matcher
 
 from __future__ import annotations
 
-import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 
 import duckdb
 
-from curation.entities.kept_abbreviations import text_digest, write_abbreviations
+from curation.entities.kept_abbreviations import keep_abbreviations
 from curation.entities.matcher_cache import load_matcher
 from curation.entities.matching import Matcher
 from curation.runtime.background import Background
@@ -41,23 +40,6 @@ def build_matcher(con: duckdb.DuckDBPyConnection, warm_documents: int = WARM_DOC
     built.analyse_many(texts)
     keep_abbreviations(built, cache_dir, texts)
     return built
-
-
-def keep_abbreviations(matcher: Matcher, cache_dir: Path | None, texts: Sequence[str]) -> None:
-    """Keep the abbreviations of ``texts`` (the corpus's), as kept before or analysed since, in ``cache_dir`` when
-    that changes what is kept (a folder that cannot be written only costs the next start the analysis)."""
-    if cache_dir is None:
-        return
-    known = {**matcher.kept_abbreviations, **matcher.abbreviations_found()}
-    kept = {digest: known[digest] for digest in map(text_digest, texts) if digest in known}
-    if kept.keys() == matcher.kept_abbreviations.keys():
-        return  # an entry's content is decided by its text: the same texts, the same file
-    try:
-        write_abbreviations(cache_dir, kept)
-    except OSError as exc:
-        print(f"the abbreviations could not be kept in {cache_dir} ({exc})", file=sys.stderr)
-        return
-    matcher.kept_abbreviations = kept
 
 
 def _texts(con: duckdb.DuckDBPyConnection, limit: int) -> list[str]:

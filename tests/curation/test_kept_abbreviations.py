@@ -11,6 +11,7 @@ from curation.entities import kept_abbreviations
 from curation.entities.abbreviations import Abbreviation
 from curation.entities.kept_abbreviations import kept_path, read_abbreviations, text_digest, write_abbreviations
 from curation.entities.lexicon import Lexicon
+from curation.entities.matcher_cache import load_matcher
 from curation.entities.matching import Matcher
 from curation.entities.synonyms import mention_synonyms, ptm_synonyms
 from curation.ingest.problems import Problems
@@ -26,10 +27,10 @@ TEXTS = [
 ]
 
 
-def _kept_matcher(reference: Matcher) -> Matcher:
-    """A matcher over the reference's lexicon and names, with the abbreviations the reference found kept."""
+def _kept_matcher(reference: Matcher, texts: list[str]) -> Matcher:
+    """A matcher over the reference's lexicon and names, keeping the abbreviations the reference finds in ``texts``."""
     matcher = Matcher(reference.lexicon, names=reference.names)
-    matcher.kept_abbreviations = reference.abbreviations_found()
+    matcher.kept_abbreviations = reference.abbreviations_of(texts)
     return matcher
 
 
@@ -40,8 +41,8 @@ def test_matches_from_kept_abbreviations_are_the_spacy_ones_on_real_abstracts(da
     reference = Matcher(lexicon)
     reference.analyse_many(texts)
     found = {(s.text, s.entity_type) for text in texts for s in reference.find_all(text)}
-    assert sum(bool(a) for a in reference.abbreviations_found().values()) > 30  # abstracts that define some
-    matcher = _kept_matcher(reference)
+    assert sum(bool(a) for a in reference.abbreviations_of(texts).values()) > 30  # abstracts that define some
+    matcher = _kept_matcher(reference, texts)
     for text in texts:
         for name, kind in found:
             assert matcher.matches(name, kind, text) == reference.matches(name, kind, text), (name, kind)
@@ -51,8 +52,7 @@ def test_matches_from_kept_abbreviations_are_the_spacy_ones_on_real_abstracts(da
 
 def test_a_text_not_kept_is_analysed_with_spacy():
     reference = Matcher(Lexicon(ptm_synonyms()))
-    reference.analyse_many(TEXTS[:1])
-    matcher = _kept_matcher(reference)
+    matcher = _kept_matcher(reference, TEXTS[:1])
     assert matcher.unkept(TEXTS) == TEXTS[1:]
     assert matcher.matches("V600E", "variant", TEXTS[1]) == reference.matches("V600E", "variant", TEXTS[1])
     assert matcher._nlp is not None
@@ -87,6 +87,16 @@ def store(con, fixtures):
 
 def _texts(con) -> list[str]:
     return [d.text for d in iter_documents(con)]
+
+
+def test_a_matcher_built_from_the_store_keeps_them_for_the_next_process(store, tmp_path):
+    cache = tmp_path / "lexicon"
+    load_matcher(store, cache)  # nothing kept: the dictionaries are built, and the abstracts' abbreviations kept
+    assert set(read_abbreviations(cache)) == {text_digest(t) for t in _texts(store)}
+    matcher = load_matcher(store, cache)  # the next process: read, nothing analysed
+    assert matcher.unkept(_texts(store)) == []
+    assert [matcher.matches("V600E", "variant", t) for t in _texts(store)]
+    assert matcher._nlp is None
 
 
 def test_the_load_keeps_them_and_a_restart_analyses_only_what_was_added(store, tmp_path):
