@@ -7,8 +7,9 @@
   server would) with BRAF + V600E typed: from the process's start to the ranked results drawn.
 * **matcher_build_s**: in a fresh process each, the call alone: the matcher as every command built it before it
   was kept (``Matcher(build_lexicon(con))``: the names measured on the annotated abstracts, every phrase
-  tokenized) against :func:`curation.entities.matcher_cache.load_matcher` reading the kept copy. Both calls import
-  spaCy (and, through thinc, torch) inside the timing: several seconds of "after" under load.
+  tokenized) against :func:`curation.entities.matcher_cache.load_matcher` reading the kept copy. The build imports
+  spaCy (and, through thinc, torch) inside the timing; the kept copy (with the abstracts' kept abbreviations) is read
+  without it.
 
 Each timing is written with the load average read just before it (the machine's 2 cores are shared).
 """

@@ -255,9 +255,12 @@ def fast_start_lines(fast: FastStart, goals: Goals) -> list[str]:
         loads = ", ".join(f"{t.load_1min_before:g}" for t in restart.runs)
         lines.append(f"| a new app process → BRAF + V600E results (AppTest) | – | {fmt(restart.p50, 1)} "
                      f"| {fmt(restart.p95, 1)} | {loads} | {verdict} |")
+    lines += ["", "An app process backs the store up before its first page when the newest backup is older than "
+                  "`CURATION_BACKUP_INTERVAL_MIN`: the first one on the copy does (it has none yet), in its timing."]
     if {"before", "after"} <= set(build):
         before, after = build["before"], build["after"]
-        lines += ["", f"The matcher's build, the call alone in a fresh process (spaCy's import included): "
+        lines += ["", f"The matcher's build, the call alone in a fresh process (the build from the store imports "
+                      f"spaCy inside the timing; the kept copy is read without it): "
                       f"{fmt(before.s, 1)} s built from the store as before (load {before.load_1min_before:g}), "
                       f"{fmt(after.s, 1)} s read from its kept copy (load {after.load_1min_before:g})."]
     return lines
