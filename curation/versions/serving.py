@@ -26,6 +26,7 @@ from curation.versions.registry import list_versions
 from index.search import Retriever
 
 BM25_ONLY = "bm25-only"  # the version name of the fallback that ranks with BM25 alone
+NEWEST = "newest:"  # a key's mark for "no active version: the newest registered one that fits" (never a name)
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,9 @@ class ServingKey:
 
     Attributes:
         documents: the corpus size a version's index must cover.
-        active: the active version names considered (one schema's, or every schema's when ``schema`` is "").
+        active: the active version names considered (one schema's, or every schema's when ``schema`` is ""); with a
+            schema and none active, ``newest:<name>`` of the newest registered version that fits, so that a version
+            registered while the app runs is served without a restart.
         schema: the schema whose versions may serve ("" for any).
     """
 
@@ -82,12 +85,17 @@ def engine_problem(path: Path) -> str:
 
 def serving_key(con: duckdb.DuckDBPyConnection, schema: str = "") -> ServingKey:
     """The key of what serves ``schema`` now (without ``schema``: any schema's active versions)."""
+    documents = content_counts(con)[0]
     if schema:
         active = catalog.active_version(con, schema)
         names: tuple[str, ...] = (active.version,) if active else ()
+        if not names:  # the newest registered version that fits serves: a new one changes the key (no restart)
+            fitting = [v.version for v in catalog.list_model_versions(con, schema)
+                       if v.manifest.documents == documents]
+            names = (f"{NEWEST}{fitting[0]}",) if fitting else ()
     else:
         names = tuple(sorted(v.version for v in catalog.list_model_versions(con) if v.active))
-    return ServingKey(content_counts(con)[0], names, schema)
+    return ServingKey(documents, names, schema)
 
 
 def key_once_active(con: duckdb.DuckDBPyConnection, version: str) -> ServingKey | None:

@@ -128,3 +128,19 @@ def test_a_moved_models_folder_updates_the_paths(con, tmp_path):
     shutil.move(tmp_path / "a", tmp_path / "b")
     versions, problems = catalog.sync_model_versions(con, tmp_path / "b")
     assert [v.path for v in versions] == [tmp_path / "b" / "po-1"] and problems == []
+
+
+def test_a_version_registered_while_none_is_active_changes_what_serves_without_a_restart(con, tmp_path):
+    """The served retriever is cached under its serving key: with no active version, the newest registered version
+    that fits is part of the key, so registering one (a first base version built in the background) serves it at
+    the next search, not after a restart."""
+    from curation.store.base import content_counts
+    from curation.versions.serving import NEWEST, serving_key
+
+    documents = content_counts(con)[0]
+    assert serving_key(con, "PO").active == ()
+    catalog.register_version(con, _publish(tmp_path, "po-other", documents=documents + 5))  # does not fit
+    assert serving_key(con, "PO").active == ()
+    catalog.register_version(con, _publish(tmp_path, "po-1", documents=documents))
+    assert serving_key(con, "PO").active == (f"{NEWEST}po-1",)
+    assert serving_key(con, "PTM").active == ()  # another schema's version never serves this one
