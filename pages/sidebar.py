@@ -16,6 +16,7 @@ from curation.workflows.session import (
     acknowledge,
     curator_name_problem,
     current_schema,
+    job_status_line,
     may_dismiss_notices,
     sidebar_view,
     store_notices,
@@ -24,7 +25,7 @@ from curation.workflows.team import SignedIn
 from pages import address_state, team_gate
 from pages.common import store_cursor, who
 from pages.highlight import escape_text
-from pages.retrievers import preload_retriever
+from pages.retrievers import current_job, preload_retriever
 from pages.sample_loader import load_progress, loading
 
 
@@ -63,6 +64,16 @@ def _remember_curator() -> None:
         st.session_state["curator"] = name
 
 
+@st.fragment(run_every=2.0)
+def _job_line() -> None:
+    """The background job's line, redrawn every 2 s while it runs; when it ends the whole page is drawn again, so
+    no tab keeps saying "queued" or "running" about a job that has finished."""
+    job = current_job(store_cursor())
+    if job is None:
+        st.rerun(scope="app")
+    st.caption(job_status_line(job))
+
+
 def sidebar(con: duckdb.DuckDBPyConnection | None, signed: SignedIn | None = None) -> None:
     """Curator (typed, or the signed-in person in team mode), schema and store counts, shown on every page."""
     address_state.restore(team=signed is not None)  # a reload or a bookmark: what the address holds, once
@@ -97,5 +108,5 @@ def sidebar(con: duckdb.DuckDBPyConnection | None, signed: SignedIn | None = Non
             st.caption(view.store_line)
         st.caption(view.model_line)
         if view.job_line:
-            st.caption(view.job_line)
+            _job_line()  # followed until it ends, in every tab
         load_progress()  # the sample's load, running in the background, or its summary once done
