@@ -23,7 +23,8 @@ from curation.store.annotations import get_active_entity_model
 
 MODEL_KINDS = ("recogniser", "linker")
 NO_RECOGNISER = (
-    "no recogniser trained: highlights come from dictionaries; train one with python -m curation train-recogniser"
+    "no recogniser trained: highlights come from dictionaries until one is active (loading the sample activates the "
+    "shipped one; Train & evaluate trains one on your data)"
 )
 
 
@@ -39,13 +40,14 @@ class CurrentAnnotator:
     message: str = ""
 
 
-def dictionary_matcher(con: duckdb.DuckDBPyConnection, cache_dir: Path | None = None) -> Matcher:
+def dictionary_matcher(con: duckdb.DuckDBPyConnection, cache_dir: Path | None = None, freeze: bool = False) -> Matcher:
     """The dictionary matcher over the store's lexicon (as the app builds it, without analysing ahead).
 
     ``cache_dir``: where it is kept between processes, read from there when kept for the store as it is
-    (:func:`~curation.entities.matcher_cache.load_matcher`); None: built from the store.
+    (:func:`~curation.entities.matcher_cache.load_matcher`, which says what ``freeze`` does); None: built from the
+    store.
     """
-    return load_matcher(con, cache_dir)
+    return load_matcher(con, cache_dir, freeze=freeze)
 
 
 def resolve_model_folder(path: str | Path, settings: Settings | None = None) -> Path:
