@@ -36,7 +36,6 @@ from curation.config import load_settings
 from curation.entities.query import QueryConcept
 from curation.errors import USER_ERRORS, CurationError
 from curation.files import write_atomic
-from curation.runtime.heap import built_frozen
 from curation.schemas import RelationSchema
 from curation.store.base import schema_version
 from curation.store.corpus import get_documents
@@ -68,10 +67,8 @@ class Searcher:
         self.con = con
         self.settings = load_settings()
         # The app's, without analysing the corpus ahead (same matches); kept between runs beside the app's copy. The
-        # dictionaries (~10^6 objects) live as long as this process: frozen out of the collector's passes, which would
-        # otherwise walk them again and again while the search allocates.
-        with built_frozen():
-            self.matcher = dictionary_matcher(con, self.settings.cache_dir / "lexicon")
+        # dictionaries (~10^6 objects) live as long as this process: frozen out of the collector's passes.
+        self.matcher = dictionary_matcher(con, self.settings.cache_dir / "lexicon", freeze=True)
         # A search reads the stored annotations: of the annotator it needs the linker only, not the recogniser.
         linker, message = active_linker(con, self.settings, self.matcher)
         self.notes = [message] if message else []

@@ -80,30 +80,37 @@ def matcher_key(con: duckdb.DuckDBPyConnection) -> str:
     return hasher.hexdigest()
 
 
-def load_matcher(con: duckdb.DuckDBPyConnection, cache_dir: Path | None, cache_size: int = 4096) -> Matcher:
+def load_matcher(con: duckdb.DuckDBPyConnection, cache_dir: Path | None, cache_size: int = 4096,
+                 freeze: bool = False) -> Matcher:
     """The store's dictionary matcher: from its kept copy in ``cache_dir`` when there is a sound one for the store
     as it is, else built from the store (the names measured, or read from ``cache_dir``) and kept there.
 
     ``cache_dir`` None: built, never kept. A folder that cannot be written only costs the next start the build.
     The abbreviations kept in ``cache_dir`` (:mod:`curation.entities.kept_abbreviations`) come with it; a build (a
     new store state: an ingest, or nothing kept) also keeps those of the abstracts not kept yet.
+
+    ``freeze``: for a process that keeps the matcher (the app, a search command): what is read is frozen out of the
+    collector's passes (``gc.freeze``) before the collector runs again. Otherwise its first collections walk the
+    ~10^6 new objects (0.5 s with the GIL held, at a restart's first search); a settle (or the process's end)
+    frees what was frozen with them.
     """
     if cache_dir is None:
         return build_kept(con, None).matcher(cache_size)
-    matcher, built = _load_or_build(con, Path(cache_dir), cache_size)
-    with paused_collector():  # ~10^4 small tuples, read beside the lexicon's 10^6 objects
+    matcher, built = _load_or_build(con, Path(cache_dir), cache_size, freeze)
+    with paused_collector(freeze):  # ~10^4 small tuples, read beside the lexicon's 10^6 objects
         matcher.kept_abbreviations = read_abbreviations(cache_dir)
     if built:
         keep_abbreviations(matcher, cache_dir, [d.text for d in islice(iter_documents(con), KEPT_TEXTS)])
     return matcher
 
 
-def _load_or_build(con: duckdb.DuckDBPyConnection, cache_dir: Path, cache_size: int) -> tuple[Matcher, bool]:
+def _load_or_build(con: duckdb.DuckDBPyConnection, cache_dir: Path, cache_size: int,
+                   freeze: bool) -> tuple[Matcher, bool]:
     """The matcher, and whether it was built (not read)."""
     key = matcher_key(con)
     folder = Path(cache_dir) / f"matcher-{key[:32]}"
     try:
-        with paused_collector():
+        with paused_collector(freeze):
             return read_kept(folder, key).matcher(cache_size), False
     except StaleMatcher as exc:
         if folder.exists():
@@ -111,7 +118,7 @@ def _load_or_build(con: duckdb.DuckDBPyConnection, cache_dir: Path, cache_size: 
     kept = build_kept(con, Path(cache_dir))
     try:
         write_kept(folder, key, kept)
-        with paused_collector():
+        with paused_collector(freeze):
             return read_kept(folder, key).matcher(cache_size), True  # with the name indexes just fitted
     except (OSError, StaleMatcher) as exc:
         print(f"the dictionary matcher could not be kept in {folder} ({exc})", file=sys.stderr)
@@ -119,14 +126,17 @@ def _load_or_build(con: duckdb.DuckDBPyConnection, cache_dir: Path, cache_size: 
 
 
 @contextmanager
-def paused_collector() -> Iterator[None]:
+def paused_collector(freeze: bool = False) -> Iterator[None]:
     """No garbage collection inside: reading ~10^6 small lists and dicts otherwise runs the collector's full passes
     over them again and again (measured: 6.4 s of a 7 s read under load; 0.9 s without). Nothing read here is
-    garbage, and the collector runs again at the end."""
+    garbage, and the collector runs again at the end; with ``freeze``, once what exists is frozen (the block ended
+    without an error)."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
+        if freeze:
+            gc.freeze()  # moves the collector's lists, walks nothing
     finally:
         if was_enabled:
             gc.enable()

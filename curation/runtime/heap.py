@@ -12,8 +12,6 @@ from __future__ import annotations
 import gc
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 from curation.runtime.exit import exiting
 
@@ -41,24 +39,6 @@ def settle_heap() -> None:
             gc.freeze()
         finally:
             _settling.clear()
-
-
-@contextmanager
-def built_frozen() -> Iterator[None]:
-    """Make long-lived objects inside: the collector is paused while they are made, and what exists is frozen when the
-    block ends without an error (``gc.freeze``: moved out of the passes, none walked).
-
-    Without it the first collections after loading the dictionaries (~10^6 objects) walk every one of them, 0.5 s
-    with the GIL held at a restart's first search; garbage frozen with them is freed by the next settle.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-        gc.freeze()
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def settle_soon() -> None:

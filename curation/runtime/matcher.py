@@ -20,7 +20,6 @@ from curation.entities.matcher_cache import load_matcher
 from curation.entities.matching import Matcher
 from curation.runtime.background import Background
 from curation.runtime.exit import exiting
-from curation.runtime.heap import built_frozen
 from curation.store.corpus import iter_documents
 
 WARM_DOCUMENTS = 20_000  # abstracts analysed when the matcher is built (all of a corpus this size)
@@ -77,8 +76,7 @@ def start_matcher(open_cursor: Callable[[], duckdb.DuckDBPyConnection], cache_di
     """
 
     def build() -> Matcher:
-        with built_frozen():
-            return load_matcher(open_cursor(), cache_dir, cache_size=warm_documents)
+        return load_matcher(open_cursor(), cache_dir, cache_size=warm_documents, freeze=True)
 
     def warm(matcher: Matcher) -> None:
         texts = _texts(open_cursor(), warm_documents)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 import torch
 
@@ -18,7 +19,7 @@ from curation.learning.training import TrainConfig
 from curation.records import Document, KBRecord, Synonym
 from curation.schemas import PO
 from curation.versions.registry import RegistryError, list_versions
-from index.encoder import EncoderConfig, document_text, load_encoder
+from index.encoder import EncoderConfig, document_text, encode_queries, load_encoder
 from index.lexical import LexicalIndex
 from index.loading import open_retriever
 
@@ -80,9 +81,12 @@ def test_short_training_run_learns_and_publishes(tmp_path, matcher):
     assert len(losses) == version.manifest.train_steps > 0
     assert sum(losses[-2:]) / 2 < sum(losses[:2]) / 2
     retriever = open_retriever(version.path)
+    trained = load_encoder(EncoderConfig(model=str(version.path / "model"), max_seq_length=64))
     with torch.no_grad():
-        after = _distances(retriever.encoder, positives)
+        after = _distances(trained, positives)
     assert after.mean() < before.mean()
+    queries = [p.query for p in positives]  # the served search encodes them in numpy: the trained model's vectors
+    assert np.abs(encode_queries(retriever.encoder, queries) - encode_queries(trained, queries)).max() < 2e-6
     assert set(version.metrics) >= {"ndcg@10", "map@50"}
     assert json.loads(progress.read_text())["state"] in {"trained", "indexing", "evaluating"}
     assert (version.path / "manifest.json").exists() and not (tmp_path / "models" / "po-test-1.tmp").exists()
