@@ -19,7 +19,13 @@ import duckdb
 from curation.entities.annotation import Annotation
 from curation.entities.query import QueryConcept
 from curation.entities.variants import variant_keys, variant_matches
-from curation.store.annotations import Posting, list_annotated_texts, list_concept_postings
+from curation.store.annotations import (
+    ConceptDocuments,
+    Posting,
+    list_annotated_texts,
+    list_concept_documents,
+    list_concept_postings,
+)
 from index.concepts import ConceptQuery
 
 # An alias's weight in the expanded lexical query (the typed and canonical names weigh 1); chosen on dev by
@@ -32,6 +38,10 @@ class PostingsSource(Protocol):
 
     def postings(self, kind: str, concept_ids: Sequence[str], texts: Sequence[str] = ()) -> list[Posting]: ...
 
+    def documents(
+        self, kind: str, concept_ids: Sequence[str], texts: Sequence[str] = ()
+    ) -> ConceptDocuments: ...
+
     def texts(self, kind: str) -> Sequence[str]: ...
 
 
@@ -43,6 +53,9 @@ class StorePostings:
 
     def postings(self, kind: str, concept_ids: Sequence[str], texts: Sequence[str] = ()) -> list[Posting]:
         return list_concept_postings(self.con, kind, concept_ids, texts)
+
+    def documents(self, kind: str, concept_ids: Sequence[str], texts: Sequence[str] = ()) -> ConceptDocuments:
+        return list_concept_documents(self.con, kind, concept_ids, texts)
 
     def texts(self, kind: str) -> Sequence[str]:
         return list_annotated_texts(self.con, kind)
@@ -64,7 +77,10 @@ class MemoryPostings:
     def postings(self, kind: str, concept_ids: Sequence[str], texts: Sequence[str] = ()) -> list[Posting]:
         rows = {p for c in concept_ids for p in self._by_concept.get((kind, c), ())}
         rows.update(p for t in texts for p in self._by_text.get((kind, t), ()))
-        return sorted(rows, key=lambda p: (p.pmid, p.start, p.source))
+        return sorted(rows, key=lambda p: (p.pmid, p.start, p.source, p.end))
+
+    def documents(self, kind: str, concept_ids: Sequence[str], texts: Sequence[str] = ()) -> ConceptDocuments:
+        return documents_of(self.postings(kind, concept_ids, texts))
 
     def texts(self, kind: str) -> Sequence[str]:
         return sorted({t for (k, t) in self._by_text if k == kind})
@@ -80,14 +96,35 @@ def variant_texts(source: PostingsSource, keys: Sequence[str]) -> list[str]:
     return [t for t in source.texts("variant") if any(variant_matches(q, k) for q in keys for k in _keys(t))]
 
 
-def slot_postings(concept: QueryConcept, source: PostingsSource) -> list[Posting]:
-    """The stored mentions of one slot: a linked concept's (a variant's: of the texts that denote its key), or,
-    for an unlinked name, those written exactly as typed."""
+def documents_of(rows: Iterable[Posting]) -> ConceptDocuments:
+    """Postings in (pmid, start, source, end) order per document: what the store's read does in SQL."""
+    spans: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    how: dict[str, set[str]] = defaultdict(set)
+    for row in rows:
+        if (row.start, row.end) not in spans[row.pmid]:
+            spans[row.pmid].append((row.start, row.end))
+        how[row.pmid].add(row.source)
+    return ConceptDocuments(dict(spans), {pmid: ", ".join(sorted(s)) for pmid, s in how.items()})
+
+
+def _slot_read(concept: QueryConcept, source: PostingsSource) -> tuple[str, Sequence[str], Sequence[str]]:
+    """(kind, concept ids, texts) that read one slot's mentions: a linked concept's (a variant's: the texts that
+    denote its key), or, for an unlinked name, those written exactly as typed."""
     if concept.linked and concept.kind == "variant":
-        return source.postings("variant", (), variant_texts(source, concept.concept_ids))
+        return "variant", (), variant_texts(source, concept.concept_ids)
     if concept.linked:
-        return source.postings(concept.kind, concept.concept_ids)
-    return source.postings(concept.kind, (), (concept.typed,))
+        return concept.kind, concept.concept_ids, ()
+    return concept.kind, (), (concept.typed,)
+
+
+def slot_postings(concept: QueryConcept, source: PostingsSource) -> list[Posting]:
+    """The stored mentions of one slot, one row each."""
+    return source.postings(*_slot_read(concept, source))
+
+
+def slot_documents(concept: QueryConcept, source: PostingsSource) -> ConceptDocuments:
+    """The stored mentions of one slot, per document."""
+    return source.documents(*_slot_read(concept, source))
 
 
 def concept_query(
@@ -98,16 +135,7 @@ def concept_query(
     A linked concept's postings are the stored mentions of its concepts (a variant's: of the texts that
     denote its key); an unlinked name's are the stored mentions written exactly as typed.
     """
-    rows = slot_postings(concept, source)
-    spans: dict[str, list[tuple[int, int]]] = defaultdict(list)
-    how: dict[str, set[str]] = defaultdict(set)
-    for row in rows:
-        if (row.start, row.end) not in spans[row.pmid]:
-            spans[row.pmid].append((row.start, row.end))
-        how[row.pmid].add(row.source)
+    found = slot_documents(concept, source)
     first = {concept.typed.casefold(), concept.canonical.casefold()}
     forms = tuple((f, 1.0 if f.casefold() in first else alternative_weight) for f in concept.forms)
-    return ConceptQuery(
-        concept.slot, concept.canonical or concept.typed, forms, dict(spans),
-        {pmid: ", ".join(sorted(s)) for pmid, s in how.items()},
-    )
+    return ConceptQuery(concept.slot, concept.canonical or concept.typed, forms, found.spans, found.sources)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import duckdb
+import numpy as np
 import pyarrow as pa
 
 
@@ -77,8 +78,23 @@ WHERE entity_type = ? AND concept_id IN (SELECT unnest(?))
 UNION
 SELECT pmid, start_offset, end_offset, source, concept_id, text FROM annotations
 WHERE entity_type = ? AND text IN (SELECT unnest(?))
-ORDER BY pmid, start_offset, source
+ORDER BY pmid, start_offset, source, end_offset
 """
+# Per document, for concept_query: its distinct spans in the order the rows above give them (start, then the span's
+# first source, then end), and its distinct sources. Flat rows: DuckDB's ordered and DISTINCT list aggregates, and
+# lists fetched into Python, cost more than the Python rows they replace.
+SQL_CONCEPT_HITS = """
+WITH hits AS (
+    SELECT pmid, start_offset, end_offset, source FROM annotations
+    WHERE entity_type = ? AND concept_id IN (SELECT unnest(?))
+    UNION ALL
+    SELECT pmid, start_offset, end_offset, source FROM annotations
+    WHERE entity_type = ? AND text IN (SELECT unnest(?))
+)
+"""
+SQL_CONCEPT_SPANS = SQL_CONCEPT_HITS + """SELECT pmid, start_offset, end_offset FROM hits
+GROUP BY pmid, start_offset, end_offset ORDER BY pmid, start_offset, min(source), end_offset"""
+SQL_CONCEPT_SOURCES = SQL_CONCEPT_HITS + "SELECT DISTINCT pmid, source FROM hits ORDER BY pmid, source"
 # The concept order: kinds together; variants (read by text) by text, the other kinds (read by concept) by concept.
 SQL_SORT_ANNOTATIONS = (
     """CREATE TEMP TABLE sorted_annotations AS SELECT * FROM annotations
@@ -220,6 +236,40 @@ def list_concept_postings(
         return []
     rows = con.execute(SQL_CONCEPT_POSTINGS, [entity_type, list(concept_ids), entity_type, list(texts)]).fetchall()
     return [Posting(*row) for row in rows]
+
+
+class ConceptDocuments(NamedTuple):
+    """A concept's postings per document: where each document mentions it and how it was found there."""
+
+    spans: dict[str, list[tuple[int, int]]]  # pmid -> distinct (start, end), by start
+    sources: dict[str, str]  # pmid -> its distinct sources, sorted, joined by ", " ("dictionary, gold")
+
+
+def list_concept_documents(
+    con: duckdb.DuckDBPyConnection, entity_type: str, concept_ids: Sequence[str] = (), texts: Sequence[str] = ()
+) -> ConceptDocuments:
+    """:func:`list_concept_postings` per document, deduplicated and grouped in SQL (two queries, read as arrays):
+    the same documents in the same order, the same spans in the same order, the same sources."""
+    if not concept_ids and not texts:
+        return ConceptDocuments({}, {})
+    args = [entity_type, list(concept_ids), entity_type, list(texts)]
+    spans = con.execute(SQL_CONCEPT_SPANS, args).fetchnumpy()
+    pairs = list(zip(spans["start_offset"].tolist(), spans["end_offset"].tolist(), strict=True))
+    sources = con.execute(SQL_CONCEPT_SOURCES, args).fetchnumpy()
+    found = sources["source"].tolist()
+    return ConceptDocuments(
+        {pmid: pairs[a:b] for pmid, a, b in _runs(spans["pmid"])},
+        {pmid: ", ".join(found[a:b]) for pmid, a, b in _runs(sources["pmid"])},
+    )
+
+
+def _runs(pmids: np.ndarray) -> list[tuple[str, int, int]]:
+    """(pmid, first, end) of each run of equal values in ``pmids`` (sorted, so one run per pmid)."""
+    if not len(pmids):
+        return []
+    edges = np.flatnonzero(np.concatenate(([True], pmids[1:] != pmids[:-1], [True]))).tolist()  # (runs + 1,)
+    names = pmids.tolist()
+    return [(names[a], a, b) for a, b in zip(edges, edges[1:], strict=False)]
 
 
 def sort_concept_index(con: duckdb.DuckDBPyConnection) -> int:

@@ -7,16 +7,20 @@ import pytest
 from curation.entities.annotation import Annotator
 from curation.entities.dictionaries import build_lexicon
 from curation.entities.matching import Matcher
+from curation.entities.postings import documents_of
 from curation.grades import Grade
 from curation.records import Document
 from curation.schemas import PO
 from curation.store.annotations import (
+    AnnotationRow,
     get_active_entity_model,
     insert_entity_model,
     list_annotators,
+    list_concept_documents,
     list_concept_postings,
     list_entity_models,
     list_stale_documents,
+    replace_annotations,
     set_active_entity_model,
     sort_concept_index,
 )
@@ -120,6 +124,34 @@ def test_the_concept_order_keeps_every_posting_and_groups_each_concept(loaded, m
     monkeypatch.setattr(entities, "sort_concept_index", lambda c: sorted_by.append(c))
     entities.annotate_documents(con, Annotator(Matcher(build_lexicon(con))), ["1000001"])
     assert sorted_by == [con]
+
+def test_the_per_document_read_matches_the_rows_aggregated_in_python(loaded):
+    """list_concept_documents (SQL) gives what concept_query made of list_concept_postings: the same documents in
+    the same order, the same spans in the same order, the same sources."""
+    con = loaded
+    asked = [("gene", ["673"], []), ("variant", [], ["V600E"]), ("chemical", [], ["Vemurafenib"]),
+             ("gene", ["673"], ["BRAF"]), ("gene", [], []), ("gene", ["no such concept"], [])]
+    for kind, ids, texts in asked:
+        assert list_concept_documents(con, kind, ids, texts) == documents_of(list_concept_postings(con, kind, ids,
+                                                                                                     texts))
+    # Hand-made ties: two spans at one start (ordered by their first source, then end), one span found twice,
+    # by concept and by text, and by two sources.
+    row = AnnotationRow("9", 0, 0, "BRAF", "gene", "673", "BRAF", 1.0, "", "bench")
+    rows = [row._replace(start=5, end=10, source="gold"), row._replace(start=5, end=8, source="dictionary"),
+            row._replace(start=5, end=10, source="dictionary", concept_id="x"),
+            row._replace(start=1, end=4, source="recogniser", text="B-RAF"),
+            row._replace(start=20, end=24, source="rule"), row._replace(start=20, end=22, source="rule"),
+            row._replace(pmid="8", start=3, end=7, source="gold")]
+    with transaction(con):
+        replace_annotations(con, "bench", {"8": 30, "9": 30}, rows)
+    for ids, texts in ((["673"], ["BRAF"]), (["673"], []), ([], ["BRAF"])):
+        old = documents_of(list_concept_postings(con, "gene", ids, texts))
+        assert list_concept_documents(con, "gene", ids, texts) == old
+    found = list_concept_documents(con, "gene", ["673"], ["BRAF"])
+    assert found.spans["9"] == [(1, 4), (5, 8), (5, 10), (20, 22), (20, 24)]
+    assert found.sources["9"] == "dictionary, gold, recogniser, rule"
+    assert list(found.spans) == list(found.sources) == sorted(found.spans)  # document order
+
 
 def test_new_gold_mentions_or_a_new_annotator_make_documents_stale(loaded):
     con = loaded
