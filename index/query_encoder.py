@@ -105,10 +105,9 @@ class QueryEncoder:
         self._layers = int(config["num_hidden_layers"])
         self._eps = float(config.get("layer_norm_eps", 1e-12))
         self._normalize = normalize
-        self._model_path = str(path)
+        self._model_path = str(path)  # what index.encoder.model_name reads
         self._dimension = int(config["hidden_size"])
-        sep = tokenizer.id_to_token(int(config.get("sep_token_id", 102))) or "[SEP]"
-        self.tokenizer = SimpleNamespace(sep_token=sep)  # what index.encoder.separator_of reads
+        self.tokenizer = SimpleNamespace(sep_token=_sep_token(path))  # what index.encoder.separator_of reads
 
     def get_embedding_dimension(self) -> int:
         return self._dimension
@@ -180,6 +179,15 @@ class QueryEncoder:
         variance = np.square(x - mean).mean(axis=-1, keepdims=True)
         return (x - mean) / np.sqrt(variance + np.float32(self._eps)) * self._w[name + ".weight"] \
             + self._w[name + ".bias"]
+
+
+def _sep_token(folder: Path) -> str:
+    """The separator token the folder's tokenizer config names ("[SEP]" when it names none)."""
+    path = Path(folder) / "tokenizer_config.json"
+    token = _read_json(path).get("sep_token") if path.is_file() else None
+    if isinstance(token, dict):  # an AddedToken written out
+        token = token.get("content")
+    return token if isinstance(token, str) and token else "[SEP]"
 
 
 def _gelu(x: np.ndarray) -> np.ndarray:
