@@ -20,21 +20,16 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from curation.entities import abbreviations
 from curation.entities.abbreviations import Abbreviation
 from curation.files import write_atomic
 
-if TYPE_CHECKING:
-    from curation.entities.matching import Matcher
-
 FORMAT = 1  # bump when the file's content, or how it is read, changes
 PREFIX = "abbreviations-"
 KEPT_TEXTS = 20_000  # abstracts whose abbreviations are kept (all of a corpus this size; ~2 ms each to analyse)
-CHUNK = 1_000  # abstracts analysed at a time when keeping (within any matcher's cache)
 
 Kept = Mapping[str, tuple[Abbreviation, ...]]  # text digest -> the abbreviations the text defines
 
@@ -107,24 +102,3 @@ def write_abbreviations(cache_dir: Path, kept: Kept) -> Path:
             old.unlink(missing_ok=True)
     return path
 
-
-def keep_abbreviations(matcher: Matcher, cache_dir: Path | None, texts: Sequence[str]) -> None:
-    """Keep the abbreviations of ``texts`` (the corpus's first :data:`KEPT_TEXTS`) in ``cache_dir``: those kept already
-    are read, the others analysed now (spaCy, ~2 ms each); written when that changes what is kept. A folder that
-    cannot be written only costs the next process the analysis."""
-    if cache_dir is None:
-        return
-    texts = list(dict.fromkeys(t for t in texts[:KEPT_TEXTS] if t))
-    kept: dict[str, tuple[Abbreviation, ...]] = {}
-    for start in range(0, len(texts), CHUNK):
-        chunk = texts[start:start + CHUNK]
-        matcher.analyse_many(matcher.unkept(chunk))  # batched: faster than one text at a time
-        kept.update(matcher.abbreviations_of(chunk))
-    if kept.keys() == matcher.kept_abbreviations.keys():
-        return  # an entry's content is decided by its text: the same texts, the same file
-    try:
-        write_abbreviations(cache_dir, kept)
-    except OSError as exc:
-        print(f"the abbreviations could not be kept in {cache_dir} ({exc})", file=sys.stderr)
-        return
-    matcher.kept_abbreviations = kept

@@ -25,7 +25,7 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -34,9 +34,10 @@ from pathlib import Path
 
 import duckdb
 
+from curation.entities.abbreviations import Abbreviation
 from curation.entities.dictionaries import lexicon_sources, measured_exclusions
 from curation.entities.fuzzy_index import save_fuzzy
-from curation.entities.kept_abbreviations import KEPT_TEXTS, keep_abbreviations, read_abbreviations
+from curation.entities.kept_abbreviations import KEPT_TEXTS, read_abbreviations, write_abbreviations
 from curation.entities.lexicon import Lexicon
 from curation.entities.matching import Matcher
 from curation.entities.normalise import Normaliser
@@ -47,6 +48,7 @@ from curation.store.lexicon_inputs import lexicon_inputs_digest
 FORMAT = 1  # bump when what the folder holds, or how it is read, changes
 KEEP = 3  # kept folders (a few store states back: each ingest makes a new digest)
 FILES = ("lexicon.json", "names.json")
+KEEP_CHUNK = 1_000  # abstracts analysed at a time when their abbreviations are kept (within any matcher's cache)
 
 
 class StaleMatcher(Exception):
@@ -233,3 +235,24 @@ def _prune(cache_dir: Path) -> None:
     for old in kept[:-KEEP]:
         shutil.rmtree(old, ignore_errors=True)
 
+
+def keep_abbreviations(matcher: Matcher, cache_dir: Path | None, texts: Sequence[str]) -> None:
+    """Keep the abbreviations of ``texts`` (the corpus's first :data:`KEPT_TEXTS`) in ``cache_dir``: those kept already
+    are read, the others analysed now (spaCy, ~2 ms each); written when that changes what is kept. A folder that
+    cannot be written only costs the next process the analysis."""
+    if cache_dir is None:
+        return
+    texts = list(dict.fromkeys(t for t in texts[:KEPT_TEXTS] if t))
+    kept: dict[str, tuple[Abbreviation, ...]] = {}
+    for start in range(0, len(texts), KEEP_CHUNK):
+        chunk = texts[start:start + KEEP_CHUNK]
+        matcher.analyse_many(matcher.unkept(chunk))  # batched: faster than one text at a time
+        kept.update(matcher.abbreviations_of(chunk))
+    if kept.keys() == matcher.kept_abbreviations.keys():
+        return  # an entry's content is decided by its text: the same texts, the same file
+    try:
+        write_abbreviations(cache_dir, kept)
+    except OSError as exc:
+        print(f"the abbreviations could not be kept in {cache_dir} ({exc})", file=sys.stderr)
+        return
+    matcher.kept_abbreviations = kept

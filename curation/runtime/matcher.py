@@ -15,8 +15,7 @@ from pathlib import Path
 
 import duckdb
 
-from curation.entities.kept_abbreviations import keep_abbreviations
-from curation.entities.matcher_cache import load_matcher
+from curation.entities.matcher_cache import keep_abbreviations, load_matcher
 from curation.entities.matching import Matcher
 from curation.runtime.background import Background
 from curation.runtime.exit import exiting
