@@ -12,11 +12,11 @@ from functools import partial
 import duckdb
 import streamlit as st
 
+from curation.workflows import retrain
 from curation.workflows.session import (
     acknowledge,
     curator_name_problem,
     current_schema,
-    job_status_line,
     may_dismiss_notices,
     sidebar_view,
     store_notices,
@@ -71,7 +71,7 @@ def _job_line() -> None:
     job = current_job(store_cursor())
     if job is None:
         st.rerun(scope="app")
-    st.caption(job_status_line(job))
+    st.caption(retrain.status_line(job))
 
 
 def sidebar(con: duckdb.DuckDBPyConnection | None, signed: SignedIn | None = None) -> None:

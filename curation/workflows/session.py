@@ -144,7 +144,3 @@ def sidebar_view(con: duckdb.DuckDBPyConnection, schema: str | None,
         retrain.status_line(job) if job is not None else "",
     )
 
-
-def job_status_line(job) -> str:
-    """A background job's line for the sidebar (:func:`curation.workflows.retrain.status_line`)."""
-    return retrain.status_line(job)
