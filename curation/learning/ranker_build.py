@@ -149,12 +149,20 @@ def update_ranker(
     found = replace(found, system=f"served concept search + learned ranker (top {depth}) vs {BASELINE}")
     seconds["dev"] = time.perf_counter() - clock
     changed = changed_queries(served, learned, judged, (before, after))
-    model = RankerModel(model.booster, replace(model.manifest, dev=asdict(found), changed=changed, trained_on={
-        **model.manifest.trained_on, "kb_records": len(split.train), "decisions_trained_on": len(kept),
-        "decisions_held_out": held, "dev_source": choice.source}))
+    return _kept(model, found, changed, {"kb_records": len(split.train), "decisions_trained_on": len(kept),
+                                         "decisions_held_out": held, "dev_source": choice.source}, folder, seconds)
+
+
+def _kept(model: RankerModel, found: GateEvidence, changed: list[dict], trained_on: Mapping[str, object],
+          folder: Path | None, seconds: Mapping[str, float]) -> RankerUpdate:
+    """The update: ``model`` with its dev evidence, changed queries and what it learned from in its manifest, saved
+    to ``folder`` (None: not saved)."""
+    model = RankerModel(model.booster, replace(model.manifest, dev=asdict(found), changed=changed,
+                                               trained_on={**model.manifest.trained_on, **trained_on}))
     if folder is not None:
         model.save(folder)
-    return RankerUpdate(model, found, folder, held, {k: round(v, 3) for k, v in seconds.items()})
+    return RankerUpdate(model, found, folder, int(trained_on["decisions_held_out"]),
+                        {k: round(v, 3) for k, v in seconds.items()})
 
 
 def judged_topics(schema: RelationSchema, decisions: Sequence[Decision], documents: Mapping[str, Document]
@@ -224,9 +232,6 @@ def _topic_update(schema: RelationSchema, train_records: Sequence[KBRecord], dec
     seconds["dev"] = time.perf_counter() - clock
     model, seconds["train"] = train_ranker(_select(lists, set(queries)), features, depth, params, seed=seed)
     changed = changed_queries(served, learned, topics, (before, after))
-    model = RankerModel(model.booster, replace(model.manifest, dev=asdict(found), changed=changed, trained_on={
-        **model.manifest.trained_on, "kb_records": len(train_records), "decisions_trained_on": len(kept),
-        "decisions_held_out": held, "dev_source": TOPICS, "topics": len(topics)}))
-    if folder is not None:
-        model.save(folder)
-    return RankerUpdate(model, found, folder, held, {k: round(v, 3) for k, v in seconds.items()})
+    return _kept(model, found, changed, {"kb_records": len(train_records), "decisions_trained_on": len(kept),
+                                         "decisions_held_out": held, "dev_source": TOPICS, "topics": len(topics)},
+                 folder, seconds)
