@@ -2,8 +2,11 @@
 
 A schema's active version serves while its index covers the corpus; an unusable folder is not loaded,
 and the newest complete version of that schema (of any schema, when none is named) that covers the corpus
-serves instead; without one, BM25 alone. Each version ranks with the fusion chosen on its dev split,
-which :func:`index.loading.open_retriever` reads back from its manifest.
+serves instead; without one, the newest untrained (zero-shot) version of any schema, whose encoder learned
+nothing from a schema's records; without that, BM25 alone. A version serves a schema it was not built for
+without its learned ranker: that schema's own ranker (kept beside the versions) ranks instead, if one exists.
+Each version ranks with the fusion chosen on its dev split, which :func:`index.loading.open_retriever` reads
+back from its manifest.
 
 Everything a served retriever depends on is in its :class:`ServingKey`, so an app can cache retrievers
 by key: activating a version changes the key, and the next search loads (or finds preloaded) the new one.
@@ -22,7 +25,7 @@ from curation.ranking.history import ranker_home
 from curation.store.base import content_counts
 from curation.versions import catalog
 from curation.versions.kept_bm25 import bm25_alone
-from curation.versions.registry import list_versions
+from curation.versions.registry import ModelVersion, list_versions
 from index.search import Retriever
 
 BM25_ONLY = "bm25-only"  # the version name of the fallback that ranks with BM25 alone
@@ -90,8 +93,9 @@ def serving_key(con: duckdb.DuckDBPyConnection, schema: str = "") -> ServingKey:
         active = catalog.active_version(con, schema)
         names: tuple[str, ...] = (active.version,) if active else ()
         if not names:  # the newest registered version that fits serves: a new one changes the key (no restart)
-            fitting = [v.version for v in catalog.list_model_versions(con, schema)
-                       if v.manifest.documents == documents]
+            registered = catalog.list_model_versions(con)
+            fitting = [v.version for v in registered if v.manifest.documents == documents and v.schema == schema] \
+                or [v.version for v in registered if v.manifest.documents == documents and not v.manifest.trained]
             names = (f"{NEWEST}{fitting[0]}",) if fitting else ()
     else:
         names = tuple(sorted(v.version for v in catalog.list_model_versions(con) if v.active))
@@ -126,13 +130,13 @@ def open_served(con: duckdb.DuckDBPyConnection, models_dir: Path, key: ServingKe
                 return with_ranker(open_version(version.path), version.path, con, key)
             except USER_ERRORS:
                 break  # corrupted weights, index or ranker: fall through to the newest version that loads
-    versions, _ = list_versions(models_dir)  # complete, readable folders only
-    for version in versions:
-        if version.manifest.documents == key.documents and (not key.schema or version.manifest.schema == key.schema):
-            try:
-                return with_ranker(open_version(version.path), version.path, con, key)
-            except USER_ERRORS:
-                continue  # a corrupted version is skipped; the Train & evaluate page reports it
+    for version in _fallbacks(models_dir, key):
+        own = not key.schema or version.manifest.schema == key.schema
+        try:
+            return with_ranker(open_version(version.path),
+                               version.path if own else ranker_home(models_dir, None, key.schema), con, key)
+        except USER_ERRORS:
+            continue  # a corrupted version is skipped; the Train & evaluate page reports it
     bm25 = Retriever(lexical=bm25_alone(con, cache_dir), version=BM25_ONLY)
     # BM25 alone can serve a learned ranker too (updated before any version was built): kept beside the versions
     try:
@@ -171,11 +175,26 @@ def planned_version(con: duckdb.DuckDBPyConnection, models_dir: Path, key: Servi
         if version.version in key.active and version.manifest.documents == key.documents \
                 and not catalog.check_version(version):
             return version.version
-    versions, _ = list_versions(models_dir)
-    for version in versions:
-        if version.manifest.documents == key.documents and (not key.schema or version.manifest.schema == key.schema):
-            return version.path.name
-    return BM25_ONLY
+    fallbacks = _fallbacks(models_dir, key)
+    return fallbacks[0].path.name if fallbacks else BM25_ONLY
+
+
+def _fallbacks(models_dir: Path, key: ServingKey) -> list[ModelVersion]:
+    """The complete versions that may serve ``key`` when its active one does not, in the order tried: the key's
+    schema's own (any schema's, when none is named), newest first, then the untrained ones of other schemas."""
+    versions, _ = list_versions(models_dir)  # complete, readable folders only
+    covering = [v for v in versions if v.manifest.documents == key.documents]
+    own = [v for v in covering if not key.schema or v.manifest.schema == key.schema]
+    return own + [v for v in covering if v not in own and not v.manifest.trained]
+
+
+def shared_base(con: duckdb.DuckDBPyConnection, schema: str, version: str) -> str:
+    """The schema ``version`` was built for, when it serves ``schema`` as an untrained version of another schema
+    ("" when it is ``schema``'s own, trained, or not registered)."""
+    registered = catalog.get_version(con, version)
+    if registered is None or registered.schema == schema or registered.manifest.trained:
+        return ""
+    return registered.schema
 
 
 def load_problem(path: Path) -> str:

@@ -113,7 +113,8 @@ def store_line(con: duckdb.DuckDBPyConnection) -> str:
 
 def model_line(con: duckdb.DuckDBPyConnection, schema: str, active: str) -> str:
     """What ranks ``schema``'s searches, in the words every page uses: the active version, the newest version built
-    for the schema when none is active, or BM25 alone (found without loading anything)."""
+    for the schema when none is active, an untrained version of another schema, or BM25 alone (found without loading
+    anything)."""
     from curation.config import load_settings
     from curation.versions import serving as served
 
@@ -124,6 +125,9 @@ def model_line(con: duckdb.DuckDBPyConnection, schema: str, active: str) -> str:
         return f"Model: {planned} (active)"
     if active:  # the active one cannot serve (it no longer covers the store, or its files are damaged)
         return f"Model: {planned} (the active {active} cannot serve; see Train & evaluate)"
+    if built_for := served.shared_base(con, schema, planned):
+        return (f"Model: {planned} (the untrained base encoder, built for {built_for}; none built for {schema} yet: "
+                f"Train & evaluate builds one)")
     return f"Model: {planned} (the newest version built for {schema}; none activated)"
 
 

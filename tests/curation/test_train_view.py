@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 
 import pytest
@@ -70,3 +71,39 @@ def test_sidebar_view_counts_the_store_and_names_what_serves(loaded, tmp_path, m
                                f"{counts['decisions']} decisions")
     assert view.model_line == "Model: BM25 alone (no model version built for PO covers this store's abstracts)"
     assert view.job_line == ""
+
+
+def _publish(models, version, schema, trained, documents):
+    """A version with empty parts, registered in the store (the policy never loads it here)."""
+    from curation.versions import registry
+    from curation.versions.manifest import Manifest
+
+    tmp = registry.staging(models, version)
+    for part in ("model", "dense", "lexical"):
+        (tmp / part).mkdir()
+    return registry.publish(models, version, Manifest(schema=schema, documents=documents, trained=trained))
+
+
+def test_a_schema_without_a_version_is_served_by_an_untrained_version_and_the_sidebar_says_whose(
+        loaded, tmp_path, monkeypatch):
+    from curation.store.base import content_counts
+    from curation.versions import catalog
+    from curation.versions.serving import planned_version, serving_key
+
+    models = tmp_path / "models"
+    monkeypatch.setenv("CURATION_MODELS_DIR", str(models))
+    documents = content_counts(loaded)[0]
+    base = _publish(models, "po-base", "PO", trained=False, documents=documents)
+    catalog.register_version(loaded, base)
+    # A version's untrained encoder learned nothing from PO: it serves the schema that has none of its own.
+    assert planned_version(loaded, models, serving_key(loaded, "Gene-Disease")) == "po-base"
+    line = sidebar_view(loaded, "Gene-Disease").model_line
+    assert line.startswith("Model: po-base (the untrained base encoder, built for PO; none built for Gene-Disease")
+    assert sidebar_view(loaded, "PO").model_line == "Model: po-base (the newest version built for PO; none activated)"
+    # A trained PO version is PO's alone: Gene-Disease keeps the untrained one, and a key that names it.
+    time.sleep(1.1)  # published a second later: the newest (the registry's times are in seconds)
+    trained = _publish(models, "po-edel", "PO", trained=True, documents=documents)
+    catalog.register_version(loaded, trained)
+    assert planned_version(loaded, models, serving_key(loaded, "Gene-Disease")) == "po-base"
+    assert serving_key(loaded, "Gene-Disease").active == ("newest:po-base",)
+    assert planned_version(loaded, models, serving_key(loaded, "PO")) == "po-edel"
