@@ -150,6 +150,7 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
         print(f"[{position}/{total}] {sample.label} ({sample.fmt})", flush=True)
 
     from curation.workflows.entities import current_annotator
+    from curation.workflows.first_models import load_start_note
 
     built = {}
 
@@ -157,8 +158,9 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
         # The matcher the first search needs, built once the files are in, annotates the documents too.
         built["matcher"] = build_matcher(con, cache_dir=settings.cache_dir / "lexicon")  # kept for the app
         chosen = current_annotator(con, settings, built["matcher"])
-        if chosen.message:
-            print(f"note: {chosen.message}", flush=True)
+        note = chosen.message if args.no_train else load_start_note(settings, chosen.message)
+        if note:
+            print(f"note: {note}", flush=True)
         return chosen.annotator
 
     report = load_sample(con, settings, on_file=on_file, annotator=annotator, who=operator(), train=not args.no_train)

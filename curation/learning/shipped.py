@@ -74,14 +74,19 @@ class ShippedRecogniser:
     folder: Path
     provenance: Provenance
     data_matches: bool | None
+    differing: tuple[str, ...] = ()
 
     def note(self) -> str:
         """One line on where it comes from, for the load's summary."""
         f1 = self.provenance.dev_scores.get("ents_f")
         scored = f" (dev entity F1 {f1:.3f} on {self.provenance.selected_on})" if f1 is not None else ""
         if self.data_matches is False:
+            named = ", ".join(self.differing[:3]) + (f" and {len(self.differing) - 3} more" if len(self.differing) > 3
+                                                     else "")
             return (f"the shipped recogniser {self.provenance.name}{scored}, trained on other copies of the corpora "
-                    "than this data directory's: `python -m curation train-recogniser` trains one on them")
+                    f"than this data directory's ({named} differ from the digests it recorded): "
+                    "Train & evaluate → Entity recogniser trains one on them (or `python -m curation "
+                    "train-recogniser` while the app is stopped)")
         return f"the shipped recogniser {self.provenance.name}{scored}"
 
 
@@ -174,9 +179,12 @@ def shipped_recogniser(data_dir: Path | None, folder: Path | None = None) -> Shi
     except RecogniserError:
         return None  # another spaCy version: it cannot load here, and the load goes on without it
     matches: bool | None = None
+    differing: tuple[str, ...] = ()
     if data_dir is not None and any((Path(data_dir) / name).is_file() for name in provenance.data_digests):
-        matches = data_digests(data_dir) == provenance.data_digests
-    return ShippedRecogniser(folder, provenance, matches)
+        found = data_digests(data_dir)
+        differing = tuple(name for name, digest in provenance.data_digests.items() if found.get(name) != digest)
+        matches = not differing
+    return ShippedRecogniser(folder, provenance, matches, differing)
 
 
 def install(shipped: ShippedRecogniser, recognisers: Path) -> Path:

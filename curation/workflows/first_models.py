@@ -84,6 +84,19 @@ def start_shipped_recogniser(con: duckdb.DuckDBPyConnection, settings: Settings)
     return job, f"{shipped.note()}: background job {job.job_id}"
 
 
+def load_start_note(settings: Settings, message: str) -> str:
+    """What a load planned with training says at its start about the annotator (``message``: why the active
+    recogniser does not annotate). Without an active recogniser but with a shipped one: that the load's last step
+    annotates again with it, instead of "no recogniser trained"."""
+    from curation.entities.served_annotator import NO_RECOGNISER
+    from curation.learning.shipped import shipped_recogniser
+
+    if message != NO_RECOGNISER or shipped_recogniser(settings.data_dir) is None:
+        return message
+    return ("the abstracts are annotated with the dictionaries first; the load's last step annotates them again with "
+            "the shipped recogniser (a background job) and activates it")
+
+
 def follow_job(con: duckdb.DuckDBPyConnection, job: Job, report: Report, stop: Callable[[], bool] | None,
                step: str, interval_s: float = 2.0) -> str:
     """Follow a background job until it ends and what it made is applied (as the sidebar does on each run, so

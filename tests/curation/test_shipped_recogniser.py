@@ -108,3 +108,33 @@ def test_without_a_shipped_recogniser_the_step_says_so(con, tmp_path, monkeypatc
     monkeypatch.setattr(shipped, "SHIPPED", tmp_path / "none")
     got, line = first_models.start_shipped_recogniser(con, _settings(tmp_path, tmp_path / "data"))
     assert got is None and "no recogniser ships" in line
+
+
+def test_the_load_summary_names_the_corpus_files_that_differ_from_the_recorded_digests(trained, corpora, tmp_path):  # noqa: F811
+    import shutil
+
+    folder = tmp_path / "shipped"
+    ship_recogniser(trained, corpora, folder, code_version="abc123")
+    copy = tmp_path / "other-copy"
+    shutil.copytree(corpora, copy)
+    assert shipped_recogniser(copy, folder).data_matches is True
+    changed = next(name for name in shipped_recogniser(copy, folder).provenance.data_digests)
+    with (copy / changed).open("a") as handle:
+        handle.write("\n")
+    found = shipped_recogniser(copy, folder)
+    assert found.data_matches is False and found.differing == (changed,)
+    assert f"({changed} differ from the digests it recorded)" in found.note() and "Entity recogniser" in found.note()
+
+
+def test_a_load_with_a_shipped_recogniser_says_it_annotates_again_at_the_end(trained, corpora, tmp_path, monkeypatch):  # noqa: F811
+    from curation.entities.served_annotator import NO_RECOGNISER
+
+    settings = _settings(tmp_path, corpora)
+    monkeypatch.setattr(shipped, "SHIPPED", tmp_path / "none")
+    assert first_models.load_start_note(settings, NO_RECOGNISER) == NO_RECOGNISER  # none ships: what is true
+    folder = tmp_path / "shipped"
+    ship_recogniser(trained, corpora, folder, code_version="abc123")
+    monkeypatch.setattr(shipped, "SHIPPED", folder)
+    note = first_models.load_start_note(settings, NO_RECOGNISER)
+    assert "no recogniser trained" not in note and "annotates them again with the shipped recogniser" in note
+    assert first_models.load_start_note(settings, "") == ""
