@@ -27,6 +27,10 @@ NO_RECOGNISER = (
     "shipped one; Train & evaluate trains one on your data)"
 )
 
+#: How a curator has the abstracts annotated again, in the app first (the activation job annotates every abstract)
+REANNOTATE_HINT = ("Train & evaluate → Entity recogniser → Activate annotates them again (or `python -m curation "
+                   "reannotate` while the app is stopped)")
+
 
 class EntityModelError(CurationError):
     """A recogniser or linker folder that cannot be activated, and what to do."""

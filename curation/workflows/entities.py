@@ -30,6 +30,7 @@ from curation.entities.lexicon import Lexicon
 from curation.entities.served_annotator import (
     MODEL_KINDS,
     NO_RECOGNISER,
+    REANNOTATE_HINT,
     CurrentAnnotator,
     EntityModelError,
     active_linker,
@@ -97,7 +98,7 @@ class AnnotationReport:
                 f"in {self.seconds:.1f} s")
         if self.failed:
             text += (f"; {len(self.failed):,} documents could not be annotated and are highlighted from the "
-                     f"dictionaries until `python -m curation reannotate` succeeds: " + "; ".join(self.errors))
+                     f"dictionaries until annotated ({REANNOTATE_HINT}): " + "; ".join(self.errors))
         return text
 
 

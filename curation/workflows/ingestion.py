@@ -32,6 +32,7 @@ import duckdb
 from curation import access
 from curation.access import Action, Who
 from curation.entities.annotation import Annotator
+from curation.entities.served_annotator import REANNOTATE_HINT
 from curation.errors import EmptyFileError, InputError
 from curation.ingest.civic import read_civic
 from curation.ingest.jsonl import read_jsonl
@@ -216,7 +217,7 @@ def ingest_corpus(
             chosen = annotator if isinstance(annotator, Annotator) else annotator()
             annotated = annotate_new(con, chosen, written.pmids)
         except Exception as exc:  # noqa: BLE001 - the documents are in; say why they are not annotated
-            notes = (f"the documents are ingested but not annotated ({exc}); run `python -m curation reannotate`",)
+            notes = (f"the documents are ingested but not annotated ({exc}); {REANNOTATE_HINT}",)
         else:
             details.append(("documents annotated", annotated.annotated))
             notes = (annotated.summary(),) if annotated.failed else ()

@@ -32,6 +32,7 @@ from curation.access import Action, Who
 from curation.config import Settings
 from curation.entities.annotation import Annotator
 from curation.entities.dictionaries import dictionary_label, ingest_dictionary, vocabulary_kinds
+from curation.entities.served_annotator import REANNOTATE_HINT
 from curation.errors import USER_ERRORS, CurationError
 from curation.store.loads import DONE, FAILED, PENDING, StepRow, finish_step, plan_load, unfinished_load
 from curation.workflows.entities import AnnotationReport, Progress, reannotate
@@ -147,7 +148,7 @@ class SampleReport:
             text += f" {self.annotation.summary()}."
         if self.annotation_error:
             text += (f" The abstracts are loaded but not annotated ({self.annotation_error}); highlights come from "
-                     "the dictionaries until `python -m curation reannotate` succeeds.")
+                     f"the dictionaries until they are annotated: {REANNOTATE_HINT}.")
         return text
 
 

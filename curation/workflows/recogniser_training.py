@@ -33,7 +33,7 @@ import duckdb
 from curation import access
 from curation.access import Action, Who
 from curation.config import Settings
-from curation.entities.served_annotator import EntityModelError, annotator_note
+from curation.entities.served_annotator import REANNOTATE_HINT, EntityModelError, annotator_note
 from curation.errors import CurationError
 from curation.jobs.recogniser import (
     ANNOTATIONS,
@@ -120,7 +120,7 @@ def _trained(folder: Path, active_path: str) -> TrainedRecogniser:
     if (folder / PROVENANCE).is_file():  # installed from the code's shipped recogniser after a first load
         provenance = read_provenance(folder)
         shipped = (f"shipped with the code (trained at commit {provenance.code_version[:10] or 'unknown'} on "
-                   f"{', '.join(provenance.data_digests)}; `python -m curation train-recogniser` trains one here)")
+                   f"{', '.join(provenance.data_digests)}; Train a recogniser on this page trains one on your data)")
     return TrainedRecogniser(manifest.name, str(folder.resolve()), str(folder.resolve()) == active_path,
                              dict(manifest.dev_scores), manifest.selected_on, manifest.created, shipped)
 
@@ -272,10 +272,10 @@ def apply_recogniser_job(con: duckdb.DuckDBPyConnection, job: Job,
             message = f"{activated.name} is active; {loaded:,} abstracts re-annotated ({verdict})"
             if skipped:
                 message += (f"; {skipped:,} changed while it trained keep their earlier annotations until "
-                            f"`python -m curation reannotate`")
+                            f"annotated again: {REANNOTATE_HINT}")
         except (CurationError, OSError, duckdb.Error) as exc:
             message = (f"{activated.name} is active, but its annotations could not be loaded ({exc}); the "
-                       f"documents keep their earlier ones until `python -m curation reannotate`")
+                       f"documents keep their earlier ones until annotated again: {REANNOTATE_HINT}")
     set_job_result(con, job.job_id, message, result_json(replace(result, activated=activate, verdict=verdict)))
     annotations.unlink(missing_ok=True)
     return get_job(con, job.job_id)
