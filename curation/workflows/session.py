@@ -133,18 +133,20 @@ def model_line(con: duckdb.DuckDBPyConnection, schema: str, active: str) -> str:
 
 def sidebar_view(con: duckdb.DuckDBPyConnection, schema: str | None,
                  before_activate: Callable[[Path], None] | None = None, *, who: Who = "") -> SidebarView:
-    """The sidebar's figures for the schema in use (``schema``; None: the store's first).
+    """The sidebar's figures for the schema in use (``schema``; None, or one the store has not: the store's first).
 
     The current job is brought up to date first (:func:`curation.workflows.retrain.current_job`, with
     ``before_activate``): finished, and its version swapped in, when done and ``who`` may.
     """
     names = tuple(s.name for s in list_schemas(con))
-    active = versions.active_version(con, schema or (names[0] if names else ""))
+    if schema not in names:  # none chosen, or an address naming one the store has not: the first
+        schema = names[0] if names else ""
+    active = versions.active_version(con, schema)
     job = retrain.current_job(con, before_activate=before_activate, who=who)
     return SidebarView(
         names,
         store_line(con),
-        model_line(con, schema or (names[0] if names else ""), active.version if active else ""),
+        model_line(con, schema, active.version if active else ""),
         retrain.status_line(job) if job is not None else "",
     )
 

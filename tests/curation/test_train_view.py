@@ -107,3 +107,11 @@ def test_a_schema_without_a_version_is_served_by_an_untrained_version_and_the_si
     assert planned_version(loaded, models, serving_key(loaded, "Gene-Disease")) == "po-base"
     assert serving_key(loaded, "Gene-Disease").active == ("newest:po-base",)
     assert planned_version(loaded, models, serving_key(loaded, "PO")) == "po-edel"
+
+
+def test_the_sidebar_names_what_serves_the_schema_it_shows(loaded, tmp_path, monkeypatch):
+    monkeypatch.setenv("CURATION_MODELS_DIR", str(tmp_path / "models"))
+    first = sidebar_view(loaded, None)
+    # An address naming a schema this store has not: the sidebar shows the first, and its model line is that one's.
+    assert sidebar_view(loaded, "No-Such-Schema").model_line == first.model_line
+    assert "No-Such-Schema" not in first.model_line
