@@ -71,7 +71,7 @@ def cmd_train_recogniser(args: argparse.Namespace) -> int:
     else:
         out = args.out or settings.models_dir / "recognisers" / "biomed"
         manifest = train_standard_recogniser(data_dir, out, width=args.width, max_epochs=args.epochs or 25,
-                                             use_gpu=args.gpu)
+                                             use_gpu=args.gpu, corpora=args.corpora)
         print(f"published {out} in {manifest.train_seconds} s on {manifest.device}")
     for key in sorted(k for k in manifest.dev_scores if k.endswith("f")):
         print(f"  {manifest.selected_on} {key}: {manifest.dev_scores[key]:.3f}")
@@ -220,6 +220,9 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
                    help="at most this many epochs, best dev epoch kept (default 25 for cnn; transformer: 10 on "
                         "a GPU, 2 on a CPU)")
     p.add_argument("--width", type=int, default=128, help="cnn: token vector width")
+    p.add_argument("--corpora", choices=("standard", "all"), default="standard",
+                   help="cnn: standard: BioRED + BC5CDR Train; all: also GNormPlus, NLM-Gene, tmVar3 and NCBI disease "
+                        "from ner_corpora/, each partially annotated (its other kinds left missing)")
     p.add_argument("--gpu", type=int, default=-1, help="cnn: GPU id (default: CPU)")
     p.add_argument("--device", default="", help="transformer: cuda or cpu (default: CUDA when present)")
     p.add_argument("--batch-size", type=int, default=16, help="transformer: windows per step")

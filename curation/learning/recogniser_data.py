@@ -23,6 +23,7 @@ from curation.entities.transformer_recogniser import TransformerManifest, Transf
 from curation.errors import InputError
 from curation.ingest.problems import Problems
 from curation.ingest.pubtator import read_pubtator
+from curation.learning.ncbi_corpora import Guidelines
 from curation.records import Document
 
 BIORED = ("biored/Train.PubTator", "biored/Dev.PubTator", "biored/Test.PubTator")
@@ -33,15 +34,33 @@ BC5CDR = (
 )
 
 
+#: which corpora train: BioRED + BC5CDR, or those and the four NCBI corpora (:mod:`curation.learning.ncbi_corpora`)
+STANDARD, ALL = "standard", "all"
+CORPORA = (STANDARD, ALL)
+
+
 @dataclass(frozen=True)
 class Corpora:
-    """The recogniser's train, dev and held-out parts."""
+    """The recogniser's train, dev and held-out parts.
+
+    ``corpus_dev``: each NCBI corpus's dev split (with ``ALL``); ``unlabelled``: the spans of each partially
+    annotated training document's text to leave missing (None: BC5CDR's, found by :func:`gene_variant_spans`).
+    """
 
     train: tuple[CorpusPart, ...]
     dev: CorpusPart
     bc5cdr_dev: CorpusPart
     biored_test: CorpusPart
     bc5cdr_test: CorpusPart
+    corpus_dev: tuple[CorpusPart, ...] = ()
+    unlabelled: Callable[[str], list[tuple[int, int]]] | None = None
+
+    def unlabelled_spans(self) -> Callable[[str], list[tuple[int, int]]]:
+        """The ``unlabelled`` callable the recogniser trains with."""
+        if self.unlabelled is not None:
+            return self.unlabelled
+        spans = gene_variant_spans(self.train[0].documents)
+        return lambda text: list(spans(text))
 
 
 def read_corpus(path: Path) -> list[Document]:
@@ -58,9 +77,35 @@ def read_corpus(path: Path) -> list[Document]:
     return documents
 
 
-def load_corpora(data_dir: Path) -> Corpora:
-    """The standard split of the data directory (module docstring)."""
-    data_dir = Path(data_dir)
+def load_corpora(data_dir: Path, corpora: str = STANDARD, guidelines: Guidelines | None = None) -> Corpora:
+    """The split of the data directory (module docstring); with ``ALL`` the four NCBI corpora train too, each
+    partially annotated (:mod:`curation.learning.ncbi_corpora`, under ``guidelines``)."""
+    if corpora not in CORPORA:
+        raise RecogniserError(f"corpora must be one of {', '.join(CORPORA)}, not {corpora!r}")
+    standard = _standard_corpora(Path(data_dir))
+    if corpora == STANDARD:
+        return standard
+    from curation.learning.ncbi_corpora import kind_dictionary, load_ncbi_parts
+
+    held_out = {d.pmid for part in (standard.dev, standard.bc5cdr_dev, standard.biored_test, standard.bc5cdr_test)
+                for d in part.documents} | _held_out_pmids(Path(data_dir))
+    biored_train = standard.train[0].documents
+    dictionary = kind_dictionary([*biored_train, *standard.train[1].documents])
+    ncbi = load_ncbi_parts(Path(data_dir), held_out, {d.pmid for d in biored_train}, dictionary, read_corpus,
+                           guidelines or Guidelines())
+    bc5cdr = standard.unlabelled_spans()
+    bc5cdr_texts = {d.text for d in standard.train[1].documents}
+    fallback = lambda text: bc5cdr(text) if text in bc5cdr_texts else []  # noqa: E731 - BioRED: nothing missing
+    return replace(standard, train=(*standard.train, *ncbi.train), corpus_dev=ncbi.dev,
+                   unlabelled=ncbi.unlabelled(fallback))
+
+
+def _held_out_pmids(data_dir: Path) -> set[str]:
+    # every document of the Dev/Test files, also those BioRED Train holds (left out of the figures, not held out)
+    return {d.pmid for p in (*BIORED[1:], *BC5CDR[1:]) for d in read_corpus(data_dir / p)}
+
+
+def _standard_corpora(data_dir: Path) -> Corpora:
     b_train, b_dev, b_test = (read_corpus(data_dir / p) for p in BIORED)
     c_all, c_dev, c_test = (read_corpus(data_dir / p) for p in BC5CDR)
     held_out = {d.pmid for d in b_dev + b_test + c_dev + c_test}
@@ -108,14 +153,14 @@ def check_data_dir(data_dir: Path) -> None:
 def train_standard_recogniser(data_dir: Path, out: Path, **settings) -> RecogniserManifest:
     """Train on the data directory's corpora and publish the recogniser folder at ``out``.
 
-    ``settings`` go to :func:`~curation.entities.recogniser.train_recogniser` (width, max_epochs,
+    ``settings``: ``corpora`` (:data:`STANDARD` or :data:`ALL`) and ``guidelines`` choose the training parts
+    (:func:`load_corpora`); the others go to :func:`~curation.entities.recogniser.train_recogniser` (width, max_epochs,
     use_gpu, overrides...).
     """
     from curation.entities.recogniser import train_recogniser
 
-    corpora = load_corpora(data_dir)
-    unlabelled = gene_variant_spans(corpora.train[0].documents)
-    return train_recogniser(corpora.train, corpora.dev, out, unlabelled=unlabelled, **settings)
+    corpora = load_corpora(data_dir, settings.pop("corpora", STANDARD), settings.pop("guidelines", None))
+    return train_recogniser(corpora.train, corpora.dev, out, unlabelled=corpora.unlabelled_spans(), **settings)
 
 
 def train_standard_transformer(

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -90,16 +91,20 @@ class ShippedRecogniser:
         return f"the shipped recogniser {self.provenance.name}{scored}"
 
 
-def corpus_files() -> tuple[str, ...]:
-    """The data directory's files the standard recogniser is trained and selected on (relative paths)."""
+def corpus_files(trained_on: Iterable[str] = ()) -> tuple[str, ...]:
+    """The data directory's files a recogniser is trained and selected on (relative paths): BioRED's and BC5CDR's,
+    and each NCBI corpus's that ``trained_on`` (its manifest's counts: ``gnormplus_train.documents``, ...) names."""
+    from curation.learning.ncbi_corpora import FILES
     from curation.learning.recogniser_data import BC5CDR, BIORED
 
-    return (*BIORED, *BC5CDR)
+    parts = {key.split(".", 1)[0] for key in trained_on}
+    return (*BIORED, *BC5CDR, *(f for corpus, f in FILES.items() if f"{corpus}_train" in parts))
 
 
-def data_digests(data_dir: Path) -> dict[str, str]:
-    """SHA-256 of each corpus file of :func:`corpus_files` the data directory holds."""
-    return {name: file_sha256(Path(data_dir) / name) for name in corpus_files() if (Path(data_dir) / name).is_file()}
+def data_digests(data_dir: Path, files: Iterable[str] | None = None) -> dict[str, str]:
+    """SHA-256 of each corpus file (default :func:`corpus_files`) the data directory holds."""
+    names = corpus_files() if files is None else files
+    return {name: file_sha256(Path(data_dir) / name) for name in names if (Path(data_dir) / name).is_file()}
 
 
 def _code_version() -> str:
@@ -127,8 +132,12 @@ def ship_recogniser(source: Path, data_dir: Path, out: Path = SHIPPED, code_vers
     manifest = read_recogniser_manifest(source)
     load_recogniser(source)  # refuses a folder that does not load, before anything is written
     check_data_dir(Path(data_dir))  # the provenance records the digest of every file it is trained on
+    for name in corpus_files(manifest.trained_on):
+        if not (Path(data_dir) / name).is_file():
+            raise RecogniserError(f"{Path(data_dir) / name}: {manifest.name} was trained on this file, which the "
+                                  "data directory lacks (its digest could not be recorded)")
     provenance = Provenance(
-        name=manifest.name, format=FORMAT, data_digests=data_digests(data_dir),
+        name=manifest.name, format=FORMAT, data_digests=data_digests(data_dir, corpus_files(manifest.trained_on)),
         code_version=code_version or _code_version(), dev_scores=dict(manifest.dev_scores),
         selected_on=manifest.selected_on, commands=COMMANDS, shipped=datetime.now(UTC).isoformat(timespec="seconds"),
     )
@@ -181,7 +190,7 @@ def shipped_recogniser(data_dir: Path | None, folder: Path | None = None) -> Shi
     matches: bool | None = None
     differing: tuple[str, ...] = ()
     if data_dir is not None and any((Path(data_dir) / name).is_file() for name in provenance.data_digests):
-        found = data_digests(data_dir)
+        found = data_digests(data_dir, provenance.data_digests)
         differing = tuple(name for name, digest in provenance.data_digests.items() if found.get(name) != digest)
         matches = not differing
     return ShippedRecogniser(folder, provenance, matches, differing)
