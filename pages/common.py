@@ -41,7 +41,7 @@ def connection() -> duckdb.DuckDBPyConnection | None:
     except USER_ERRORS as exc:
         st.error(str(exc))
         return None
-    if problem := serving.back_up_if_due(con, settings):
+    if problem := serving.backup_problem(settings):  # the backup itself starts once a page is drawn
         st.warning(problem)
     return con
 
@@ -84,14 +84,18 @@ def matcher(con: duckdb.DuckDBPyConnection):
 
 
 def preload_search(con: duckdb.DuckDBPyConnection | None) -> None:
-    """Start building what a search needs (the matcher), in the background, once a page has been drawn.
+    """Start building what a search needs (the matcher), and the store's backup when due, in the background,
+    once a page has been drawn.
 
     app.py calls it when every run ends, however it ends (st.stop included: no Streamlit element is drawn
-    here): the first page after a (re)start is served without waiting for the dictionaries, and they are
-    usually ready by the time a curator has typed a query.
+    here): the first page after a (re)start is served without waiting for the dictionaries or a backup, and the
+    dictionaries are usually ready by the time a curator has typed a query.
     """
     serving.watch_collector()  # long garbage-collector pauses are noticed and ended (see settle_heap)
     try:
+        if con is not None:
+            settings = load_settings()
+            serving.back_up_if_due(lambda: store_cursor(str(settings.db_path)), settings)
         if con is not None and corpus_size(con) > 0:
             _matcher_build(str(load_settings().db_path), content_fingerprint(con))
     except (*USER_ERRORS, duckdb.Error) as exc:  # the page itself reports a store that fails

@@ -45,11 +45,14 @@ class WorkState:
 class BackgroundWork:
     """One piece of work in a daemon thread, its state readable from any thread.
 
-    ``run`` gets a ``report(step, done, total)`` function to say where it stands and returns a summary.
+    ``run`` gets a ``report(step, done, total)`` function to say where it stands and returns a summary. ``settle``:
+    settle the heap when it ends (a load's builds; not a backup, which makes nothing long-lived and would put a
+    full collection in the way of the page runs around it).
     """
 
-    def __init__(self, name: str, run: Callable[[Callable[[str, int, int], None]], str]) -> None:
+    def __init__(self, name: str, run: Callable[[Callable[[str, int, int], None]], str], settle: bool = True) -> None:
         self._lock = threading.Lock()
+        self._settle = settle
         self._state = WorkState(name, started=time.time())
         self._thread = threading.Thread(target=self._run, args=(run,), name=name, daemon=True)
         wait_at_exit(self._thread)
@@ -63,7 +66,8 @@ class BackgroundWork:
         summary, error = "", ""
         try:
             summary = run(self._report)
-            settle_heap()
+            if self._settle:
+                settle_heap()
         except Exception as exc:  # noqa: BLE001 - said in the state; what is left stays for the next start
             error = " ".join(str(exc).split())[:1000] or type(exc).__name__
             print(f"{self._thread.name} stopped: {type(exc).__name__}: {exc}", file=sys.stderr)
@@ -87,13 +91,15 @@ _WORK: dict[str, BackgroundWork] = {}
 _LOCK = threading.Lock()
 
 
-def start_work(key: str, name: str, run: Callable[[Callable[[str, int, int], None]], str]) -> BackgroundWork:
-    """Start ``run`` in the background as ``name``, unless the work of ``key`` runs already (then that one)."""
+def start_work(key: str, name: str, run: Callable[[Callable[[str, int, int], None]], str],
+               settle: bool = True) -> BackgroundWork:
+    """Start ``run`` in the background as ``name``, unless the work of ``key`` runs already (then that one);
+    ``settle`` as :class:`BackgroundWork`'s."""
     with _LOCK:
         current = _WORK.get(key)
         if current is not None and current.running():
             return current
-        _WORK[key] = BackgroundWork(name, run)
+        _WORK[key] = BackgroundWork(name, run, settle)
         return _WORK[key]
 
 

@@ -9,6 +9,7 @@ pages use are offered here, so pages reach them through the workflows.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import duckdb
@@ -18,6 +19,7 @@ from curation.entities.matching import Matcher
 from curation.entities.normalise import Normaliser
 from curation.errors import USER_ERRORS, SchemaError
 from curation.runtime.background import Background
+from curation.runtime.background_work import current_work, start_work
 from curation.runtime.heap import watch_collector
 from curation.runtime.matcher import build_matcher, start_matcher
 from curation.store.opening import open_store
@@ -33,7 +35,7 @@ from curation.versions.serving import (
 )
 
 __all__ = [
-    "BM25_ONLY", "Background", "ServingKey", "back_up_if_due", "build_matcher", "build_normaliser",
+    "BM25_ONLY", "Background", "ServingKey", "back_up_if_due", "backup_problem", "build_matcher", "build_normaliser",
     "key_once_active", "load_problem", "open_app_store", "open_for_app", "open_served", "planned_version",
     "serving_key", "serving_problem", "start_matcher", "watch_collector",
 ]
@@ -69,20 +71,59 @@ def open_app_store(db_path: str | Path) -> duckdb.DuckDBPyConnection:
     return con
 
 
-def back_up_if_due(con: duckdb.DuckDBPyConnection, settings: Settings) -> str:
-    """Back the store up when its newest backup is older than ``CURATION_BACKUP_INTERVAL_MIN``.
+# Store and backup folder → what its last backup said, said on every page run until a backup works.
+_BACKUP_FAILURES: dict[str, str] = {}
 
-    Not due: a listing of the backup folder. Due: about 0.4 s on the real-size store (bench/backup.py),
-    while other sessions keep writing; see curation/ops/backup.py. Returns "" or what went wrong, for a person.
+
+def back_up_if_due(open_cursor: Callable[[], duckdb.DuckDBPyConnection], settings: Settings) -> None:
+    """Back the store up in a server thread when its newest backup is older than ``CURATION_BACKUP_INTERVAL_MIN``.
+
+    Not due: a listing of the backup folder. Due: about 0.4 s on the real-size store (bench/backup.py), on a cursor
+    of its own (``open_cursor``) while sessions keep writing (see curation/ops/backup.py); no page run waits for it
+    (a backup due at a restart held up its first results). One at a time per store; what went wrong is
+    :func:`backup_problem`'s.
     """
-    from curation.ops.backup import backup_if_due, backups_dir_for
+    from curation.ops.backup import backup_due, backups_dir_for
+
+    folder = backups_dir_for(settings.backups_dir, settings.db_path)
+    key = _backup_key(settings)
+    try:
+        due = backup_due(folder, settings.backup_interval_min)
+    except OSError as exc:
+        _BACKUP_FAILURES[key] = str(exc)
+        return
+    running = current_work(key)
+    if due and (running is None or not running.running()):
+        start_work(key, "Backing up the store",
+                   lambda report: _back_up(open_cursor, folder, settings.backup_interval_min, key), settle=False)
+
+
+def backup_problem(settings: Settings) -> str:
+    """What went wrong with the store's last automatic backup, for a person ("" when it worked or none ran)."""
+    if not (problem := _BACKUP_FAILURES.get(_backup_key(settings), "")):
+        return ""
+    return (f"Automatic backup failed ({problem}). Decisions are still saved in the store; "
+            f"check {settings.backups_dir}, or stop the app and run `python -m curation backup`.")
+
+
+def _backup_key(settings: Settings) -> str:
+    return f"backup {settings.db_path} into {settings.backups_dir}"
+
+
+def _back_up(open_cursor: Callable[[], duckdb.DuckDBPyConnection], folder: Path, interval_min: float, key: str) -> str:
+    from curation.ops.backup import backup_if_due
 
     try:
-        backup_if_due(con, backups_dir_for(settings.backups_dir, settings.db_path), settings.backup_interval_min)
+        cursor = open_cursor()
+        try:
+            made = backup_if_due(cursor, folder, interval_min)
+        finally:
+            cursor.close()
     except (*USER_ERRORS, duckdb.Error, OSError) as exc:
-        return (f"Automatic backup failed ({exc}). Decisions are still saved in the store; "
-                f"check {settings.backups_dir}, or stop the app and run `python -m curation backup`.")
-    return ""
+        _BACKUP_FAILURES[key] = " ".join(str(exc).split())
+        return "failed"
+    _BACKUP_FAILURES.pop(key, None)
+    return str(made.folder) if made is not None else "not due"
 
 
 def open_for_app(con: duckdb.DuckDBPyConnection, models_dir: Path, key: ServingKey):
