@@ -12,22 +12,29 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable, Iterator
 from difflib import SequenceMatcher
-
-import ftfy
+from functools import cache
 
 from curation.records import Document
 
-# Only what undoes a bad decoding, and the tidying that goes with it (NFC, ligatures, control characters).
-# Left alone: curly quotes (real typography), full-width characters, HTML entities (each reader decodes what
-# its format escapes; a literal "&lt;" left after that is the author's).
-_CONFIG = ftfy.TextFixerConfig(unescape_html=False, uncurl_quotes=False, fix_character_width=False)
+
+@cache
+def _config():
+    # ftfy imported at the first repair, not with the app's first page (~0.1 s). Only what undoes a bad decoding,
+    # and the tidying that goes with it (NFC, ligatures, control characters). Left alone: curly quotes (real
+    # typography), full-width characters, HTML entities (each reader decodes what its format escapes; a literal
+    # "&lt;" left after that is the author's).
+    import ftfy
+
+    return ftfy.TextFixerConfig(unescape_html=False, uncurl_quotes=False, fix_character_width=False)
 
 
 def repair_text(text: str) -> str:
     """``text`` with mojibake and other decoding damage undone (ftfy); ASCII text is returned as is."""
     if text.isascii():  # nothing ftfy would change, and most abstracts: skip its passes
         return text
-    return ftfy.fix_text(text, _CONFIG)
+    import ftfy
+
+    return ftfy.fix_text(text, _config())
 
 
 def _offset_maps(before: str, after: str) -> tuple[Callable[[int], int], Callable[[int], int]]:
