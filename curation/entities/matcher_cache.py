@@ -73,13 +73,22 @@ class KeptMatcher:
 
 def matcher_key(con: duckdb.DuckDBPyConnection) -> str:
     """The digest a store's kept matcher is named by (see the module docstring)."""
-    from importlib.metadata import version  # spaCy's version without importing spaCy (~4 s)
-
-    hasher = hashlib.sha256(f"matcher format {FORMAT}\nspacy {version('spacy')}\n".encode())
+    hasher = hashlib.sha256(f"matcher format {FORMAT}\nspacy {_spacy_version()}\n".encode())
     for source in sorted(Path(__file__).parent.glob("*.py")):  # the matching code: a change there is a miss
         hasher.update(source.read_bytes())
     hasher.update(lexicon_inputs_digest(con).encode())
     return hasher.hexdigest()
+
+
+def _spacy_version() -> str:
+    """spaCy's version without importing spaCy (~4 s), read over a copy of ``sys.path``: the app reads it in a
+    background thread while Streamlit's script runs insert and remove their folder there, and a search over the
+    list itself could skip site-packages ("No package metadata was found for spacy")."""
+    from importlib.metadata import PackageNotFoundError, distributions
+
+    for found in distributions(name="spacy", path=list(sys.path)):
+        return found.version
+    raise PackageNotFoundError("spacy")
 
 
 def load_matcher(con: duckdb.DuckDBPyConnection, cache_dir: Path | None, cache_size: int = 4096,
