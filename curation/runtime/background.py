@@ -12,6 +12,8 @@ from curation.runtime.exit import exiting, wait_at_exit
 from curation.runtime.heap import settle_soon
 
 T = TypeVar("T")
+_BUILT: set[str] = set()  # the names of the values built in this process (a second build of one replaces it)
+_BUILT_LOCK = threading.Lock()
 
 
 class Background(Generic[T]):
@@ -49,7 +51,10 @@ class Background(Generic[T]):
             except Exception as exc:  # an optimisation that failed: the value is still good
                 print(f"{self._thread.name}: {type(exc).__name__}: {exc}", file=sys.stderr)
         if not exiting():
-            settle_soon()
+            with _BUILT_LOCK:  # a first build replaced nothing: no full settle (a 1-3 s pause of every session)
+                replaced = self._thread.name in _BUILT
+                _BUILT.add(self._thread.name)
+            settle_soon(replaced=replaced)
 
     def ready(self) -> bool:
         """Built (or failed): :meth:`result` returns at once."""

@@ -18,6 +18,7 @@ from curation.runtime.exit import exiting
 SLOW_PASS_S = 0.05  # a full collection longer than this: long-lived objects piled up since the last settle
 SETTLE_EVERY_S = 30.0  # at most one settle in this time
 _slow_pass = threading.Event()  # a settle is due: a full pass was slow, or a build asked (settle_soon)
+_replaced = threading.Event()  # a build replaced an earlier one's value: the next settle unfreezes, to free it
 _settling = threading.Event()  # the settle's own full pass is slow by design: it does not ask for another
 # One settle at a time: two at once (a build's and the settler thread's) are two full passes for nothing, and the
 # first to end cleared ``_settling`` while the other's pass still ran, which then asked for yet another settle.
@@ -25,24 +26,30 @@ _settle_lock = threading.Lock()
 _pass_started = [0.0]
 
 
-def settle_heap() -> None:
+def settle_heap(full: bool = True) -> None:
     """Keep what was just built (dictionaries, indexes, models) out of the garbage collector's full passes.
 
-    Frozen objects are skipped; a pass then walks the page runs' short-lived objects. Unfreezing first lets this
-    collection free what an earlier build left behind (a replaced matcher), so nothing stays frozen for good.
+    Frozen objects are skipped; a pass then walks the page runs' short-lived objects. ``full``: unfreeze first, so
+    that this collection frees what an earlier build left behind (a replaced matcher) and nothing stays frozen for
+    good; it walks every object with the GIL held (1-3 s on 2 busy cores with the dictionaries loaded, every
+    session waiting). Otherwise only what is not frozen yet is collected and frozen.
     """
     with _settle_lock:
         _settling.set()
         try:
-            gc.unfreeze()
+            if full:
+                gc.unfreeze()
             gc.collect()
             gc.freeze()
         finally:
             _settling.clear()
 
 
-def settle_soon() -> None:
-    """Ask the settler thread of :func:`watch_collector` for a settle (once the process's first seconds are over)."""
+def settle_soon(replaced: bool = True) -> None:
+    """Ask the settler thread of :func:`watch_collector` for a settle (once the process's first seconds are over);
+    ``replaced``: a build replaced an earlier value, so the settle is a full one (:func:`settle_heap`)."""
+    if replaced:
+        _replaced.set()
     _slow_pass.set()
 
 
@@ -62,7 +69,9 @@ def _settler() -> None:
     while not exiting():
         if _slow_pass.wait(timeout=1.0):
             _slow_pass.clear()
-            settle_heap()
+            full = _replaced.is_set()  # a slow pass alone: what piled up is not frozen yet, a partial settle sees it
+            _replaced.clear()
+            settle_heap(full)
             time.sleep(SETTLE_EVERY_S)
 
 

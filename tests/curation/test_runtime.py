@@ -101,8 +101,8 @@ def test_a_slow_full_collection_gets_the_heap_settled_in_the_background(monkeypa
     frozen_after: list[int] = []
     settle = heap.settle_heap
 
-    def noted_settle() -> None:
-        settle()
+    def noted_settle(full: bool = True) -> None:
+        settle(full)
         if threading.current_thread().name == "settle-heap":
             with settled:
                 frozen_after.append(gc.get_freeze_count())
@@ -145,3 +145,14 @@ def test_the_background_matcher_finds_what_the_built_one_finds(con, fixtures, tm
     for text in texts:
         assert matcher.find_all(text) == built.find_all(text)
     assert list((tmp_path / "lexicon").glob("excluded-*.json"))
+
+
+def test_a_first_build_asks_for_a_partial_settle_and_a_second_of_the_same_name_for_a_full_one(monkeypatch):
+    asked: list[bool] = []
+    monkeypatch.setattr("curation.runtime.background.settle_soon", lambda replaced: asked.append(replaced))
+    monkeypatch.setattr("curation.runtime.background._BUILT", set())
+    for _ in range(2):
+        built = Background(lambda: [1, 2, 3], "test-settle")
+        built.result()
+        built._thread.join(10)
+    assert asked == [False, True]  # nothing replaced at first: no pass over every object, which pauses every session
