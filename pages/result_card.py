@@ -68,7 +68,8 @@ def decide(card: Card, pmid: str, grade: Grade, answer: str, note: str, confirm_
     try:
         curate.decide(card.con, lambda: matcher(card.con).lexicon, who(), card.view, pmid, grade, answer or "",
                       note or "", confirm_kind=confirm_kind, suggestion=card.chosen)
-        st.toast(f"PMID {pmid}: {GRADE_LABELS[grade]}")
+        # Said by the card's run, not here: an element drawn in a fragment's callback lands at the wrong place.
+        st.session_state["decision_toast"] = (pmid, f"PMID {pmid}: {GRADE_LABELS[grade]}")
         # Its card (a fragment) reruns alone and reads its decisions again until the page's next full run.
         st.session_state.setdefault("decided_pmids", set()).add(pmid)
         # Logged with the server's time for it once the card has drawn it (CURATION_TIMING_LOG).
@@ -168,4 +169,6 @@ def result_card(row: ResultRow, focused: bool, card: Card) -> None:
         if kind := _pop_for("decision_kind", row.pmid):
             st.warning(escape_text(kind[1]))
             st.button("Record anyway", key="record_anyway", disabled=not card.curator, on_click=decide, args=kind[2])
+    if recorded := _pop_for("decision_toast", row.pmid):
+        st.toast(recorded[1])
     log_decision_time(row.pmid)  # the caption of a decision just made is drawn: its server time, when logged
