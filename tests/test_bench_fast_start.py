@@ -46,3 +46,21 @@ def test_the_first_run_section_shows_the_fast_start_figures(tmp_path):
     assert "| 2.9 |" in search and "met" in search and "missed" not in search
     assert any("missed" in line for line in lines if line.startswith("| `suggest`"))
     assert any("25.0 s built from the store" in line and "1.5 s read" in line for line in lines)
+
+
+def test_restarts_measured_alone_are_read_back_with_their_backup_and_goal(tmp_path):
+    figures = _fast_start([2.0, 2.5, 2.9], [2.0, 2.5, 2.0])
+    restarts = [{**_timed(v), "exit_s": v + 0.5, "in_process_s": v - 0.2, "results": 13} for v in (2.4, 2.6, 3.4)]
+    figures["restart_to_first_results_s"] = {
+        "date": "2026-11-28T15:00:00+00:00", "store": "s.duckdb", "models_copied": True,
+        "load_average_before": [0.5, 0.6, 0.7], "load_average_after": [0.8, 0.8, 0.8], "warm_up": _timed(30.0),
+        "runs": restarts, "p50": 2.6, "p95": p95([2.4, 2.6, 3.4]), "backup_interval_min": 0.001}
+    goal = fast_start_goals(figures)["restart_to_first_results_s_p95"]
+    assert goal["target"] == 3.0 and not goal["met"] and "over 3 runs" in goal["of"]
+    result = {"date": "2026-11-26T14:00:00+00:00", "params": {"command": "x", "data_dir": "d"},
+              "machine": {"cpus": 2}, "counts": {"runs_timed": 0, "failures": [], "files": 0},
+              "timings_s": {}, "runs": [], "fast_start": figures, "goals": fast_start_goals(figures)}
+    (tmp_path / "first_run.json").write_text(json.dumps(result))
+    lines = first_run.first_run_section(first_run.read(tmp_path))
+    assert any(line.startswith("| a new app process") and "| 3.3 |" in line and "missed" in line for line in lines)
+    assert any("finds a backup due" in line and "models folder copied" in line for line in lines)

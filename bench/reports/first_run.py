@@ -99,19 +99,29 @@ class CommandTimings:
 
 @dataclass(frozen=True)
 class Restarted:
-    """One new app process timed to BRAF + V600E's results (wall, and inside the process)."""
+    """One new app process timed to BRAF + V600E's results (wall, and inside the process), and to its exit."""
 
     s: float
     load_1min_before: float
     in_process_s: float
     results: int
+    exit_s: float | None = field(default=None, metadata=OPTIONAL)
 
 
 @dataclass(frozen=True)
 class RestartTimings:
+    """The timed restarts; measured alone (``--restart-only``) they carry their own date, store and loads."""
+
     runs: tuple[Restarted, ...]
     p50: float
     p95: float
+    warm_up: Timed | None = field(default=None, metadata=OPTIONAL)  # the untimed search command before them
+    backup_interval_min: float | None = field(default=None, metadata=OPTIONAL)
+    date: str | None = field(default=None, metadata=OPTIONAL)
+    store: str | None = field(default=None, metadata=OPTIONAL)
+    models_copied: bool | None = field(default=None, metadata=OPTIONAL)
+    load_average_before: tuple[float, ...] | None = field(default=None, metadata=OPTIONAL)
+    load_average_after: tuple[float, ...] | None = field(default=None, metadata=OPTIONAL)
 
 
 @dataclass(frozen=True)
@@ -127,6 +137,7 @@ class FastStart:
     cli_suggest_s: CommandTimings
     matcher_build_s: Mapping[str, Timed]
     restart_to_first_results_s: RestartTimings | None = field(default=None, metadata=OPTIONAL)
+    models_copied: bool | None = field(default=None, metadata=OPTIONAL)
 
 
 @dataclass(frozen=True)
@@ -255,8 +266,17 @@ def fast_start_lines(fast: FastStart, goals: Goals) -> list[str]:
         loads = ", ".join(f"{t.load_1min_before:g}" for t in restart.runs)
         lines.append(f"| a new app process → BRAF + V600E results (AppTest) | – | {fmt(restart.p50, 1)} "
                      f"| {fmt(restart.p95, 1)} | {loads} | {verdict} |")
-    lines += ["", "An app process backs the store up before its first page when the newest backup is older than "
-                  "`CURATION_BACKUP_INTERVAL_MIN`: the first one on the copy does (it has none yet), in its timing."]
+        if restart.backup_interval_min is not None:
+            when = f" ({restart.date}, load average {list(restart.load_average_before or ())} before)" \
+                if restart.date else ""
+            models = ", the store's models folder copied with it (its active versions, recogniser and relation " \
+                "scorer serve)" if restart.models_copied else ""
+            lines += ["", f"The restarts{when}: after one `search` command (the kept matcher){models}; each "
+                          "timed one finds a backup due and starts it once the page is drawn, timed to the results "
+                          "line (the exit, which waits for the backup, is not the curator's wait)."]
+        else:
+            lines += ["", "An app process backed the store up before its first page when the newest backup was "
+                          "older than `CURATION_BACKUP_INTERVAL_MIN`: the first one on the copy did, in its timing."]
     if {"before", "after"} <= set(build):
         before, after = build["before"], build["after"]
         lines += ["", f"The matcher's build, the call alone in a fresh process (the build from the store imports "
