@@ -137,6 +137,7 @@ def to_spacy_docs(
                 span = doc.char_span(start, end, alignment_mode="expand")
                 if span is not None and not taken.intersection(range(span.start, span.end)):
                     missing.append(span)
+            missing = filter_spans(missing)  # a dictionary's name inside a dropped mention: one missing span
         doc.set_ents(kept, missing=missing, default="outside")
         counts["missing_tokens"] += sum(len(s) for s in missing)
         counts["documents"] += 1

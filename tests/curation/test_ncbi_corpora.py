@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from curation.entities.recogniser import blank, to_spacy_docs
+from curation.entities.recogniser_corpus import CorpusPart
 from curation.learning.ncbi_corpora import FILES, Guidelines, NcbiParts, is_dev, load_ncbi_parts, mapped, missing_spans
 from curation.learning.recogniser_data import ALL, load_corpora
 from curation.records import Document, Mention
@@ -39,7 +40,7 @@ def test_names_of_kinds_a_corpus_does_not_annotate_are_missing_not_outside():
     document = _gnormplus_document()
     text = document.text
     # a dictionary that knows BRCA1 (gene), breast cancer (disease) and cisplatin (chemical)
-    names = {"BRCA1": "GENE", "breast cancer": "DISEASE", "cisplatin": "CHEMICAL"}
+    names = {"BRCA1": "GENE", "breast cancer": "DISEASE", "cisplatin": "CHEMICAL", "PH": "GENE", "domain of": "GENE"}
 
     def dictionary(t: str):
         return [(t.index(n), t.index(n) + len(n), label) for n, label in names.items() if n in t]
@@ -47,8 +48,11 @@ def test_names_of_kinds_a_corpus_does_not_annotate_are_missing_not_outside():
     kept, dropped = mapped(document, Guidelines(families=False).type_map("gnormplus"))
     spans = missing_spans(text, dropped, ("GENE",), dictionary)
     assert sorted(text[s:e] for s, e in spans) == ["PH domain", "PKC", "breast cancer", "cisplatin"]
+    # names of a dictionary that overlap (a name inside a dropped mention, two crossing names) are one missing span
+    crossing = missing_spans(text, dropped, ("CHEMICAL",), dictionary)
+    assert {"PH", "domain of", "PH domain"} <= {text[s:e] for s, e in crossing}
+    to_spacy_docs(blank(), CorpusPart("x", (kept,), ("CHEMICAL",)), lambda t: list(crossing))
     parts = NcbiParts((), (), {text: spans})
-    from curation.entities.recogniser_corpus import CorpusPart
 
     docs, counts = to_spacy_docs(blank(), CorpusPart("gnormplus_train", (kept,), ("GENE",)), parts.unlabelled())
     tags: dict[str, str] = {}
@@ -66,11 +70,6 @@ def test_the_dev_split_is_a_fixed_fifth_by_pmid():
 
 
 def test_held_out_and_biored_documents_are_never_trained_on(tmp_path):
-    folder = tmp_path / Path(FILES["gnormplus"]).parent
-    folder.mkdir(parents=True)
-    for corpus, relative in FILES.items():
-        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / relative).write_text("")
     documents = [_gnormplus_document(str(p)) for p in range(1, 40)]
     read = lambda path: documents if path.name == Path(FILES["gnormplus"]).name else []  # noqa: E731
     parts = load_ncbi_parts(tmp_path, {"1"}, {"2"}, lambda text: [], read)
