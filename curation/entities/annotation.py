@@ -25,6 +25,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from curation.entities.gene_choice import choose_gene
+from curation.entities.species import dominant_species, text_species
+
 if TYPE_CHECKING:
     from curation.entities.matching import Matcher
 
@@ -170,7 +173,8 @@ class Annotator:
                 name = text[start:end]
                 if (name, kind) in self._links or self.policy_of(kind) == "dictionary":
                     continue
-                if len({c for _, c in lexicon.lookup(name, kind)}) != 1:
+                known = {c for _, c in lexicon.lookup(name, kind)}
+                if not known or (len(known) > 1 and kind != "gene"):  # a gene name of several: chosen in context
                     todo.setdefault(kind, set()).add(name)
         if len(self._links) > 200_000:
             self._links.clear()
@@ -182,8 +186,9 @@ class Annotator:
 
     def _one(self, text: str, recognised: list[tuple[int, int, str]]) -> list[Annotation]:
         found = self.matcher.find_all(text)
+        species = dominant_species(text_species(text))
         if self.recogniser is None:
-            return [self._from_span(s, text) for s in found]
+            return [self._from_span(s, text, species=species) for s in found]
         rules = [s for s in found if s.how in _RULE_HOWS]
         names = [s for s in found if s.how not in _RULE_HOWS]
         exact = {(s.start, s.end, s.entity_type): s for s in names}
@@ -202,7 +207,7 @@ class Annotator:
                 first.append((start, end, kind, None))
             elif policy == "dictionary_first":
                 second.append((start, end, kind, None))
-        out = [self._from_span(s, text) for s in rules]
+        out = [self._from_span(s, text, species=species) for s in rules]
         taken = bytearray(len(text) + 1)
         for s in rules:
             taken[s.start : s.end] = b"\x01" * (s.end - s.start)
@@ -213,21 +218,22 @@ class Annotator:
                     continue
                 taken[start:end] = b"\x01" * (end - start)
                 if span is not None:
-                    out.append(self._from_span(span, text))
+                    out.append(self._from_span(span, text, species=species))
                 else:
-                    out.append(self._recognised(text, start, end, kind, exact.get((start, end, kind))))
+                    out.append(self._recognised(text, start, end, kind, exact.get((start, end, kind)), species))
         return sorted(out, key=lambda a: (a.start, a.end))
 
-    def _recognised(self, text: str, start: int, end: int, kind: str, same) -> Annotation:
+    def _recognised(self, text: str, start: int, end: int, kind: str, same, species: str = "") -> Annotation:
         """A recognised span, linked: the dictionary's concept for the same span, an exact unambiguous
-        lexicon name, else the linker's link when it may be applied; otherwise unlinked."""
+        lexicon name (a gene name of several genes: the one the text's species and the corpora choose),
+        else the linker's link when it may be applied; otherwise unlinked."""
         lexicon = self.matcher.lexicon
         span_text = text[start:end]
         if same is not None and same.how == "dictionary":
-            return self._from_span(same, text, source="recogniser")
+            return self._from_span(same, text, source="recogniser", species=species)
         known = lexicon.lookup(span_text, kind)
-        if len({c for _, c in known}) == 1:
-            concept = known[0][1]
+        if len({c for _, c in known}) == 1 or (known and kind == "gene"):
+            concept = known[0][1] if kind != "gene" else choose_gene(lexicon, span_text, species)
             return Annotation(start, end, span_text, kind, concept, lexicon.canonical(kind, concept), 1.0, "recogniser")
         link = None
         if self.linker is not None:
@@ -238,10 +244,12 @@ class Annotator:
         confidence = link.confidence if link is not None else 0.0
         return Annotation(start, end, span_text, kind, "", span_text, confidence, "recogniser")
 
-    def _from_span(self, span, text: str, source: str | None = None) -> Annotation:
+    def _from_span(self, span, text: str, source: str | None = None, species: str = "") -> Annotation:
         kind = span.entity_type
         rule = span.how in _RULE_HOWS
         concept = span.concept
+        if kind == "gene" and span.how == "dictionary":  # a name of several genes: the text's species decides
+            concept = choose_gene(self.matcher.lexicon, span.text, species) or concept
         canonical = concept
         if not rule:
             names = self.matcher.lexicon.canonical(kind, concept) if kind in self.matcher.lexicon.kinds else ""

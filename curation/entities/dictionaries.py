@@ -21,7 +21,7 @@ from pathlib import Path
 
 import duckdb
 
-from curation.entities import drug_codes
+from curation.entities import corpus_genes, drug_codes
 from curation.entities.gene_vocabularies import GENE_PACKAGES, GENE_VOCABULARIES
 from curation.entities.gene_vocabularies import package_version as distribution_version
 from curation.entities.lexicon import Lexicon, normalise_name
@@ -45,7 +45,8 @@ from curation.store.base import list_schemas, record_ingest, transaction
 from curation.store.corpus import add_synonyms, get_documents, list_mentions, list_synonyms
 from curation.store.kb import list_kb_records
 
-FILE_FORMATS = ("drugbank", "hgnc")  # dictionaries read from a file the user gives
+# dictionaries read from a file the user gives (corpus-genes: a GNormPlus / NLM-Gene PubTator file's gene names)
+FILE_FORMATS = ("drugbank", "hgnc", corpus_genes.KIND)
 MINED_FORMATS = (drug_codes.KIND,)  # dictionaries mined from the store's own text (no file, no package)
 # Every kind ``ingest-dict`` takes: files, the vocabularies of installed packages (no file needed), mined ones.
 DICTIONARY_FORMATS = (*FILE_FORMATS, *VOCABULARIES, *GENE_VOCABULARIES, *MINED_FORMATS)
@@ -56,7 +57,8 @@ EXCLUDED_KEEP = 4  # cached exclusion files kept (a few store states back)
 
 
 def read_dictionary(kind: str, path=None, mentions: Iterable[Mention] = ()) -> Iterable[Synonym]:
-    """Synonyms of a dictionary: a file (drugbank vocabulary CSV, HGNC complete set TSV) or an installed
+    """Synonyms of a dictionary: a file (drugbank vocabulary CSV, HGNC complete set TSV, an annotated gene corpus
+    in PubTator) or an installed
     vocabulary (``path`` None: the package's own data). ``mentions``: gold mentions whose ids' kinds
     the MeSH reader trusts and whose ids mouse genes take.
 
@@ -71,6 +73,8 @@ def read_dictionary(kind: str, path=None, mentions: Iterable[Mention] = ()) -> I
         return drugbank_synonyms(path)
     if kind == "hgnc":
         return hgnc_synonyms(path)
+    if kind == corpus_genes.KIND:
+        return corpus_genes.corpus_gene_synonyms(path)
     if kind in VOCABULARIES:
         return read_vocabulary(kind, path, mentions)
     if kind in GENE_VOCABULARIES:

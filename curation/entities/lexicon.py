@@ -168,6 +168,7 @@ class Lexicon:
         self._species: dict[tuple[str, str], str] = {}  # (kind, concept) -> the first species a source gave
         self._index: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
         self._weight: Counter[tuple[str, str]] = Counter()
+        self._uses: Counter[tuple[str, str, str]] = Counter()  # (name key, kind, concept) -> records giving it
         self._loose: dict[str, dict[str, list[str]]] = {}  # kind -> loose_name -> concepts (lookup_loose)
         self.dropped: Counter[str] = Counter()
         for synonym in synonyms:
@@ -185,6 +186,7 @@ class Lexicon:
             self.dropped["excluded"] += 1
             return
         self._weight[(key, kind)] += 1
+        self._uses[(key, kind, concept)] += 1
         self._loose.pop(kind, None)
         # setdefault: a lexicon read back by from_state holds plain dicts inside.
         concepts = self._index[key].setdefault(kind, [])
@@ -200,6 +202,11 @@ class Lexicon:
             if synonym.canonical:
                 self._fixed.add((kind, concept))
 
+    def add(self, synonyms: Iterable[Synonym]) -> None:
+        """Index more records, as if given to the constructor after the others (same filters)."""
+        for synonym in synonyms:
+            self._add(synonym)
+
     # --- kept copies -----------------------------------------------------------------------
 
     def to_state(self) -> dict:
@@ -213,6 +220,8 @@ class Lexicon:
             "fixed": _pair_columns([(pair, True) for pair in sorted(self._fixed)]),  # a set: sorted, so a copy is equal
             "species": _pair_columns(species),
             "weight": _pair_columns(list(self._weight.items())),
+            "uses": [[k for (k, _, _) in self._uses], [t for (_, t, _) in self._uses],
+                     [c for (_, _, c) in self._uses], list(self._uses.values())],
             "dropped": dict(self.dropped),
         }
 
@@ -227,6 +236,8 @@ class Lexicon:
         lexicon._fixed = set(_from_columns(state["fixed"]))
         lexicon._species = _from_columns(state["species"])
         lexicon._weight = Counter(_from_columns(state["weight"]))
+        keys, kinds, concepts, counts = state.get("uses") or ([], [], [], [])
+        lexicon._uses = Counter(dict(zip(zip(keys, kinds, concepts, strict=True), counts, strict=True)))
         lexicon.dropped = Counter(state["dropped"])
         return lexicon
 
@@ -288,6 +299,11 @@ class Lexicon:
     def weight(self, name: str, kind: str) -> int:
         """How many source records gave this name to this kind (a tie-breaker between kinds)."""
         return self._weight.get((normalise_name(name), kind), 0)
+
+    def uses(self, name: str, kind: str, concept: str) -> int:
+        """How many source records gave this name to this concept (corpus gold gives one per mention): which of
+        the genes sharing a name the corpora mean by it most often."""
+        return self._uses.get((normalise_name(name), kind, concept), 0)
 
     def expand(self, name: str, kind: str) -> tuple[str, ...]:
         """The name itself and every name of every concept it denotes in ``kind`` (one hop)."""

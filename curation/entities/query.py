@@ -6,7 +6,10 @@ Each typed name goes through the same steps as the entity linker of the concept 
    names in the slot's kind; failing that, **spelling**: the same with dashes, spaces, dots and slashes
    left out ("B-Raf" is BRAF). A gene name several species share links the preferred species' genes only
    (human unless the linker or the slot is told otherwise: HER2 and KRAS are the human genes); the
-   others are offered, and the curator applies one as any suggestion (``applied``);
+   others are offered, and the curator applies one as any suggestion (``applied``). A name the corpora use
+   for a gene family ("PKC") links the family, its genes offered; a name written with capitals (not a gene's,
+   whose case says its species) links the concepts that have it in that case when others have it only in another
+   ("sAD", not "SAD");
 2. **notation**: a variant the rules can read ("Leu858Arg", "p.L858R", "ex19del", "V600") links to
    its key; a codon ("V600") matches every change at that codon and says so;
 3. **linker**: the learned linker of the concept index, when one is active; its link is applied only
@@ -31,6 +34,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from curation.entities.annotation import Linker
+from curation.entities.corpus_genes import is_family
+from curation.entities.gene_choice import family_members, family_of, same_case
 from curation.entities.lexicon import Lexicon, loose_name, normalise_name
 from curation.entities.normalise import Candidate, Normaliser
 from curation.entities.variant_categories import variant_category
@@ -166,6 +171,9 @@ class QueryLinker:
             how = "codon" if codon else ("notation" if rule else "exact")
             return self._linked(slot, text, kind, chosen, candidates, how, 1.0)
         if exact:
+            if kind != "gene":  # a gene's case says its species, which the preferred species settles below
+                cased = same_case(self.lexicon, kind, text, [c.concept_id for c in exact])
+                exact = [c for c in exact if c.concept_id in cased]
             return self._linked(slot, text, kind, self._preferred(kind, exact, prefer), candidates, "exact", 1.0)
         if rule:
             return self._linked(slot, text, kind, rule, candidates, "notation", 1.0)
@@ -220,6 +228,8 @@ class QueryLinker:
         A concept of unknown species (a corpus id no vocabulary places) gives way too: HER2's gold-only
         mouse id must not be searched beside human ERBB2 unless the curator applies it.
         """
+        if kind == "gene" and (family := family_of([c.concept_id for c in found])):
+            return [c for c in found if c.concept_id == family][:1]  # a family's name: the family, not one gene
         if not species or kind != "gene":
             return list(found)
         preferred = [c for c in found if self.lexicon.species(kind, c.concept_id) == species]
@@ -252,15 +262,22 @@ class QueryLinker:
         how: str, confidence: float,
     ) -> QueryConcept:
         ids = tuple(dict.fromkeys(c.concept_id for c in chosen))
-        others = tuple(c for c in candidates if c.concept_id not in ids)
         forms = self.forms(text, kind, ids, codon=how == "codon")
         note = ""
         if how == "codon":
             found = len(forms) - 1
             note = (f"'{text}' is a codon: every change at it counts ({found} written forms in the corpus)"
                     if found else f"'{text}' is a codon: every change at it counts")
+        elif kind == "gene" and len(ids) == 1 and is_family(ids[0]):
+            members = family_members(self.lexicon, ids[0])
+            named = ", ".join(self.lexicon.canonical(kind, c) or c for c in members[:8])
+            note = (f"'{text}' names a gene family, not one gene; the family is searched"
+                    + (f" (its genes include {named}: apply one below)" if named else ""))
+            candidates = [*candidates, *(Candidate(c, kind, self.lexicon.canonical(kind, c) or c, text, 1.0, "member")
+                                         for c in members)]
         elif len(ids) > 1 and kind not in RULE_KINDS:
             note = f"'{text}' names {len(ids)} concepts; all are searched"
+        others = tuple(c for c in dict.fromkeys(candidates) if c.concept_id not in ids)
         species = tuple((c, sp) for c in dict.fromkeys([*ids, *(o.concept_id for o in others)])
                         if (sp := self.lexicon.species(kind, c)))
         linked = {self.lexicon.species(kind, c) for c in ids} - {""}

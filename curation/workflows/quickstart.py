@@ -46,6 +46,9 @@ SAMPLE_LAYOUT: tuple[tuple[str, str, str], ...] = (
     ("corpus", "pubtator", "bc5cdr/*.PubTator.txt"),
     ("corpus", "jsonl", "hoc/*.jsonl"),
     ("dict", "drugbank", "dicts/drugbank*.csv"),
+    # Gene names under the NCBI Gene ids of GNormPlus and NLM-Gene Train (their dev split left out)
+    ("dict", "corpus-genes", "ner_corpora/gnormplus/*.PubTator"),
+    ("dict", "corpus-genes", "ner_corpora/nlmgene/*.PubTator"),
 )
 FILE_KINDS = ("kb", "corpus", "dict")  # the steps that read a file (or an installed vocabulary)
 ANNOTATE = "annotate"  # the step that annotates the loaded documents into the concept index
