@@ -18,17 +18,18 @@ so each becomes a :class:`~curation.entities.recogniser_corpus.CorpusPart` with:
 
 Held out: a document of BioRED Dev/Test or BC5CDR Dev/Test is never trained on (the data directory has removed
 them; checked again here), and a document BioRED Train also holds keeps BioRED's annotation (BioRED annotates
-every kind). A fixed fifth of each file (:func:`is_dev`, by a hash of the PMID) is that corpus's dev split: never
-trained on, scored for the kinds it annotates.
+every kind). A fixed fifth of each file (:func:`curation.entities.corpus_genes.is_dev`, by a digest of the PMID:
+the split the corpus-learned gene names hold out too) is that corpus's dev split: never trained on, scored for the
+kinds it annotates.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from curation.entities.corpus_genes import is_dev
 from curation.entities.recogniser_corpus import LABELS, CorpusPart
 from curation.records import Document
 
@@ -48,7 +49,6 @@ TYPE_MAPS: dict[str, dict[str, str]] = {
                "ProteinMutation": _VARIANT, "SNP": _VARIANT, "OtherMutation": _VARIANT},
     "ncbi_disease": {"SpecificDisease": _DISEASE, "DiseaseClass": _DISEASE, "CompositeMention": _DISEASE},
 }
-DEV_SHARE = 5  # one document in DEV_SHARE is the corpus's dev split
 
 
 @dataclass(frozen=True)
@@ -91,11 +91,6 @@ class NcbiParts:
             return list(fallback(text)) if fallback is not None else []
 
         return spans
-
-
-def is_dev(pmid: str) -> bool:
-    """Whether a document is in its corpus's dev split: a fixed fifth, by the SHA-1 of its PMID."""
-    return int(hashlib.sha1(pmid.encode()).hexdigest(), 16) % DEV_SHARE == 0
 
 
 def mapped(document: Document, types: Mapping[str, str]) -> tuple[Document, list[tuple[int, int]]]:

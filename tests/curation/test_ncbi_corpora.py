@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from curation.entities.corpus_genes import is_dev
 from curation.entities.recogniser import blank, to_spacy_docs
 from curation.entities.recogniser_corpus import CorpusPart
-from curation.learning.ncbi_corpora import FILES, Guidelines, NcbiParts, is_dev, load_ncbi_parts, mapped, missing_spans
+from curation.learning.ncbi_corpora import FILES, Guidelines, NcbiParts, load_ncbi_parts, mapped, missing_spans
 from curation.learning.recogniser_data import ALL, load_corpora
 from curation.records import Document, Mention
 
@@ -63,7 +64,7 @@ def test_names_of_kinds_a_corpus_does_not_annotate_are_missing_not_outside():
     assert parts.unlabelled(lambda t: [(0, 1)])("another text") == [(0, 1)]  # other documents: the fallback's
 
 
-def test_the_dev_split_is_a_fixed_fifth_by_pmid():
+def test_the_dev_split_is_the_gene_names_fixed_fifth_by_pmid():
     pmids = [str(10_000_000 + i) for i in range(2000)]
     share = sum(map(is_dev, pmids)) / len(pmids)
     assert 0.17 < share < 0.23 and [is_dev(p) for p in pmids[:50]] == [is_dev(p) for p in pmids[:50]]
