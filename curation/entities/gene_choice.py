@@ -9,6 +9,8 @@ the protein kinase C family in most abstracts). :func:`choose_gene` decides, in 
 2. the species the text is about (:mod:`curation.entities.species`; human when it names none);
 3. the written case, for a name with an upper-case letter: "sAD" is the name a concept was given in that case,
    not the "SAD" of another;
+   then an NCBI Gene id over an Ensembl one (a mouse gene the vocabularies know only by ``ENSMUSG...`` while a
+   corpus gives the same name its NCBI id, which is what curators and the corpora use);
 4. how many records give the name to each gene (:meth:`Lexicon.uses`: a corpus mention each where the corpus
    is read directly, one per source in the store), then human, then the lexicon's own order.
 """
@@ -57,8 +59,8 @@ def choose_gene(lexicon: Lexicon, name: str, species: str = "") -> str:
     prefer = species or HUMAN
     cased = set(same_case(lexicon, GENE, name, genes))
     order = {c: i for i, c in enumerate(genes)}
-    return max(genes, key=lambda c: (lexicon.species(GENE, c) == prefer, c in cased, lexicon.uses(name, GENE, c),
-                                     lexicon.species(GENE, c) == HUMAN, -order[c]))
+    return max(genes, key=lambda c: (lexicon.species(GENE, c) == prefer, c in cased, c.isdigit(),
+                                     lexicon.uses(name, GENE, c), lexicon.species(GENE, c) == HUMAN, -order[c]))
 
 
 def family_members(lexicon: Lexicon, family: str, limit: int = MAX_MEMBERS) -> tuple[str, ...]:

@@ -121,3 +121,13 @@ def test_the_real_corpora_teach_pkc_as_a_family_and_mouse_genes_by_their_ids(dat
     train_mentions = sum(m.type == "Gene" and m.concept_id.strip().isdigit()
                          for d in documents if not is_dev(d.pmid) for m in d.mentions)
     assert sum(not s.concept_id.startswith("family:") for s in corpus_gene_synonyms(nlm)) == train_mentions
+
+
+def test_a_mouse_gene_known_by_an_ncbi_id_wins_over_its_ensembl_only_entry():
+    lexicon = Lexicon([
+        Synonym("ENSMUSG00000027314", "gene", "Dll4", "ensembl:mouse", True, "mouse"),
+        Synonym("54485", "gene", "Dll4", "corpus:nlmgene", False, "mouse"),
+        Synonym("54567", "gene", "DLL4", "ensembl:human", True, "human"),
+    ])
+    assert choose_gene(lexicon, "Dll4", "mouse") == "54485"  # the id the corpora and curators use
+    assert choose_gene(lexicon, "Dll4", "human") == "54567"
