@@ -6,7 +6,7 @@
 * **restart_to_first_results_s**: a new app process on the store (``AppTest`` runs app.py in it, as the
   server would) with BRAF + V600E typed: from the process's start to the ranked results drawn (the line it prints
   then; its exit, which waits for background work such as the backup begun after the page, is ``exit_s``). One
-  untimed ``search`` command first (the kept matcher); a backup is due at every timed restart.
+  untimed ``search`` and ``suggest`` first (what they keep); a backup is due at every timed restart.
   ``--restart-only``: these figures alone.
 * **matcher_build_s**: in a fresh process each, the call alone: the matcher as every command built it before it
   was kept (``Matcher(build_lexicon(con))``: the names measured on the annotated abstracts, every phrase
@@ -129,11 +129,11 @@ def matcher_build_timings(env: dict[str, str]) -> dict:
 
 
 def restart_timings(env: dict[str, str], runs: int) -> dict:
-    """``runs`` new app processes on the store, each timed to BRAF + V600E's results, after one untimed
-    ``search`` command (it keeps the matcher and the abstracts' abbreviations when they are not kept yet; an app
-    process stopped after its first results has not kept them all). Each has a backup due
-    (:data:`RESTART_BACKUP_INTERVAL_MIN`), as a restart after a while has."""
-    warm_up = timed_command(COMMANDS["cli_search_s"], env)
+    """``runs`` new app processes on the store, each timed to BRAF + V600E's results, after one untimed ``search``
+    and ``suggest`` command each (they keep the matcher, the abstracts' abbreviations and the answer filter when they
+    are not kept yet, as an app that ran before a restart has; one stopped after its first results has not kept them
+    all). Each has a backup due (:data:`RESTART_BACKUP_INTERVAL_MIN`), as a restart after a while has."""
+    warm_up = {name: timed_command(args, env) for name, args in COMMANDS.items()}
     env = {**env, "CURATION_BACKUP_INTERVAL_MIN": str(RESTART_BACKUP_INTERVAL_MIN)}
     timed = [_restart(env) for _ in range(runs)]
     seconds = [t["s"] for t in timed]

@@ -53,8 +53,9 @@ def test_restarts_measured_alone_are_read_back_with_their_backup_and_goal(tmp_pa
     restarts = [{**_timed(v), "exit_s": v + 0.5, "in_process_s": v - 0.2, "results": 13} for v in (2.4, 2.6, 3.4)]
     figures["restart_to_first_results_s"] = {
         "date": "2026-11-28T15:00:00+00:00", "store": "s.duckdb", "models_copied": True,
-        "load_average_before": [0.5, 0.6, 0.7], "load_average_after": [0.8, 0.8, 0.8], "warm_up": _timed(30.0),
-        "runs": restarts, "p50": 2.6, "p95": p95([2.4, 2.6, 3.4]), "backup_interval_min": 0.001}
+        "load_average_before": [0.5, 0.6, 0.7], "load_average_after": [0.8, 0.8, 0.8],
+        "warm_up": {"cli_search_s": _timed(30.0)}, "runs": restarts, "p50": 2.6, "p95": p95([2.4, 2.6, 3.4]),
+        "backup_interval_min": 0.001}
     goal = fast_start_goals(figures)["restart_to_first_results_s_p95"]
     assert goal["target"] == 3.0 and not goal["met"] and "over 3 runs" in goal["of"]
     result = {"date": "2026-11-26T14:00:00+00:00", "params": {"command": "x", "data_dir": "d"},

@@ -115,7 +115,7 @@ class RestartTimings:
     runs: tuple[Restarted, ...]
     p50: float
     p95: float
-    warm_up: Timed | None = field(default=None, metadata=OPTIONAL)  # the untimed search command before them
+    warm_up: Mapping[str, Timed] | None = field(default=None, metadata=OPTIONAL)  # untimed commands before them
     backup_interval_min: float | None = field(default=None, metadata=OPTIONAL)
     date: str | None = field(default=None, metadata=OPTIONAL)
     store: str | None = field(default=None, metadata=OPTIONAL)
@@ -271,9 +271,9 @@ def fast_start_lines(fast: FastStart, goals: Goals) -> list[str]:
                 if restart.date else ""
             models = ", the store's models folder copied with it (its active versions, recogniser and relation " \
                 "scorer serve)" if restart.models_copied else ""
-            lines += ["", f"The restarts{when}: after one `search` command (the kept matcher){models}; each "
-                          "timed one finds a backup due and starts it once the page is drawn, timed to the results "
-                          "line (the exit, which waits for the backup, is not the curator's wait)."]
+            lines += ["", f"The restarts{when}: after one `search` and one `suggest` command (what they keep)"
+                          f"{models}; each timed one finds a backup due and starts it once the page is drawn, timed "
+                          "to the results line (the exit, which waits for the backup, is not the curator's wait)."]
         else:
             lines += ["", "An app process backed the store up before its first page when the newest backup was "
                           "older than `CURATION_BACKUP_INTERVAL_MIN`: the first one on the copy did, in its timing."]
