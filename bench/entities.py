@@ -4,7 +4,8 @@ Usage::
 
     python -m bench.entities [--data-dir D] [--recogniser models/recognisers/biomed]
                              [--transformer models/recognisers/transformer]
-                             [--linker models/linkers/biomed] [--test] [--out bench/results/entities.json]
+                             [--linker models/linkers/biomed] [--test] [--absence-only]
+                             [--out bench/results/entities.json]
 
 NER: exact-span precision / recall / F1 per type (same start, end and kind as a gold mention)
 on BioRED Dev (genes, variants, chemicals, diseases, cell lines) and BC5CDR Dev (chemicals and
@@ -23,6 +24,10 @@ under each combination policy, with its abstracts/s (:mod:`bench._recogniser_com
 
 Linking: :func:`bench._linking.measure_linking` (held-out names → concept ids).
 
+Absence notices: :mod:`bench._absence` (``false_absence_notices``: a search saying "no abstract mentions X" while
+a stored abstract writes X, on the Dev and Test suggestion queries in a clean store); ``--absence-only`` computes
+them alone and merges them into the existing JSON.
+
 Throughput: abstracts per second through the whole pipeline (recogniser + dictionary matcher +
 linker), first sight of each text, on this machine's CPU; and the seconds to annotate every
 abstract of the data directory (BioRED, BC5CDR, HoC) as ingest would.
@@ -39,6 +44,8 @@ from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
 
+from bench._absence import absence_only
+from bench._absence import measure as measure_absence
 from bench._benchmark import goal
 from bench._linking import LINKER_NAME
 from bench._vocabularies import vocabulary_synonyms
@@ -155,6 +162,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="dictionaries without the installed vocabularies (the figures before them)")
     parser.add_argument("--skip-vocabularies", action="store_true",
                         help="leave out the vocabulary reach and typed-names sections (quick runs)")
+    parser.add_argument("--absence-only", action="store_true",
+                        help="only false_absence_notices (bench/_absence.py), merged into --out's figures")
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results" / "entities.json")
     parser.add_argument("--edel-before", type=Path, default=Path(__file__).resolve().parent / "results" / "edel.json",
                         help="bench/edel.py's JSON with g(e, d) = the text matcher")
@@ -163,6 +172,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="bench/edel.py --g concepts's JSON (g(e, d) = the concept index)")
     args = parser.parse_args(argv)
     data: Path = args.data_dir
+    if args.absence_only:
+        return absence_only(data, args.out)
 
     t0 = time.perf_counter()
     corpora = load_corpora(data)
@@ -271,6 +282,8 @@ def main(argv: list[str] | None = None) -> int:
             goals[name] = goal(value, {"mesh_reachable_share_disease": 0.95}.get(name, 0.85), ">=")
         typed = vocabularies["typed_names"]
         goals["typed_names_correct"] = goal(typed["typed_names_correct"], typed["typed_names_total"], ">=")
+    absence = measure_absence(data)
+    goals["false_absence_notices"] = goal(absence["goal_value"], 0, "<=")
     result = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "goals": goals,
@@ -311,6 +324,7 @@ def main(argv: list[str] | None = None) -> int:
         },
         "linking": linking,
         "vocabularies": vocabularies,
+        "absence_notices": absence,
         "edel_before_after": edel_before_after(args.edel_before, args.edel_after),
         "notes": {
             "spans": "exact = same (start, end, kind) as a gold mention; overlap = shares a character",

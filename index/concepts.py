@@ -53,6 +53,8 @@ class ConceptQuery(NamedTuple):
         forms: (surface form, weight) pairs: the lexical stage's expanded query.
         postings: pmid -> (start, end) offsets of its mentions in the concept index.
         sources: pmid -> how the concept index found it there ("dictionary", "recogniser", ...), when known.
+        texts: pmid -> the concept's forms as written there, for documents the caller found by their text that
+            the concept index does not list (a name the annotator missed); they count as mentions, as ``verify``'s do.
     """
 
     slot: str
@@ -60,6 +62,7 @@ class ConceptQuery(NamedTuple):
     forms: tuple[tuple[str, float], ...]
     postings: Mapping[str, Sequence[tuple[int, int]]]
     sources: Mapping[str, str] | None = None
+    texts: Mapping[str, tuple[str, ...]] | None = None
 
 
 @dataclass(frozen=True)
@@ -175,6 +178,8 @@ def concept_search(
             )
             for pmid, spans in concept.postings.items() if spans
         }
+        for pmid, forms in (concept.texts or {}).items():
+            found.setdefault(pmid, ConceptMatch(concept.slot, concept.label, 0, (), "text", tuple(forms)))
         if verify is not None and weights:
             best = _best_rows(scores, config.depth + len(found))
             unlisted = [ids[row] for row in best if ids[row] not in found][: config.depth]

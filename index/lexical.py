@@ -176,6 +176,47 @@ class LexicalIndex:
             scores += np.float32(constant)
         return scores
 
+    def containing(self, spellings: Sequence[str]) -> list[str] | None:
+        """The documents that hold every token of one of the spellings, the best BM25 score of their tokens first.
+
+        A candidate set for a phrase check (the caller reads the texts): a spelling with a token the index never
+        saw has no document.
+
+        Args:
+            spellings: forms of one name, e.g. ``["FABP-4", "FABP4"]``.
+
+        Returns:
+            Document ids, or None when a spelling has no token at all (stop words and single letters: "G-to-A"
+            written "G to A"): the index cannot narrow what may write it.
+        """
+        vocab = self.retriever.vocab_dict
+        matrix = self.retriever.scores
+        indices, indptr = matrix["indices"], matrix["indptr"]
+        mask = np.zeros(len(self), dtype=bool)  # (n_docs,) scratch: one term's documents
+        rows = np.zeros(0, dtype=np.int64)
+        terms: set[int] = set()
+        tokenised = self._tokens(spellings)
+        if not tokenised or not all(tokenised):
+            return None
+        for tokens in tokenised:
+            if any(t not in vocab for t in tokens):
+                continue
+            ids = sorted({int(vocab[t]) for t in tokens}, key=lambda term: int(indptr[term + 1] - indptr[term]))
+            found = np.asarray(indices[int(indptr[ids[0]]) : int(indptr[ids[0] + 1])])  # the rarest term's
+            for term in ids[1:]:  # kept only where every other term occurs too
+                if not len(found):
+                    break
+                column = np.asarray(indices[int(indptr[term]) : int(indptr[term + 1])])
+                mask[column] = True
+                found = found[mask[found]]
+                mask[column] = False
+            rows = np.union1d(rows, found)
+            terms.update(ids)
+        if not len(rows):
+            return []
+        scores = self.weighted_scores(dict.fromkeys(terms, 1.0))[rows]
+        return [self.ids[r] for r in rows[np.lexsort((rows, -scores))]]
+
     def search_weighted(self, weights: Mapping[int, float], k: int) -> Ranking:
         """Top-k (doc id, score) of a weighted query, ties by doc id; documents scoring 0 are left out.
 

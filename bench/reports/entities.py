@@ -147,6 +147,8 @@ class Entities:
     vocabularies: Mapping[str, object] = field(default_factory=dict, metadata=OPTIONAL)
     #: bench/_recogniser_compare.py: the CNN against a transformer recogniser per kind on BioRED Dev
     recognisers_biored_dev: Mapping[str, object] | None = field(default=None, metadata=OPTIONAL)
+    #: bench/_absence.py: "no abstract mentions X" notices against the stored text, per split
+    absence_notices: Mapping[str, object] = field(default_factory=dict, metadata=OPTIONAL)
 
 
 def read(results: Path) -> Entities | None:
@@ -246,6 +248,7 @@ def entities_section(data: Entities) -> list[str]:
         "",
     ]
     lines += vocabulary_lines(data)
+    lines += absence_lines(data)
     lines += linking_lines(data.linking)
     if data.edel_before_after:
         lines += [
@@ -260,6 +263,21 @@ def entities_section(data: Entities) -> list[str]:
             lines.append(f"| {label} | {entry.pairs} | {classes} | {fmt(entry.edel)} | {fmt(entry.hybrid)} |")
         lines.append("")
     return lines + goals_line(data.goals)
+
+
+def absence_lines(data: Entities) -> list[str]:
+    """One line: false "no abstract mentions X" notices of the served search on the held-out queries."""
+    splits = data.absence_notices.get("splits", {})
+    if not splits:
+        return []
+    cells = "; ".join(
+        f"{'BioRED + BC5CDR ' + name.capitalize()} {f['queries']} queries: {f['false_absence_notices']} false of "
+        f"{f['absence_notices']} absence notices, {f['written_not_linked_notes']} 'written in N abstracts' notes"
+        for name, f in splits.items())
+    cost = splits[data.absence_notices.get("split", "test")].get("text_check_ms", {})
+    return [f"Absence notices (`bench/_absence.py`: the suggestion queries in a clean store, the split's abstracts "
+            f"and HoC as plain text; a notice is false when a stored abstract writes the name): {cells}; the text "
+            f"check costs p50 {cost.get('p50')} / p95 {cost.get('p95')} ms per name.", ""]
 
 
 def vocabulary_lines(data: Entities) -> list[str]:

@@ -21,7 +21,11 @@ benchmark's "served" system, so all three rank exactly alike:
 6. when the options carry the curator's grades of this query (in-session feedback,
    :mod:`curation.ranking.session`), the ungraded among the best 50 re-rank from them, the graded keep their places.
 
-A slot no document mentions is reported by name, with the similar names the dictionaries know.
+A lexical candidate counts for a slot when the matcher finds one of its concept's names in it, or the name as
+typed (a phrase, :mod:`curation.retrieval.written`). A slot still found nowhere is looked up in the whole text (the
+BM25 index narrows, the phrase check reads): the abstracts that write it are searched as the concept's. A note says
+when only the typed name found a slot the concept index lists nowhere ("written in N abstracts that the concept
+index does not link to X"); only a name no abstract writes is reported as mentioned nowhere, with close names.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from curation.entities.query import QueryConcept, QueryError, QueryLinker
 from curation.errors import CurationError
 from curation.ranking.session import SessionConfig, apply_session
 from curation.records import Document
+from curation.retrieval.written import Written, phrase_regex, written_in
 from curation.schemas import RelationSchema
 from index.concepts import ConceptSearchConfig, concept_search
 from index.expansion import RM3Config
@@ -57,7 +62,8 @@ class SearchOptions:
         k: how many hits.
         rm3: RM3 pseudo-relevance feedback on the lexical stage.
         applied: slot → concept id the curator applied from the suggestions.
-        depth: lexical candidates per concept checked for a mention the concept index lacks.
+        depth: lexical candidates per concept checked for a mention the concept index lacks (and, for a concept it
+            lists nowhere, the abstracts holding the typed name's words read for it).
         alternative_weight: an alias's weight in the expanded query.
         dense_share: the dense share of the order in hybrid mode (None: the one the served version chose on dev,
             see :func:`served_share`).
@@ -167,12 +173,20 @@ def search_relation(
     def verify(position: int, pmids: Sequence[str]) -> dict[str, tuple[str, ...]]:
         concept = concepts[position]
         name = concept.canonical if concept.linked and concept.how != "codon" else concept.typed
+        # what the curator typed, as written: the dictionaries may spell the concept otherwise ("Reye Syndrome")
+        typed = phrase_regex(concept.typed)
         found = {}
         for pmid, document in documents(pmids).items():
-            spans = matcher.matches(name, concept.kind, document)
-            if spans:
-                found[pmid] = tuple(dict.fromkeys(s.text for s in spans))
+            forms = [s.text for s in matcher.matches(name, concept.kind, document)]
+            if forms and concept.linked:
+                by_names.add(position)
+            elif not forms and typed is not None:
+                forms = [m.group(0) for m in typed.finditer(document.text)]
+            if forms:
+                found[pmid] = tuple(dict.fromkeys(forms))
         return found
+
+    by_names: set[int] = set()  # the linked concepts whose dictionary names some candidate writes
 
     dense = None
     mix = 0.0
@@ -189,6 +203,11 @@ def search_relation(
                 SessionConfig().depth if options.grades else 0)
     config = ConceptSearchConfig(depth=options.depth, rm3=RM3Config() if options.rm3 else None, dense_mix=mix)
     ranking = concept_search(queries, engine.lexical, depth, config, verify=verify, dense=dense)
+    # Nothing found for a concept: the abstracts that write it as typed, beyond the lexical candidates, if any.
+    written = {i: written_in(engine.lexical, documents, concepts[i].typed, options.depth) for i in ranking.missing}
+    if any(w.found for w in written.values()):
+        queries = [q._replace(texts=written[i].found) if i in written else q for i, q in enumerate(queries)]
+        ranking = concept_search(queries, engine.lexical, depth, config, verify=verify, dense=dense)
     hits = list(ranking.hits)
     if rerank_k and hits:
         head = [h.pmid for h in hits[:rerank_k]]
@@ -203,7 +222,9 @@ def search_relation(
         hits = apply_session(engine, concepts, values, hits, options.grades, documents,
                              schema.kind(answer) if answer else "")
     hits = hits[: options.k]
-    problems = [_missing(concepts[i]) for i in ranking.missing]
+    problems = [_missing(concepts[i], written.get(i), options.depth) for i in ranking.missing]
+    problems += [_unlinked(concepts[i], ranking.per_concept[i], written.get(i), options.depth)
+                 for i, q in enumerate(queries) if not q.postings and i not in by_names and i not in ranking.missing]
     problems += [
         f"{c.slot} '{c.typed}' was not linked; did you mean {_names(c)}? Apply one to search for it by concept."
         for c in concepts if c.status == "offered" and c.alternatives and concepts.index(c) not in ranking.missing
@@ -218,8 +239,27 @@ def _names(concept: QueryConcept, n: int = 3) -> str:
     return ", ".join(f"'{c.canonical}'" for c in concept.alternatives[:n])
 
 
-def _missing(concept: QueryConcept) -> str:
+def _missing(concept: QueryConcept, written: Written | None, depth: int) -> str:
+    """A slot nothing was found for: absent from the text too, or (a name the index cannot look up, more
+    candidates than were read) not linked, without a claim about the whole text."""
     forms = len(concept.forms)
-    written = f" or any of its {forms} written forms" if forms > 1 else ""
     close = f" Close names: {_names(concept)}." if concept.alternatives else ""
-    return f"No abstract mentions {concept.slot} '{concept.typed}'{written}.{close}"
+    if written is not None and not written.checked:
+        return (f"No abstract is linked to {concept.slot} '{concept.typed}', and a name this short (or made of common "
+                f"words only) cannot be looked up in the abstracts' text.{close}")
+    if written is not None and not written.complete:
+        return (f"No abstract is linked to {concept.slot} '{concept.typed}', and none of the {depth} abstracts that "
+                f"best match its words writes it as typed.{close}")
+    also = f" or any of its {forms} written forms" if forms > 1 else ""
+    return f"No abstract mentions {concept.slot} '{concept.typed}'{also}.{close}"
+
+
+def _unlinked(concept: QueryConcept, n: int, written: Written | None, depth: int) -> str:
+    """A slot the concept index lists nowhere and the dictionaries' names find nowhere, found by the name as
+    typed (``n`` abstracts: the lexical candidates' and, when those had none, the text's)."""
+    target = f"'{concept.canonical}'" if concept.linked else "any concept"
+    read = len(written.found) if written is not None else 0
+    bound = (written is not None and not written.complete) or n - read >= depth  # more may write it than were read
+    many = f"{'at least ' if bound else ''}{n} abstract{'s' if n > 1 else ''}"
+    return (f"{concept.slot} '{concept.typed}' is written in {many} that the concept index does not link to "
+            f"{target}; {'they are' if n > 1 else 'it is'} shown, found by the text (marked 'text').")
