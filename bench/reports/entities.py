@@ -149,6 +149,8 @@ class Entities:
     recognisers_biored_dev: Mapping[str, object] | None = field(default=None, metadata=OPTIONAL)
     #: bench/_absence.py: "no abstract mentions X" notices against the stored text, per split
     absence_notices: Mapping[str, object] = field(default_factory=dict, metadata=OPTIONAL)
+    #: bench/gene_norm.py: gene mention -> NCBI Gene id, end to end on held-out text, per split
+    gene_norm: Mapping[str, object] = field(default_factory=dict, metadata=OPTIONAL)
 
 
 def read(results: Path) -> Entities | None:
@@ -249,6 +251,7 @@ def entities_section(data: Entities) -> list[str]:
     ]
     lines += vocabulary_lines(data)
     lines += absence_lines(data)
+    lines += gene_norm_lines(data)
     lines += linking_lines(data.linking)
     if data.edel_before_after:
         lines += [
@@ -278,6 +281,28 @@ def absence_lines(data: Entities) -> list[str]:
     return [f"Absence notices (`bench/_absence.py`: the suggestion queries in a clean store, the split's abstracts "
             f"and HoC as plain text; a notice is false when a stored abstract writes the name): {cells}; the text "
             f"check costs p50 {cost.get('p50')} / p95 {cost.get('p95')} ms per name.", ""]
+
+
+def gene_norm_lines(data: Entities) -> list[str]:
+    """Gene normalisation end to end (mention -> NCBI Gene id) per split, and given the gold spans."""
+    ends = data.gene_norm.get("end_to_end", {})
+    if not ends:
+        return []
+    spans = data.gene_norm.get("gold_spans", {})
+    lines = ["Gene normalisation (`bench/gene_norm.py`: the served annotator on held-out text as plain text; a gene "
+             "mention is right when its span and NCBI Gene id are gold's; acc@1 given the gold spans, and without "
+             "each part):", "",
+             "| split | mention P | R | F1 | acc@1 gold spans | without corpus names | without species | "
+             "without families |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for split, end in ends.items():
+        m = end["mention"]
+        given = spans.get(split, {})
+        cells = [fmt(given.get(k, {}).get("acc1")) if given.get(k) else "–"
+                 for k in ("chosen", "without_corpus_names", "without_species", "without_families")]
+        lines.append(f"| {split} | {fmt(m['precision'])} | {fmt(m['recall'])} | {fmt(m['f1'])} | {' | '.join(cells)} |")
+    return [*lines, "", "Dev: BioRED Dev and a fixed fifth of GNormPlus / NLM-Gene Train (`corpus_genes.is_dev`), "
+            "left out of the corpus names. The `most_common_wrong` lists in the JSON say where the choice goes wrong; the "
+            "largest class is mouse text whose gene the installed vocabularies know only by an Ensembl id.", ""]
 
 
 def vocabulary_lines(data: Entities) -> list[str]:
