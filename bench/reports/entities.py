@@ -301,8 +301,9 @@ def gene_norm_lines(data: Entities) -> list[str]:
                  for k in ("chosen", "without_corpus_names", "without_species", "without_families")]
         lines.append(f"| {split} | {fmt(m['precision'])} | {fmt(m['recall'])} | {fmt(m['f1'])} | {' | '.join(cells)} |")
     return [*lines, "", "Dev: BioRED Dev and a fixed fifth of GNormPlus / NLM-Gene Train (`corpus_genes.is_dev`), "
-            "left out of the corpus names. The `most_common_wrong` lists in the JSON say where the choice goes wrong; the "
-            "largest class is mouse text whose gene the installed vocabularies know only by an Ensembl id.", ""]
+            "left out of the corpus names. The `most_common_wrong` lists in the JSON say where the choice goes "
+            "wrong; the largest class is mouse text whose gene the installed vocabularies know only by an Ensembl id.",
+            ""]
 
 
 def vocabulary_lines(data: Entities) -> list[str]:
