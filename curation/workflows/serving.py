@@ -9,6 +9,7 @@ pages use are offered here, so pages reach them through the workflows.
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from curation.entities.normalise import Normaliser
 from curation.errors import USER_ERRORS, SchemaError
 from curation.runtime.background import Background
 from curation.runtime.background_work import current_work, start_work
+from curation.runtime.exit import exiting
 from curation.runtime.heap import watch_collector
 from curation.runtime.matcher import build_matcher, start_matcher
 from curation.store.opening import open_store
@@ -71,6 +73,7 @@ def open_app_store(db_path: str | Path) -> duckdb.DuckDBPyConnection:
     return con
 
 
+BACKUP_DELAY_S = 30.0  # a due backup begins this long after a page run found it due (a process exiting first skips it)
 # Store and backup folder → what its last backup said, said on every page run until a backup works.
 _BACKUP_FAILURES: dict[str, str] = {}
 
@@ -79,8 +82,9 @@ def back_up_if_due(open_cursor: Callable[[], duckdb.DuckDBPyConnection], setting
     """Back the store up in a server thread when its newest backup is older than ``CURATION_BACKUP_INTERVAL_MIN``.
 
     Not due: a listing of the backup folder. Due: about 0.4 s on the real-size store (bench/backup.py), on a cursor
-    of its own (``open_cursor``) while sessions keep writing (see curation/ops/backup.py); no page run waits for it
-    (a backup due at a restart held up its first results). One at a time per store; what went wrong is
+    of its own (``open_cursor``) while sessions keep writing (see curation/ops/backup.py), begun
+    :data:`BACKUP_DELAY_S` later: a backup due at a restart held up its first results (its ``ATTACH`` and copy hold
+    the catalog that the first page's queries read). One at a time per store; what went wrong is
     :func:`backup_problem`'s.
     """
     from curation.ops.backup import backup_due, backups_dir_for
@@ -113,6 +117,11 @@ def _backup_key(settings: Settings) -> str:
 def _back_up(open_cursor: Callable[[], duckdb.DuckDBPyConnection], folder: Path, interval_min: float, key: str) -> str:
     from curation.ops.backup import backup_if_due
 
+    begin = time.monotonic() + BACKUP_DELAY_S
+    while time.monotonic() < begin:
+        if exiting():
+            return "not begun: the process is exiting"
+        time.sleep(0.2)
     try:
         cursor = open_cursor()
         try:

@@ -1,5 +1,6 @@
 """The app backs the store up when the newest backup is older than the interval (pages/common.py): in a server
-thread started once a page is drawn, so no page waits for it; a failure is said on the page runs after it."""
+thread started once a page is drawn and begun a while later, so no page waits for it; a failure is said on the page
+runs after it."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from curation.config import PROJECT_ROOT
 from curation.ops.backup import list_backups, verify_backup
+from curation.workflows import serving
 
 APP = str(PROJECT_ROOT / "app.py")
 
@@ -23,6 +25,7 @@ def _runs_until(at: AppTest, done, timeout_s: float = 60.0) -> None:
 
 
 def test_the_app_backs_the_store_up_when_due(loaded_db, tmp_path, monkeypatch):
+    monkeypatch.setattr(serving, "BACKUP_DELAY_S", 0.5)
     monkeypatch.setenv("CURATION_BACKUPS_DIR", str(tmp_path / "backups"))
     at = AppTest.from_file(APP, default_timeout=120)
     at.run()
@@ -36,6 +39,7 @@ def test_the_app_backs_the_store_up_when_due(loaded_db, tmp_path, monkeypatch):
 
 
 def test_a_failing_backup_is_a_warning_and_the_page_still_works(loaded_db, tmp_path, monkeypatch):
+    monkeypatch.setattr(serving, "BACKUP_DELAY_S", 0.0)
     (tmp_path / "not_a_folder").write_text("")
     monkeypatch.setenv("CURATION_BACKUPS_DIR", str(tmp_path / "not_a_folder"))
     at = AppTest.from_file(APP, default_timeout=120)
