@@ -15,6 +15,7 @@ from pathlib import Path
 
 import duckdb
 
+from curation.entities.fuzzy_index import DamagedIndex, load_fuzzy
 from curation.entities.matcher_cache import keep_abbreviations, load_matcher
 from curation.entities.matching import Matcher
 from curation.runtime.background import Background
@@ -78,6 +79,11 @@ def start_matcher(open_cursor: Callable[[], duckdb.DuckDBPyConnection], cache_di
         return load_matcher(open_cursor(), cache_dir, cache_size=warm_documents, freeze=True)
 
     def warm(matcher: Matcher) -> None:
+        for path, sha256 in list(matcher.kept_fuzzy.values()):  # file reads and hashing, mostly without the GIL
+            try:
+                load_fuzzy(path, sha256)
+            except DamagedIndex:
+                pass  # said by the normaliser when a name needs it (it fits the index again then)
         texts = _texts(open_cursor(), warm_documents)
         todo = matcher.unkept(texts)  # those whose abbreviations are kept need no analysis
         for start in range(0, len(todo), WARM_BATCH):
