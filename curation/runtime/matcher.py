@@ -50,14 +50,25 @@ def _texts(con: duckdb.DuckDBPyConnection, limit: int) -> list[str]:
     return texts
 
 
+_foreground = [0.0]  # time.monotonic() of the last page work a curator waited for (note_foreground)
+
+
+def note_foreground() -> None:
+    """Say that a curator waits on work now (a grade): the abstracts' warming steps aside as it does for a search."""
+    _foreground[0] = time.monotonic()
+
+
 def _step_aside(matcher: Matcher, quiet_s: float = FOREGROUND_QUIET_S) -> None:
-    """Wait while a search uses the matcher (its last analysis less than ``quiet_s`` ago).
+    """Wait while a search uses the matcher (its last analysis less than ``quiet_s`` ago), or a curator's grade was
+    just recorded (:func:`note_foreground`).
 
     The matcher's lock is not fair: a loop that takes it batch after batch starves a search waiting for it (measured
     after a restart: 6.8 of the first search's 24 s spent waiting there). Between batches the warming waits until
-    no search has analysed a text for ``quiet_s``; a search then waits for one batch at most.
+    no search has analysed a text for ``quiet_s``; a search then waits for one batch at most. Grades do not use the
+    matcher, but the warming's spaCy batches hold the GIL: with 4 curators grading on a fresh store, their grades
+    took 0.4-1.5 s until it ended (bench/load.py).
     """
-    while not exiting() and (idle := time.monotonic() - matcher.last_foreground) < quiet_s:
+    while not exiting() and (idle := time.monotonic() - max(matcher.last_foreground, _foreground[0])) < quiet_s:
         time.sleep(quiet_s - idle)
 
 

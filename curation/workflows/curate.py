@@ -28,6 +28,7 @@ from curation.grades import Grade
 from curation.ranking.session import STAGE as SESSION_STAGE
 from curation.ranking.session import query_grades
 from curation.records import Decision
+from curation.runtime.matcher import note_foreground
 from curation.schemas import RelationSchema
 from curation.store.decisions import decisions_for, get_decision, record_decision, undo_last_decision, withdraw_decision
 from curation.store.kb import list_entity_values
@@ -229,6 +230,7 @@ def decide(
         AnswerKindError: as :func:`record_judgement`; nothing is written.
         CurationError: whatever :func:`record_judgement` refuses.
     """
+    note_foreground()  # a curator waits for it: the abstracts' warming steps aside (its spaCy batches hold the GIL)
     answer, note = answer or "", note or ""
     row = view.row(pmid)
     provenance = ""

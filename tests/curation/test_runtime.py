@@ -156,3 +156,15 @@ def test_a_first_build_asks_for_a_partial_settle_and_a_second_of_the_same_name_f
         built.result()
         built._thread.join(10)
     assert asked == [False, True]  # nothing replaced at first: no pass over every object, which pauses every session
+
+
+def test_a_grade_makes_the_abstracts_warming_step_aside():
+    from types import SimpleNamespace
+
+    from curation.runtime import matcher as runtime_matcher
+
+    no_search = SimpleNamespace(last_foreground=0.0)  # no search has used the matcher
+    runtime_matcher.note_foreground()  # what workflows.curate.decide says first
+    started = time.monotonic()
+    runtime_matcher._step_aside(no_search, quiet_s=0.3)
+    assert time.monotonic() - started >= 0.25
