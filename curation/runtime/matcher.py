@@ -18,6 +18,7 @@ import duckdb
 from curation.entities.fuzzy_index import DamagedIndex, load_fuzzy
 from curation.entities.matcher_cache import keep_abbreviations, load_matcher
 from curation.entities.matching import Matcher
+from curation.runtime import foreground
 from curation.runtime.background import Background
 from curation.runtime.exit import exiting
 from curation.store.corpus import iter_documents
@@ -50,17 +51,9 @@ def _texts(con: duckdb.DuckDBPyConnection, limit: int) -> list[str]:
     return texts
 
 
-_foreground = [0.0]  # time.monotonic() of the last page work a curator waited for (note_foreground)
-
-
-def note_foreground() -> None:
-    """Say that a curator waits on work now (a grade): the abstracts' warming steps aside as it does for a search."""
-    _foreground[0] = time.monotonic()
-
-
 def _step_aside(matcher: Matcher, quiet_s: float = FOREGROUND_QUIET_S) -> None:
     """Wait while a search uses the matcher (its last analysis less than ``quiet_s`` ago), or a curator's grade was
-    just recorded (:func:`note_foreground`).
+    just recorded (:func:`~curation.runtime.foreground.note_foreground`).
 
     The matcher's lock is not fair: a loop that takes it batch after batch starves a search waiting for it (measured
     after a restart: 6.8 of the first search's 24 s spent waiting there). Between batches the warming waits until
@@ -68,7 +61,7 @@ def _step_aside(matcher: Matcher, quiet_s: float = FOREGROUND_QUIET_S) -> None:
     matcher, but the warming's spaCy batches hold the GIL: with 4 curators grading on a fresh store, their grades
     took 0.4-1.5 s until it ended (bench/load.py).
     """
-    while not exiting() and (idle := time.monotonic() - max(matcher.last_foreground, _foreground[0])) < quiet_s:
+    while not exiting() and (idle := min(time.monotonic() - matcher.last_foreground, foreground.idle_s())) < quiet_s:
         time.sleep(quiet_s - idle)
 
 

@@ -28,7 +28,7 @@ from curation.grades import Grade
 from curation.ranking.session import STAGE as SESSION_STAGE
 from curation.ranking.session import query_grades
 from curation.records import Decision
-from curation.runtime.matcher import note_foreground
+from curation.runtime.foreground import note_foreground
 from curation.schemas import RelationSchema
 from curation.store.decisions import decisions_for, get_decision, record_decision, undo_last_decision, withdraw_decision
 from curation.store.kb import list_entity_values

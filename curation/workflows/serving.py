@@ -19,6 +19,7 @@ from curation.config import Settings, load_settings
 from curation.entities.matching import Matcher
 from curation.entities.normalise import Normaliser
 from curation.errors import USER_ERRORS, SchemaError
+from curation.runtime import foreground
 from curation.runtime.background import Background
 from curation.runtime.background_work import current_work, start_work
 from curation.runtime.exit import exiting
@@ -74,6 +75,8 @@ def open_app_store(db_path: str | Path) -> duckdb.DuckDBPyConnection:
 
 
 BACKUP_DELAY_S = 30.0  # a due backup begins this long after a page run found it due (a process exiting first skips it)
+BACKUP_QUIET_S = 5.0  # ... and once no grade has been recorded for this long
+BACKUP_QUIET_WAIT_S = 600.0  # ... or this long after that, with curators grading without a pause
 # Store and backup folder → what its last backup said, said on every page run until a backup works.
 _BACKUP_FAILURES: dict[str, str] = {}
 
@@ -83,9 +86,9 @@ def back_up_if_due(open_cursor: Callable[[], duckdb.DuckDBPyConnection], setting
 
     Not due: a listing of the backup folder. Due: about 0.4 s on the real-size store (bench/backup.py), on a cursor
     of its own (``open_cursor``) while sessions keep writing (see curation/ops/backup.py), begun
-    :data:`BACKUP_DELAY_S` later: a backup due at a restart held up its first results (its ``ATTACH`` and copy hold
-    the catalog that the first page's queries read). One at a time per store; what went wrong is
-    :func:`backup_problem`'s.
+    :data:`BACKUP_DELAY_S` later, between grades: a backup due at a restart held up its first results (its ``ATTACH``
+    and copy hold the catalog that the first page's queries read), and grades wait for the journal's lock it holds.
+    One at a time per store; what went wrong is :func:`backup_problem`'s.
     """
     from curation.ops.backup import backup_due, backups_dir_for
 
@@ -118,7 +121,9 @@ def _back_up(open_cursor: Callable[[], duckdb.DuckDBPyConnection], folder: Path,
     from curation.ops.backup import backup_if_due
 
     begin = time.monotonic() + BACKUP_DELAY_S
-    while time.monotonic() < begin:
+    latest = begin + BACKUP_QUIET_WAIT_S
+    # It holds the decision journal's lock while it copies: begun between grades, not under them.
+    while (now := time.monotonic()) < begin or (foreground.idle_s() < BACKUP_QUIET_S and now < latest):
         if exiting():
             return "not begun: the process is exiting"
         time.sleep(0.2)

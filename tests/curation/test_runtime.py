@@ -162,9 +162,10 @@ def test_a_grade_makes_the_abstracts_warming_step_aside():
     from types import SimpleNamespace
 
     from curation.runtime import matcher as runtime_matcher
+    from curation.runtime.foreground import note_foreground
 
     no_search = SimpleNamespace(last_foreground=0.0)  # no search has used the matcher
-    runtime_matcher.note_foreground()  # what workflows.curate.decide says first
+    note_foreground()  # what workflows.curate.decide says first
     started = time.monotonic()
     runtime_matcher._step_aside(no_search, quiet_s=0.3)
     assert time.monotonic() - started >= 0.25
