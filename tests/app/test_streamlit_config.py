@@ -32,3 +32,11 @@ def test_the_served_app_watches_no_files_so_not_the_store_or_the_models(tmp_path
     assert _streamlit_config(PROJECT_ROOT) == {"fileWatcherType": "none", "watcher": "NoOpPathWatcher"}
     # Outside the project (no config.toml), Streamlit's default would watch: the check reads the project's file.
     assert _streamlit_config(tmp_path)["fileWatcherType"] == "auto"
+
+
+def test_no_full_garbage_collection_after_every_script_run():
+    env = {k: v for k, v in os.environ.items() if not k.startswith("STREAMLIT_")}
+    out = subprocess.run([sys.executable, "-c", "from streamlit import config; "
+                          "print(config.get_option('runner.postScriptGC'))"],
+                         cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, check=True, timeout=120)
+    assert out.stdout.strip().splitlines()[-1] == "False"
