@@ -328,6 +328,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-retrain", action="store_true", help="no retraining job during the load")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds a click may take to be confirmed")
     parser.add_argument("--data-dir", type=Path)
+    parser.add_argument("--note", action="append", default=[], help="a line for the JSON's notes (why this run)")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "load.json")
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="load-bench-"))
@@ -339,6 +340,7 @@ def main(argv: list[str] | None = None) -> int:
     clock = time.time()
     counts = load_store(work / "load.duckdb", data_dir, args.small)
     load_s = time.time() - clock
+    load_before = [round(x, 2) for x in os.getloadavg()]
     runs = []
     for n in [int(n) for n in args.sessions.split(",") if n]:
         runs.append(run(work, n, args.decisions, not args.no_retrain, args.small, args.timeout))
@@ -357,6 +359,10 @@ def main(argv: list[str] | None = None) -> int:
         "runs": runs,
         "timings_s": {"load_store": round(load_s, 1)},
         "goals": load_goals(runs),
+        "notes": [*args.note, f"Load average (uptime) {load_before} before the runs; each run's 1-minute figure at its "
+                  "end is in its row. The browsers and the retraining worker run under nice."
+                  + (f" {args.decisions} decisions per session, fewer than the default 250." if args.decisions < 250
+                     else "")],
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2))

@@ -61,6 +61,7 @@ class Load:
     runs: tuple[Run, ...]
     timings_s: Mapping[str, float]
     goals: Goals
+    notes: tuple[str, ...] = field(default=(), metadata=OPTIONAL)
 
 
 def read(results: Path) -> Load | None:
@@ -84,5 +85,5 @@ def load_table(data: Load) -> str:
                     f"{fmt(r.load_average_1min, 1)} |")
     c = data.counts
     rows += ["", f"Run {data.date} on a store of {c.documents:,} abstracts and {c.kb_records:,} KB records "
-                 f"({data.params.data} data)."]
+                 f"({data.params.data} data)." + "".join(f" {note}" for note in data.notes)]
     return "\n".join(rows)
