@@ -359,7 +359,7 @@ def fast_start_main(store: Path, runs: int, out: Path, restart_only: bool = Fals
                                                           **figures["restart_to_first_results_s"]}}
         date = kept.get("date", date)
         restarts = figures["restart_to_first_results_s"]
-        result["notes"] = [n for n in result.get("notes", []) if not n.startswith("Restarts (--restart-only)")] + [
+        result["notes"] = [n for n in result.get("notes", []) if not n.startswith("Restarts (--restart-only")] + [
             f"Restarts (--restart-only, {restarts['date']}): p50 {restarts['p50']} s, p95 {restarts['p95']} s over "
             f"{len(restarts['runs'])} runs; uptime's load average {restarts['load_average_before']} before, "
             f"{restarts['load_average_after']} after (2 cores shared with other work)."]
