@@ -49,3 +49,15 @@ def test_each_kind_goes_to_the_recogniser_that_finds_it_and_the_transformer_is_t
                                                    "dictionary_first": 1.0}
     assert out["best"]["chemical"] == {"recogniser": "cnn", "policy": "recogniser_first", "f1": 1.0}
     assert out["throughput"]["abstracts"] == 1 and out["throughput"]["recogniser_abstracts_per_s"] > 0
+
+
+def test_a_partially_annotated_dev_part_is_scored_on_its_own_kinds_only():
+    from bench.recogniser_corpora import score
+
+    mentions = tuple(Mention("1", s, e, t, k, "x") for s, e, t, k in GOLD)
+    part = CorpusPart("gnormplus_dev", (Document("1", "", TEXT, mentions=mentions),), ("GENE",))
+    # BRAF right; a disease the corpus does not annotate is neither a hit nor a false positive there
+    found = score(Fixed("one", [(20, 24, "gene"), (28, 36, "disease"), (0, 4, "gene")]), part)
+    assert (found["GENE.p"], found["GENE.r"], found["ents_p"]) == (0.5, 1.0, 0.5) and "DISEASE.f" not in found
+    every = score(Fixed("one", [(20, 24, "gene"), (28, 36, "disease")]), CorpusPart("biored_dev", part.documents))
+    assert every["DISEASE.f"] == 1.0 and every["CHEMICAL.r"] == 0.0 and every["documents"] == 1
