@@ -1,4 +1,5 @@
-"""The Curate page's "Suggested <slot>" panel: chips for the candidates the top abstracts relate to the query.
+"""The Curate page's "Suggested <slot>" panel: chips for the candidates the top abstracts relate to the query, each
+with the direction its sentences give ("responds to", "resistance", "treats") and, below, the sentence that says so.
 
 Clicking a chip keeps only its supporting abstracts in the results, shows the sentence of each that relates
 them, and pre-fills the answer of those abstracts; a decision made then records the suggestion (its rank and
@@ -12,6 +13,7 @@ import streamlit as st
 from pages.highlight import escape_text, to_html
 
 PICK = "suggestion_pick"
+SENTENCES_SHOWN = 10  # suggestions whose best sentence the panel shows without a click
 
 
 def panel(result, key_values: dict[str, str]):
@@ -32,7 +34,16 @@ def panel(result, key_values: dict[str, str]):
     for note in result.notes:
         st.caption(escape_text(note))
     chosen = labels.get(picked) if picked else None
-    if chosen is None:
+    if chosen is None:  # before a chip is chosen: each suggestion's best sentence, one line each
+        with st.expander("The sentence behind each suggestion", expanded=False):
+            for s in result.suggestions[:SENTENCES_SHOWN]:
+                if s.papers:
+                    paper = s.papers[0]
+                    direction = f" ({escape_text(s.direction)})" if s.direction else ""
+                    st.markdown(f"**{escape_text(s.name)}**{direction}: "
+                                f"{to_html(paper.sentence, paper.sentence_marks)} "
+                                f"[PMID {paper.pmid}](https://pubmed.ncbi.nlm.nih.gov/{paper.pmid}/)",
+                                unsafe_allow_html=True)
         return None
     where = (f"in the KB (PMIDs {', '.join(chosen.kb_pmids[:8])})" if chosen.in_kb and chosen.kb_pmids
              else "in the KB" if chosen.in_kb else "new to the KB")
@@ -40,8 +51,10 @@ def panel(result, key_values: dict[str, str]):
                            f"{chosen.co_mentions} abstracts that mention it with the query; {where}"))
     for paper in chosen.papers:
         sentence_html = to_html(paper.sentence, paper.sentence_marks)  # escaped; only its <mark> tags are markup
+        direction = f", {escape_text(paper.direction)}" if paper.direction else ""
         st.markdown(f"> [PMID {paper.pmid}](https://pubmed.ncbi.nlm.nih.gov/{paper.pmid}/) "
-                    f"(rank {paper.rank}, p {paper.probability:.2f}): {sentence_html}", unsafe_allow_html=True)
+                    f"(rank {paper.rank}, p {paper.probability:.2f}{direction}): {sentence_html}",
+                    unsafe_allow_html=True)
     for paper in chosen.papers:  # the answer of each supporting abstract, unless the curator typed one
         if not st.session_state.get(f"answer_{paper.pmid}"):
             st.session_state[f"answer_{paper.pmid}"] = chosen.name

@@ -10,8 +10,10 @@ research chemicals). Its threshold, and the choice between it and the plain rule
 were made on a held-out quarter of the names (:func:`choose_on_dev`, run by bench/_treatments.py:
 :data:`RULE`, :data:`THRESHOLD`); the filter a store serves is fitted on every name of its KB and corpus.
 
-A concept the KB names as an answer is always kept ("unless the KB says so"). Slots of other kinds, and KBs
-with fewer than :data:`MIN_KB_ANSWERS` linked answers to learn from, are not filtered (:func:`answer_filter`
+A concept the KB names as an answer is always kept ("unless the KB says so"). A schema whose own records name
+too few answers learns from the KB's values of the slot's name in every schema (a Disease-Treatment schema
+with no records learns what a Treatment is from CIViC's therapies). Slots of other kinds, and KBs with fewer
+than :data:`MIN_KB_ANSWERS` linked answers to learn from, are not filtered (:func:`answer_filter`
 returns None and the suggestion says nothing is left out).
 """
 
@@ -32,7 +34,7 @@ from curation.entities.lexicon import Lexicon
 from curation.files import write_atomic
 from curation.schemas import RelationSchema
 from curation.store.annotations import list_annotated_concepts
-from curation.store.kb import list_entity_values
+from curation.store.kb import list_entity_values, list_slot_values
 from curation.store.relations import list_pair_concepts
 
 FILTERED_KINDS = ("chemical",)
@@ -121,12 +123,19 @@ def _prf(predicted: np.ndarray, gold: np.ndarray) -> dict[str, float]:
     return {"precision": round(p, 4), "recall": round(r, 4), "f1": round(2 * p * r / (p + r) if p + r else 0.0, 4)}
 
 
+def kb_answers(con: duckdb.DuckDBPyConnection, schema: RelationSchema) -> list[tuple[str, int]]:
+    """The KB's answers of the schema's answer slot; when they are fewer than :data:`MIN_KB_ANSWERS`, the
+    values of that slot name in every schema's records."""
+    own = list_entity_values(con, schema.name, schema.answer)
+    return own if len(own) >= MIN_KB_ANSWERS else list_slot_values(con, schema.answer)
+
+
 def training_examples(con: duckdb.DuckDBPyConnection, schema: RelationSchema, lexicon: Lexicon
                       ) -> tuple[list[tuple[str, str, int]], frozenset[str]]:
     """(concept id or "", name, label) per example, and the concept ids the KB names as answers."""
     kind = schema.kind(schema.answer)
     positives: dict[str, str] = {}  # name -> concept id ("" when the lexicon does not know the name)
-    for value, _ in list_entity_values(con, schema.name, schema.answer):
+    for value, _ in kb_answers(con, schema):
         for part in {p.strip() for p in _PARTS.split(value) if len(p.strip()) > 1}:
             found = lexicon.lookup(part, kind)
             positives.setdefault(part, found[0][1] if found else "")
@@ -233,7 +242,7 @@ def answer_filter(con: duckdb.DuckDBPyConnection, schema: RelationSchema, lexico
     """
     if schema.kind(schema.answer) not in FILTERED_KINDS:
         return None
-    answers = list_entity_values(con, schema.name, schema.answer)
+    answers = kb_answers(con, schema)
     candidates = list_pair_concepts(con, schema.kind(schema.answer))
     key = _digest(schema, answers, candidates, lexicon)
     if key not in _CACHE:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from curation.relations.direction import DirectionModel
 from curation.relations.features import FEATURES
 from curation.relations.pairs import RelationError
 
@@ -20,13 +21,15 @@ FORMAT_VERSION = 1
 
 @dataclass
 class RelationScorer:
-    """Logistic regression over standardised pair features, with the decision threshold chosen out of fold."""
+    """Logistic regression over standardised pair features, with the decision threshold chosen out of fold, and
+    the direction model trained with it (:mod:`curation.relations.direction`; None for a scorer without one)."""
 
     mean: np.ndarray
     scale: np.ndarray
     coef: np.ndarray
     intercept: float
     threshold: float = 0.5
+    direction: DirectionModel | None = None
 
     @classmethod
     def fit(cls, features: np.ndarray, labels: np.ndarray, c: float = 1.0, seed: int = 0) -> RelationScorer:

@@ -1,13 +1,16 @@
-"""A relation scorer's folder: ``scorer.json`` (the logistic regression as JSON, no pickle) and ``manifest.json``
-(what it was trained on, its Dev pair F1), under ``<models>/relations/<name>``; written whole, read back checked.
+"""A relation scorer's folder: ``scorer.json`` (the logistic regression as JSON, no pickle), ``direction.json`` (the
+direction model trained with it, when it was) and ``manifest.json`` (what it was trained on, its Dev pair F1),
+under ``<models>/relations/<name>``; written whole, read back checked.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+from curation.relations.direction import DIRECTION_FILE, DirectionModel
 from curation.relations.pairs import RelationError
 from curation.relations.scorer import RelationScorer
 
@@ -29,6 +32,8 @@ def write_scorer(folder: Path, scorer: RelationScorer, manifest: dict) -> Path:
     tmp = folder.with_name(folder.name + ".tmp")
     tmp.mkdir(parents=True, exist_ok=False)
     scorer.save(tmp / SCORER_FILE)
+    if scorer.direction is not None:
+        scorer.direction.save(tmp / DIRECTION_FILE)
     (tmp / MANIFEST_FILE).write_text(json.dumps(manifest, indent=1))
     tmp.replace(folder)
     return folder
@@ -45,6 +50,8 @@ def load_scorer_folder(folder: str | Path) -> tuple[RelationScorer, dict]:
         raise RelationError(f"{folder}: no {SCORER_FILE}; give a folder `python -m curation train-relations` "
                                 "wrote")
     scorer = RelationScorer.load(folder / SCORER_FILE)
+    if (folder / DIRECTION_FILE).is_file():
+        scorer = replace(scorer, direction=DirectionModel.load(folder / DIRECTION_FILE))
     try:
         manifest = json.loads((folder / MANIFEST_FILE).read_text()) if (folder / MANIFEST_FILE).is_file() else {}
     except ValueError as exc:

@@ -6,14 +6,16 @@ scores; 1.0 for a plain co-mention when no scorer was active). :func:`aggregate`
 
 * a document's probability for a candidate combines its per-slot probabilities (``combine``): ``min`` asks the
   document to relate the candidate to every query slot (Gene + Variant → a treatment related to both), ``max``
-  to any, ``mean`` in between; a slot the document does not mention counts 0;
+  to any, ``mean`` in between; a slot the document does not mention counts 0; with ``sentence`` only a pair
+  one sentence holds counts (a candidate is a concept a sentence relates to a query entity);
 * a candidate's score sums, over documents, that probability weighted by the document's rank (``weight``:
   ``flat`` 1, ``log`` 1/log2(rank + 1), ``reciprocal`` 1/rank) — or, with ``rule="noisy_or"``,
   1 − Π(1 − w·p), or with ``rule="max"`` the best single document.
 
-The product's rule, chosen on dev by bench/suggest.py (see docs/BENCHMARKS.md), is :data:`RULE` and
-:data:`NARY_COMBINE`. :func:`gather_evidence` reads the stored pairs a ranking's documents hold for each slot, and
-:func:`merge_names` makes one candidate of one substance linked in two vocabularies. A document *supports* a
+The product's rule, chosen on dev by bench/suggest.py (see docs/BENCHMARKS.md), is :data:`RULE`,
+:data:`NARY_COMBINE` and :data:`SENTENCE`. :func:`gather_evidence` reads the stored pairs a ranking's documents
+hold for each slot, and :func:`merge_names` makes one candidate of one substance linked in two vocabularies or
+written two ways. A document *supports* a
 candidate when its probability reaches ``threshold`` (the scorer's decision threshold); the supporting
 documents, best first, are what a curator reads.
 """
@@ -36,9 +38,13 @@ from curation.store.relations import list_relation_pairs
 #: how a candidate's per-document probabilities become its score (chosen on dev by bench/suggest.py): the
 #: documents' noisy-or, every served rank weighing alike
 RULE = {"rule": "noisy_or", "weight": "flat"}
-#: how one document's probabilities for two or more typed slots combine (chosen on dev): their mean, so a
-#: document that relates the candidate to one slot only stays below the scorer's threshold
-NARY_COMBINE = "mean"
+#: how one document's probabilities for two or more typed slots combine (chosen on dev, and by the flagship
+#: cases: "mean" and "min" lost vemurafenib for BRAF + V600E, whose sentence names "BRAF(V600E)" with the gene
+#: unrecognised, and every HER2 amplification drug, the amplification being no recognised variant): the best slot
+NARY_COMBINE = "max"
+#: whether only a pair one sentence holds supports a candidate: no (chosen on dev by bench/suggest.py: a
+#: document-level pair the scorer trusts counts too; the best rule with sentences only scored 0.356 MAP, without 0.364)
+SENTENCE = False
 COMBINES = ("min", "mean", "max")
 RULES = ("sum", "noisy_or", "max")
 WEIGHTS = ("flat", "log", "reciprocal")
@@ -101,13 +107,14 @@ def rank_weight(rank: int, weight: str) -> float:
 
 
 def aggregate(evidence: Iterable[PairEvidence], slots: Iterable[str], combine: str = "max", rule: str = "sum",
-              weight: str = "log", threshold: float = 0.5) -> list[Candidate]:
+              weight: str = "log", threshold: float = 0.5, sentence: bool = False) -> list[Candidate]:
     """Candidates ranked by score (ties: more supporting documents, then name); see the module docstring.
 
     Args:
         evidence: per (document, candidate, slot), the relation probability; several rows of one
             (document, candidate, slot) keep the highest.
         slots: the query slots that were typed (a slot without evidence in a document counts 0 there).
+        sentence: a pair no single sentence holds counts 0 (the candidate stays, unsupported).
     """
     if combine not in COMBINES:
         raise ValueError(f"combine must be one of {COMBINES}, not {combine!r}")
@@ -117,6 +124,8 @@ def aggregate(evidence: Iterable[PairEvidence], slots: Iterable[str], combine: s
     best: dict[tuple[str, str], dict[str, PairEvidence]] = defaultdict(dict)
     names: dict[str, str] = {}
     for e in evidence:
+        if sentence and not e.same_sentence:
+            e = PairEvidence(e.pmid, e.rank, e.slot, e.candidate, e.name, 0.0, e.evidence, False)
         per_slot = best[(e.candidate, e.pmid)]
         if e.slot not in per_slot or e.probability > per_slot[e.slot].probability:
             per_slot[e.slot] = e
@@ -150,9 +159,15 @@ def aggregate(evidence: Iterable[PairEvidence], slots: Iterable[str], combine: s
 
 def slot_concept_ids(source: PostingsSource, concept: QueryConcept) -> dict[str, set[str]]:
     """PMID → the concept ids of the stored mentions that are this slot's concept (what the concept search
-    found it as: a linked concept's ids, a variant's notations, an unlinked name's exact mentions)."""
+    found it as: a linked concept's ids, a variant's notations, an unlinked name's exact mentions), and of the
+    mentions written as the curator typed it or as its canonical name: an abbreviation the annotator tied to its
+    long form ("HER2" → "human epidermal growth factor receptor 2") carries the long form's id, not the concept's.
+    (Every alias of the concept was tried on dev and lost MAP: aliases also name other concepts.)"""
     out: dict[str, set[str]] = defaultdict(set)
-    for row in slot_postings(concept, source):
+    rows = slot_postings(concept, source)
+    if concept.linked and concept.kind != "variant":
+        rows = [*rows, *source.postings(concept.kind, (), tuple({concept.typed, concept.canonical} - {""}))]
+    for row in rows:
         for cid in re.split(r"[,;]", row.concept_id or ""):
             if not is_placeholder_id(cid):
                 out[row.pmid].add(cid.strip())
@@ -196,22 +211,57 @@ def gather_evidence(con: duckdb.DuckDBPyConnection, ranks: Mapping[str, int], sl
     return out
 
 
+#: salt and ester words a drug's name carries in one vocabulary and not in another ("Erlotinib Hydrochloride")
+_SALTS = re.compile(r"\b(?:di)?(?:hydrochloride|mesylate|tosylate|sodium|potassium|sulfate|maleate|citrate|tartrate|"
+                    r"phosphate|besylate|malate|fumarate|succinate|hydrobromide|calcium)\b")
+
+
+def name_key(name: str) -> str:
+    """One key for the spellings of one substance: case, punctuation, a salt word, a plural "s", "-ic acid" as
+    "-ate" ("Glutamic Acid", "Glutamates" and "glutamate" are one key)."""
+    key = _SALTS.sub(" ", name.casefold())
+    key = re.sub(r"ic acids?\b", "ate", key)
+    key = re.sub(r"[^0-9a-z]+", "", key)
+    if len(key) > 4 and key.endswith("s") and not key.endswith("ss"):
+        key = key[:-1]
+    return key or name.casefold()
+
+
 def merge_names(evidence: Sequence[PairEvidence], lexicon: Lexicon, kind: str
                 ) -> tuple[list[PairEvidence], dict[str, tuple[str, ...]]]:
     """The evidence with each candidate keyed by its display name (casefolded), so that one substance linked to
-    two vocabularies (a MeSH id from a corpus, a DrugBank id from the dictionary) is one suggestion; and
-    concept id → its key.
+    two vocabularies (a MeSH id from a corpus, a DrugBank id from the dictionary) or written two ways (a salt,
+    a plural, an acid and its anion: :func:`name_key`) is one suggestion; and concept id → its key.
 
     Each concept id gets exactly one name: the lexicon's canonical name, else the name most of its pairs give
-    (ties: the first alphabetically). Pairs store the name each document wrote, so an id the lexicon does not
-    name can come with several; keying each pair by its own name made keys that no concept id mapped to.
+    (ties: the first alphabetically). Concept ids whose names share a :func:`name_key` are one candidate, shown
+    by the name of the id with the most pairs.
     """
     written: dict[str, Counter[str]] = defaultdict(Counter)
     for e in evidence:
         written[e.candidate][e.name] += 1
     names = {cid: lexicon.canonical(kind, cid) or min(counts, key=lambda n: (-counts[n], n.casefold(), n))
              for cid, counts in written.items()}
-    merged = {cid: (name.casefold(),) for cid, name in names.items()}
-    out = [PairEvidence(e.pmid, e.rank, e.slot, merged[e.candidate][0], names[e.candidate], e.probability,
+    parent: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        while parent.setdefault(x, x) != x:
+            x = parent[x]
+        return x
+
+    for cid, counts in written.items():  # every id joined to the keys of its names
+        for n in {names[cid], *counts}:
+            parent[find("id:" + cid)] = find("key:" + name_key(n))
+    groups: dict[str, list[str]] = defaultdict(list)
+    for cid in written:
+        groups[find("id:" + cid)].append(cid)
+    merged: dict[str, tuple[str, ...]] = {}
+    shown: dict[str, str] = {}
+    for ids in groups.values():
+        first = min(ids, key=lambda c: (-sum(written[c].values()), names[c].casefold(), c))
+        for cid in ids:
+            merged[cid] = (names[first].casefold(),)
+            shown[cid] = names[first]
+    out = [PairEvidence(e.pmid, e.rank, e.slot, merged[e.candidate][0], shown[e.candidate], e.probability,
                         e.evidence, e.same_sentence) for e in evidence]
     return out, merged

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -16,11 +17,12 @@ import numpy as np
 
 from curation.entities.lexicon import Lexicon
 from curation.records import Document, Mention
+from curation.relations.direction import DirectionModel, train_direction
 from curation.relations.evaluation import describe_dev, dev_pair_f1
 from curation.relations.features import feature_matrix
-from curation.relations.pairs import Pair
+from curation.relations.pairs import Pair, RelationError
 from curation.relations.scorer import FORMAT_VERSION, RelationScorer
-from curation.relations.training_data import TrainingSet, corpus_training_set, decision_training_pairs
+from curation.relations.training_data import CORPORA, TrainingSet, corpus_training_set, decision_training_pairs
 from curation.schemas import RelationSchema
 
 
@@ -50,6 +52,8 @@ def train_with_manifest(data_dir: Path, decisions: Sequence | None, schemas: Map
     extra, extra_documents = ([], {}) if decisions is None else decision_training_pairs(
         decisions, schemas, documents, mentions, lexicon, training.held_out)
     scorer = train_scorer(training, extra, extra_documents)
+    direction = direction_model(Path(data_dir), training)
+    scorer = replace(scorer, direction=direction)
     dev = dev_pair_f1(scorer, data_dir)
     manifest = {
         "name": name, "format_version": FORMAT_VERSION, "created": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -59,10 +63,26 @@ def train_with_manifest(data_dir: Path, decisions: Sequence | None, schemas: Map
         "held_out": training.held_out_note(),
         "decision_pairs": len(extra), "decision_positives": sum(p.label for p in extra),
         "threshold": round(scorer.threshold, 6), "dev_pair_f1": dev,
+        "direction": dict(direction.figures) if direction is not None else None,
         "dev_pair_f1_mean": round(sum(dev.values()) / len(dev), 4) if dev else None,
         "seconds": round(time.time() - started, 1),
     }
     return scorer, manifest
+
+
+def direction_model(data_dir: Path, training: TrainingSet) -> DirectionModel | None:
+    """The direction model (:mod:`curation.relations.direction`) from CIViC's statements and the Train corpora's
+    relations, every Dev/Test PMID held out, with its dev figures on the Dev files the data folder holds (None
+    when the data folder has nothing to learn a direction from)."""
+    from curation.ingest.problems import Problems
+    from curation.ingest.pubtator import read_pubtator
+
+    dev = [d for _, _, name, _, _ in CORPORA if (data_dir / name).is_file()
+           for d in read_pubtator(data_dir / name, Problems(data_dir / name, lenient=True))]
+    try:
+        return train_direction(data_dir, training.held_out, training.documents.values(), dev)
+    except RelationError:
+        return None
 
 
 def describe_training(manifest: Mapping[str, object]) -> str:

@@ -35,6 +35,10 @@ SELECT e.value, count(*) AS n FROM kb_entities e JOIN kb_records r USING (record
 WHERE r.schema_name = ? AND e.entity_type = ? AND e.value <> ''
 GROUP BY 1 ORDER BY n DESC, 1
 """
+SQL_KB_SLOT_VALUES = """
+SELECT e.value, count(*) AS n FROM kb_entities e WHERE e.entity_type = ? AND e.value <> ''
+GROUP BY 1 ORDER BY n DESC, 1
+"""
 
 # --- knowledge base -----------------------------------------------------------------------
 
@@ -160,6 +164,11 @@ def kb_records_citing(con: duckdb.DuckDBPyConnection, schema: str, pmids: list[s
 def list_entity_values(con: duckdb.DuckDBPyConnection, schema: str, entity_type: str) -> list[tuple[str, int]]:
     """Distinct values of one entity slot in the KB, most frequent first (for suggestions)."""
     return [(v, n) for v, n in con.execute(SQL_KB_VALUES, [schema, entity_type]).fetchall()]
+
+
+def list_slot_values(con: duckdb.DuckDBPyConnection, entity_type: str) -> list[tuple[str, int]]:
+    """Distinct values of one slot name in the KB's records of every schema, most frequent first."""
+    return [(v, n) for v, n in con.execute(SQL_KB_SLOT_VALUES, [entity_type]).fetchall()]
 
 
 def list_kb_answers(con: duckdb.DuckDBPyConnection, schema: str, answer_slot: str,

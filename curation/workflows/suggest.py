@@ -11,9 +11,13 @@ probability reaches the scorer's threshold), each with the sentence that relates
 marked), and whether the KB already holds the completed relation, with the KB's PMIDs for it
 (:mod:`curation.relations.kb_check`).
 
-For two or more query slots a document supports a candidate only when its probabilities for the typed slots
-average to the scorer's threshold (:data:`NARY_COMBINE`: Gene + Variant → a treatment the document relates to
-the gene and the variant, not one it merely mentions beside them).
+A candidate is a concept of the answer's kind that a top document pairs with a query entity (in one sentence
+only when :data:`SENTENCE` says so; dev chose the document); for two or more query slots a document supports it
+when its best slot's probability reaches the scorer's threshold (:data:`NARY_COMBINE`). Each supporting
+sentence is read by the direction model (:mod:`curation.relations.direction`), and a schema whose answer has a
+direction (a Disease-Treatment's treats) leaves out the candidates whose sentences say the opposite. Generic
+concepts (:mod:`curation.relations.generic_concepts`) and, for a chemical answer, the names the answer-kind filter
+judges no Treatment are left out unless the KB holds them as answers.
 """
 
 from __future__ import annotations
@@ -36,8 +40,18 @@ from curation.entities.query import QueryConcept, QueryLinker
 from curation.records import Span
 from curation.relations.active import ActiveScorer, active_scorer
 from curation.relations.answer_filter import answer_filter
+from curation.relations.direction import head_of, mask, wanted_label
+from curation.relations.generic_concepts import is_generic
 from curation.relations.kb_check import held_in_kb, kb_holdings
-from curation.relations.suggestions import NARY_COMBINE, RULE, aggregate, gather_evidence, merge_names, slot_concept_ids
+from curation.relations.suggestions import (
+    NARY_COMBINE,
+    RULE,
+    SENTENCE,
+    aggregate,
+    gather_evidence,
+    merge_names,
+    slot_concept_ids,
+)
 from curation.retrieval.relation_search import SearchOptions, search_relation
 from curation.schemas import RelationSchema
 from curation.store.annotations import list_annotations
@@ -62,6 +76,8 @@ class SupportingPaper:
     sentence_marks: tuple[Span, ...]  # the query's and the suggestion's mentions in ``sentence`` (roles)
     same_sentence: bool
     sentence: str = ""  # the sentence as plain text (the page escapes it; exports write it)
+    direction: str = ""  # what the sentence says of the pair ("responds to", "resistance", "treats", "induces")
+    direction_probability: float | None = None  # the direction head's probability of its second label
 
 
 @dataclass(frozen=True)
@@ -79,11 +95,13 @@ class Suggestion:
     kb_pmids: tuple[str, ...] = ()
     concept_ids: tuple[str, ...] = ()  # every concept id it was found as (one name in two vocabularies)
     scorer: str = ""  # the relation scorer whose scores ranked it
+    direction: str = ""  # what most supporting sentences say ("responds to", "resistance", ...; "" unknown)
 
     def label(self) -> str:
-        """The chip's text: name, supporting papers, and whether the KB lacks it."""
+        """The chip's text: name, its direction, supporting papers, and whether the KB lacks it."""
         papers = f"{self.supporting} paper{'s' if self.supporting != 1 else ''}"
-        return f"{self.name} · {papers}" + ("" if self.in_kb else " · new to the KB")
+        direction = f" · {self.direction}" if self.direction else ""
+        return f"{self.name}{direction} · {papers}" + ("" if self.in_kb else " · new to the KB")
 
     @property
     def supporting(self) -> int:
@@ -176,12 +194,20 @@ def suggest_from(con: duckdb.DuckDBPyConnection, matcher: Matcher, schema: Relat
     evidence, merged = merge_names(gather_evidence(con, ranks, slots, {s: c.kind for s, c in typed.items()},
                                                    answer_kind), lexicon, answer_kind)
     combine = NARY_COMBINE if len(typed) > 1 else "max"
-    ranked = aggregate(evidence, typed, combine=combine, threshold=active.threshold, **RULE)
+    ranked = aggregate(evidence, typed, combine=combine, threshold=active.threshold, sentence=SENTENCE, **RULE)
+    ids_of: dict[str, list[str]] = defaultdict(list)
+    for cid, keys in merged.items():
+        ids_of[keys[0]].append(cid)
+    generic = [c for c in ranked if is_generic(answer_kind, ids_of[c.concept_id], c.name)]
+    if generic:  # unless the KB holds it as this slot's answer: then the schema asks for it
+        held = kb_holdings(con, schema, concepts, lexicon)
+        generic = [c for c in generic
+                   if not any(held_in_kb(held, lexicon, answer_kind, cid, c.name)[0] for cid in ids_of[c.concept_id])]
+    if generic:
+        notes.append(f"left out as too general to be a {schema.answer}: {', '.join(c.name for c in generic)}")
+        ranked = [c for c in ranked if c not in generic]
     keep = answer_filter(con, schema, lexicon, load_settings().cache_dir / "answers") if kind_filter else None
     if keep is not None and ranked:
-        ids_of: dict[str, list[str]] = defaultdict(list)
-        for cid, keys in merged.items():
-            ids_of[keys[0]].append(cid)
         kept = keep.keep_many([(ids_of[c.concept_id], c.name) for c in ranked])
         if not all(kept):
             notes.append(f"{kept.count(False)} {answer_kind} names are left out as not a {schema.answer} (reagents, "
@@ -210,8 +236,12 @@ def suggest_from(con: duckdb.DuckDBPyConnection, matcher: Matcher, schema: Relat
                 keys = sorted({key for cid in ids for key in merged.get(cid, ())})
                 marks[pmid].append((r.start, r.end, f"answer:{'|'.join(keys)}",
                                     f"{r.entity_type}: {r.canonical or r.text}"))
+    head = head_of([c.kind for c in typed.values()], answer_kind)
+    model = active.scorer.direction if active.scorer is not None and head is not None else None
+    wanted = wanted_label(schema.name, schema.answer, head) if model is not None and head in model.heads else None
+    unwanted: list[str] = []
     out = []
-    for rank, candidate in enumerate(supported, start=1):
+    for candidate in supported:
         papers = []
         for s in candidate.documents:
             doc = documents.get(s.pmid)
@@ -219,23 +249,50 @@ def suggest_from(con: duckdb.DuckDBPyConnection, matcher: Matcher, schema: Relat
                 continue
             own = [(a, b, "query" if role == "query" else "answer", label) for a, b, role, label in marks[s.pmid]
                    if role == "query" or candidate.concept_id in role.split(":", 1)[1].split("|")]
-            papers.append(SupportingPaper(s.pmid, s.rank, round(s.probability, 4), doc.title,
-                                          _sentence_marks(doc.text, *s.evidence, own), s.same_sentence,
-                                          doc.text[s.evidence[0]:s.evidence[1]]))
+            sentence_marks = _sentence_marks(doc.text, *s.evidence, own)
+            sentence = doc.text[s.evidence[0]:s.evidence[1]]
+            read = (model.direction(head, _masked(sentence, sentence_marks, answer_kind == "chemical"))
+                    if model is not None else None)
+            papers.append(SupportingPaper(s.pmid, s.rank, round(s.probability, 4), doc.title, sentence_marks,
+                                          s.same_sentence, sentence, read.label if read else "",
+                                          round(read.probability, 4) if read else None))
+        direction = _direction(model, head, papers)
+        if wanted is not None and direction and direction != wanted:
+            unwanted.append(candidate.name)
+            continue
         ids = tuple(cid for cid, keys in merged.items() if candidate.concept_id in keys)
         found = [held_in_kb(holdings, lexicon, answer_kind, cid, candidate.name) for cid in ids]
         in_kb = any(f for f, _ in found)
         kb_pmids = tuple(sorted({p for _, pmids in found for p in pmids}))
-        out.append(Suggestion(rank, ids[0], candidate.name, answer_kind, candidate.score, tuple(papers),
-                              len(candidate.documents), in_kb, kb_pmids, ids, active.version))
+        out.append(Suggestion(len(out) + 1, ids[0], candidate.name, answer_kind, candidate.score, tuple(papers),
+                              len(candidate.documents), in_kb, kb_pmids, ids, active.version, direction))
+    if unwanted:
+        notes.append(f"left out because their sentences say the opposite of \"{wanted}\" (what a {schema.answer} "
+                     f"of {schema.name} must be): {', '.join(unwanted)}")
     return SuggestionResult(**base, suggestions=tuple(out), weak=len(ranked) - len([c for c in ranked if c.supporting]),
                             notes=tuple(notes), seconds=time.perf_counter() - started)
+
+
+def _masked(sentence: str, marks: Sequence[Span], answer_is_drug: bool) -> str:
+    """The sentence with the drug's mentions as ``@b`` and the other side's as ``@a`` (the direction's input): the
+    suggestion is the drug of a Treatment slot, the query is of a Chemical-Disease one."""
+    query = [(m.start, m.end) for m in marks if m.entity_type == "query"]
+    answer = [(m.start, m.end) for m in marks if m.entity_type == "answer"]
+    return mask(sentence, query, answer) if answer_is_drug else mask(sentence, answer, query)
+
+
+def _direction(model, head: str | None, papers: Sequence[SupportingPaper]) -> str:
+    """What the supporting sentences say together: the label of their mean probability ("" without a model)."""
+    read = [p.direction_probability for p in papers if p.direction_probability is not None]
+    if model is None or head not in model.heads or not read:
+        return ""
+    return model.heads[head].label(sum(read) / len(read))
 
 
 # --- as data: the CLI's JSON and the review list ---------------------------------------------------------------
 
 REVIEW_COLUMNS = ("schema", "query", "slot", "suggestion", "concept_ids", "score", "suggestion_rank", "supporting",
-                  "in_kb", "kb_pmids", "pmid", "search_rank", "probability", "sentence")
+                  "in_kb", "kb_pmids", "pmid", "search_rank", "probability", "direction", "sentence")
 
 
 def result_record(result: SuggestionResult, new_only: bool = False) -> dict[str, object]:
@@ -247,10 +304,12 @@ def result_record(result: SuggestionResult, new_only: bool = False) -> dict[str,
         "documents": result.documents, "top_docs": result.top_docs, "scorer": result.scorer,
         "suggestions": [{
             "rank": s.rank, "name": s.name, "concept_ids": list(s.concept_ids), "kind": s.kind,
-            "score": round(s.score, 4), "supporting": s.supporting, "co_mentions": s.co_mentions, "in_kb": s.in_kb,
+            "score": round(s.score, 4), "direction": s.direction, "supporting": s.supporting,
+            "co_mentions": s.co_mentions, "in_kb": s.in_kb,
             "kb_pmids": list(s.kb_pmids),
             "papers": [{"pmid": p.pmid, "search_rank": p.rank, "probability": p.probability, "title": p.title,
-                        "sentence": p.sentence, "same_sentence": p.same_sentence} for p in s.papers],
+                        "sentence": p.sentence, "same_sentence": p.same_sentence, "direction": p.direction}
+                       for p in s.papers],
         } for s in result.suggestions if not (new_only and s.in_kb)],
         "weak": result.weak, "message": result.message, "notes": list(result.notes),
         "seconds": round(result.seconds, 3),
@@ -271,7 +330,8 @@ def review_rows(results: Sequence[SuggestionResult], new_only: bool = True) -> l
                              "concept_ids": ";".join(s.concept_ids), "score": round(s.score, 4),
                              "suggestion_rank": s.rank, "supporting": s.supporting, "in_kb": s.in_kb,
                              "kb_pmids": ";".join(s.kb_pmids), "pmid": p.pmid, "search_rank": p.rank,
-                             "probability": p.probability, "sentence": " ".join(p.sentence.split())})
+                             "probability": p.probability, "direction": p.direction,
+                             "sentence": " ".join(p.sentence.split())})
     return rows
 
 
@@ -327,6 +387,7 @@ def review_civic(con: duckdb.DuckDBPyConnection, results: Sequence[SuggestionRes
             for p in s.papers:
                 comment = (f"Suggested by the curation workbench's relation scorer ({s.scorer}): {s.name} ranked "
                            f"{s.rank} for {query.get('Gene', '')} {query.get('Variant', '')}".rstrip()
+                           + (f" ({p.direction})" if p.direction else "")
                            + f", p {p.probability:.2f} in this abstract: " + " ".join(p.sentence.split()))
                 writer.writerow([_cell(x) for x in (p.pmid, query.get("Gene", ""), query.get("Variant", ""),
                                                     diseases.get(p.pmid, ""), s.name, comment)])
