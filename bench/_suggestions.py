@@ -160,9 +160,10 @@ def evidence(pool: Pool, scores: Mapping[str, Mapping[tuple[str, str], tuple[flo
 
 
 def ranked(evidence_rows: Iterable[PairEvidence], slots: Sequence[str], aliases: Mapping[str, str] | None = None,
-           **rule) -> dict[str, float]:
-    """A run for one query: candidate (mapped through ``aliases`` to the gold id space) → score."""
-    rows = list(evidence_rows)
+           exclude: frozenset[str] = frozenset(), **rule) -> dict[str, float]:
+    """A run for one query: candidate (mapped through ``aliases`` to the gold id space) → score; ``exclude``:
+    candidates (as found, before the mapping) left out, as the product leaves generic concepts out."""
+    rows = [e for e in evidence_rows if e.candidate not in exclude]
     if aliases is not None:
         rows = [PairEvidence(e.pmid, e.rank, e.slot, aliases.get(e.candidate, "?" + e.candidate), e.name,
                              e.probability, e.evidence, e.same_sentence) for e in rows]

@@ -55,6 +55,8 @@ class RelationExtraction:
     training: RelationTraining
     dev: Mapping[str, RelationSplit] | None = field(default=None, metadata=OPTIONAL)
     test: Mapping[str, RelationSplit] | None = field(default=None, metadata=OPTIONAL)
+    # the direction model trained with the scorer: per head its examples and dev figures (printed as written)
+    direction: Mapping[str, object] | None = field(default=None, metadata=OPTIONAL)
 
 
 @dataclass(frozen=True)
@@ -97,6 +99,7 @@ class Selection:
     map: float
     best_map: float
     all: Mapping[str, float]
+    sentence: bool | None = field(default=None, metadata=OPTIONAL)
 
 
 @dataclass(frozen=True)
@@ -108,6 +111,7 @@ class Product:
     weight: str
     nary_combine: str
     matches_selection: bool
+    sentence: bool | None = field(default=None, metadata=OPTIONAL)
 
 
 @dataclass(frozen=True)
@@ -121,6 +125,8 @@ class Suggestions:
     queries_total: int
     seconds: float
     product: Product
+    # the generic-concept list and what it was chosen from (per corpus: top-3 counts, gold counts, MAP)
+    generic: Mapping[str, object] | None = field(default=None, metadata=OPTIONAL)
 
     def rankings(self, setting: str, corpus: str) -> dict[str, Ranking]:
         """The systems of one setting and corpus with their ranking figures (the counts beside them left out)."""
@@ -176,6 +182,42 @@ def _latency(data: object) -> object:
 
 
 @dataclass(frozen=True)
+class FlagshipRow:
+    """One (gene, variant, drug) case asked on the sample: whether it applies and whether it was met."""
+
+    gene: str
+    variant: str
+    drug: str
+    source: str
+    applies: bool
+    abstracts_naming: tuple[str, ...]
+    rank: int | None
+    met: bool
+    direction: str
+    sentence: str
+    top5: tuple[str, ...]
+    message: str
+
+
+@dataclass(frozen=True)
+class Flagship:
+    """bench/_flagship.py: the flagship cases on the sample and the top-5 Treatment precision there."""
+
+    top_docs: int
+    top: int
+    cases: tuple[FlagshipRow, ...]
+    case_table: tuple[Mapping[str, object], ...]
+    sample_load_s: float
+    cases_s: float
+    cases_applicable: int
+    cases_met: int
+    flagship_applicable: int
+    flagship_met: int
+    missed: tuple[str, ...]
+    treatment_precision: Mapping[str, object]
+
+
+@dataclass(frozen=True)
 class Suggest:
     """bench/suggest.py's result (and, with ``--test``, suggest_test.json's)."""
 
@@ -186,6 +228,7 @@ class Suggest:
     best_scorer_f1: Mapping[str, float]
     goals: Goals = field(default_factory=dict, metadata=OPTIONAL)
     latency: Latency | None = field(default=None, metadata=OPTIONAL)
+    flagship: Flagship | None = field(default=None, metadata=OPTIONAL)
 
 
 def read(results: Path, name: str = "suggest") -> Suggest | None:
@@ -210,12 +253,14 @@ def suggest_section(data: Suggest) -> list[str]:
         "| --- | ---: | --- | ---: | ---: | ---: |",
     ]
     labels = {"cooccurrence": "co-occurrence (every co-mentioned pair)", "same_sentence": "same sentence",
-              "scorer_logreg": "scorer: logistic regression (kept)", "scorer_boosted": "scorer: gradient boosting"}
+              "scorer_logreg": "scorer: logistic regression (kept)", "scorer_boosted": "scorer: gradient boosting",
+              "scorer_induces": "scorer, and the direction model says induces (the product's Chemical-Disease rule)"}
     names = {"biored": "BioRED, any relation", "bc5cdr": "BC5CDR, chemical-induced disease"}
     for corpus, d in (r.dev or {}).items():
         for name, sc in d.systems.items():
             lines.append(f"| {names.get(corpus, corpus)} | {d.gold_relations:,} | {labels.get(name, name)} | "
                          f"{fmt(sc.precision)} | {fmt(sc.recall)} | {fmt(sc.f1)} |")
+    lines += direction_lines(r.direction)
     s = data.suggestions
     if s:
         q = s.queries
@@ -258,10 +303,16 @@ def suggest_section(data: Suggest) -> list[str]:
         lines += [
             "",
             f"Chosen on dev ({sel.by}): top {sel.top_docs} documents, rule {sel.rule}, rank weight "
-            f"{sel.weight}, n-ary combine {sel.nary_combine} (MAP {sel.map:.4f}; best of every choice "
-            f"{sel.best_map:.4f}); the product uses it: {s.product.matches_selection}. Realistic queries "
-            "whose every slot the linker linked: " + ", ".join(f"{c} {n:,}" for c, n in linked.items()) + ".",
+            f"{sel.weight}, n-ary combine {sel.nary_combine}"
+            + (f", sentence pairs only: {sel.sentence}" if sel.sentence is not None else "")
+            + f" (MAP {sel.map:.4f}; best of every choice {sel.best_map:.4f}); the product uses it: "
+            f"{s.product.matches_selection} (top {s.product.top_docs}, {s.product.rule}/{s.product.weight}, "
+            f"n-ary {s.product.nary_combine}"
+            + (f", sentence pairs only: {s.product.sentence}" if s.product.sentence is not None else "")
+            + "). Realistic queries whose every slot the linker linked: "
+            + ", ".join(f"{c} {n:,}" for c, n in linked.items()) + ".",
         ]
+        lines += generic_lines(s.generic)
     lat = data.latency
     if lat:
         sug, sc = lat.by_top["suggest_top50"], lat.scoring_at_ingest
@@ -280,5 +331,76 @@ def suggest_section(data: Suggest) -> list[str]:
             f"{sug.mean_new_to_kb} new to the KB): the offline corpus holds few abstracts of CIViC's genes. The "
             f"app's matcher analyses the corpus ahead ({lat.matcher_warm_s} s here), as the app does.",
         ]
+    lines += flagship_lines(data.flagship)
     return lines + [""] + goals_line(data.goals)
+
+
+def direction_lines(direction: Mapping[str, object] | None) -> list[str]:
+    """The direction model's training data and dev figures, one paragraph."""
+    if not direction:
+        return []
+    parts = []
+    for head, labels in (("therapy", "responds to / resistance"), ("disease", "treats / induces")):
+        d = direction.get(head)
+        if not isinstance(d, Mapping):
+            continue
+        dev = d.get("dev_civic_pmid_split") or d.get("dev_corpora") or {}
+        where = ("CIViC statements of one PMID in five, held out of that fit" if "dev_civic_pmid_split" in d
+                 else "the split's chemical-disease sentences")
+        per_label = ", ".join(f"{k} {v:,}" for k, v in d.get("per_label", {}).items())
+        sources = ", ".join(f"{k} {v:,}" for k, v in d.get("per_source", {}).items())
+        scores = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in dev.items() if k != "examples")
+        parts.append(f"*{head}* ({labels}): {d.get('examples', 0):,} sentences ({per_label}; from {sources}); on "
+                     f"{where} ({int(dev.get('examples', 0)):,}): {scores}")
+    return ["", "**Direction** (`curation/relations/direction.py`, trained with the scorer in "
+            f"{direction.get('seconds', '?')} s; {direction.get('held_out_pmids', 0):,} Dev/Test PMIDs held out, "
+            "CIViC statements citing them too): " + "; ".join(parts) + "."]
+
+
+def generic_lines(generic: Mapping[str, object] | None) -> list[str]:
+    """The generic-concept list, what it was chosen from, and what it changes."""
+    if not generic:
+        return []
+    lines = ["", "**Generic concepts** left out of the suggestions (`curation/relations/generic_concepts.py`: "
+             + ", ".join(str(c) for c in generic.get("list", ())) + "), chosen from the candidates most often in "
+             "a Dev query's top 3 under the product's rule without the list, and how often they were gold there:", ""]
+    for corpus, d in generic.items():
+        if not isinstance(d, Mapping):
+            continue
+        top = "; ".join(f"{x['concept']} {x['top3']} ({x['gold']} gold)" for x in d.get("most_in_top3", [])[:12])
+        listed = d.get("queries_with_listed_in_top3", {})
+        maps = d.get("map_top20", {})
+        lines.append(f"- {corpus} ({d.get('queries', 0):,} queries): a listed concept in the top 3 of "
+                     f"{listed.get('unfiltered')} queries without the list, {listed.get('filtered')} with it; MAP "
+                     f"(top 20) {maps.get('unfiltered')} without, {maps.get('filtered')} with; most in the top 3: "
+                     f"{top}")
+    return lines
+
+
+def flagship_lines(flag: Flagship | None) -> list[str]:
+    """The flagship cases on the sample (those that apply), and the top-5 Treatment precision there."""
+    if flag is None:
+        return []
+    lines = ["", f"**Flagship cases on the sample** (`bench/_flagship.py`: a fresh store loaded with the sample, "
+             f"the dictionary annotator, the scorer above active; {flag.sample_load_s} s to load): a case applies "
+             f"when an abstract of the top {flag.top_docs} names the drug with the query's gene or variant, and is "
+             f"met when the drug is among the top {flag.top} suggestions. Met {flag.cases_met} of "
+             f"{flag.cases_applicable} that apply (the written flagship cases: {flag.flagship_met} of "
+             f"{flag.flagship_applicable}); {len(flag.cases) - flag.cases_applicable} do not apply.", "",
+             "| gene | variant | drug | source | rank | direction | top 5 |",
+             "| --- | --- | --- | --- | ---: | --- | --- |"]
+    for c in flag.cases:
+        if c.applies:
+            lines.append(f"| {c.gene} | {c.variant} | {c.drug} | {c.source} | {c.rank if c.rank else '—'} | "
+                         f"{c.direction or '—'} | {', '.join(c.top5)} |")
+    p = flag.treatment_precision.get("precision")
+    if isinstance(p, Mapping):
+        after, before = p.get("after", {}), p.get("before", {})
+        lines += ["", f"Top-5 Treatment precision on the same store (`bench/_treatments.py`'s judge, "
+                  f"{flag.treatment_precision.get('suggestions_judged', {}).get('after')} suggestions of "
+                  f"{len(flag.treatment_precision.get('queries', []))} CIViC queries): medicine "
+                  f"{after.get('medicine')} (before the kind filter {before.get('medicine')}), medicine or CIViC "
+                  f"{after.get('medicine_or_civic')}, DrugBank {after.get('drugbank')}; judged not a drug: "
+                  + ", ".join(flag.treatment_precision.get("not_drugs", {}).get("after", [])[:12]) + "."]
+    return lines
 
