@@ -108,6 +108,8 @@ class Linking:
     evaluation_level: str
     seconds: float
     auto_link: AutoLink | None = field(default=None, metadata=OPTIONAL)
+    #: the date of the run that measured these figures, when a later ``--skip-linking`` run kept them
+    carried_from: str = field(default="", metadata=OPTIONAL)
 
     def accuracy(self, tests: Mapping[str, object], system: str, where: str) -> Accuracy | None:
         """``system``'s accuracy in one test set's figures, None when it was not run there."""
@@ -167,7 +169,9 @@ def linking_lines(linking: Linking | None) -> list[str]:
         f"`{linking.linker}` was fine-tuned SapBERT-style (multi-similarity loss, online hard-pair mining; "
         f"{counts.get('train_concepts')} concepts, {counts.get('train_names')} names from BioRED Train, BC5CDR "
         f"Train and DrugBank) in {fmt(linking.train_seconds, 0)} s on {linking.device}. Dictionary: "
-        "the same training sources; 'unreachable' mentions have a concept the dictionary never names.",
+        "the same training sources; 'unreachable' mentions have a concept the dictionary never names."
+        + (f" Measured in the run of {linking.carried_from} (gold spans: the recogniser does not enter)."
+           if linking.carried_from else ""),
         "",
         "| names | mentions | unreachable | " + " | ".join(LINK_SYSTEMS) + " | linker, reachable only |",
         "| --- | ---: | ---: |" + " ---: |" * (len(LINK_SYSTEMS) + 1),
@@ -207,6 +211,14 @@ def _default_matches(chosen: ChosenOnDev) -> bool:
                                                for k, v in chosen.policy.items())
 
 
+def _trained_on(manifest: Mapping[str, object]) -> str:
+    """The training parts a recogniser manifest counts ("BioRED Train + BC5CDR Train + GNormPlus Train ...")."""
+    names = {"biored": "BioRED", "bc5cdr": "BC5CDR", "gnormplus": "GNormPlus", "nlmgene": "NLM-Gene",
+             "tmvar3": "tmVar3", "ncbi_disease": "NCBI disease"}
+    parts = dict.fromkeys(k.split(".", 1)[0] for k in manifest.get("trained_on", {}) if "_train." in k)
+    return " + ".join(f"{names.get(p.rsplit('_', 1)[0], p)} Train" for p in parts) or "its training corpora"
+
+
 def entities_section(data: Entities) -> list[str]:
     chosen = data.chosen_on_dev.system
     manifest = data.params.get("recogniser_manifest", {})
@@ -215,7 +227,7 @@ def entities_section(data: Entities) -> list[str]:
         "",
         f"Run {data.date}. Exact-span precision / recall / F1 (same start, end and type as a gold mention). "
         f"The recogniser (`{manifest.get('name', '?')}`, spaCy CNN NER, width "
-        f"{manifest.get('settings', {}).get('width', '?')}) was trained on BioRED Train + BC5CDR Train in "
+        f"{manifest.get('settings', {}).get('width', '?')}) was trained on {_trained_on(manifest)} in "
         f"{fmt(manifest.get('train_seconds'), 0)} s on {manifest.get('device', '?')}, its checkpoint chosen on "
         "BioRED Dev; dictionaries come from the same training documents plus CIViC and DrugBank. "
         f"The system the app uses was chosen on BioRED Dev: **{NER_LABELS.get(chosen, chosen)}** "
@@ -243,7 +255,9 @@ def entities_section(data: Entities) -> list[str]:
                      f"{fmt(r.abstracts_per_s, 1)} abstracts/s" for r in t.by_processes.values())
     lines += [
         "",
-        f"Throughput ({NER_LABELS.get(t.system, t.system)} + linker, first sight of each text, "
+        f"Throughput ({NER_LABELS.get(t.system, t.system)}"
+        f"{' + the trained linker' if data.params.get('linker') else ', no trained linker (as after Load the sample)'}"
+        ", first sight of each text, "
         f"{data.params.get('cpu_count')} CPU cores): {t.abstracts} abstracts (every abstract of the data "
         f"directory, as ingest annotates them): {runs}. Loading the dictionaries, recogniser and linker took "
         f"{fmt(t.setup_s, 1)} s.",

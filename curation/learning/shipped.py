@@ -1,15 +1,16 @@
 """The recogniser that ships with the code: trained once by a documented command, activated after a first load.
 
-Training the spaCy CNN takes about 50 minutes on a 2-core CPU (README, "Models"), too long for a newcomer's first
+Training the spaCy CNN takes 30-50 minutes on a 2-core CPU (README, "Models"), too long for a newcomer's first
 load. So a trained recogniser is kept in the repository, in :data:`SHIPPED` (``model/``, its ``manifest.json`` and
-a ``provenance.json``), made by two commands anyone can run again::
+a ``provenance.json``), made by two commands anyone can run again (the shipped one learned from all six corpora,
+chosen on BioRED Dev by ``bench/recogniser_corpora.py``)::
 
-    python -m curation train-recogniser --out models/recognisers/biomed
-    python -m curation ship-recogniser models/recognisers/biomed
+    python -m curation train-recogniser --corpora all --out models/recognisers/biomed-all
+    python -m curation ship-recogniser models/recognisers/biomed-all
 
 ``ship-recogniser`` (:func:`ship_recogniser`) checks that the folder loads, then writes the provenance
 (:class:`Provenance`): the SHA-256 of each corpus file the recogniser is trained and selected on (BioRED Train and
-Dev, BC5CDR Train and the Dev/Test files whose documents are left out of training), the code version (git commit)
+Dev, BC5CDR Train and the Dev/Test files whose documents are left out of training, and each NCBI corpus it read), the code version (git commit)
 and its dev scores. After "Load the sample" (or ``quickstart``) the load's ``recogniser`` step
 (:mod:`curation.workflows.first_models`) installs it into ``models/recognisers/shipped-<name>`` and annotates the
 corpus with it in a background job, unless a recogniser is already active. :func:`shipped_recogniser` compares the
@@ -33,7 +34,7 @@ from curation.files import file_sha256, staged_folder, write_atomic
 SHIPPED = Path(__file__).resolve().parent / "shipped_recogniser"
 PROVENANCE = "provenance.json"
 FORMAT = "shipped-recogniser/1"
-COMMANDS = ("python -m curation train-recogniser --out models/recognisers/<name>",
+COMMANDS = ("python -m curation train-recogniser --corpora all --out models/recognisers/<name>",
             "python -m curation ship-recogniser models/recognisers/<name>")
 
 
