@@ -10,13 +10,13 @@ chosen on BioRED Dev by ``bench/recogniser_corpora.py``)::
 
 ``ship-recogniser`` (:func:`ship_recogniser`) checks that the folder loads, then writes the provenance
 (:class:`Provenance`): the SHA-256 of each corpus file the recogniser is trained and selected on (BioRED Train and
-Dev, BC5CDR Train and the Dev/Test files whose documents are left out of training, and each NCBI corpus it read), the code version (git commit)
-and its dev scores. After "Load the sample" (or ``quickstart``) the load's ``recogniser`` step
-(:mod:`curation.workflows.first_models`) installs it into ``models/recognisers/shipped-<name>`` and annotates the
-corpus with it in a background job, unless a recogniser is already active. :func:`shipped_recogniser` compares the
-recorded digests with the data directory's files: when they differ, the shipped recogniser still serves (it is
-trained on the public corpora), and the step's line says that ``python -m curation train-recogniser`` trains one on
-this data."""
+Dev, BC5CDR Train and the Dev/Test files whose documents are left out of training, and each NCBI corpus it read),
+the code version (git commit) and its dev scores. After "Load the sample" (or ``quickstart``) the load's
+``recogniser`` step (:mod:`curation.workflows.first_models`) installs it into ``models/recognisers/shipped-<name>``
+and annotates the corpus with it in a background job, unless a recogniser is already active.
+:func:`shipped_recogniser` compares the recorded digests with the data directory's files: when they differ, the
+shipped recogniser still serves (it is trained on the public corpora), and the step's line says that ``python -m
+curation train-recogniser`` trains one on this data."""
 
 from __future__ import annotations
 
@@ -86,7 +86,7 @@ class ShippedRecogniser:
             named = ", ".join(self.differing[:3]) + (f" and {len(self.differing) - 3} more" if len(self.differing) > 3
                                                      else "")
             return (f"the shipped recogniser {self.provenance.name}{scored}, trained on other copies of the corpora "
-                    f"than this data directory's ({named} differ from the digests it recorded): "
+                    f"than this data directory's ({named} differ from the digests it recorded, or are missing): "
                     "Train & evaluate → Entity recogniser trains one on them (or `python -m curation "
                     "train-recogniser` while the app is stopped)")
         return f"the shipped recogniser {self.provenance.name}{scored}"
