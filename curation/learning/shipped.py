@@ -1,6 +1,6 @@
 """The recogniser that ships with the code: trained once by a documented command, activated after a first load.
 
-Training the spaCy CNN takes 30-50 minutes on a 2-core CPU (README, "Models"), too long for a newcomer's first
+Training the spaCy CNN takes 30-50 minutes on a 2-core CPU (docs/guide/annotating.md), too long for a newcomer's first
 load. So a trained recogniser is kept in the repository, in :data:`SHIPPED` (``model/``, its ``manifest.json`` and
 a ``provenance.json``), made by two commands anyone can run again (the shipped one learned from all six corpora,
 chosen on BioRED Dev by ``bench/recogniser_corpora.py``)::

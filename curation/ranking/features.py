@@ -4,7 +4,7 @@ Every feature is something the product already has when it serves a search: the 
 (group, ranks, scores, each query concept's matches), the document's text, and the store's signals about the
 document (:class:`Evidence`: its stored relation pairs with the relation scorer's probabilities, its mentions per
 kind, the KB records that cite it, the grades curators gave it). :data:`FEATURES` lists them with where each
-comes from; the README's table is generated from it (:func:`feature_table`).
+comes from; the manual's table (docs/guide/training.md) is generated from it (:func:`feature_table`).
 
 Features that identify a document's source rather than its content (its length: the corpora's abstracts differ
 in length, and a query's relevant documents mostly come from one corpus) are marked ``source_identifying`` and

@@ -118,7 +118,7 @@ def test_features_describe_each_candidate_from_the_hit_the_text_and_the_store(se
     assert "document_length" not in PRODUCT_FEATURES and "kb_cited_elsewhere" not in PRODUCT_FEATURES
     table = feature_table()
     assert table.count("\n") == len(FEATURE_NAMES) + 1 and "no (identifies the source)" in table
-    assert table in (Path(__file__).parents[2] / "README.md").read_text()  # the README's table is this one
+    assert table in (Path(__file__).parents[2] / "docs" / "guide" / "training.md").read_text()  # the manual's table
 
 
 def _synthetic(n_lists: int = 300, size: int = 20, seed: int = 0) -> CandidateLists:
