@@ -39,9 +39,11 @@ def panel(result, key_values: dict[str, str]):
             for s in result.suggestions[:SENTENCES_SHOWN]:
                 if s.papers:
                     paper = s.papers[0]
-                    direction = f" ({escape_text(s.direction)})" if s.direction else ""
-                    st.markdown(f"**{escape_text(s.name)}**{direction}: "
-                                f"{to_html(paper.sentence, paper.sentence_marks)} "
+                    direction_html = f" ({escape_text(s.direction)})" if s.direction else ""
+                    sentence_html = to_html(paper.sentence, paper.sentence_marks)
+                    # quoted: a supporting sentence's link is not a result's (the expander's lines are in the page)
+                    name_html = escape_text(s.name)
+                    st.markdown(f"> **{name_html}**{direction_html}: {sentence_html} "
                                 f"[PMID {paper.pmid}](https://pubmed.ncbi.nlm.nih.gov/{paper.pmid}/)",
                                 unsafe_allow_html=True)
         return None
@@ -51,9 +53,9 @@ def panel(result, key_values: dict[str, str]):
                            f"{chosen.co_mentions} abstracts that mention it with the query; {where}"))
     for paper in chosen.papers:
         sentence_html = to_html(paper.sentence, paper.sentence_marks)  # escaped; only its <mark> tags are markup
-        direction = f", {escape_text(paper.direction)}" if paper.direction else ""
+        direction_html = f", {escape_text(paper.direction)}" if paper.direction else ""
         st.markdown(f"> [PMID {paper.pmid}](https://pubmed.ncbi.nlm.nih.gov/{paper.pmid}/) "
-                    f"(rank {paper.rank}, p {paper.probability:.2f}{direction}): {sentence_html}",
+                    f"(rank {paper.rank}, p {paper.probability:.2f}{direction_html}): {sentence_html}",
                     unsafe_allow_html=True)
     for paper in chosen.papers:  # the answer of each supporting abstract, unless the curator typed one
         if not st.session_state.get(f"answer_{paper.pmid}"):

@@ -141,6 +141,8 @@ def test_a_version_registered_while_none_is_active_changes_what_serves_without_a
     assert serving_key(con, "PO").active == ()
     catalog.register_version(con, _publish(tmp_path, "po-other", documents=documents + 5))  # does not fit
     assert serving_key(con, "PO").active == ()
-    catalog.register_version(con, _publish(tmp_path, "po-1", documents=documents))
+    catalog.register_version(con, _publish(tmp_path, "po-1", documents=documents, trained=True))
     assert serving_key(con, "PO").active == (f"{NEWEST}po-1",)
-    assert serving_key(con, "PTM").active == ()  # another schema's version never serves this one
+    assert serving_key(con, "PTM").active == ()  # another schema's trained version never serves this one
+    catalog.register_version(con, _publish(tmp_path, "po-base", documents=documents))  # untrained: any schema's
+    assert serving_key(con, "PTM").active == (f"{NEWEST}po-base",)
