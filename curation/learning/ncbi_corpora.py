@@ -112,14 +112,15 @@ def missing_spans(text: str, dropped: Sequence[tuple[int, int]], labels: Sequenc
     return tuple(sorted(set(found) | set(dropped)))
 
 
-def kind_dictionary(documents: Iterable[Document]) -> Callable[[str], list[tuple[int, int, str]]]:
-    """Where a text names a gene, variant, chemical or disease, with the recogniser's label: by a dictionary of the
-    given documents' gold names, and the variant notation rules."""
+def kind_dictionary(documents: Iterable[Document], kinds: Sequence[str] = ("gene", "variant", "chemical", "disease")
+                    ) -> Callable[[str], list[tuple[int, int, str]]]:
+    """Where a text names one of ``kinds``, with the recogniser's label: by a dictionary of the given documents'
+    gold names, and the variant notation rules."""
     from curation.entities.lexicon import Lexicon
     from curation.entities.matching import Matcher
     from curation.entities.synonyms import mention_synonyms
 
-    kinds = ("gene", "variant", "chemical", "disease")
+    kinds = tuple(kinds)
     mentions = [m for d in documents for m in d.mentions]
     lexicon = Lexicon(s for s in mention_synonyms(mentions) if s.entity_type in kinds)
     matcher = Matcher(lexicon, shapes=False)

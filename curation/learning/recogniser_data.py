@@ -128,18 +128,10 @@ def gene_variant_spans(documents: Iterable[Document]) -> Callable[[str], list[tu
 
     Used to mark those tokens as missing in BC5CDR documents, which do not annotate genes.
     """
-    from curation.entities.lexicon import Lexicon
-    from curation.entities.matching import Matcher
-    from curation.entities.synonyms import mention_synonyms
+    from curation.learning.ncbi_corpora import kind_dictionary
 
-    mentions = [m for d in documents for m in d.mentions]
-    lexicon = Lexicon(s for s in mention_synonyms(mentions) if s.entity_type in ("gene", "variant"))
-    matcher = Matcher(lexicon, shapes=False)
-
-    def spans(text: str) -> list[tuple[int, int]]:
-        return [(s.start, s.end) for s in matcher.find_all(text, kinds=("gene", "variant"))]
-
-    return spans
+    found = kind_dictionary(documents, ("gene", "variant"))
+    return lambda text: [(start, end) for start, end, _ in found(text)]
 
 
 def check_data_dir(data_dir: Path) -> None:
