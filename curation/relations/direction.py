@@ -31,6 +31,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from curation.files import write_atomic
 from curation.relations.pairs import RelationError, concept_ids, sentences
 
 DIRECTION_FILE = "direction.json"
@@ -128,11 +129,7 @@ class DirectionModel:
                    "heads": {name: {"labels": list(h.labels), "intercept": h.intercept, "threshold": h.threshold,
                                     "weights": {t: round(w, 6) for t, w in sorted(h.weights.items())}}
                              for name, h in self.heads.items()}}
-        path = Path(path)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(payload))
-        tmp.replace(path)
-        return path
+        return write_atomic(path, json.dumps(payload))
 
     @classmethod
     def load(cls, path: Path) -> DirectionModel:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from curation.files import write_atomic
 from curation.relations.direction import DirectionModel
 from curation.relations.features import FEATURES
 from curation.relations.pairs import RelationError
@@ -65,11 +66,7 @@ class RelationScorer:
         payload = {"format_version": FORMAT_VERSION, "features": list(FEATURES), "mean": self.mean.tolist(),
                    "scale": self.scale.tolist(), "coef": self.coef.tolist(), "intercept": self.intercept,
                    "threshold": self.threshold}
-        path = Path(path)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(payload, indent=1))
-        tmp.replace(path)
-        return path
+        return write_atomic(path, json.dumps(payload, indent=1))
 
     @classmethod
     def load(cls, path: Path) -> RelationScorer:
