@@ -1,13 +1,13 @@
 """The suggest benchmark's flagship cases (bench/suggest.py ``--parts flagship``): on the sample, as a new user has it.
 
-A fresh store is loaded with the sample (the dictionary annotator, the benchmark's relation scorer active before
-the load, as the latency section does), and each case is asked through ``workflows.suggest.suggest`` (the served
-search's top :data:`TOP_DOCS`, then the suggestions). A case is one (gene, variant, drug): it *applies* when an
-abstract of the top :data:`TOP_DOCS` names the drug (any of its lexicon names, whole word, any case) and the
-query's gene or variant; it is *met* when the drug is among the top :data:`TOP` suggestions. The cases:
-:data:`FLAGSHIP` (written out: what a precision-oncology curator expects first), then those the sample's CIViC
-records give (the PO pairs of ``bench/_treatments.treatment_queries`` and their KB therapies).
-``treatment_precision`` is ``bench/_treatments.judge_figures`` on the same store.
+A fresh store is loaded with the sample (the dictionaries and the shipped recogniser, as "Load the sample" ends with
+it active; the benchmark's relation scorer active before the load, as the latency section does), and each case is
+asked through ``workflows.suggest.suggest`` (the served search's top :data:`TOP_DOCS`, then the suggestions). A case
+is one (gene, variant, drug): it *applies* when an abstract of the top :data:`TOP_DOCS` names the drug (any of its
+lexicon names, whole word, any case) and the query's gene or variant; it is *met* when the drug is among the top
+:data:`TOP` suggestions. The cases: :data:`FLAGSHIP` (written out: what a precision-oncology curator expects first),
+then those the sample's CIViC records give (the PO pairs of ``bench/_treatments.treatment_queries`` and their KB
+therapies). ``treatment_precision`` is ``bench/_treatments.judge_figures`` on the same store.
 """
 
 from __future__ import annotations
@@ -112,6 +112,8 @@ def flagship(data_dir: Path, scorer) -> dict:
     from curation.cli.search import Searcher
     from curation.config import Settings
     from curation.entities.annotation import Annotator
+    from curation.entities.recogniser import load_recogniser
+    from curation.learning.shipped import shipped_recogniser
     from curation.relations.scorer_folder import write_scorer
     from curation.schemas import PO
     from curation.store.opening import open_store
@@ -119,7 +121,11 @@ def flagship(data_dir: Path, scorer) -> dict:
     from curation.workflows.quickstart import load_sample
     from curation.workflows.relation_scoring import activate_scorer
 
-    out: dict = {"top_docs": TOP_DOCS, "top": TOP, "cases": []}
+    shipped = shipped_recogniser(data_dir)  # what "Load the sample" activates; the dictionaries alone without one
+    recogniser = load_recogniser(shipped.folder) if shipped is not None else None
+    out: dict = {"top_docs": TOP_DOCS, "top": TOP, "cases": [],
+                 "annotator": f"dictionaries + the shipped recogniser {shipped.provenance.name}" if shipped
+                 else "dictionaries"}
     with tempfile.TemporaryDirectory() as tmp:
         folder = write_scorer(Path(tmp) / "scorer", scorer, {"name": "bench"})
         settings = Settings(db_path=Path(tmp) / "store.duckdb", data_dir=data_dir, models_dir=Path(tmp) / "models",
@@ -127,7 +133,7 @@ def flagship(data_dir: Path, scorer) -> dict:
         con = open_store(settings.db_path)
         activate_scorer(con, folder)  # active before the load: documents are scored as they are annotated
         started = time.perf_counter()
-        load_sample(con, settings, annotator=lambda: Annotator(dictionary_matcher(con)))
+        load_sample(con, settings, annotator=lambda: Annotator(dictionary_matcher(con), recogniser=recogniser))
         out["sample_load_s"] = round(time.perf_counter() - started, 1)
         searcher = Searcher(con)
         engine, _ = searcher.engine(PO)

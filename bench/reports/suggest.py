@@ -215,6 +215,7 @@ class Flagship:
     flagship_met: int
     missed: tuple[str, ...]
     treatment_precision: Mapping[str, object]
+    annotator: str = field(default="the dictionary annotator", metadata=OPTIONAL)  # what annotated the sample
 
 
 @dataclass(frozen=True)
@@ -382,7 +383,7 @@ def flagship_lines(flag: Flagship | None) -> list[str]:
     if flag is None:
         return []
     lines = ["", f"**Flagship cases on the sample** (`bench/_flagship.py`: a fresh store loaded with the sample, "
-             f"the dictionary annotator, the scorer above active; {flag.sample_load_s} s to load): a case applies "
+             f"{flag.annotator}, the scorer above active; {flag.sample_load_s} s to load): a case applies "
              f"when an abstract of the top {flag.top_docs} names the drug with the query's gene or variant, and is "
              f"met when the drug is among the top {flag.top} suggestions. Met {flag.cases_met} of "
              f"{flag.cases_applicable} that apply (the written flagship cases: {flag.flagship_met} of "
