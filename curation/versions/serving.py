@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import duckdb
 
@@ -28,6 +29,7 @@ from curation.versions.kept_bm25 import bm25_alone
 from curation.versions.registry import ModelVersion, list_versions
 from index.search import Retriever
 
+T = TypeVar("T")
 BM25_ONLY = "bm25-only"  # the version name of the fallback that ranks with BM25 alone
 NEWEST = "newest:"  # a key's mark for "no active version: the newest registered one that fits" (never a name)
 
@@ -93,10 +95,9 @@ def serving_key(con: duckdb.DuckDBPyConnection, schema: str = "") -> ServingKey:
         active = catalog.active_version(con, schema)
         names: tuple[str, ...] = (active.version,) if active else ()
         if not names:  # the newest registered version that fits serves: a new one changes the key (no restart)
-            registered = catalog.list_model_versions(con)
-            fitting = [v.version for v in registered if v.manifest.documents == documents and v.schema == schema] \
-                or [v.version for v in registered if v.manifest.documents == documents and not v.manifest.trained]
-            names = (f"{NEWEST}{fitting[0]}",) if fitting else ()
+            fitting = _serving_order([v for v in catalog.list_model_versions(con) if v.manifest.documents == documents],
+                                     schema, lambda v: v.schema, lambda v: v.manifest.trained)
+            names = (f"{NEWEST}{fitting[0].version}",) if fitting else ()
     else:
         names = tuple(sorted(v.version for v in catalog.list_model_versions(con) if v.active))
     return ServingKey(documents, names, schema)
@@ -183,9 +184,18 @@ def _fallbacks(models_dir: Path, key: ServingKey) -> list[ModelVersion]:
     """The complete versions that may serve ``key`` when its active one does not, in the order tried: the key's
     schema's own (any schema's, when none is named), newest first, then the untrained ones of other schemas."""
     versions, _ = list_versions(models_dir)  # complete, readable folders only
-    covering = [v for v in versions if v.manifest.documents == key.documents]
-    own = [v for v in covering if not key.schema or v.manifest.schema == key.schema]
-    return own + [v for v in covering if v not in own and not v.manifest.trained]
+    return _serving_order([v for v in versions if v.manifest.documents == key.documents], key.schema,
+                          lambda v: v.manifest.schema, lambda v: v.manifest.trained)
+
+
+def _serving_order(candidates: list[T], schema: str, built_for: Callable[[T], str], trained: Callable[[T], bool]
+                   ) -> list[T]:
+    """The versions (newest first) that may serve ``schema``, in the order tried: its own (any schema's, when none is
+    named), then the untrained versions of other schemas (one rule for the registry's folders and the store's rows)."""
+    if not schema:
+        return list(candidates)
+    return ([c for c in candidates if built_for(c) == schema]
+            + [c for c in candidates if built_for(c) != schema and not trained(c)])
 
 
 def shared_base(con: duckdb.DuckDBPyConnection, schema: str, version: str) -> str:
