@@ -44,7 +44,8 @@ class Corpora:
     """The recogniser's train, dev and held-out parts.
 
     ``corpus_dev``: each NCBI corpus's dev split (with ``ALL``); ``unlabelled``: the spans of each partially
-    annotated training document's text to leave missing (None: BC5CDR's, found by :func:`gene_variant_spans`).
+    annotated training document's text to leave missing (None: BC5CDR's, found by :func:`gene_variant_spans`);
+    ``held_out``: every PMID of the Dev/Test files, never trained on.
     """
 
     train: tuple[CorpusPart, ...]
@@ -54,13 +55,13 @@ class Corpora:
     bc5cdr_test: CorpusPart
     corpus_dev: tuple[CorpusPart, ...] = ()
     unlabelled: Callable[[str], list[tuple[int, int]]] | None = None
+    held_out: frozenset[str] = frozenset()  # every PMID of the BioRED and BC5CDR Dev/Test files
 
     def unlabelled_spans(self) -> Callable[[str], list[tuple[int, int]]]:
         """The ``unlabelled`` callable the recogniser trains with."""
         if self.unlabelled is not None:
             return self.unlabelled
-        spans = gene_variant_spans(self.train[0].documents)
-        return lambda text: list(spans(text))
+        return gene_variant_spans(self.train[0].documents)
 
 
 def read_corpus(path: Path) -> list[Document]:
@@ -87,8 +88,7 @@ def load_corpora(data_dir: Path, corpora: str = STANDARD, guidelines: Guidelines
         return standard
     from curation.learning.ncbi_corpora import kind_dictionary, load_ncbi_parts
 
-    held_out = {d.pmid for part in (standard.dev, standard.bc5cdr_dev, standard.biored_test, standard.bc5cdr_test)
-                for d in part.documents} | _held_out_pmids(Path(data_dir))
+    held_out = set(standard.held_out)
     biored_train = standard.train[0].documents
     dictionary = kind_dictionary([*biored_train, *standard.train[1].documents])
     ncbi = load_ncbi_parts(Path(data_dir), held_out, {d.pmid for d in biored_train}, dictionary, read_corpus,
@@ -98,11 +98,6 @@ def load_corpora(data_dir: Path, corpora: str = STANDARD, guidelines: Guidelines
     fallback = lambda text: bc5cdr(text) if text in bc5cdr_texts else []  # noqa: E731 - BioRED: nothing missing
     return replace(standard, train=(*standard.train, *ncbi.train), corpus_dev=ncbi.dev,
                    unlabelled=ncbi.unlabelled(fallback))
-
-
-def _held_out_pmids(data_dir: Path) -> set[str]:
-    # every document of the Dev/Test files, also those BioRED Train holds (left out of the figures, not held out)
-    return {d.pmid for p in (*BIORED[1:], *BC5CDR[1:]) for d in read_corpus(data_dir / p)}
 
 
 def _standard_corpora(data_dir: Path) -> Corpora:
@@ -120,6 +115,7 @@ def _standard_corpora(data_dir: Path) -> Corpora:
         bc5cdr_dev=CorpusPart("bc5cdr_dev", tuple(d for d in c_dev if d.pmid not in b_trained), labels),
         biored_test=CorpusPart("biored_test", tuple(b_test)),
         bc5cdr_test=CorpusPart("bc5cdr_test", tuple(d for d in c_test if d.pmid not in b_trained), labels),
+        held_out=frozenset(held_out),
     )
 
 
