@@ -69,9 +69,12 @@ def cmd_train_recogniser(args: argparse.Namespace) -> int:
         print(f"published {out} in {manifest.train_seconds} s on {manifest.device} "
               f"(best epoch {manifest.best_epoch} of {manifest.trained_on.get('epochs_run')})")
     else:
+        from curation.learning.ncbi_corpora import Guidelines
+
         out = args.out or settings.models_dir / "recognisers" / "biomed"
+        guidelines = Guidelines(families=args.families == "gene", modifiers=args.modifiers == "disease")
         manifest = train_standard_recogniser(data_dir, out, width=args.width, max_epochs=args.epochs or 25,
-                                             use_gpu=args.gpu, corpora=args.corpora)
+                                             use_gpu=args.gpu, corpora=args.corpora, guidelines=guidelines)
         print(f"published {out} in {manifest.train_seconds} s on {manifest.device}")
     for key in sorted(k for k in manifest.dev_scores if k.endswith("f")):
         print(f"  {manifest.selected_on} {key}: {manifest.dev_scores[key]:.3f}")
@@ -223,6 +226,10 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("--corpora", choices=("standard", "all"), default="standard",
                    help="cnn: standard: BioRED + BC5CDR Train; all: also GNormPlus, NLM-Gene, tmVar3 and NCBI disease "
                         "from ner_corpora/, each partially annotated (its other kinds left missing)")
+    p.add_argument("--families", choices=("gene", "missing"), default="gene",
+                   help="cnn, --corpora all: GNormPlus / NLM-Gene FamilyName mentions taught as genes, or left missing")
+    p.add_argument("--modifiers", choices=("disease", "missing"), default="disease",
+                   help="cnn, --corpora all: NCBI disease Modifier mentions taught as diseases, or left missing")
     p.add_argument("--gpu", type=int, default=-1, help="cnn: GPU id (default: CPU)")
     p.add_argument("--device", default="", help="transformer: cuda or cpu (default: CUDA when present)")
     p.add_argument("--batch-size", type=int, default=16, help="transformer: windows per step")
