@@ -22,7 +22,6 @@ from typing import Any
 
 from bench.reports import (
     app,
-    cross_encoder_dev,
     edel,
     entities,
     feedback,
@@ -37,7 +36,6 @@ from bench.reports import (
     scale,
     screening,
     suggest,
-    suggest_cross_encoder,
     suggest_test,
     team,
 )
@@ -50,7 +48,6 @@ ROOT = Path(__file__).resolve().parent.parent
 #: Each result file's reader and renderer, in the document's order (a reader returns None for a bench not run).
 SECTIONS: tuple[tuple[Callable[[Path], Any], Callable[[Any], list[str]]], ...] = (
     (retrieval.read, retrieval.retrieval_sections),
-    (cross_encoder_dev.read, cross_encoder_dev.cross_encoder_section),
     (edel.read, edel.edel_section),
     (feedback.read, feedback.feedback_section),
     (screening.read, screening.screening_section),
@@ -60,7 +57,6 @@ SECTIONS: tuple[tuple[Callable[[Path], Any], Callable[[Any], list[str]]], ...] =
     (matching.read, matching.matching_section),
     (scale.read, scale.scale_section),
     (suggest.read, suggest.suggest_section),
-    (suggest_cross_encoder.read, suggest_cross_encoder.suggest_cross_encoder_section),
     (suggest_test.read, suggest_test.suggest_test_section),
     (app.read, app.app_section),
     (first_run.read, first_run.first_run_section),

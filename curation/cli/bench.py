@@ -10,8 +10,7 @@ from curation.errors import CurationError
 # The modules `python -m curation bench NAME` runs (`python -m bench.NAME`; each writes bench/results/NAME.json).
 BENCHMARKS = ("app", "backup", "edel", "entities", "feedback", "first_run", "gene_norm", "gpu_loop", "house", "load",
               "matching", "ranker", "ranker_curve", "ranker_session", "ranker_test", "recogniser_corpora",
-              "recogniser_device", "report", "reproduce", "retrieval", "scale", "screening", "suggest",
-              "suggest_cross_encoder", "team")
+              "recogniser_device", "report", "reproduce", "retrieval", "scale", "screening", "suggest", "team")
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
