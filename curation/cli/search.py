@@ -36,11 +36,11 @@ from curation.config import load_settings
 from curation.entities.query import QueryConcept
 from curation.errors import USER_ERRORS, CurationError
 from curation.files import write_atomic
+from curation.review.provenance import hit_provenance
 from curation.schemas import RelationSchema
 from curation.store.base import schema_version
 from curation.store.corpus import get_documents
 from curation.store.opening import open_store
-from curation.workflows.provenance import hit_provenance
 from curation.workflows.schemas import known_schemas
 
 if TYPE_CHECKING:  # the search stack loads when a search runs, not when the CLI starts

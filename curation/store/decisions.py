@@ -117,7 +117,7 @@ def record_decision(
 
     Args:
         provenance: JSON text saying how the search found the document (its group, each stage's score
-            and rank, the query concepts it mentions; :func:`curation.workflows.provenance.provenance_json`);
+            and rank, the query concepts it mentions; :func:`curation.review.provenance.provenance_json`);
             "" when the decision was not made from a search (stored as NULL).
         identity_source: how ``curator`` is known: ``self-declared`` (a typed name, personal mode) or the
             source that authenticated it (``oidc``, ``proxy``, ``local``); :mod:`curation.access` decides.

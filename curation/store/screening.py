@@ -3,7 +3,7 @@
 A topic is one partial relation of one schema (its :func:`curation.store.decisions.relation_key`). When it is
 first screened, the served search's candidates are kept here in their order then (the static order), each with
 what its card and the learner need without searching again: the hit's stages and concepts (JSON text, as
-:func:`curation.workflows.provenance.hit_provenance` writes them, plus rank and scores) and its evidence row
+:func:`curation.review.provenance.hit_provenance` writes them, plus rank and scores) and its evidence row
 (floats; NaN where unknown). The grades are not here: they are the decisions of that relation (the decisions
 table), so they feed everything a decision feeds.
 """

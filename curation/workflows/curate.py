@@ -6,7 +6,7 @@ A :class:`CurateView` is everything the page draws for one search: the ranked ro
 spans (:mod:`curation.workflows.results`), the suggestions for the missing slot, the search's notes, or
 the message that stopped it. :func:`decide` builds the decision's provenance from the view (where the
 curator saw the abstract, what ranked it, the suggestion followed) and checks a typed answer's kind
-before writing it (:mod:`curation.workflows.answers`); the curator may confirm an answer the
+before writing it (:mod:`curation.review.answers`); the curator may confirm an answer the
 dictionaries know only as another kind of entity.
 """
 
@@ -28,14 +28,15 @@ from curation.grades import Grade
 from curation.ranking.session import STAGE as SESSION_STAGE
 from curation.ranking.session import query_grades
 from curation.records import Decision
+from curation.review.answers import answer_kind_problem
+from curation.review.provenance import decision_provenance
 from curation.runtime.foreground import note_foreground
 from curation.schemas import RelationSchema
 from curation.store.decisions import decisions_for, get_decision, record_decision, undo_last_decision, withdraw_decision
 from curation.store.kb import list_entity_values
-from curation.workflows.answers import AnswerKindError, answer_kind_problem
+from curation.workflows.answers import AnswerKindError
 from curation.workflows.background_load import index_state
 from curation.workflows.entities import annotator_note
-from curation.workflows.provenance import decision_provenance
 from curation.workflows.result_filter import RowFilter, filter_rows
 from curation.workflows.results import GROUPS, CurateResult, ResultRow, curate_search
 from curation.workflows.session import corpus_size, current_schema
@@ -260,7 +261,7 @@ def record_judgement(
 
     ``lexicon``: what the answer's kind is checked against; may be None only when no answer is given
     (a grade alone need not wait for the dictionaries). ``provenance``: how the search found the document,
-    stored with the decision (:func:`curation.workflows.provenance.provenance_json` of its hit); "" when
+    stored with the decision (:func:`curation.review.provenance.provenance_json` of its hit); "" when
     not known.
 
     Raises:

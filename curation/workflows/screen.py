@@ -30,6 +30,7 @@ from curation.ranking.session import query_grades
 from curation.ranking.signals import StoreSignals
 from curation.records import Decision, MarkedText
 from curation.retrieval.passages import best_sentences, shift
+from curation.review.provenance import decision_provenance, hit_provenance
 from curation.schemas import RelationSchema
 from curation.screening.estimate import Remaining, remaining
 from curation.screening.learner import LearnerConfig, QueueRanking, ScreeningLearner, Strategy
@@ -41,7 +42,6 @@ from curation.store.decisions import decisions_for, relation_values
 from curation.store.kb import kb_records_citing
 from curation.workflows.curate import record_judgement
 from curation.workflows.entities import stored_annotations
-from curation.workflows.provenance import decision_provenance, hit_provenance
 from curation.workflows.results import ResultRow, answer_candidates, kinded_spans
 from index.hits import ConceptMatch, Hit, StageScore
 

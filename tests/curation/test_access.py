@@ -15,6 +15,8 @@ from curation.config import Settings
 from curation.errors import AccessDeniedError, CurationError, SignInExpiredError
 from curation.grades import Grade
 from curation.learning.feedback import resolve_decisions
+from curation.review.agreement import disagreements, open_disagreements
+from curation.review.provenance import decision_history
 from curation.schemas import PO
 from curation.store.base import stats
 from curation.store.decisions import get_decision, list_decisions
@@ -37,9 +39,7 @@ from curation.workflows import (
     watch,
     worklist,
 )
-from curation.workflows.agreement import disagreements, open_disagreements
 from curation.workflows.ingestion import ingest_corpus, ingest_kb
-from curation.workflows.provenance import decision_history
 
 BRAF = {"Gene": "BRAF", "Variant": "V600E"}
 SECRET = "s" * 24

@@ -4,7 +4,7 @@ import pytest
 
 from curation.grades import Grade
 from curation.records import Decision, ItemKey, item_key
-from curation.workflows.agreement import (
+from curation.review.agreement import (
     KappaWeights,
     cohen_kappa,
     current_labels,

@@ -9,21 +9,8 @@ from curation.entities.matching import Matcher
 from curation.errors import CurationError
 from curation.grades import Grade
 from curation.records import Document, ItemKey
-from curation.schemas import PO
-from curation.store.base import transaction
-from curation.store.corpus import add_documents, iter_documents
-from curation.store.decisions import list_decisions, record_decision, undo_last_decision
-from curation.store.worklist import add_worklist_item
-from curation.workflows.agreement import open_disagreements
-from curation.workflows.annotation_queue import (
-    QueueSource,
-    adjudicate,
-    annotation_view,
-    build_queue,
-    candidate_relations,
-)
-from curation.workflows.ingestion import ingest_corpus, ingest_kb
-from curation.workflows.least_sure import (
+from curation.review.agreement import open_disagreements
+from curation.review.least_sure import (
     closeness,
     component_ranks,
     learned_boundary,
@@ -32,6 +19,14 @@ from curation.workflows.least_sure import (
     ranking_mode,
     scale_scores,
 )
+from curation.review.queue import QueueSource, build_queue, candidate_relations
+from curation.schemas import PO
+from curation.store.base import transaction
+from curation.store.corpus import add_documents, iter_documents
+from curation.store.decisions import list_decisions, record_decision, undo_last_decision
+from curation.store.worklist import add_worklist_item
+from curation.workflows.annotation_queue import adjudicate, annotation_view
+from curation.workflows.ingestion import ingest_corpus, ingest_kb
 from index.hits import Hit, SearchResult
 from index.lexical import LexicalIndex
 from index.search import Mode, Retriever
@@ -157,12 +152,12 @@ def test_unsearchable_relations_become_notes(setup):
 
 
 def test_the_queue_offers_only_abstracts_that_mention_every_typed_entity(setup):
-    from curation.workflows.annotation_queue import _mentions_every_entity
+    from curation.review.queue import mentions_every_entity
 
     con, retriever, matcher = setup
     found, _ = least_sure(retriever, PO, [tuple(BRAF.items())], [], depth=10, limit=10)
     assert "2000002" in {u.item.pmid for u in found}  # BRAF without V600E: BM25 retrieves it on "BRAF"
-    keep = _mentions_every_entity(con, matcher, PO)  # what annotation_view passes
+    keep = mentions_every_entity(con, matcher, PO)  # what annotation_view passes
     assert keep(BRAF, "2000001") and not keep(BRAF, "2000002") and not keep(BRAF, "no-such-pmid")
     kept, _ = least_sure(retriever, PO, [tuple(BRAF.items())], [], depth=10, limit=10, keep=keep)
     assert kept and "2000002" not in {u.item.pmid for u in kept}
@@ -216,7 +211,7 @@ def test_adjudication_closes_the_disagreement_and_keeps_the_annotators_labels(se
     decisions = list_decisions(con, include_superseded=True)
     assert open_disagreements(decisions) == []
     # ana's own label is superseded in the store but still counts as her label.
-    from curation.workflows.agreement import label_matrix
+    from curation.review.agreement import label_matrix
 
     matrix = label_matrix(decisions)
     assert matrix.grades == ((Grade.COMPLETE,), (Grade.PARTIAL,))

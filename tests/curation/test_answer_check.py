@@ -6,8 +6,8 @@ import pytest
 
 from curation.entities.dictionaries import build_lexicon
 from curation.entities.matching import Matcher
+from curation.review.answers import check_answer
 from curation.schemas import PO
-from curation.workflows.answers import check_answer
 from curation.workflows.ingestion import ingest_corpus, ingest_kb
 from curation.workflows.results import default_linker
 

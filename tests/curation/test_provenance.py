@@ -10,6 +10,7 @@ from curation.entities.lexicon import Lexicon
 from curation.errors import CurationError
 from curation.grades import Grade
 from curation.records import Document
+from curation.review.provenance import hit_provenance, provenance_json
 from curation.schemas import PO
 from curation.store import base
 from curation.store.base import schema_version, transaction
@@ -19,7 +20,6 @@ from curation.store.migrations import MIGRATIONS
 from curation.store.opening import open_store
 from curation.workflows.curate import record_judgement
 from curation.workflows.export import export_decisions
-from curation.workflows.provenance import hit_provenance, provenance_json
 from index.hits import ConceptMatch, Hit, StageScore
 
 BRAF = {"Gene": "BRAF", "Variant": "V600E"}
@@ -121,7 +121,7 @@ def test_a_decision_keeps_where_it_was_seen_what_ranked_it_and_the_query_as_link
     from types import SimpleNamespace
 
     from curation.records import Decision
-    from curation.workflows.provenance import decision_history, decision_provenance, describe
+    from curation.review.provenance import decision_history, decision_provenance, describe
 
     typed = SimpleNamespace(slot="Variant", typed="Val600Glu", status="linked", canonical="V600E",
                             concept_ids=("p|SUB|V|600|E",), how="notation", confidence=1.0)
