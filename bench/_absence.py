@@ -160,7 +160,7 @@ def measure(data_dir: Path, splits: Sequence[str] = ("dev", "test")) -> dict:
 def absence_only(data_dir: Path, out: Path) -> int:
     """``bench/entities.py --absence-only``: :func:`measure` merged into the last full run's JSON (``out``), whose
     other figures are kept; its goal ``false_absence_notices`` set from this run."""
-    from bench._goals import goal
+    from bench._scaffold import goal
 
     figures = measure(data_dir)
     # read after the minutes measure takes: another bench may have written its figures into the same file

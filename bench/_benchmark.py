@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from bench._goals import goal  # noqa: F401 - benches import goal from here too
+from bench._scaffold import goal  # noqa: F401 - benches import goal from here too
 from curation.learning.benchmark import (
     FORM_NAMES,
     SPLITS,

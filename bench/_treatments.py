@@ -181,7 +181,7 @@ GOAL_JUDGE = "medicine"
 
 def first_run_suggestions(db: Path, data_dir: Path) -> tuple[dict, dict[str, dict]]:
     """bench/first_run.py's "suggestions" section and its goal, from a loaded store (opened read-only)."""
-    from bench._goals import goal
+    from bench._scaffold import goal
     from curation.store.opening import open_store
 
     con = open_store(db, read_only=True)

@@ -32,15 +32,11 @@ counts, latency_ms, timings_s, and per_pair_ms.
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
-import platform
 import random
 import sys
 import tempfile
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import NamedTuple
 
@@ -48,6 +44,7 @@ import numpy as np
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Page
 
+from bench import _scaffold as scaffold
 from bench._browser import (
     CHROMIUM,
     CHROMIUM_ARGS,
@@ -64,7 +61,6 @@ from bench._browser import (
     slug,
 )
 from bench._server import app_server, build_store
-from curation.config import load_settings
 from curation.grades import Grade
 from curation.ingest.problems import Problems
 from curation.ingest.pubtator import read_pubtator
@@ -73,7 +69,6 @@ from curation.store.decisions import list_decisions
 from curation.store.opening import open_store
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_OUT = ROOT / "bench" / "results" / "app.json"
 DEFAULT_SHOTS = ROOT / "docs" / "screenshots"
 CURATOR = "bench"
 # Free text that only fuzzy matching resolves: the normaliser builds its n-gram index on the first
@@ -139,11 +134,8 @@ def take_screenshots(page: Page, url: str, out_dir: Path) -> dict[str, int]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data-dir", type=Path, default=load_settings().data_dir)
+    parser = scaffold.parser(__doc__, "app", data_dir=True, seed=13)
     parser.add_argument("--pairs", type=int, default=20)
-    parser.add_argument("--seed", type=int, default=13)
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--screenshots", type=Path, default=DEFAULT_SHOTS, help="folder for the pages' PNGs")
     parser.add_argument(
         "--models-dir", type=Path, default=None, help="a model registry for the app (default: none, BM25 alone)"
@@ -218,8 +210,8 @@ def main(argv: list[str] | None = None) -> int:
     timings["total"] = round(time.perf_counter() - started, 3)
 
     too_big = {name: size for name, size in sizes.items() if size > SCREENSHOT_BUDGET}
-    result = {
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+    report = {
+        "date": scaffold.now(),
         "params": {
             "data_dir": str(args.data_dir),
             "store": "CIViC civic_evidence_2026-05.tsv + BioRED (Train, Dev, Test) + BC5CDR (3 files)",
@@ -241,9 +233,9 @@ def main(argv: list[str] | None = None) -> int:
             "browser": f"{CHROMIUM} (headless), viewport {VIEWPORT['width']}x{VIEWPORT['height']}, "
             + " ".join(CHROMIUM_ARGS),
             "server": "streamlit run app.py on 127.0.0.1, file watcher off, same machine as the browser",
-            "cpus": os.cpu_count(),
+            **scaffold.machine("cpus"),
             "load_average_1min_before_and_after": [round(load_before, 2), round(load_after, 2)],
-            "python": platform.python_version(),
+            **scaffold.machine("python"),
         },
         "counts": {
             "store_documents": store_counts["documents"],
@@ -262,9 +254,7 @@ def main(argv: list[str] | None = None) -> int:
         "timings_s": timings,
         "per_pair_ms": per_pair,
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
-    print(json.dumps({"latency_ms": result["latency_ms"], "counts": result["counts"]}, indent=2))
+    scaffold.write(args.out, report, echo={"latency_ms": report["latency_ms"], "counts": report["counts"]})
     if confirmed != len(clicked) or failures:
         print(f"{len(clicked) - confirmed} decisions not found in the store; {len(failures)} pairs failed",
               file=sys.stderr)  # fmt: skip

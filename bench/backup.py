@@ -36,10 +36,7 @@ target, op, met; each computed from this run).
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
-import platform
 import re
 import shutil
 import subprocess
@@ -47,17 +44,16 @@ import sys
 import tempfile
 import threading
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
 
+from bench import _scaffold as scaffold
 from bench._app_restart import FIRST_PAGE_TARGET_S, app_kill_campaign
 from bench._backup_timing import ms_summary, timed_decision
-from bench._benchmark import goal
 from bench._kill_campaign import journal_commit_kills, kill_campaign
 from bench._recovery_figures import double_fault_trials, recovery_figures
-from curation.config import Settings
+from bench._scaffold import goal
 from curation.ops.backup import backup_due, backup_store, verify_backup
 from curation.store.base import stats
 from curation.store.opening import open_store
@@ -178,8 +174,7 @@ def durability_goals(report: dict) -> dict[str, dict[str, object]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data-dir", type=Path, default=Settings().data_dir)
+    parser = scaffold.parser(__doc__, "backup", data_dir=True)
     parser.add_argument("--kills", type=int, default=20, help="kill -9 of a process recording decisions")
     parser.add_argument("--app-kills", type=int, default=20,
                         help="kill -9 of the app server, each followed by a timed restart; 0: none")
@@ -188,7 +183,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--journal-kills", type=int, default=10,
                         help="kills between a decision's journal line and its COMMIT")
     parser.add_argument("--double-faults", type=int, default=20, help="the WAL and the journal both cut")
-    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "backup.json")
     args = parser.parse_args(argv)
     if not (args.data_dir / "civic").is_dir():
         raise SystemExit(f"real data not found at {args.data_dir} (set CURATION_DATA_DIR or --data-dir)")
@@ -196,12 +190,11 @@ def main(argv: list[str] | None = None) -> int:
         work = Path(scratch)
         db = work / "curation.duckdb"
         report: dict[str, object] = {
-            "date": datetime.now(UTC).isoformat(timespec="seconds"),
+            "date": scaffold.now(),
             "params": {"kills": args.kills, "app_kills": args.app_kills, "decisions": args.decisions,
                        "wal_trials": args.wal_trials, "journal_kills": args.journal_kills,
                        "double_faults": args.double_faults},
-            "environment": {"duckdb": duckdb.__version__, "python": platform.python_version(),
-                            "platform": platform.platform(), "cpus": os.cpu_count()},
+            "environment": {"duckdb": duckdb.__version__, **scaffold.machine("python", "platform", "cpus")},
         }
         report["build"] = build_store(args.data_dir, db)
         con = open_store(db)
@@ -236,9 +229,7 @@ def main(argv: list[str] | None = None) -> int:
             + recovery["truncated_wal"]["product"]["silent_lost_decisions"], 0, "<="),
     }
     report["goals"] = {**report.get("goals", {}), **durability_goals(report)}  # each part adds its own
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2) + "\n")
-    print(f"wrote {args.out}")
+    scaffold.write(args.out, report)
     untrue = report["goals"].get("journal_notices_untrue", {}).get("met", True) is False
     return 0 if report["kill_9"]["lost"] == 0 and report.get("app_kill_9", {}).get("lost", 0) == 0 and not untrue else 1
 

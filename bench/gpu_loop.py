@@ -25,8 +25,6 @@ each case's loss went down. The figures measure that the code paths work on the 
 
 from __future__ import annotations
 
-import argparse
-import json
 import platform
 import random
 import sys
@@ -35,13 +33,12 @@ import time
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 from unittest import mock
 
-from bench._goals import goal  # no retrieval stack: a bare GPU machine runs this
+from bench import _scaffold as scaffold  # no retrieval stack: a bare GPU machine runs this
+from bench._scaffold import goal
 
-DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "gpu_loop.json"
 CASES = ("loop_bf16", "loop_fp16_scaler", "cross_encoder", "name_encoder", "edel")
 TINY = {"num_hidden_layers": 2, "hidden_size": 128, "num_attention_heads": 2, "intermediate_size": 512}
 EDGE = 3  # steps averaged for the loss at the start and at the end
@@ -270,20 +267,19 @@ def params_of(device: str, model_dir: Path, steps: int) -> dict[str, object]:
         "cuda": torch.version.cuda,
         "transformers": transformers.__version__,
         "sentence_transformers": sentence_transformers.__version__,
-        "python": platform.python_version(),
+        **scaffold.machine("python"),
         "model": f"random init BERT {TINY} (MiniLM tokenizer), from {model_dir.name}",
         "steps_per_case": steps,
     }
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = scaffold.parser(__doc__, "gpu_loop")
     parser.add_argument("--model", type=Path, help="a BERT folder (default: build the tiny random one)")
     parser.add_argument("--save-tiny", type=Path, help="only build the tiny random BERT into this folder")
     parser.add_argument("--steps", type=int, default=40, help="optimiser steps per case")
     parser.add_argument("--device", default="", help="cuda, cpu or '' (CUDA when present)")
     parser.add_argument("--cases", default=",".join(CASES), help="comma-separated subset of " + ", ".join(CASES))
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = parser.parse_args(argv)
     if args.save_tiny:
         print(f"saved {save_tiny_bert(args.save_tiny)}")
@@ -308,12 +304,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name}: ran={r['ran']} dtype={r.get('mixed_precision_dtype')} {r['seconds']}s "
                   f"loss {r.get('loss_start')} -> {r.get('loss_end')} {r.get('error') or ''}", file=sys.stderr)
         params = params_of(device, model_dir, args.steps)
-    report = {"benchmark": "gpu_loop", "date": datetime.now(UTC).isoformat(timespec="seconds"), "params": params,
-              "results": results, "goals": goals_of(results)}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2) + "\n")
-    met = sum(g["met"] for g in report["goals"].values())
-    print(f"wrote {args.out}: {met} of {len(report['goals'])} goals met", file=sys.stderr)
+    report = scaffold.write(args.out, {"benchmark": "gpu_loop", "date": scaffold.now(), "params": params,
+                                     "results": results, "goals": goals_of(results)})
+    scaffold.print_goals(report["goals"])
     return 0
 
 

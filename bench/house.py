@@ -16,10 +16,7 @@ the pytest summary and its slowest tests are read from the run's own output; the
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
-import platform
 import re
 import shutil
 import subprocess
@@ -27,13 +24,12 @@ import sys
 import tempfile
 import time
 import tomllib
-from datetime import UTC, datetime
 from pathlib import Path
 
-from bench._benchmark import goal
+from bench import _scaffold as scaffold
+from bench._scaffold import goal
 
 ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "bench" / "results"
 #: The house limits (shared/STYLE.md habit 1 and the thin-page rule): folder → most lines a module may have.
 LIMITS = {"pages": 200, "curation": 400, "index": 400, "bench": 400}
 #: CI's budget for one run of .ci/run on this machine.
@@ -136,17 +132,15 @@ def ci_run(root: Path, log: Path) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = scaffold.parser(__doc__, "house")
     parser.add_argument("--ci", action="store_true", help="also time one run of .ci/run on a fresh clone of HEAD")
     parser.add_argument("--ci-log", type=Path, default=Path(tempfile.gettempdir()) / "house-ci.log",
                         help="where the CI run's output goes (kept for reading)")
-    parser.add_argument("--out", type=Path, default=RESULTS / "house.json")
     args = parser.parse_args(argv)
     started = time.perf_counter()
     shape = layout(ROOT)
-    out: dict = {"benchmark": "house", "date": datetime.now(UTC).isoformat(timespec="seconds"),
-                 "params": {"cpu_count": os.cpu_count(), "python": platform.python_version(), "limits": LIMITS,
-                            "ci_budget_s": CI_BUDGET_S},
+    out: dict = {"benchmark": "house", "date": scaffold.now(),
+                 "params": scaffold.machine("cpu_count", "python", limits=LIMITS, ci_budget_s=CI_BUDGET_S),
                  "layout": shape, "layout_s": round(time.perf_counter() - started, 1)}
     folders = shape["folders"]
     goals = {
@@ -164,17 +158,13 @@ def main(argv: list[str] | None = None) -> int:
         goals["ci_wall_s"] = goal(ci["wall_s"], CI_BUDGET_S, "<=")
         # A run that failed before or outside the tests (set-up, the import contract) counts as one failure.
         goals["ci_tests_failed"] = goal(max(failed, int(ci["exit_code"] != 0)), 0, "<=")
-    elif (previous := args.out).exists():
+    elif "ci" in (old := scaffold.read(args.out)):
         # A layout-only run keeps the last timed CI run (and its goals) rather than dropping them.
-        old = json.loads(previous.read_text(encoding="utf-8"))
-        if "ci" in old:
-            out["ci"] = old["ci"]
-            goals.update({k: v for k, v in old.get("goals", {}).items() if k.startswith("ci_")})
+        out["ci"] = old["ci"]
+        goals.update({k: v for k, v in old.get("goals", {}).items() if k.startswith("ci_")})
     out["goals"] = goals
-    args.out.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
-    for name, g in goals.items():
-        print(f"{name}: {g['value']} {g['op']} {g['target']} {'met' if g['met'] else 'MISSED'}")
-    print(f"wrote {args.out}")
+    scaffold.write(args.out, out)
+    scaffold.print_goals(goals)
     return 0
 
 

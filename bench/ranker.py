@@ -29,17 +29,13 @@ on the first 10,000 labelled pairs. The section goes into ``--out`` as ``ranker_
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
-import platform
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 
 from bench import _concepts
+from bench import _scaffold as scaffold
 from bench._benchmark import load_benchmark
-from curation.config import load_settings
 from curation.learning.benchmark import kind_of
 from curation.learning.ranker_training import (
     KB_GAIN,
@@ -235,15 +231,11 @@ def scores(run, qrels) -> dict[str, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    settings = load_settings()
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", type=Path, default=settings.data_dir)
-    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "feedback.json")
+    parser = scaffold.parser(__doc__, "feedback", data_dir=True, seed=13)
     parser.add_argument("--train-queries", type=int, default=400, help="train queries per kind (evenly spaced)")
     parser.add_argument("--dev-queries", type=int, help="dev queries per kind (a quick check only: the figures "
                         "committed use every dev query)")
     parser.add_argument("--depth", type=int, default=max(DEPTHS))
-    parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--cache", type=Path, help="keep each split's candidate lists here (npz + json) and reuse them")
     args = parser.parse_args(argv)
     started = time.time()
@@ -316,7 +308,7 @@ def main(argv: list[str] | None = None) -> int:
     identical = served_identical(engine, bench, benchmark, models["product"], signals, lists["dev"], dev,
                                  systems["product"]["depth_chosen_on_dev"])
     section = {
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "date": scaffold.now(),
         "split": "dev (canonical form, every kind pooled); the test split is not read",
         "metric": METRIC,
         "first_stage": "served concept search, BM25 lexical stage (no dense model), top "
@@ -329,15 +321,10 @@ def main(argv: list[str] | None = None) -> int:
         "served_path_identical": identical,
         "reworded": reworded,
         "train_seconds_10k_pairs": round(ten_k, 2), "train_pairs_measured": int(len(sample.gains)),
-        "params": {"seed": args.seed, "cpu_count": os.cpu_count(), "python": platform.python_version(),
-                   "load_average_at_start": os.getloadavg()[0]},
+        "params": {"seed": args.seed, **scaffold.machine("cpu_count", "python", "load_average_at_start")},
         "timings_s": {k: round(v, 1) for k, v in {**timings, "total": time.time() - started}.items()},
     }
-    report = json.loads(args.out.read_text()) if args.out.exists() else {"goals": {}}
-    report["ranker_dev"] = section
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2))
-    print(f"wrote the ranker's dev section into {args.out}")
+    scaffold.write(args.out, section, section="ranker_dev")
     return 0
 
 

@@ -24,20 +24,18 @@ call until the ranker serves or the gate keeps it out. ``ranker_page_p95_ms`` is
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
 import random
 import tempfile
 import time
 from dataclasses import replace
-from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
 
 from bench import _concepts
+from bench import _scaffold as scaffold
 from bench._benchmark import load_benchmark
+from bench._scaffold import goal
 from bench.ranker import concatenated, labelled, load_lists, save_lists, searches, signals_for
 from curation.config import load_settings
 from curation.learning.ranker_training import CandidateLists, candidate_lists, ranked_runs, train_ranker
@@ -211,19 +209,16 @@ def panel_model(panel, models: Path, schema: str):
 
 def main(argv: list[str] | None = None) -> int:
     settings = load_settings()
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", type=Path, default=settings.data_dir)
-    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "feedback.json")
+    parser = scaffold.parser(__doc__, "feedback", data_dir=True, seed=13)
     parser.add_argument("--cache", type=Path, help="candidate lists kept here (bench/ranker.py's --cache)")
     parser.add_argument("--test", action="store_true", help="also the test split's curve (read once)")
     parser.add_argument("--no-click", action="store_true", help="leave out click → serving on the sample store")
-    parser.add_argument("--seed", type=int, default=13)
     args = parser.parse_args(argv)
-    started, load = time.time(), os.getloadavg()[0]
+    started, load = time.time(), scaffold.machine("cpu_count", "load_average_at_start")
     benchmark = load_benchmark(args.data_dir, seed=args.seed)
     engine = Retriever(lexical=LexicalIndex.build(list(benchmark.corpus)), version="bm25")
-    section = {"date": datetime.now(UTC).isoformat(timespec="seconds"), **curve(args, benchmark, engine, {})}
-    old = (json.loads(args.out.read_text()) if args.out.exists() else {}).get("learning_curve") or {}
+    section = {"date": scaffold.now(), **curve(args, benchmark, engine, {})}
+    old = scaffold.read(args.out).get("learning_curve") or {}
     if args.no_click and "click" in old:
         section["click"] = old["click"]  # the sample store's figures of an earlier run, kept
     if not args.no_click:
@@ -232,18 +227,12 @@ def main(argv: list[str] | None = None) -> int:
         except Exception as exc:  # the curve is still written; the failure is named in the JSON
             section["click_error"] = f"{type(exc).__name__}: {exc}"
         print(section.get("click") or section["click_error"], flush=True)
-    section["params"] = {"seed": args.seed, "cpu_count": os.cpu_count(), "load_average_at_start": load,
-                         "load_average_at_end": os.getloadavg()[0]}
+    section["params"] = {"seed": args.seed, **load, **scaffold.machine("load_average_at_end")}
     section["timings_s"] = {"total": round(time.time() - started, 1)}
-    report = json.loads(args.out.read_text()) if args.out.exists() else {"goals": {}}
-    goals = report.setdefault("goals", {})
     split = "test" if args.test else "dev"
-    goals[f"learning_curve_monotone{'' if args.test else '_dev'}"] = {
-        "value": section[f"{split}_monotone"], "target": 1, "op": ">=", "met": section[f"{split}_monotone"] >= 1}
-    goals.update(click_goals(section))
-    report["learning_curve"] = section
-    args.out.write_text(json.dumps(report, indent=2))
-    print(f"wrote learning_curve into {args.out}")
+    goals = {f"learning_curve_monotone{'' if args.test else '_dev'}": goal(section[f"{split}_monotone"], 1, ">="),
+             **click_goals(section)}
+    scaffold.write(args.out, section, section="learning_curve", goals=goals)
     return 0
 
 
@@ -259,8 +248,7 @@ def click_goals(section: dict) -> dict:
         return {}
     c = section["click"]
     return {
-        "ranker_click_to_serving_s_cpu": {"value": c["click_to_serving_s"], "target": 60.0, "op": "<=",
-                                          "met": bool(c.get("activated")) and c["click_to_serving_s"] <= 60.0},
-        "ranker_page_p95_ms": {"value": c["page_search_ms_p95"], "target": 150.0, "op": "<=",
-                               "met": c["page_search_ms_p95"] <= 150.0},
+        "ranker_click_to_serving_s_cpu": goal(c["click_to_serving_s"], 60.0, "<=",
+                                              met=bool(c.get("activated")) and c["click_to_serving_s"] <= 60.0),
+        "ranker_page_p95_ms": goal(c["page_search_ms_p95"], 150.0, "<="),
     }

@@ -27,20 +27,17 @@ lexical index's BM25 document rows. The section goes into ``--out`` as ``session
 
 from __future__ import annotations
 
-import argparse
 import hashlib
-import json
-import os
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
 
 from bench import _concepts
+from bench import _scaffold as scaffold
 from bench._benchmark import load_benchmark
+from bench._scaffold import goal
 from bench.ranker import concatenated, labelled, load_lists, save_lists, searches, signals_for
-from curation.config import load_settings
 from curation.learning.ranker_training import CandidateLists, LabelledQuery, candidate_lists
 from curation.learning.statistics import bootstrap_ci, per_query
 from curation.ranking.session import DEPTH, METHODS, SessionConfig, session_order, session_scores
@@ -146,15 +143,11 @@ def split_lists(split: str, args, engine, benchmark) -> tuple[CandidateLists, di
 
 
 def main(argv: list[str] | None = None) -> int:
-    settings = load_settings()
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", type=Path, default=settings.data_dir)
-    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "feedback.json")
+    parser = scaffold.parser(__doc__, "feedback", data_dir=True, seed=13)
     parser.add_argument("--cache", type=Path, help="candidate lists kept here (bench/ranker.py's --cache)")
     parser.add_argument("--test", action="store_true", help="score the dev-chosen method on the test split (once)")
-    parser.add_argument("--seed", type=int, default=13)
     args = parser.parse_args(argv)
-    started, load = time.time(), os.getloadavg()[0]
+    started, load = time.time(), scaffold.machine("cpu_count", "load_average_at_start")
     benchmark = load_benchmark(args.data_dir, seed=args.seed)
     engine = Retriever(lexical=LexicalIndex.build(list(benchmark.corpus)), version="bm25")
     terms, row_of = engine.lexical.doc_term_matrix(), engine.lexical.row_of
@@ -171,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     chosen = SessionConfig(**best["rocchio_features" if versus["gain_ci95"][0] > 0 else "rocchio"]["config"])
     rocchio, best = best["rocchio"], next(t for t in tried if t["config"] == chosen.__dict__)
     section = {
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "date": scaffold.now(),
         "queries": "the disease or the chemical typed alone (chemical-disease schema), canonical names; relevant: "
                    "the documents of every record naming it; dev / test: a hash of the name",
         "protocol": f"residual collection: queries with >= {MIN_RELEVANT} relevant documents in the served top "
@@ -179,11 +172,9 @@ def main(argv: list[str] | None = None) -> int:
         "first_stage": f"served concept search, BM25 lexical stage (no dense model), top {DEPTH}",
         "chosen_on_dev": best["config"], "dev": best, "dev_best_rocchio": rocchio,
         "dev_features_vs_rocchio": versus, "dev_grid": tried,
-        "params": {"seed": args.seed, "cpu_count": os.cpu_count(), "load_average_at_start": load},
+        "params": {"seed": args.seed, **load},
     }
-    report = json.loads(args.out.read_text()) if args.out.exists() else {"goals": {}}
-    goals = report.setdefault("goals", {})
-    old = report.get("session_feedback") or {}
+    old = scaffold.read(args.out).get("session_feedback") or {}
     if args.test:
         test_lists, test_gold = split_lists("test", args, engine, benchmark)
         section["test"] = figures(residual(test_lists, test_gold, terms, row_of), chosen, args.seed)
@@ -192,14 +183,10 @@ def main(argv: list[str] | None = None) -> int:
         section["test"] = old["test"]  # the test figure of this same choice, read once before
     which = section.get("test") or best
     suffix = "" if "test" in section else "_dev"
-    goals[f"residual_ndcg10_gain{suffix}"] = {"value": which["gain_ndcg10"], "target": GAIN_GOAL, "op": ">=",
-                                              "met": which["gain_ndcg10"] >= GAIN_GOAL}
-    goals[f"residual_ndcg10_ci_low{suffix}"] = {"value": which["gain_ci95"][0], "target": CI_LOW_GOAL, "op": ">",
-                                                "met": which["gain_ci95"][0] > CI_LOW_GOAL}
+    goals = {f"residual_ndcg10_gain{suffix}": goal(which["gain_ndcg10"], GAIN_GOAL, ">="),
+             f"residual_ndcg10_ci_low{suffix}": goal(which["gain_ci95"][0], CI_LOW_GOAL, ">")}
     section["timings_s"] = {"total": round(time.time() - started, 1)}
-    report["session_feedback"] = section
-    args.out.write_text(json.dumps(report, indent=2))
-    print(f"wrote session_feedback into {args.out}")
+    scaffold.write(args.out, section, section="session_feedback", goals=goals)
     return 0
 
 

@@ -23,17 +23,13 @@ The section goes into ``--out`` as ``ranker_test`` with its goals.
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import platform
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 
 from bench import _concepts
+from bench import _scaffold as scaffold
 from bench._benchmark import load_benchmark
-from bench._goals import goal
+from bench._scaffold import goal
 from bench.ranker import (
     concatenated,
     cut,
@@ -46,7 +42,6 @@ from bench.ranker import (
     searches,
     signals_for,
 )
-from curation.config import load_settings
 from curation.learning.ranker_training import candidate_lists, ranked_runs, train_ranker
 from curation.learning.statistics import bootstrap_ci
 from curation.ranking.features import PRODUCT_FEATURES
@@ -88,14 +83,10 @@ def compare(lists, qrels, model, depth: int, served: bool, seed: int) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    settings = load_settings()
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", type=Path, default=settings.data_dir)
-    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "feedback.json")
-    parser.add_argument("--seed", type=int, default=13)
+    parser = scaffold.parser(__doc__, "feedback", data_dir=True, seed=13)
     parser.add_argument("--cache", type=Path, help="keep each split's candidate lists here (npz + json) and reuse them")
     args = parser.parse_args(argv)
-    report = json.loads(args.out.read_text()) if args.out.exists() else {}
+    report = scaffold.read(args.out)
     dev = report.get("ranker_dev")
     if not dev:
         raise SystemExit(f"{args.out}: no ranker_dev section; run python -m bench.ranker first (dev chooses)")
@@ -118,14 +109,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"test {form}: {results[form]}", flush=True)
     canonical, reworded = results["canonical"], results["reworded"]
     section = {
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "date": scaffold.now(),
         "split": "test (read once; every choice made on dev by bench/ranker.py)",
         "features": "product", "depth": depth, "train_queries_per_kind": train_limit,
         "train_pairs": model.manifest.trained_on["pairs"], "train_seconds": round(seconds, 2),
         "gate": {"dev_gain": product["gain_ndcg10"], "dev_ci95": product["gain_ci95"], "activated": activated},
         "forms": results,
-        "params": {"seed": args.seed, "cpu_count": os.cpu_count(), "python": platform.python_version(),
-                   "load_average_at_start": os.getloadavg()[0]},
+        "params": {"seed": args.seed, **scaffold.machine("cpu_count", "python", "load_average_at_start")},
         "timings_s": {"total": round(time.time() - started, 1)},
     }
     goals = report.setdefault("goals", {})
@@ -137,8 +127,7 @@ def main(argv: list[str] | None = None) -> int:
               "served_canonical_ndcg10_test": canonical["served_ndcg10"], "activated_by_gate": float(activated)}
     goals.update({name: goal(values[name], *GOALS[name]) for name in GOALS})
     report["ranker_test"] = section
-    args.out.write_text(json.dumps(report, indent=2))
-    print(f"wrote ranker_test into {args.out}")
+    scaffold.write(args.out, report)
     return 0
 
 

@@ -26,14 +26,12 @@ import json
 import platform
 import time
 from dataclasses import asdict
-from datetime import UTC, datetime
 from pathlib import Path
 
-from bench._goals import goal
-from curation.config import Settings
+from bench import _scaffold as scaffold
+from bench._scaffold import goal
 from curation.learning.recogniser_data import gene_variant_spans, load_corpora
 
-ROOT = Path(__file__).resolve().parent.parent
 KINDS = ("GENE", "VARIANT", "CHEMICAL", "DISEASE")
 
 
@@ -73,8 +71,8 @@ def run(args: argparse.Namespace) -> int:
         print(config, runs[config]["dev_f1"], runs[config]["seconds"], "s", flush=True)
     best = max(runs, key=lambda c: runs[c]["dev_ents_f"])
     cnn_f1 = {k.lower(): round(cnn["dev_scores"][f"{k}.f"], 4) for k in KINDS}
-    result = {
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+    report = {
+        "date": scaffold.now(),
         "device": torch.cuda.get_device_name() if device == "cuda" else platform.processor() or "cpu",
         "params": {"epochs": args.epochs, "configs": args.configs, "torch": torch.__version__},
         "runs": runs,
@@ -88,15 +86,13 @@ def run(args: argparse.Namespace) -> int:
                 round(runs[best]["dev_ents_f"] - cnn["dev_scores"]["ents_f"], 4), 0.0, ">="),
         },
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    print(json.dumps(result["goals"]), f"wrote {args.out}")
+    scaffold.write(args.out, report)
+    scaffold.print_goals(report["goals"])
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data-dir", type=Path, default=Settings().data_dir)
+    parser = scaffold.parser(__doc__, "recogniser_device", data_dir=True)
     parser.add_argument("--write-spans", type=Path, default=None, help="write BC5CDR's unlabelled spans and stop")
     parser.add_argument("--spans", type=Path, help="the spans --write-spans wrote")
     parser.add_argument("--base", type=Path, help="the offline MiniLM's folder (a transformers model)")
@@ -105,7 +101,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--configs", default="1e-4:frozen,3e-4:frozen,1e-4:unfrozen",
                         help="comma-separated learning-rate:frozen|unfrozen")
     parser.add_argument("--work", type=Path, default=Path("/tmp/recogniser-device"))
-    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "recogniser_device.json")
     args = parser.parse_args(argv)
     if args.write_spans is not None:
         return write_spans(args.data_dir, args.write_spans)

@@ -10,19 +10,18 @@ left out: they change from run to run), and writes bench/results/reproduce.json 
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
 import re
 import subprocess
 import sys
 import tempfile
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 
+from bench import _scaffold as scaffold
+from bench._scaffold import RESULTS, goal
+
 ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "bench" / "results"
 # Keys whose values vary between runs of the same code (wall-clock, load, dates, host facts).
 VOLATILE = re.compile(r"(^|\.)(date|timings_s|latency_ms|latency|load_average\w*|machine|python|"
                       r"\w*_ms(_per_abstract)?|\w*_s|build_s|seconds\w*)(\.|\[|$)")
@@ -76,13 +75,12 @@ def run(name: str, out: Path) -> tuple[int, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = scaffold.parser(__doc__, "reproduce")
     parser.add_argument("--names", nargs="+", default=["matching", "retrieval"])
     parser.add_argument("--tolerance", type=float, default=1e-4, help="absolute difference allowed per number")
-    parser.add_argument("--out", type=Path, default=RESULTS / "reproduce.json")
     parser.add_argument("--work-dir", type=Path, default=None, help="keep the re-run JSONs here (default: a temp dir)")
     args = parser.parse_args(argv)
-    report: dict[str, object] = {"date": datetime.now(UTC).isoformat(timespec="seconds"),
+    report: dict[str, object] = {"date": scaffold.now(),
                                  "params": {"names": args.names, "tolerance": args.tolerance,
                                             "left_out": VOLATILE.pattern},
                                  "benchmarks": {}, "timings_s": {}}
@@ -96,20 +94,16 @@ def main(argv: list[str] | None = None) -> int:
             report["timings_s"][name] = seconds
             if code != 0 or not out.exists():
                 report["benchmarks"][name] = {"exit_code": code, "error": "the benchmark did not finish"}
-                goals[f"{name}_reproduced"] = {"value": None, "target": 0, "op": "<=", "met": False}
+                goals[f"{name}_reproduced"] = goal(None, 0, "<=", met=False)
                 continue
-            result = compare(json.loads((RESULTS / f"{name}.json").read_text()), json.loads(out.read_text()),
-                             args.tolerance)
-            report["benchmarks"][name] = {"exit_code": code, **result}
-            goals[f"{name}_reproduced"] = {"value": result["differ"], "target": 0, "op": "<=",
-                                           "met": result["differ"] == 0}
+            figures = compare(scaffold.read(RESULTS / f"{name}.json"), scaffold.read(out), args.tolerance)
+            report["benchmarks"][name] = {"exit_code": code, **figures}
+            goals[f"{name}_reproduced"] = goal(figures["differ"], 0, "<=")
     report["goals"] = goals
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2) + "\n")
+    scaffold.write(args.out, report)
     for name, item in report["benchmarks"].items():
         print(f"{name}: {item.get('differ', 'failed')} of {item.get('figures_compared', '?')} figures differ")
-    print(f"wrote {args.out}")
-    return 0 if all(g["met"] for g in goals.values()) else 1
+    return 0 if scaffold.print_goals(goals) else 1
 
 
 if __name__ == "__main__":

@@ -40,7 +40,7 @@ from typing import NamedTuple
 import numpy as np
 
 from bench import _asreview_peer, _concepts, _screening_gate
-from bench._goals import goal
+from bench._scaffold import goal
 from bench._screening_topics import Topic, find_topics, load_store_documents, relation_pairs
 from curation.learning.ranker_training import CandidateLists, train_ranker
 from curation.learning.statistics import bootstrap_ci
