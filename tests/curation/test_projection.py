@@ -5,15 +5,7 @@ import pytest
 
 from curation.grades import Grade
 from curation.learning.build import BuildRequest, build_version
-from curation.learning.training import TrainConfig
-from curation.records import Document, KBRecord
-from curation.schemas import PO
-from curation.store.base import transaction
-from curation.store.corpus import add_documents
-from curation.store.decisions import record_decision
-from curation.store.kb import add_kb_records
-from curation.store.worklist import add_worklist_item
-from curation.workflows.projection import (
+from curation.learning.projection import (
     NOT_COMPUTED,
     NOT_POSITIVE,
     OTHER,
@@ -25,9 +17,17 @@ from curation.workflows.projection import (
     ProjectionError,
     build_projection,
     project,
-    project_version,
     sample_documents,
 )
+from curation.learning.training import TrainConfig
+from curation.records import Document, KBRecord
+from curation.schemas import PO
+from curation.store.base import transaction
+from curation.store.corpus import add_documents
+from curation.store.decisions import record_decision
+from curation.store.kb import add_kb_records
+from curation.store.worklist import add_worklist_item
+from curation.workflows.projection import project_version
 from index.dense import DenseIndex
 
 KEYWORDS = ("braf", "egfr", "kras", "vemurafenib", "osimertinib", "melanoma", "lung", "cats")
