@@ -197,32 +197,30 @@ def update_results(out: Path, data_dir: Path, *, resume: bool = True, models: bo
     ``out`` (``load_resume`` / ``first_models`` and their goals), keeping what else it holds."""
     import json
     import tempfile
-    from datetime import UTC, datetime
+
+    from bench import _scaffold as scaffold
 
     result: dict = {}  # what this run measured; merged into ``out`` as it stands when the run ends
     goals = result.setdefault("goals", {})
     ok = True
     with tempfile.TemporaryDirectory(prefix="bench-load-resume-") as tmp:
         if resume:
-            figures = {**measure(Path(tmp), data_dir), "date": datetime.now(UTC).isoformat(timespec="seconds")}
+            figures = {**measure(Path(tmp), data_dir), "date": scaffold.now()}
             result["load_resume"] = figures
             value = figures["interrupted_load_recovered"]
-            goals["interrupted_load_recovered"] = {"value": value, "target": 1, "op": ">=", "met": value >= 1,
-                                                   "of": "load_resume.interrupted_load_recovered"}
+            goals["interrupted_load_recovered"] = scaffold.goal(value, 1, ">=",
+                                                                of="load_resume.interrupted_load_recovered")
             ok = ok and value >= 1
             print(json.dumps(figures, indent=2), flush=True)
         if models:
-            figures = {**first_models(Path(tmp), data_dir), "date": datetime.now(UTC).isoformat(timespec="seconds")}
+            figures = {**first_models(Path(tmp), data_dir), "date": scaffold.now()}
             figures["summary"] = models_summary(figures)
             result["first_models"] = figures
             value = figures["models_active_after_load_s_cpu"]
-            goals["models_active_after_load_s_cpu"] = {
-                "value": value, "target": 900.0, "op": "<=", "met": value <= 900.0,
-                "of": "first_models.models_active_after_load_s_cpu (relation scorer, base version, shipped recogniser)"}
+            goals["models_active_after_load_s_cpu"] = scaffold.goal(
+                value, 900.0, "<=",
+                of="first_models.models_active_after_load_s_cpu (relation scorer, base version, shipped recogniser)")
             print(json.dumps(figures, indent=2), flush=True)
-    merged = json.loads(out.read_text()) if out.exists() else {}
-    merged.setdefault("goals", {}).update(result.pop("goals"))
-    merged.update(result)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(merged, indent=2) + "\n")
+    goals = result.pop("goals")
+    scaffold.write(out, {**scaffold.read(out), **result}, goals=goals)
     return 0 if ok else 1

@@ -77,12 +77,12 @@ def read(out: Path) -> dict:
 
 
 def write(out: Path, result: Mapping[str, object], *, section: str | None = None,
-          goals: Mapping[str, object] | None = None, echo: object = None) -> dict:
+          goals: Mapping[str, object] | None = None, echo: object = None, indent: int = 2) -> dict:
     """Write ``result`` as the JSON at ``out`` atomically and return what was written.
 
     With ``section``, ``out`` is shared: it is re-read as it stands now, ``result`` replaces its ``section`` and
     ``goals`` are merged into its top-level goals, so what other scripts wrote there is kept. ``echo`` (if given)
-    is printed as JSON, the run's summary on stdout.
+    is printed as JSON, the run's summary on stdout; ``indent`` 1 keeps the largest files smaller.
     """
     if section is None:
         report = dict(result)
@@ -92,7 +92,7 @@ def write(out: Path, result: Mapping[str, object], *, section: str | None = None
     if goals:
         report.setdefault("goals", {}).update(goals)
     out.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(out, json.dumps(report, indent=2, default=str) + "\n")
+    write_atomic(out, json.dumps(report, indent=indent, default=str) + "\n")
     if echo is not None:
         print(json.dumps(echo, indent=2, default=str))
     print(f"wrote {out}", file=sys.stderr)

@@ -42,21 +42,19 @@ cli, suggestions, goals and notes.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import platform
 import re
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 
 from playwright.sync_api import Error as PlaywrightError
 
+from bench import _scaffold as scaffold
 from bench._browser import (
     CHROMIUM,
     CHROMIUM_ARGS,
@@ -79,7 +77,6 @@ from curation.store.opening import open_store
 from curation.workflows.quickstart import find_sample
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_OUT = ROOT / "bench" / "results" / "first_run.json"
 QUERY = ("BRAF", "V600E")
 CURATOR_FIELD = 'input[aria-label="Curator"]'
 LOAD_TIMEOUT_S = 1200
@@ -194,12 +191,11 @@ def goals(timings: dict) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = scaffold.parser(__doc__, "first_run")
     parser.add_argument("--runs", type=int, default=3, help="browser runs, each on a fresh store")
     parser.add_argument("--no-cli", action="store_true", help="leave out the CLI path (quickstart, then the app)")
     parser.add_argument("--data-dir", type=Path, default=None,
                         help="the sample's folder (CURATION_DATA_DIR for the app; default the project's)")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--suggestions-only", type=Path, metavar="STORE", default=None,
                         help="only the Treatment-suggestion figure, on this loaded store (read-only), written into "
                              "--out's existing JSON")
@@ -267,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
     timings["total"] = round(time.perf_counter() - started, 1)
     last = runs[-1] if runs else {}
     result = {
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "date": scaffold.now(),
         "params": {
             "command": command,
             "command_source": "README.md: the first line of the first ```bash block, comment cut; run with "
@@ -293,11 +289,10 @@ def main(argv: list[str] | None = None) -> int:
                       "the browser",
         },
         "machine": {
-            "cpus": os.cpu_count(),
+            **scaffold.machine("cpus"),
             "load_average_before": [round(x, 2) for x in load_before],
             "load_average_after": [round(x, 2) for x in load_after],
-            "python": platform.python_version(),
-            "platform": platform.platform(),
+            **scaffold.machine("python", "platform"),
         },
         "counts": {
             "runs_timed": len(runs),
@@ -316,27 +311,20 @@ def main(argv: list[str] | None = None) -> int:
         "goals": {**goals(timings), **suggestion_goal},
     }
     result["notes"] = notes(result)
-    previous = json.loads(args.out.read_text()) if args.out.exists() else {}
+    previous = scaffold.read(args.out)
     if "fast_start" in previous:  # measured by --fast-start, kept with its goals
         result["fast_start"] = previous["fast_start"]
         result["goals"].update(fast_start_goals(previous["fast_start"]))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
-    print(json.dumps({"timings_s": timings, "goals": result["goals"], "cli": cli}, indent=2))
+    scaffold.write(args.out, result, echo={"timings_s": timings, "goals": result["goals"], "cli": cli})
     return 1 if failures or not runs else 0
 
 
 def suggestions_only(out: Path, db: Path, data_dir: Path) -> int:
     """The Treatment-suggestion figure alone, on a loaded store, written into ``out``'s JSON (the other figures
     kept as they are)."""
-    result = json.loads(out.read_text()) if out.exists() else {}
     figures, goal = first_run_suggestions(db, data_dir)
-    result["suggestions"] = {**figures, "date": datetime.now(UTC).isoformat(timespec="seconds"),
-                             "load_average": [round(x, 2) for x in os.getloadavg()]}
-    result["goals"] = {**result.get("goals", {}), **goal}
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2) + "\n")
-    print(json.dumps({"precision": figures["precision"], "goals": goal}, indent=2))
+    scaffold.write(out, {**figures, "date": scaffold.now(), "load_average": [round(x, 2) for x in os.getloadavg()]},
+                   section="suggestions", goals=goal, echo={"precision": figures["precision"], "goals": goal})
     return 0
 
 
@@ -348,8 +336,8 @@ def fast_start_main(store: Path, runs: int, out: Path, restart_only: bool = Fals
         return 2
     with tempfile.TemporaryDirectory(prefix="bench-fast-start-") as tmp:
         figures = fast_start(store, Path(tmp), runs, restart_only)
-    result = json.loads(out.read_text()) if out.exists() else {}
-    date = datetime.now(UTC).isoformat(timespec="seconds")
+    result = scaffold.read(out)
+    date = scaffold.now()
     if restart_only:
         kept = result.get("fast_start", {})
         figures = {**kept, "restart_to_first_results_s": {"date": date, "store": str(store),
@@ -365,9 +353,7 @@ def fast_start_main(store: Path, runs: int, out: Path, restart_only: bool = Fals
             f"{restarts['load_average_after']} after (2 cores shared with other work)."]
     result["fast_start"] = {"date": date, **{k: v for k, v in figures.items() if k != "date"}}
     result["goals"] = {**result.get("goals", {}), **fast_start_goals(figures)}
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2) + "\n")
-    print(json.dumps(result["goals"], indent=2))
+    scaffold.write(out, result, echo=result["goals"])
     return 0
 
 

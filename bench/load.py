@@ -36,18 +36,16 @@ Goals (``goals`` in the JSON, computed from the run): ``server_decision_ms_p95_4
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import platform
 import shutil
 import tempfile
 import threading
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 
-from bench._benchmark import goal
+from bench import _scaffold as scaffold
+from bench._scaffold import goal
 from curation.grades import GRADE_LABELS, GRADES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -321,7 +319,7 @@ def load_goals(runs: list[dict]) -> dict[str, dict[str, object]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = scaffold.parser(__doc__, "load")
     parser.add_argument("--sessions", default="4,8", help="comma-separated session counts, one run each")
     parser.add_argument("--decisions", type=int, default=250, help="decisions per session")
     parser.add_argument("--small", action="store_true", help="the test fixtures instead of the real data")
@@ -329,7 +327,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds a click may take to be confirmed")
     parser.add_argument("--data-dir", type=Path)
     parser.add_argument("--note", action="append", default=[], help="a line for the JSON's notes (why this run)")
-    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "load.json")
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="load-bench-"))
     os.environ.update({"CURATION_DB": str(work / "load.duckdb"), "CURATION_MODELS_DIR": str(work / "models"),
@@ -350,10 +347,10 @@ def main(argv: list[str] | None = None) -> int:
               f"p95 {r['latency_ms']['p95']} ms; server p50 {r['server_decision_ms']['p50']} ms, "
               f"p95 {r['server_decision_ms']['p95']} ms ({r['server_decisions_logged']} logged)", flush=True)
     report = {
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "date": scaffold.now(),
         "params": {"decisions_per_session": args.decisions, "data": "test fixtures" if args.small else "real",
                    "retraining": not args.no_retrain, "click_timeout_s": args.timeout,
-                   "cpu_count": os.cpu_count(), "python": platform.python_version(),
+                   **scaffold.machine("cpu_count", "python"),
                    "sessions": "headless Chromium each (own Playwright, own thread) against one streamlit run app.py"},
         "counts": counts,
         "runs": runs,
@@ -364,9 +361,8 @@ def main(argv: list[str] | None = None) -> int:
                   + (f" {args.decisions} decisions per session, fewer than the default 250." if args.decisions < 250
                      else "")],
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2))
-    print(f"wrote {args.out} (work folder {work})")
+    scaffold.write(args.out, report)
+    print(f"work folder {work}")
     return 0 if all(r["acknowledged"] == r["stored"] and r["errors"] == 0 for r in runs) else 1
 
 

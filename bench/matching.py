@@ -18,17 +18,13 @@ rules. Writes one JSON with date, params, counts, per-system scores and timings.
 
 from __future__ import annotations
 
-import argparse
-import json
-import platform
 import sys
 import time
 from collections import Counter
 from collections.abc import Iterable
-from datetime import UTC, datetime
 from pathlib import Path
 
-from curation.config import Settings
+from bench import _scaffold as scaffold
 from curation.entities.matching import Matcher
 from curation.entities.name_filter import measure_names, merge_stats, unreliable_names
 from curation.entities.synonyms import (
@@ -146,9 +142,7 @@ def run_system(matcher: Matcher, docs: list[Document], kinds: tuple[str, ...]) -
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data-dir", type=Path, default=Settings().data_dir)
-    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results" / "matching.json")
+    parser = scaffold.parser(__doc__, "matching", data_dir=True)
     parser.add_argument("--min-hits", type=int, default=2, help="name filter: hits needed to judge a name")
     parser.add_argument("--max-precision", type=float, default=0.5, help="name filter: drop names below this")
     parser.add_argument("--errors", type=int, default=0, help="print this many misses and false hits per kind")
@@ -209,8 +203,8 @@ def main(argv: list[str] | None = None) -> int:
                 timings["g_ed_ms_per_pair"] = round(_time_g(matcher, docs), 4)
         systems[name] = entry
 
-    result = {
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+    scaffold.write(args.out, {
+        "date": scaffold.now(),
         "params": {
             "data_dir": str(data),
             "evaluated": {
@@ -224,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
                 "measured_on": "BioRED Train (all kinds), BC5CDR minus Dev/Test PMIDs (chemical, disease)",
             },
             "dictionary_sources": sources,
-            "python": platform.python_version(),
+            **scaffold.machine("python"),
         },
         "counts": {
             "documents": {split: len(docs) for split, docs in splits.items()},
@@ -238,9 +232,7 @@ def main(argv: list[str] | None = None) -> int:
             "timing": "find_all = first sight of an abstract (spaCy pass + rules); cached_text = second call; "
             "g_ed = Matcher.matches per (entity, abstract) pair, abstract already analysed",
         },
-    }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    })
     for split in splits:
         for kind in kinds:
             s = systems["matcher"][split].get(kind)

@@ -26,10 +26,7 @@ bench/report.py`` renders it into docs/BENCHMARKS.md.
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
-import platform
 import sys
 import tempfile
 import time
@@ -40,6 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from bench import _concepts, _curator_path
+from bench import _scaffold as scaffold
 from bench._benchmark import (
     EVAL_K,
     evaluate_system,
@@ -75,7 +73,6 @@ from index.encoder import (
 from index.lexical import LexicalIndex
 from index.search import FusionConfig, Retriever
 
-DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "retrieval.json"
 CURATOR_K = 20
 LATENCY_QUERIES = 120
 
@@ -146,10 +143,7 @@ def latency(calls: Mapping[str, Callable[[str], object]], queries: Sequence[str]
 
 def main(argv: Sequence[str] | None = None) -> int:
     settings = load_settings()
-    parser = argparse.ArgumentParser(prog="python -m bench.retrieval", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data-dir", type=Path, default=settings.data_dir)
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
-    parser.add_argument("--seed", type=int, default=13, help="seed of a new split and of the reworded names")
+    parser = scaffold.parser(__doc__, "retrieval", data_dir=True, seed=13)  # seed: a new split's, the rewordings'
     parser.add_argument("--cache-dir", type=Path, default=settings.cache_dir, help="where corpus embeddings are kept")
     args = parser.parse_args(argv)
     if not (args.data_dir / "biored").is_dir():
@@ -322,7 +316,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                            "its gold mentions hold a concept of every query slot"},
             },
             "load_average_1min_before_and_after_latency": [round(load_before, 2), round(os.getloadavg()[0], 2)],
-            "machine": {"python": platform.python_version(), "cpu_count": _cpus(), "torch_threads": _torch_threads()},
+            "machine": scaffold.machine("python", cpu_count=_cpus(), torch_threads=_torch_threads()),
         },
         "counts": counts,
         "leaks": leak,
@@ -331,13 +325,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "timings_s": timings,
     }
     report["params"]["notes"] = notes(report, chosen, mixed, dev)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = args.out.with_name(args.out.name + ".tmp")
-    tmp.write_text(json.dumps(report, indent=2) + "\n")
-    tmp.replace(args.out)
     headline = {form: {s: forms[form]["all"]["ndcg@10"]["systems"][s]["mean"] for s in systems} for form in forms}
-    print(json.dumps({"goals": goals, "ndcg@10 (all kinds)": headline, "latency_ms": latency_ms}, indent=2))
-    print(f"chosen hybrid: {chosen} ({why}); wrote {args.out}")
+    scaffold.write(args.out, report, echo={"goals": goals, "ndcg@10 (all kinds)": headline, "latency_ms": latency_ms})
+    print(f"chosen hybrid: {chosen} ({why})")
     return 0
 
 

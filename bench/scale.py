@@ -31,20 +31,17 @@ memory_mb (saved file sizes and resident-memory deltas), goal (which settings me
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
-import platform
 import resource
 import tempfile
 import time
 from dataclasses import asdict, replace
-from datetime import UTC, datetime
 from pathlib import Path
 
 import faiss
 import numpy as np
 
+from bench import _scaffold as scaffold
 from bench._scale_config import GOAL_P95_MS, GOAL_RECALL, SMALL, K, Sizes
 from bench._scale_dense import bench_dense, embedding_stats
 from bench._scale_lexical import (
@@ -96,7 +93,7 @@ def calibrate(report: dict, data_dir: Path, mix: Mixture, n: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = scaffold.parser(__doc__, "scale")
     parser.add_argument("--small", action="store_true", help="50k vectors and 10k documents: a quick run")
     parser.add_argument("--vectors", type=int, help="override the number of base vectors")
     parser.add_argument("--documents", type=int, help="override the number of BM25 documents")
@@ -109,7 +106,6 @@ def main(argv: list[str] | None = None) -> int:
                         help="also time flat and HNSW ef64 queries with this many threads")
     parser.add_argument("--calibrate", action="store_true", help="also embed real abstracts (../shared/data)")
     parser.add_argument("--calibration-docs", type=int, default=1000)
-    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results" / "scale.json")
     parser.add_argument("--sections", default="synthetic",
                         help="comma-separated: synthetic (1M vectors, 100k BM25 documents), milvus (Milvus Lite vs "
                              "FAISS on the real corpus), milvus_synthetic (Milvus Lite per index kind at "
@@ -133,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     sections = {s.strip() for s in args.sections.split(",") if s.strip()}
     if sections == {"derive"}:  # the per-million figures, the 36M sizing and the goals again, from the JSON
-        write_report(args.out, json.loads(args.out.read_text()))
+        write_report(args.out, scaffold.read(args.out))
         return 0
     unknown = sections - {"synthetic", *REAL_SECTIONS}
     if unknown:
@@ -150,17 +146,16 @@ def main(argv: list[str] | None = None) -> int:
                         flat_latency_queries=min(args.queries, sizes.flat_latency_queries))
     mix = Mixture()
     report: dict = {
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "date": scaffold.now(),
         "params": {"k": K, "goal": {"recall@50": GOAL_RECALL, "p95_ms": GOAL_P95_MS}, "sizes": asdict(sizes),
                    "mixture": asdict(mix), "faiss_omp_threads_build": args.threads,
                    "faiss_omp_threads_search": args.search_threads,
-                   "faiss_omp_threads_compared": args.compare_threads, "cpu_count": os.cpu_count(),
+                   "faiss_omp_threads_compared": args.compare_threads, **scaffold.machine("cpu_count"),
                    "load_average_start": [round(x, 2) for x in os.getloadavg()],
                    "latency": "single-query calls through DenseIndex.search / LexicalIndex.search after 10 warm-up "
                               "calls; wall-clock, includes id mapping",
                    "versions": {"faiss": faiss.__version__, "faiss_compile": faiss.get_compile_options(),
-                                "numpy": np.__version__, "python": platform.python_version(),
-                                "platform": platform.platform()}},
+                                "numpy": np.__version__, **scaffold.machine("python", "platform")}},
         "counts": {"vectors": sizes.vectors, "dimension": mix.dim, "queries": sizes.queries,
                    "documents": sizes.documents, "lexical_queries": sizes.lexical_queries},
         "systems": {}, "latency_ms": {}, "timings_s": {}, "memory_mb": {},
@@ -176,11 +171,11 @@ def main(argv: list[str] | None = None) -> int:
     report["params"]["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
     met = [name for name, s in report["systems"].items() if s.get("meets_goal")]
     report["goal"] = {"recall@50": GOAL_RECALL, "p95_ms": GOAL_P95_MS, "met_by": met}
-    previous = json.loads(args.out.read_text()) if args.out.exists() else {}
+    previous = scaffold.read(args.out)
     kept = (*REAL_SECTIONS, "product_runs", "product_store_runs")  # sections not re-run keep their figures
     report.update({k: previous[k] for k in kept if k in previous})
     write_report(args.out, report)
-    print(f"wrote {args.out}; goal met by: {', '.join(met) or 'none'}")
+    print(f"goal met by: {', '.join(met) or 'none'}")
     return run_real_sections(args, sections - {"synthetic"}) if sections - {"synthetic"} else 0
 
 
@@ -195,34 +190,33 @@ def write_report(path: Path, report: dict) -> None:
     report["per_million"] = per_million(report)
     report["sizing_36m"] = sizing(report)
     report["goals"] = scale_goals(report)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(report, indent=2) + "\n")
+    scaffold.write(path, report)
 
 
 def run_real_sections(args, sections: set[str]) -> int:
     """The milvus / product / ingest sections, merged into ``args.out`` (other sections' figures kept)."""
     from bench._scale_product import RealCorpus, bench_milvus, bench_product
 
-    report = json.loads(args.out.read_text()) if args.out.exists() else {}
-    machine = {"cpu_count": os.cpu_count(), "load_average_start": [round(x, 2) for x in os.getloadavg()],
-               "platform": platform.platform()}
+    report = scaffold.read(args.out)
+    machine = {**scaffold.machine("cpu_count"), "load_average_start": [round(x, 2) for x in os.getloadavg()],
+               **scaffold.machine("platform")}
     data_dir = load_settings().data_dir
     corpus = RealCorpus(data_dir, args.real_queries) if sections & {"milvus", "product", "milvus_server"} else None
     with tempfile.TemporaryDirectory(prefix="scale-real-") as tmp:
         if "milvus" in sections:
-            report["milvus"] = {"date": datetime.now(UTC).isoformat(timespec="seconds"), **machine,
+            report["milvus"] = {"date": scaffold.now(), **machine,
                                 **bench_milvus(corpus, Path(tmp))}
             write_report(args.out, report)
         if "milvus_synthetic" in sections:
             from bench._scale_product import bench_milvus_synthetic
 
-            report["milvus_synthetic"] = {"date": datetime.now(UTC).isoformat(timespec="seconds"), **machine,
+            report["milvus_synthetic"] = {"date": scaffold.now(), **machine,
                                           **bench_milvus_synthetic(args.milvus_vectors, 200, Path(tmp))}
             write_report(args.out, report)
         if "product" in sections and args.product_postings == "store":
             runs = report.setdefault("product_store_runs", {})
             for documents in args.product_documents:
-                runs[str(documents)] = {"date": datetime.now(UTC).isoformat(timespec="seconds"), **machine,
+                runs[str(documents)] = {"date": scaffold.now(), **machine,
                                         **bench_product(corpus, documents, "store", Path(tmp)),
                                         "load_average_end": [round(x, 2) for x in os.getloadavg()]}
                 write_report(args.out, report)
@@ -231,7 +225,7 @@ def run_real_sections(args, sections: set[str]) -> int:
             if "product" in report:  # a run written before runs were kept by size
                 runs.setdefault(str(report["product"]["documents"]), report["product"])
             for documents in args.product_documents:  # smallest first: a failure at the largest keeps the others
-                runs[str(documents)] = {"date": datetime.now(UTC).isoformat(timespec="seconds"), **machine,
+                runs[str(documents)] = {"date": scaffold.now(), **machine,
                                         **bench_product(corpus, documents)}
                 report["product"] = runs[max(runs, key=int)]  # the goal's figure: the largest corpus measured
                 write_report(args.out, report)
@@ -239,20 +233,20 @@ def run_real_sections(args, sections: set[str]) -> int:
             from bench._scale_server import bench_server
 
             runs = report.get("milvus_server", {}).get("synthetic", {})  # sizes not run again keep their figures
-            report["milvus_server"] = {"date": datetime.now(UTC).isoformat(timespec="seconds"), **machine,
+            report["milvus_server"] = {"date": scaffold.now(), **machine,
                                        **bench_server(corpus, args.server_vectors, 200, Path(tmp))}
             report["milvus_server"]["synthetic"] = {**runs, **report["milvus_server"]["synthetic"]}
             write_report(args.out, report)
         if "milvus_server_ci" in sections:
             from bench._scale_server import run_server_tests
 
-            report["milvus_server_ci"] = {"date": datetime.now(UTC).isoformat(timespec="seconds"), **machine,
+            report["milvus_server_ci"] = {"date": scaffold.now(), **machine,
                                           **run_server_tests(Path(__file__).resolve().parents[1])}
             write_report(args.out, report)
         if "ingest" in sections:
             from bench._ingest_scale import measure_ingest_and_encoding
 
-            report["ingest"] = {"date": datetime.now(UTC).isoformat(timespec="seconds"), **machine,
+            report["ingest"] = {"date": scaffold.now(), **machine,
                                 **measure_ingest_and_encoding(data_dir, Path(tmp), args.ingest_records,
                                                               args.encode_docs)}
             write_report(args.out, report)

@@ -25,21 +25,18 @@ candidates with 30 grades.
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
-import platform
 import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, replace
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
 
 from bench import _asreview_peer, _concepts, _screening_gate
+from bench import _scaffold as scaffold
 from bench._scaffold import goal
 from bench._screening_topics import Topic, find_topics, load_store_documents, relation_pairs
 from curation.learning.ranker_training import CandidateLists, train_ranker
@@ -60,7 +57,6 @@ from curation.screening.simulation import random_order, simulate, static_prior
 from index.lexical import LexicalIndex
 from index.search import Retriever
 
-OUT = Path(__file__).resolve().parent / "results" / "screening.json"
 FIGURE = Path(__file__).resolve().parent.parent / "docs" / "screening_curves.png"
 METRICS = ("wss@95", "recall@10%", "recall@20%", "atd", "loss")
 GRID = tuple(LearnerConfig(prior_weight=p, evidence_weight=e) for p in (0.0, 0.5, 1.0) for e in (0.0, 0.1, 0.3, 1.0))
@@ -355,9 +351,7 @@ def _gate(splits: Mapping[str, dict], bench, engine, signals) -> dict:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", type=Path, default=Path("../shared/data"))
-    parser.add_argument("--out", type=Path, default=OUT)
+    parser = scaffold.parser(__doc__, "screening", data_dir=True)
     parser.add_argument("--test", action="store_true", help="also score the test topics (read once)")
     parser.add_argument("--no-peer", action="store_true", help="leave ASReview out (a quick look)")
     parser.add_argument("--limit", type=int, default=0, help="at most this many topics per split (0: all)")
@@ -379,8 +373,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     signals = MemorySignals({d.pmid: Evidence(pairs=tuple(scored.get(d.pmid, ())), kinds=bench.kinds.get(d.pmid, {}))
                              for d in corpus})
     report: dict[str, object] = {
-        "created": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": {"python": platform.python_version(), "platform": platform.platform()},
+        "created": scaffold.now(),
+        "machine": scaffold.machine("python", "platform"),
         "store": {"documents": len(corpus), "by_corpus": dict(sorted(
             {c: sum(1 for v in home.values() if v == c) for c in set(home.values())}.items())),
             "lexicon_documents": len(kept), "relation_scorer_trained_on": scorer_data},
@@ -397,21 +391,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         splits[split] = pools
         print(f"{split}: {len(pools)} topics pooled, {time.perf_counter() - started:.0f} s", file=sys.stderr)
     if args.gate_only:
-        report = json.loads(args.out.read_text())
+        report = scaffold.read(args.out)
         report["gate"] = _gate(splits, bench, engine, signals)
         if "goals" in report:
             report["goals"].update(_gate_goals(report))
-        args.out.write_text(json.dumps(report, indent=1) + "\n")
-        print(f"gate {json.dumps({s: report['gate'][s].get('session') for s in splits})}; wrote {args.out}",
-              file=sys.stderr)
+        scaffold.write(args.out, report, indent=1, echo={s: report["gate"][s].get("session") for s in splits})
         return 0
     if args.rerank_only:
-        report = json.loads(args.out.read_text())
+        report = scaffold.read(args.out)
         report["rerank"] = _rerank_p95({t: e for pools in splits.values() for t, e in pools.items()}, corpus)
         if "goals" in report:
             report["goals"]["rerank_p95_ms_1000"] = goal(report["rerank"]["p95_ms"], 300, "<=")
-        args.out.write_text(json.dumps(report, indent=1) + "\n")
-        print(f"re-rank {report['rerank']}; wrote {args.out}", file=sys.stderr)
+        scaffold.write(args.out, report, indent=1, echo=report["rerank"])
         return 0
     dev = splits["dev"]
     grid = []
@@ -442,9 +433,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         report["curves"] = _curves(splits["test"], report["test"]["store"]["per_topic"], args.product)
         _figure(report["curves"], FIGURE)
     report["seconds"] = round(time.perf_counter() - started, 1)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=1) + "\n")
-    print(f"wrote {args.out}", file=sys.stderr)
+    scaffold.write(args.out, report, indent=1)
     return 0
 
 

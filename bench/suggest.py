@@ -23,18 +23,14 @@ on dev (bench/results/suggest_test.json). Without ``--test`` only the Test split
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import platform
 import time
 from collections import Counter, defaultdict
-from datetime import UTC, datetime
 from pathlib import Path
 
 import bench._suggestions as S
-from bench._benchmark import goal
+from bench import _scaffold as scaffold
 from bench._relation_extraction import read_documents, relation_extraction
+from bench._scaffold import goal
 from bench._suggest_latency import latency
 from curation.config import load_settings
 from curation.ingest.problems import Problems
@@ -355,9 +351,7 @@ PARTS = ("suggestions", "latency", "flagship")
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=None,
-                        help="default bench/results/suggest.json (suggest_test.json with --test)")
+    parser = scaffold.parser(__doc__, "suggest")  # --out: suggest_test.json with --test
     parser.add_argument("--test", action="store_true",
                         help="score the Test splits, once, with everything chosen on dev (no latency section)")
     parser.add_argument("--no-vocabularies", action="store_true",
@@ -370,12 +364,13 @@ def main(argv: list[str] | None = None) -> int:
     if unknown := parts - set(PARTS):
         parser.error(f"unknown parts {sorted(unknown)}; choose from {PARTS}")
     split = "test" if args.test else "dev"
-    args.out = args.out or ROOT / "bench" / "results" / ("suggest_test.json" if args.test else "suggest.json")
+    if args.test and args.out == scaffold.RESULTS / "suggest.json":
+        args.out = scaffold.RESULTS / "suggest_test.json"
     data_dir = load_settings().data_dir
-    report = json.loads(args.out.read_text()) if args.out.exists() and parts != set(PARTS) else {}
+    report = scaffold.read(args.out) if parts != set(PARTS) else {}
     extraction, scorer, training = relation_extraction(data_dir, split)
-    report.update({"date": datetime.now(UTC).isoformat(timespec="seconds"),
-                   "params": {"cpu_count": os.cpu_count(), "python": platform.python_version(),
+    report.update({"date": scaffold.now(),
+                   "params": {**scaffold.machine("cpu_count", "python"),
                               "splits_read": "Train and Test (everything chosen on dev)" if args.test else
                               "Train and Dev; Test PMIDs only",
                               "vocabularies": not args.no_vocabularies, "parts_measured": sorted(parts)},
@@ -401,10 +396,8 @@ def main(argv: list[str] | None = None) -> int:
     report["goals"] = _goals(report, split)
     report["best_scorer_f1"] = {c: max(v["systems"]["scorer_logreg"]["f1"], v["systems"]["scorer_boosted"]["f1"])
                                 for c, v in report["relation_extraction"][split].items()}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2) + "\n")
-    print(f"wrote {args.out}: " + "; ".join(f"{k} {v['value']} ({'met' if v['met'] else 'missed'})"
-                                           for k, v in report["goals"].items()))
+    scaffold.write(args.out, report)
+    scaffold.print_goals(report["goals"])
     return 0
 
 

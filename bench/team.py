@@ -25,19 +25,17 @@ Writes one JSON with date, params, environment, the figures and ``goals`` (each 
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import platform
 import secrets
 import shutil
 import statistics
 import tempfile
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 
-from bench._benchmark import goal
+from bench import _scaffold as scaffold
+from bench._scaffold import goal
 from curation import access
 from curation.access import Action, Identity, IdentitySource, Role
 from curation.config import Settings
@@ -248,12 +246,10 @@ def sign_in_times(db: Path, tmp: Path, runs: int) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data-dir", type=Path, default=Settings().data_dir)
+    parser = scaffold.parser(__doc__, "team", data_dir=True)
     parser.add_argument("--decisions", type=int, default=300)
     parser.add_argument("--sign-ins", type=int, default=3)
     parser.add_argument("--no-browser", action="store_true")
-    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "team.json")
     args = parser.parse_args(argv)
     from bench._server import build_store
 
@@ -297,16 +293,14 @@ def main(argv: list[str] | None = None) -> int:
         "check_overhead_p50_ms": goal(round(o["team"]["p50"] - o["personal"]["p50"], 2), 5.0, "<="),
     }
     result = {
-        "benchmark": "team", "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "benchmark": "team", "date": scaffold.now(),
         "params": {"decisions": args.decisions, "sign_ins": 0 if args.no_browser else args.sign_ins,
                    "store": counts, "store_build_s": build_s},
-        "environment": {"python": platform.python_version(), "cpus": os.cpu_count(), "machine": platform.machine()},
+        "environment": scaffold.machine("python", "cpus", machine=platform.machine()),
         **figures, "goals": goals,
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
-    print(json.dumps({"goals": goals, "overhead": figures["overhead"], "sign_in": figures.get("sign_in"),
-                      "mismatches": e["mismatches"]}, indent=2))
+    scaffold.write(args.out, result, echo={"goals": goals, "overhead": figures["overhead"],
+                                           "sign_in": figures.get("sign_in"), "mismatches": e["mismatches"]})
     return 0
 
 
