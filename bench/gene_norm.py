@@ -14,7 +14,9 @@ gold gene mention's and its concept one of the gold ids. Figures:
 * ``end_to_end``: mention-level P / R / F1 (exact span and id) and document-level (PMID, id) P / R / F1;
 * ``gold_spans``: accuracy when the recogniser is given the gold spans (linking alone: the same choice of
   :func:`curation.entities.gene_choice.choose_gene`, else unlinked), with ablations: without the corpus
-  names, without the text's species, without families;
+  names, without the text's species, without families; and the ceiling the dictionaries set: the share of
+  gold mentions whose gene has any name in them (a mouse gene known only by its Ensembl id cannot be
+  answered with its NCBI id), and the accuracy on those;
 * on BioRED Dev and the NLM-Gene dev split (``--test``: BioRED Test too, read once at the end).
 
 Writes the ``gene_norm`` section of ``bench/results/entities.json`` (the file re-read just before writing; the
@@ -93,17 +95,23 @@ def gold_spans(lexicon: Lexicon, documents: Sequence[Document],
     gold = gold_genes(documents)
     by_pmid = {d.pmid: d for d in documents}
     found = {pmid: dominant_species(text_species(d.text)) if species else "" for pmid, d in by_pmid.items()}
-    right = linked = unknown = 0
+    right = linked = unknown = known = right_known = 0
     wrong: Counter[tuple[str, str, str]] = Counter()
     for (pmid, start, end), ids in gold.items():
         concept = choose(lexicon, by_pmid[pmid].text[start:end], found[pmid])
         linked += bool(concept)
         unknown += not concept
         right += concept in ids
+        # the gold gene has at least one name in the dictionaries: a choice could reach it
+        reachable = any(lexicon.names("gene", i) for i in ids)
+        known += reachable
+        right_known += reachable and concept in ids
         if concept and concept not in ids:
             wrong[(by_pmid[pmid].text[start:end], ",".join(sorted(ids)), concept)] += 1
     return {"mentions": len(gold), "acc1": round(right / max(1, len(gold)), 4), "linked": linked,
             "no_exact_name": unknown, "precision_of_linked": round(right / max(1, linked), 4),
+            "gold_gene_in_dictionaries": round(known / max(1, len(gold)), 4),
+            "acc1_where_gold_gene_in_dictionaries": round(right_known / max(1, known), 4),
             "most_common_wrong": [[*key, n] for key, n in wrong.most_common(15)]}
 
 

@@ -7,7 +7,8 @@ with NCBI Gene ids of whatever organism the abstract studies, and gene families 
 
 * one record per gold gene mention with a single numeric id (so the lexicon's use counts say how often a name
   means each gene), source ``corpus:<folder>``, the gene's species read from the abstracts that mention it
-  (:mod:`curation.entities.species`; "" when they disagree);
+  (:mod:`curation.entities.species`; "" when they disagree, and never "human": the human vocabularies say
+  which ids are human);
 * a name the file uses as a family at least as often as as a gene becomes a family concept ``family:<name>``
   (:func:`family_id`), species "": a curator or a highlight is offered the family, never one of its genes.
 
@@ -24,7 +25,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from curation.entities.lexicon import normalise_name
-from curation.entities.species import dominant_species, text_species
+from curation.entities.species import HUMAN, dominant_species, text_species
 from curation.errors import InputError
 from curation.records import Document, Mention, Synonym
 
@@ -75,8 +76,12 @@ def gene_synonyms(documents: Iterable[Document], source: str) -> Iterator[Synony
             elif mention.type in GENE_TYPES and (concept := _single_id(mention.concept_id)):
                 gene_uses[key] += 1
                 species_of[concept][species] += 1
+    # A human gene's species comes from the human vocabularies, which know every human NCBI id; texts about
+    # another organism often name humans too ("leptin" in a rat paper citing patients), so a corpus never
+    # makes a gene human.
     species = {c: top for c, counts in species_of.items()
-               if (top := counts.most_common(1)[0][0]) and counts[top] * 3 >= 2 * sum(counts.values())}
+               if (top := counts.most_common(1)[0][0]) and top != HUMAN
+               and counts[top] * 3 >= 2 * sum(counts.values())}
     for document in documents:
         for mention in document.mentions:
             if mention.type in GENE_TYPES and (concept := _single_id(mention.concept_id)):

@@ -12,12 +12,16 @@ the protein kinase C family in most abstracts). :func:`choose_gene` decides, in 
    then an NCBI Gene id over an Ensembl one (a mouse gene the vocabularies know only by ``ENSMUSG...`` while a
    corpus gives the same name its NCBI id, which is what curators and the corpora use);
 4. how many records give the name to each gene (:meth:`Lexicon.uses`: a corpus mention each where the corpus
-   is read directly, one per source in the store), then human, then the lexicon's own order.
+   is read directly, one per source in the store), then human, then the lexicon's own order;
+5. a non-human gene chosen by its Ensembl id is answered with its NCBI id when the corpora give one
+   (:func:`ncbi_twin`): the installed vocabularies have no mouse Ensembl -> NCBI crosswalk, but a corpus gene
+   that shares a name with the Ensembl gene, and is not known as another species', is the same gene.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 
 from curation.entities.corpus_genes import is_family
@@ -59,8 +63,25 @@ def choose_gene(lexicon: Lexicon, name: str, species: str = "") -> str:
     prefer = species or HUMAN
     cased = set(same_case(lexicon, GENE, name, genes))
     order = {c: i for i, c in enumerate(genes)}
-    return max(genes, key=lambda c: (lexicon.species(GENE, c) == prefer, c in cased, c.isdigit(),
-                                     lexicon.uses(name, GENE, c), lexicon.species(GENE, c) == HUMAN, -order[c]))
+    chosen = max(genes, key=lambda c: (lexicon.species(GENE, c) == prefer, c in cased, c.isdigit(),
+                                       lexicon.uses(name, GENE, c), lexicon.species(GENE, c) == HUMAN, -order[c]))
+    return ncbi_twin(lexicon, chosen) or chosen
+
+
+def ncbi_twin(lexicon: Lexicon, concept: str) -> str:
+    """The NCBI Gene id of a non-human gene the lexicon knows by an Ensembl id ("" when none is clear): the numeric
+    concepts that share one of its names and are of its species or of none, the one most records give those
+    names to, when it has strictly more than the next."""
+    if concept.isdigit() or is_family(concept) or lexicon.species(GENE, concept) in ("", HUMAN):
+        return ""
+    species = lexicon.species(GENE, concept)
+    records: Counter[str] = Counter()
+    for name in lexicon.names(GENE, concept):
+        for _, other in lexicon.lookup(name, GENE):
+            if other.isdigit() and lexicon.species(GENE, other) in ("", species):
+                records[other] += lexicon.uses(name, GENE, other)
+    ranked = records.most_common(2)
+    return ranked[0][0] if ranked and (len(ranked) == 1 or ranked[0][1] > ranked[1][1]) else ""
 
 
 def family_members(lexicon: Lexicon, family: str, limit: int = MAX_MEMBERS) -> tuple[str, ...]:

@@ -6,7 +6,7 @@ import pytest
 
 from curation.entities.annotation import Annotator
 from curation.entities.corpus_genes import corpus_gene_synonyms, family_id, gene_synonyms, is_dev, read_annotated
-from curation.entities.gene_choice import choose_gene, family_members, same_case
+from curation.entities.gene_choice import choose_gene, family_members, ncbi_twin, same_case
 from curation.entities.lexicon import Lexicon
 from curation.entities.matching import Matcher
 from curation.entities.normalise import Normaliser
@@ -101,7 +101,8 @@ def test_a_pubtator_family_line_without_an_id_is_read_and_the_dev_split_is_left_
     path.write_text("\n".join(lines), encoding="utf-8")
     assert [m.type for m in read_annotated(path)[0].mentions] == ["FamilyName", "Gene"]
     synonyms = list(corpus_gene_synonyms(path))
-    assert [(s.concept_id, s.species) for s in synonyms if s.name == "BRCA1"] == [("672", "human")]  # train only
+    # train only; a text about patients does not make a corpus gene human (the human vocabularies say which are)
+    assert [(s.concept_id, s.species) for s in synonyms if s.name == "BRCA1"] == [("672", "")]
     assert not any(s.concept_id == "family:pkc" for s in synonyms)  # one family use (dev's left out): no family
 
 
@@ -117,7 +118,7 @@ def test_the_real_corpora_teach_pkc_as_a_family_and_mouse_genes_by_their_ids(dat
     lexicon = Lexicon(synonyms)
     assert choose_gene(lexicon, "PKC", "human") == "family:pkc"
     species = {s.species for s in synonyms}
-    assert {"human", "mouse", "rat"} <= species
+    assert {"mouse", "rat"} <= species and "human" not in species
     train_mentions = sum(m.type == "Gene" and m.concept_id.strip().isdigit()
                          for d in documents if not is_dev(d.pmid) for m in d.mentions)
     assert sum(not s.concept_id.startswith("family:") for s in corpus_gene_synonyms(nlm)) == train_mentions
@@ -131,3 +132,18 @@ def test_a_mouse_gene_known_by_an_ncbi_id_wins_over_its_ensembl_only_entry():
     ])
     assert choose_gene(lexicon, "Dll4", "mouse") == "54485"  # the id the corpora and curators use
     assert choose_gene(lexicon, "Dll4", "human") == "54567"
+
+
+def test_a_mouse_gene_chosen_by_its_ensembl_id_is_answered_with_the_ncbi_id_a_corpus_gives_one_of_its_names():
+    lexicon = Lexicon([
+        Synonym("ENSMUSG00000054342", "gene", "Kcnn4", "ensembl:mouse", True, "mouse"),
+        Synonym("ENSMUSG00000054342", "gene", "KCa3.1", "ensembl:mouse", False, "mouse"),
+        Synonym("3783", "gene", "KCNN4", "ensembl:human", True, "human"),
+        Synonym("16534", "gene", "KCa3.1", "corpus:nlmgene", False, ""),
+        Synonym("99999", "gene", "Kcnn4", "corpus:nlmgene", False, "rat"),  # another species' gene: never the twin
+    ])
+    assert choose_gene(lexicon, "Kcnn4", "mouse") == "16534"
+    assert ncbi_twin(lexicon, "ENSMUSG00000054342") == "16534"
+    assert ncbi_twin(lexicon, "3783") == ""  # already an NCBI id
+    tied = Lexicon([*lexicon.entries(), Synonym("77777", "gene", "Kcnn4", "corpus:gnormplus", False, "")])
+    assert ncbi_twin(tied, "ENSMUSG00000054342") == ""  # two corpus genes with as many records: no clear twin
