@@ -35,7 +35,7 @@ from tests.curation.test_recogniser import _corpus
 
 TINY = {"epochs": 2, "width": 16}
 
-POLICY = "recogniser_first(chemical=dictionary,gene=dictionary_first,variant=dictionary)"  # the default per-kind policy
+POLICY = "recogniser_first(chemical=dictionary,variant=dictionary)"  # the default per-kind policy
 TINY_VERSION, WORSE_VERSION = f"{POLICY}:tiny:lexicon", f"{POLICY}:worse:lexicon"
 
 
