@@ -48,8 +48,9 @@ if TYPE_CHECKING:  # the search stack loads when a search runs, not when the CLI
 
 CONCEPT_INDEX_MIGRATION = 4  # the store's schema version that added the concept index (annotations)
 TITLE_CHARS = 60  # of a title in the table
-NO_HITS = ("no abstract mentions any of the concepts, so nothing is ranked "
-           "(a document that mentions none is never shown)")
+# Not "no abstract mentions them": a name too short to look up in the text may be written somewhere unlinked.
+NO_HITS = ("no abstract was found for any of the concepts (by the concept index or the names' text), so nothing "
+           "is ranked; the notes above say what was checked for each")
 
 
 # --- searching ---------------------------------------------------------------------------------------
