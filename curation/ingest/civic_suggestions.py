@@ -3,20 +3,22 @@
 Columns ``pubmed_id, gene, variant, disease, therapy, comment`` (a header line; quoted CSV fields may
 hold commas and newlines). Each row is one PO record (Gene, Variant, Treatment = therapy, which may be
 empty) with its PubMed id, the disease and the comment as attributes; the record id is the row's
-content, so importing the same file twice adds nothing.
+content, so importing the same file twice adds nothing. :func:`write_civic_suggestions` writes the file from
+curators' decisions.
 """
 
 from __future__ import annotations
 
 import csv
 import hashlib
-from collections.abc import Iterator
+import io
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 from curation.ingest.limits import MAX_FIELD_CHARS
 from curation.ingest.problems import Problems
 from curation.ingest.tabular import open_text_lines, valid_pmid
-from curation.records import KBRecord
+from curation.records import Decision, KBRecord
 
 COLUMNS = ("pubmed_id", "gene", "variant", "disease", "therapy", "comment")
 SOURCE = "civic-suggestion"
@@ -74,3 +76,26 @@ def read_civic_suggestions(path: Path, problems: Problems) -> Iterator[KBRecord]
             hashlib.sha1(key.encode()).hexdigest()[:16],
             tuple((c, values[c]) for c in ("disease", "comment") if values[c]),
         )
+
+
+def write_civic_suggestions(decisions: Iterable[Decision], diseases: Mapping[str, str]) -> tuple[str, int]:
+    """The CSV of PO decisions (with its header) and its row count: one row per (PMID, gene, variant, therapy).
+
+    The therapy is the decision's answer (else the typed Treatment, else empty); the disease is
+    ``diseases[pmid]`` (empty when absent); the comment says who judged it how and when, with the curators' notes.
+    """
+    merged: dict[tuple[str, str, str, str], list[str]] = {}
+    for d in decisions:
+        values = dict(d.query_entities)
+        therapy = d.answer or values.get("Treatment", "")
+        key = (d.pmid, values.get("Gene", ""), values.get("Variant", ""), therapy)
+        said = f"{d.grade.value} evidence per {d.curator} ({d.created_at[:10]})" + (f": {' '.join(d.note.split())}"
+                                                                              if d.note else "")
+        merged.setdefault(key, []).append(said)
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    for (pmid, gene, variant, therapy), said in sorted(merged.items()):
+        writer.writerow([pmid, gene, variant, diseases.get(pmid, ""), therapy,
+                         "Suggested from the curation workbench: " + "; ".join(said)])
+    return out.getvalue(), len(merged)

@@ -20,6 +20,8 @@ from curation.store.relations import UNSCORED, get_active_relation_scorer
 NO_SCORER = ("no relation scorer active: suggestions rank candidates by co-occurrence; train one on Train & "
              "evaluate (Relation scorer) or with python -m curation train-relations")
 
+SCORE_THE_REST_HINT = ("\"Score the rest\" on Train & evaluate brings them up to date (or `python -m curation rescore` "
+                       "while the app is stopped)")
 
 @dataclass(frozen=True)
 class ActiveScorer:

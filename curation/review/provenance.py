@@ -61,7 +61,7 @@ def decision_provenance(row: Provenanced, rank: int | None = None, version: str 
 
     Args:
         concepts: the search's :class:`curation.entities.query.QueryConcept` per slot.
-        suggestion: the :class:`curation.workflows.suggest.Suggestion` the curator was following (its rank and
+        suggestion: the :class:`curation.relations.missing_slot.Suggestion` the curator was following (its rank and
             score among the suggestions, and the relation scorer), when the decision was made from one.
     """
     data = hit_provenance(row)

@@ -13,6 +13,7 @@ predicted mentions never become training data.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -225,6 +226,17 @@ class Posting(NamedTuple):
     source: str
     concept_id: str
     text: str
+
+
+def main_diseases(con: duckdb.DuckDBPyConnection, pmids: Sequence[str]) -> dict[str, str]:
+    """PMID → the disease its annotations name most often (canonical name when linked; ties by name)."""
+    found: dict[str, str] = {}
+    for pmid, rows in list_annotations(con, pmids).items():
+        counts = Counter(r.canonical or r.text for r in rows
+                         if r.entity_type.lower() in ("disease", "diseaseorphenotypicfeature"))
+        if counts:
+            found[pmid] = min(counts, key=lambda name: (-counts[name], name))
+    return found
 
 
 def list_concept_postings(

@@ -28,6 +28,7 @@ from curation.grades import Grade
 from curation.ranking.session import STAGE as SESSION_STAGE
 from curation.ranking.session import query_grades
 from curation.records import Decision
+from curation.relations.missing_slot import DEFAULT_TOP_DOCS, Suggestion, SuggestionResult, suggest_from
 from curation.review.answers import answer_kind_problem
 from curation.review.provenance import decision_provenance
 from curation.runtime.foreground import note_foreground
@@ -40,7 +41,6 @@ from curation.workflows.entities import annotator_note
 from curation.workflows.result_filter import RowFilter, filter_rows
 from curation.workflows.results import GROUPS, CurateResult, ResultRow, curate_search
 from curation.workflows.session import corpus_size, current_schema
-from curation.workflows.suggest import DEFAULT_TOP_DOCS, Suggestion, SuggestionResult, suggest_from
 
 KNOWN_VALUES_SHOWN = 2000  # typed-ahead choices per slot, most frequent first
 # In-session feedback starts switched off: on benchmark v2 (bench/ranker_session.py, residual collection) its gain's

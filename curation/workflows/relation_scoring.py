@@ -23,7 +23,7 @@ from curation.access import Action, Who
 from curation.config import Settings
 from curation.errors import CurationError
 from curation.jobs import relations as relations_job
-from curation.relations.active import NO_SCORER, ActiveScorer, active_scorer, judge
+from curation.relations.active import NO_SCORER, SCORE_THE_REST_HINT, ActiveScorer, active_scorer, judge
 from curation.relations.pairs import RelationError
 from curation.relations.scorer_folder import SCORERS, load_scorer_folder, new_scorer_name, write_scorer
 from curation.relations.stored_pairs import Progress, ScoringReport, load_scored_pairs, score_documents
@@ -60,8 +60,6 @@ def activate_scorer(con: duckdb.DuckDBPyConnection, folder: str | Path, *, who: 
     return ActiveScorer(scorer, name, str(folder))
 
 
-SCORE_THE_REST_HINT = ("\"Score the rest\" on Train & evaluate brings them up to date (or `python -m curation rescore` "
-                       "while the app is stopped)")
 _RESCORE: dict[str, Background] = {}  # this process's latest "Score the rest" (running or done)
 
 

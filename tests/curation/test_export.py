@@ -54,8 +54,9 @@ def test_new_records_round_trip_through_the_civic_loader(con, fixtures, tmp_path
 def test_civic_source_suggestions_carry_the_form_fields_and_round_trip(con, fixtures, tmp_path):
     import csv
 
+    from curation.ingest.civic_suggestions import COLUMNS as CIVIC_SUGGESTION_COLUMNS
     from curation.store.annotations import AnnotationRow
-    from curation.workflows.export import CIVIC_SUGGESTION_COLUMNS, civic_suggestions
+    from curation.workflows.export import civic_suggestions
     from curation.workflows.ingestion import ingest_kb
 
     ingest_corpus(con, "pubtator", fixtures / "pubtator" / "small.PubTator")

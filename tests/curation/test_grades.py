@@ -25,10 +25,10 @@ def test_labels_are_what_the_pages_show():
 def test_a_grade_travels_as_a_grade_and_is_stored_and_exported_as_its_value(con, fixtures, tmp_path):
     import json
 
+    from curation.ingest.kb_export import decisions_export
     from curation.learning.snapshot import export_snapshot, load_snapshot
     from curation.schemas import PO
     from curation.store.decisions import list_decisions, record_decision
-    from curation.workflows.export import decisions_export
     from curation.workflows.ingestion import ingest_corpus
 
     ingest_corpus(con, "pubtator", fixtures / "pubtator" / "small.PubTator")

@@ -242,17 +242,17 @@ def test_suggestions_are_marked_new_to_the_kb_or_held_with_its_pmids(tmp_path, f
 
 
 def test_candidates_not_of_the_slots_kind_are_left_out_and_the_suggestion_says_so(tmp_path, fixtures, monkeypatch):
-    import curation.workflows.suggest as workflow
+    import curation.relations.missing_slot as missing_slot
     from curation.relations.answer_filter import AnswerFilter
 
     con = _store(tmp_path, fixtures)
     values = {"Gene": "BRAF", "Variant": "V600E"}
     every = _suggest(con, values)
-    assert workflow.answer_filter(con, PO, dictionary_matcher(con).lexicon) is None  # too few KB answers to learn
+    assert missing_slot.answer_filter(con, PO, dictionary_matcher(con).lexicon) is None  # too few KB answers to learn
     assert {s.name.casefold() for s in every.suggestions} == {"vemurafenib", "sotorasib"}
     kept = next(s for s in every.suggestions if s.name.casefold() == "vemurafenib").concept_ids
     # A filter that knows vemurafenib only (the KB says so) and no DrugBank id: sotorasib is not of the kind.
-    monkeypatch.setattr(workflow, "answer_filter", lambda con, schema, lexicon, cache_dir: AnswerFilter(
+    monkeypatch.setattr(missing_slot, "answer_filter", lambda con, schema, lexicon, cache_dir: AnswerFilter(
         "Treatment", "drugbank", frozenset(kept)))
     filtered = _suggest(con, values)
     assert [s.name.casefold() for s in filtered.suggestions] == ["vemurafenib"]
