@@ -12,10 +12,8 @@ A topic's learner is kept in this process with its last rankings: a grade refits
 from __future__ import annotations
 
 import json
-import threading
-from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import duckdb
 import numpy as np
@@ -32,8 +30,10 @@ from curation.records import Decision, MarkedText
 from curation.retrieval.passages import best_sentences, shift
 from curation.review.provenance import decision_provenance, hit_provenance
 from curation.schemas import RelationSchema
+from curation.screening import kept_learners
 from curation.screening.estimate import Remaining, remaining
-from curation.screening.learner import LearnerConfig, QueueRanking, ScreeningLearner, Strategy
+from curation.screening.kept_learners import KeptLearner, MovedCard, kept_learner, moved_up
+from curation.screening.learner import LearnerConfig, ScreeningLearner, Strategy
 from curation.screening.metrics import curve, expected_random_curve
 from curation.screening.pool import EVIDENCE_FEATURES, TopicPool, search_pool
 from curation.store import screening as kept
@@ -46,19 +46,6 @@ from curation.workflows.results import ResultRow, answer_candidates, kinded_span
 from index.hits import ConceptMatch, Hit, StageScore
 
 STRATEGIES = tuple(s.value for s in Strategy)
-MOVED_SHOWN = 5  # cards listed as moved up by the last grade
-KEPT_TOPICS = 8  # learners kept in this process (a curator's topics of the day)
-KEPT_RANKINGS = 4  # rankings kept per learner: the current one and those just before it
-
-
-@dataclass(frozen=True)
-class MovedCard:
-    """An unread card the last grade moved up the queue: its place before and after (1: next)."""
-
-    pmid: str
-    title: str
-    before: int
-    after: int
 
 
 @dataclass(frozen=True)
@@ -144,52 +131,9 @@ class ScreenView:
         return f"{left.since_last_relevant} read since the last relevant." if left and left.read else ""
 
 
-@dataclass
-class _Entry:
-    """A topic's learner in this process, and its last rankings (by the grades they were made from)."""
-
-    pool: TopicPool
-    titles: dict[str, str]
-    hits: tuple[str, ...]  # (candidates,) each candidate's hit as kept (JSON text)
-    learner: ScreeningLearner
-    rankings: OrderedDict = field(default_factory=OrderedDict)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def rank(self, gains: np.ndarray) -> QueueRanking:
-        key = gains.tobytes()
-        with self.lock:
-            if key in self.rankings:
-                self.rankings.move_to_end(key)
-                return self.rankings[key]
-        ranking = self.learner.rank(gains)  # outside the lock: another session may rank meanwhile
-        with self.lock:
-            self.rankings[key] = ranking
-            while len(self.rankings) > KEPT_RANKINGS:
-                self.rankings.popitem(last=False)
-        return ranking
-
-
-_kept: OrderedDict[tuple, _Entry] = OrderedDict()  # the topics' learners in this process, least recently used first
-_kept_lock = threading.Lock()
-
-
-def _kept_entry(key: tuple, build: Callable[[], _Entry]) -> _Entry:
-    with _kept_lock:
-        if key in _kept:
-            _kept.move_to_end(key)
-            return _kept[key]
-    entry = build()  # outside the lock: building a topic's text features takes a moment
-    with _kept_lock:
-        entry = _kept.setdefault(key, entry)
-        while len(_kept) > KEPT_TOPICS:
-            _kept.popitem(last=False)
-    return entry
-
-
 def forget_learners() -> None:
     """Drop the learners this process keeps (what a restart does): a topic's next view builds its learner again."""
-    with _kept_lock:
-        _kept.clear()
+    kept_learners.forget_learners()
 
 
 def _hit_json(hit: Hit) -> str:
@@ -242,8 +186,8 @@ def _keep_topic(con: duckdb.DuckDBPyConnection, engine, matcher: Matcher, linker
     return ""
 
 
-def _entry(con: duckdb.DuckDBPyConnection, topic: kept.Topic, strategy: str) -> _Entry:
-    def build() -> _Entry:
+def _entry(con: duckdb.DuckDBPyConnection, topic: kept.Topic, strategy: str) -> KeptLearner:
+    def build() -> KeptLearner:
         candidates = kept.list_candidates(con, topic)
         documents = {d.pmid: d for d in get_documents(con, [c.pmid for c in candidates])}
         present = [c for c in candidates if c.pmid in documents]  # a document removed since: out of the queue
@@ -251,11 +195,11 @@ def _entry(con: duckdb.DuckDBPyConnection, topic: kept.Topic, strategy: str) -> 
         evidence = np.asarray([c.evidence for c in present], dtype=np.float64) if same else None  # (n, f)
         pool = TopicPool(tuple(c.pmid for c in present), tuple(documents[c.pmid].text for c in present), evidence,
                          EVIDENCE_FEATURES if evidence is not None else ())
-        return _Entry(pool, {c.pmid: documents[c.pmid].title for c in present}, tuple(c.hit for c in present),
+        return KeptLearner(pool, {c.pmid: documents[c.pmid].title for c in present}, tuple(c.hit for c in present),
                       ScreeningLearner(pool, LearnerConfig(strategy=strategy)))
 
     key = (topic.schema, topic.key, topic.created_at, kept.count_candidates(con, topic), strategy)
-    return _kept_entry(key, build)
+    return kept_learner(key, build)
 
 
 def _reading(con: duckdb.DuckDBPyConnection, schema: RelationSchema, values: Mapping[str, str],
@@ -271,17 +215,6 @@ def _reading(con: duckdb.DuckDBPyConnection, schema: RelationSchema, values: Map
             gains[position] = grades[d.pmid]
             order.append(position)
     return gains, order
-
-
-def _moved(entry: _Entry, before: QueueRanking, after: QueueRanking, graded: int) -> tuple[MovedCard, ...]:
-    """The unread cards ranked higher ``after`` than ``before`` (the ranking before ``graded`` was graded)."""
-    if not after.fitted:
-        return ()
-    places = {p: n for n, p in enumerate((p for p in before.order if p != graded), start=1)}
-    moves = sorted(((places[p] - n, n, p) for n, p in enumerate(after.order, start=1) if places.get(p, n) > n),
-                   key=lambda m: (-m[0], m[1]))  # the longest moves first
-    return tuple(MovedCard(entry.pool.pmids[p], entry.titles[entry.pool.pmids[p]], n + up, n)
-                 for up, n, p in moves[:MOVED_SHOWN])
 
 
 def _card(con: duckdb.DuckDBPyConnection, matcher: Matcher, schema: RelationSchema, query: str,
@@ -348,7 +281,7 @@ def _view(con: duckdb.DuckDBPyConnection, matcher: Matcher, schema: RelationSche
     gains, order = _reading(con, schema, values, pool.index())
     ranking = entry.rank(gains)
     # What the last grade moved: the ranking before it is the previous view's (kept by the entry).
-    moved = _moved(entry, entry.rank(np.where(np.arange(len(pool)) == order[-1], -1, gains)), ranking, order[-1]) \
+    moved = moved_up(entry, entry.rank(np.where(np.arange(len(pool)) == order[-1], -1, gains)), ranking, order[-1]) \
         if order else ()
     relevant = [bool(gains[p] > 0) for p in order]
     found = curve(relevant)  # (read,)
