@@ -1,5 +1,5 @@
-"""Workflows: what a page calls (curate, annotate and agreement, knowledge base ingestion and export, projection).
+"""Workflows: the facade pages/ and cli/ call, one module per page or command family, a thin function per user
+action (the role checked first when it writes) returning a typed view; the algorithms are the domain packages'.
 
-Each function takes the connection, models and inputs as arguments and returns what the page renders.
 May import: every other curation package and index; pages/ import only this package and the vocabulary.
 """
