@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import streamlit as st
 
+from curation.ui import team_gate
+from curation.ui.addresses import with_root_forwarding
+from curation.ui.common import connection, preload_search
+from curation.ui.legacy_runner import leave_legacy_runner
+from curation.ui.sample_loader import loading, resume_unfinished_load
+from curation.ui.sidebar import sidebar, store_notice_banner
 from curation.workflows.session import corpus_size
-from pages import team_gate
-from pages.addresses import with_root_forwarding
-from pages.common import connection, preload_search
-from pages.legacy_mode import leave_legacy_pages_mode
-from pages.sample_loader import loading, resume_unfinished_load
-from pages.sidebar import sidebar, store_notice_banner
 
-leave_legacy_pages_mode()  # before anything is drawn: the first run after the server starts
+leave_legacy_runner(__file__)  # before anything is drawn: the first run after the server starts
 st.set_page_config(page_title="Curation workbench", page_icon=":material/biotech:", layout="wide")
 
 con = connection()

@@ -6,18 +6,18 @@ import streamlit as st
 
 from curation.errors import USER_ERRORS
 from curation.grades import GRADE_LABELS, GRADES
+from curation.ui import highlight
+from curation.ui.common import GRADE_SHORTCUTS, connection, matcher, who
+from curation.ui.highlight import escape_text
+from curation.ui.legacy_runner import leave_legacy_runner
+from curation.ui.result_card import card_style
+from curation.ui.retrievers import retriever
 from curation.workflows import team
 from curation.workflows.annotation_queue import adjudicate, annotation_view, record_label
 from curation.workflows.least_sure import ORDERS
 from curation.workflows.session import corpus_size, current_schema
-from pages import highlight
-from pages.common import GRADE_SHORTCUTS, connection, matcher, who
-from pages.highlight import escape_text
-from pages.legacy_mode import leave_legacy_pages_mode
-from pages.result_card import card_style
-from pages.retrievers import retriever
 
-leave_legacy_pages_mode()  # first, before anything is drawn (see pages/legacy_mode.py)
+leave_legacy_runner(__file__)  # first, before anything is drawn (see curation/ui/legacy_runner.py)
 
 st.title("Annotate")
 card_style()  # the same entity colours as the Curate page's cards
@@ -74,7 +74,7 @@ else:
     with st.container(border=True):
         st.caption(f"{entry.source} — {entry.reason} · ranking: {view.mode}")
         st.text(f"Query: {entry.query}")  # typed text: plain, never markdown
-        # title_html and abstract_html are escaped by pages.highlight; only its <mark> tags are markup.
+        # title_html and abstract_html are escaped by curation.ui.highlight; only its <mark> tags are markup.
         title_html, abstract_html = highlight.title_html(view.next.title), highlight.marked_html(view.next.abstract)
         st.markdown(f"[PMID {entry.pmid}](https://pubmed.ncbi.nlm.nih.gov/{entry.pmid}/) {title_html}",
                     unsafe_allow_html=True)

@@ -3,8 +3,8 @@
 The page reads its widgets, makes one workflow call per action and draws the typed view it gets back: opening
 the page (:func:`curation.workflows.curate.open_form` → ``CurateForm``), a search
 (:func:`curation.workflows.curate.open_curate` → ``CurateView``), a grade (:func:`curation.workflows.curate.decide`,
-from :mod:`pages.result_card`). With "Screen this topic" on, :mod:`pages.screen_panel` draws the topic one abstract at a
-time instead of the results (:func:`curation.workflows.screen.open_topic` → ``ScreenView``).
+from :mod:`curation.ui.result_card`). With "Screen this topic" on, :mod:`curation.ui.screen_panel` draws the topic one
+abstract at a time instead of the results (:func:`curation.workflows.screen.open_topic` → ``ScreenView``).
 """
 
 from __future__ import annotations
@@ -14,19 +14,19 @@ from functools import partial
 import streamlit as st
 
 from curation.errors import USER_ERRORS
+from curation.ui import address_state, curate_lists, keyboard, screen_panel, suggestion_panel
+from curation.ui import concept_chips as chips
+from curation.ui import result_filters as filters
+from curation.ui.common import connection, matcher, query_linker, who
+from curation.ui.highlight import escape_text
+from curation.ui.legacy_runner import leave_legacy_runner
+from curation.ui.result_card import Card, card_style, result_card, undo
+from curation.ui.retrievers import loaded_retriever, planned_version, ranking_modes, retriever, serving_problem
+from curation.ui.sample_loader import sample_action
 from curation.workflows import curate, watch
 from curation.workflows.results import ENTITY_KINDS, ROLES
-from pages import address_state, curate_lists, keyboard, screen_panel, suggestion_panel
-from pages import concept_chips as chips
-from pages import result_filters as filters
-from pages.common import connection, matcher, query_linker, who
-from pages.highlight import escape_text
-from pages.legacy_mode import leave_legacy_pages_mode
-from pages.result_card import Card, card_style, result_card, undo
-from pages.retrievers import loaded_retriever, planned_version, ranking_modes, retriever, serving_problem
-from pages.sample_loader import sample_action
 
-leave_legacy_pages_mode()  # first, before anything is drawn (see pages/legacy_mode.py)
+leave_legacy_runner(__file__)  # first, before anything is drawn (see curation/ui/legacy_runner.py)
 
 st.title("Curate")
 card_style()

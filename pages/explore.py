@@ -10,6 +10,8 @@ import streamlit as st
 from curation.config import load_settings
 from curation.errors import USER_ERRORS
 from curation.grades import Grade
+from curation.ui.common import connection, matcher, who
+from curation.ui.legacy_runner import leave_legacy_runner
 from curation.workflows.projection import (
     DOCUMENT,
     NONE,
@@ -25,10 +27,8 @@ from curation.workflows.projection import (
 )
 from curation.workflows.session import current_schema
 from curation.workflows.versions import BUILD_HELP, active_version, model_versions, registered
-from pages.common import connection, matcher, who
-from pages.legacy_mode import leave_legacy_pages_mode
 
-leave_legacy_pages_mode()  # first, before anything is drawn (see pages/legacy_mode.py)
+leave_legacy_runner(__file__)  # first, before anything is drawn (see curation/ui/legacy_runner.py)
 
 COLOUR_LABELS = {
     ColourBy.GRADE: "Decision grade",

@@ -35,7 +35,7 @@ def _open(curator: str | None) -> AppTest:
 
 
 def _decisions():
-    from pages.common import connection
+    from curation.ui.common import connection
 
     return (
         connection()

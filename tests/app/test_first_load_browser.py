@@ -4,7 +4,7 @@ Streamlit runs the first script run of a server process with its legacy runner f
 folder beside the main script: it lists every file of ``pages/`` ("app", "common", ...), runs a
 page's script without app.py when its address is opened, and runs app.py as a page of its own, so
 the sidebar's Curator field got another id than in every later run (the name typed on the first
-load was dropped, and two Curator fields showed for a moment). ``pages.legacy_mode.leave_legacy_pages_mode``
+load was dropped, and two Curator fields showed for a moment). ``curation.ui.legacy_runner.leave_legacy_runner``
 starts that run again through app.py. Each test starts its own server, so its first load is that run.
 """
 
@@ -32,14 +32,19 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 TITLES = ["Curate", "Annotate", "Knowledge base", "Explore embeddings", "Train & evaluate"]  # app.py's pages
 CURATOR = 'input[aria-label="Curator"]'
-# The most Curator fields the page ever held, counted at every change of its DOM from the first load on.
-COUNT_CURATOR_FIELDS = """
+# The most Curator fields the page ever held, and every title its sidebar navigation ever showed (the legacy
+# runner's list: "app", the file names of pages/), noted at every change of its DOM from the first load on.
+WATCH_FIRST_LOAD = """
 window.curatorFieldsMax = 0;
+window.navTitlesSeen = new Set();
 new MutationObserver(() => {
   const count = document.querySelectorAll('input[aria-label="Curator"]').length;
   window.curatorFieldsMax = Math.max(window.curatorFieldsMax, count);
-}).observe(document, {childList: true, subtree: true});
+  document.querySelectorAll('[data-testid="stSidebarNav"] a').forEach(
+    (link) => window.navTitlesSeen.add(link.innerText.trim().split("\\n").pop().trim()));
+}).observe(document, {childList: true, subtree: true, characterData: true});
 """
+NAV_TITLES_SEEN = "Array.from(window.navTitlesSeen)"
 
 
 @pytest.fixture
@@ -53,7 +58,7 @@ def fresh_server(request, tmp_path, monkeypatch):
     models.mkdir()
     with app_server(db, models, tmp_path / "server.log") as url, chromium(tmp_path / "profile") as context:
         page = context.new_page()
-        page.add_init_script(COUNT_CURATOR_FIELDS)
+        page.add_init_script(WATCH_FIRST_LOAD)
         yield url, page
 
 
@@ -71,6 +76,7 @@ def test_curator_name_typed_on_the_first_load_is_kept_across_pages(fresh_server)
     expect(field).to_have_value("ana")
     assert "Enter your name" not in page.get_by_test_id("stMain").inner_text()
     assert page.evaluate("window.curatorFieldsMax") == 1
+    assert set(page.evaluate(NAV_TITLES_SEEN)) == set(TITLES)  # never the legacy runner's list, not for a moment
 
 
 def test_a_page_opened_by_its_address_on_the_first_load_is_run_by_app_py(fresh_server):
@@ -88,6 +94,7 @@ def test_a_page_opened_by_its_address_on_the_first_load_is_run_by_app_py(fresh_s
     expect(field).to_have_count(1)
     expect(field).to_have_value("bo")
     assert page.evaluate("window.curatorFieldsMax") == 1
+    assert set(page.evaluate(NAV_TITLES_SEEN)) == set(TITLES)
 
 
 def test_every_page_answers_at_its_own_address_and_the_root_opens_curate_at_curate(fresh_server):

@@ -1,5 +1,5 @@
-"""Pages stay thin: each file of pages/ is short, and a fragment takes what it reads as arguments (a page's
-variables are not there when the fragment reruns alone)."""
+"""Pages stay thin: pages/ holds app.py's pages and nothing else (their helpers are curation.ui's), each is short,
+and a fragment takes what it reads as arguments (a page's variables are not there when the fragment reruns alone)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,21 @@ from pathlib import Path
 from curation.config import PROJECT_ROOT
 
 PAGES = PROJECT_ROOT / "pages"
+APP = PROJECT_ROOT / "app.py"
 MAX_LINES = 200
+
+
+def navigated_scripts(app: Path) -> set[str]:
+    """The scripts ``app`` names as pages: each string constant of the form ``pages/<name>.py``."""
+    tree = ast.parse(app.read_text(), filename=str(app))
+    return {node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)
+            and node.value.startswith("pages/") and node.value.endswith(".py")}
+
+
+def not_pages(folder: Path, app: Path) -> list[str]:
+    """The files of ``folder`` that ``app`` does not navigate to: a helper there is listed by Streamlit as a page."""
+    named = navigated_scripts(app)
+    return sorted(p.name for p in folder.iterdir() if p.name != "__pycache__" and f"pages/{p.name}" not in named)
 
 
 def _is_fragment(node: ast.FunctionDef) -> bool:
@@ -34,9 +48,22 @@ def fragment_globals(path: Path) -> list[str]:
     return found
 
 
+def test_pages_holds_the_pages_of_app_py_and_nothing_else():
+    assert len(navigated_scripts(APP)) >= 6  # the check read app.py's navigation
+    assert not_pages(PAGES, APP) == []
+
+
+def test_the_check_catches_a_helper_module_in_pages(tmp_path):
+    (tmp_path / "pages").mkdir()
+    for name in ("curate.py", "common.py", "notes.txt"):
+        (tmp_path / "pages" / name).write_text("x = 1\n")
+    (tmp_path / "app.py").write_text('import streamlit as st\nst.navigation([st.Page("pages/curate.py")]).run()\n')
+    assert not_pages(tmp_path / "pages", tmp_path / "app.py") == ["common.py", "notes.txt"]
+
+
 def test_every_file_of_pages_is_at_most_200_lines():
     sizes = {p.name: len(p.read_text().splitlines()) for p in sorted(PAGES.glob("*.py"))}
-    assert len(sizes) > 10  # the check saw the pages
+    assert len(sizes) >= 6  # the check saw the pages
     assert {name: n for name, n in sizes.items() if n > MAX_LINES} == {}
 
 

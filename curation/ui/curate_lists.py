@@ -1,5 +1,5 @@
 """The Curate page's two lists above the search: the worklist (relations without an answer) and the curator's
-saved queries (a helper module, not a page: app.py's navigation never lists it).
+saved queries.
 
 Opening an item fills the relation's slots (the ``pick_<slot>`` widgets) and reruns the page; everything
 the panels need comes in as arguments.
@@ -11,9 +11,9 @@ import duckdb
 import streamlit as st
 
 from curation.schemas import RelationSchema
+from curation.ui.common import who
 from curation.workflows import watch
 from curation.workflows.worklist import fill_worklist, open_worklist, take_worklist_item
-from pages.common import who
 
 
 def _fill_slots(schema: RelationSchema, values: dict[str, str]) -> None:

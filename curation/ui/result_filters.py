@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import streamlit as st
 
+from curation.ui.highlight import escape_text
 from curation.workflows.result_filter import DECIDED, IN_KB, SORTS, RowFilter
 from curation.workflows.results import CurateResult, ResultRow
-from pages.highlight import escape_text
 
 NO_METADATA = (
     "Year, journal, authors and publication type are not available for these abstracts (their corpus has "

@@ -1,5 +1,5 @@
 """What app.py draws around every page: the sidebar (curator, schema, store and model figures) and the store's
-notices (a helper module, not a page: app.py's navigation never lists it).
+notices.
 
 Pages read the plain session keys ``curator`` and ``schema``, which the widgets' callbacks keep up to date
 (widget keys themselves are cleaned up by Streamlit when a widget is not drawn).
@@ -12,6 +12,11 @@ from functools import partial
 import duckdb
 import streamlit as st
 
+from curation.ui import address_state, team_gate
+from curation.ui.common import store_cursor, who
+from curation.ui.highlight import escape_text
+from curation.ui.retrievers import current_job, preload_retriever
+from curation.ui.sample_loader import load_progress, loading
 from curation.workflows import retrain
 from curation.workflows.session import (
     acknowledge,
@@ -22,11 +27,6 @@ from curation.workflows.session import (
     store_notices,
 )
 from curation.workflows.team import SignedIn
-from pages import address_state, team_gate
-from pages.common import store_cursor, who
-from pages.highlight import escape_text
-from pages.retrievers import current_job, preload_retriever
-from pages.sample_loader import load_progress, loading
 
 
 def store_notice_banner(con: duckdb.DuckDBPyConnection | None) -> None:

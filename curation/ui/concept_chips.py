@@ -1,6 +1,5 @@
 """The Curate page's concept search, drawn: a chip per typed slot with its "did you mean" buttons, the
-search's notes, the result groups and what each result mentions (a helper module, not a page: app.py's
-navigation never lists it).
+search's notes, the result groups and what each result mentions.
 
 Every name shown here is untrusted (typed by the curator, read from an abstract or a KB import) and goes
 through :func:`escape_text`, button labels included (Streamlit renders them as Markdown).
@@ -12,7 +11,7 @@ from collections.abc import Mapping, Sequence
 
 import streamlit as st
 
-from pages.highlight import escape_text
+from curation.ui.highlight import escape_text
 
 APPLIED = "applied_links"  # session key: slot -> (the text typed, the concept id the curator applied to it)
 CURATOR_APPLIED = "applied by the curator"  # QueryConcept.how of a link applied from the suggestions

@@ -1,5 +1,5 @@
 """App-side shared resources: the store's connection, who writes, and the search's cached dictionaries
-(``st.cache_resource``; the served retrievers are :mod:`pages.retrievers`'). A helper module, not a page."""
+(``st.cache_resource``; the served retrievers are :mod:`curation.ui.retrievers`')."""
 
 from __future__ import annotations
 

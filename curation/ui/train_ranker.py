@@ -1,6 +1,6 @@
 """Train & evaluate's ranker section: "Update the ranker" (the default action: seconds, on this CPU, nothing
 re-encoded) and each kept update with its dev evidence, the features that carry it and the dev queries whose order
-it changed most (a helper module, not a page: app.py's navigation never lists it).
+it changed most.
 """
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ import streamlit as st
 from curation.config import load_settings
 from curation.errors import USER_ERRORS
 from curation.schemas import RelationSchema
+from curation.ui.common import connection, matcher, query_linker, who
+from curation.ui.highlight import escape_text
+from curation.ui.retrievers import retriever
 from curation.workflows import ranker_update
 from curation.workflows.ranker_update import RankerRow
-from pages.common import connection, matcher, query_linker, who
-from pages.highlight import escape_text
-from pages.retrievers import retriever
 
 POLL_SECONDS = 1.0
 

@@ -1,10 +1,9 @@
 """The Curate page's "Screen this topic": the topic's next card, graded with the Curate keys, and beside it relevant
-found against screened, the estimate of what remains and the cards the last grade moved up (a helper module, not a
-page: app.py's navigation never lists it).
+found against screened, the estimate of what remains and the cards the last grade moved up.
 
 One workflow call draws it (:func:`curation.workflows.screen.open_topic` → ``ScreenView``) and one records a grade
 (:func:`curation.workflows.screen.grade`, which returns the next view: the rerun draws that one). Abstracts are
-escaped and marked by :mod:`pages.highlight`.
+escaped and marked by :mod:`curation.ui.highlight`.
 """
 
 from __future__ import annotations
@@ -18,13 +17,13 @@ import streamlit as st
 from curation.errors import USER_ERRORS
 from curation.grades import GRADE_LABELS, GRADES, Grade
 from curation.schemas import RelationSchema
+from curation.ui import concept_chips as chips
+from curation.ui import highlight
+from curation.ui import result_filters as filters
+from curation.ui.common import GRADE_SHORTCUTS, matcher, query_linker, who
+from curation.ui.highlight import escape_text
+from curation.ui.result_card import undo
 from curation.workflows import screen
-from pages import concept_chips as chips
-from pages import highlight
-from pages import result_filters as filters
-from pages.common import GRADE_SHORTCUTS, matcher, query_linker, who
-from pages.highlight import escape_text
-from pages.result_card import undo
 
 STRATEGY_LABELS = {"highest": "most likely relevant first", "uncertain": "least sure first"}
 
@@ -47,7 +46,7 @@ def _remember_strategy() -> None:
 def _card(con: duckdb.DuckDBPyConnection, view: screen.ScreenView, curator: str) -> None:
     row = view.card
     with st.container(border=True, key="screen-card"):
-        # title_html and the abstract's html are escaped by pages.highlight; only <mark> is markup.
+        # title_html and the abstract's html are escaped by curation.ui.highlight; only <mark> is markup.
         title_html = highlight.title_html(row.title)
         position_html = str(int(view.read) + 1)  # an int
         st.markdown(f"**{position_html}.** [PMID {row.pmid}](https://pubmed.ncbi.nlm.nih.gov/{row.pmid}/) "

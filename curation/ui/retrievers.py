@@ -1,5 +1,5 @@
 """The retrievers the app serves with, loaded in the background and cached (``st.cache_resource``), and the
-background job that swaps a new version in (a helper module, not a page: app.py's navigation never lists it).
+background job that swaps a new version in.
 
 A version's encoder takes seconds to load: a page asks :func:`loaded_retriever` (None until it has loaded)
 and draws without waiting; a search asks :func:`retriever` and waits under a message.
@@ -13,8 +13,8 @@ import duckdb
 import streamlit as st
 
 from curation.config import load_settings
+from curation.ui.common import store_cursor, who
 from curation.workflows import retrain, serving
-from pages.common import store_cursor, who
 
 
 @st.cache_resource(show_spinner=False, max_entries=3)

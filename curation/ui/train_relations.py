@@ -1,5 +1,5 @@
 """The Train & evaluate page's relation scorer: its line, its training job, and "Score the rest" (the abstracts the
-active scorer has not scored, scored in a background thread). A helper module, not a page.
+active scorer has not scored, scored in a background thread).
 """
 
 from __future__ import annotations
@@ -8,11 +8,11 @@ import streamlit as st
 
 from curation.config import load_settings
 from curation.errors import USER_ERRORS
+from curation.ui.common import connection, who
+from curation.ui.highlight import escape_text
+from curation.ui.train_jobs import job_panel
 from curation.workflows import relation_scoring, retrain
 from curation.workflows.train_view import TrainView
-from pages.common import connection, who
-from pages.highlight import escape_text
-from pages.train_jobs import job_panel
 
 
 def _start_relations() -> None:

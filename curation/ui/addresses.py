@@ -1,4 +1,4 @@
-"""Every page at its own address, the start page's included (a helper, not a page)."""
+"""Every page at its own address, the start page's included."""
 
 from __future__ import annotations
 

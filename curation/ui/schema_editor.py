@@ -1,7 +1,7 @@
 """The Knowledge base page's "Relation schemas" section: add, edit and remove a schema while the app runs.
 
-A helper module, not a page. The rules (what may change once a schema is in use) are
-:mod:`curation.workflows.schemas`'; a saved schema is in every page's schema list at the next rerun.
+The rules (what may change once a schema is in use) are :mod:`curation.workflows.schemas`'; a saved schema is in
+every page's schema list at the next rerun.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import streamlit as st
 from curation.config import load_settings
 from curation.errors import USER_ERRORS
 from curation.schemas import BUILTIN
+from curation.ui.highlight import escape_text
 from curation.workflows.schemas import (
     KINDS,
     delete_schema,
@@ -21,7 +22,6 @@ from curation.workflows.schemas import (
     schema_in_use,
 )
 from curation.workflows.session import schemas
-from pages.highlight import escape_text
 
 NEW = "New schema"
 

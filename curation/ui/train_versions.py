@@ -1,6 +1,6 @@
 """The Train & evaluate page's model versions: their dev metrics, activating one, the activation evidence, the
-metric and loss charts, and one query compared under two versions (a helper module, not a page: app.py's
-navigation never lists it). Each section takes the page's :class:`~curation.workflows.train_view.TrainView`.
+metric and loss charts, and one query compared under two versions. Each section takes the page's
+:class:`~curation.workflows.train_view.TrainView`.
 """
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ import plotly.express as px
 import streamlit as st
 
 from curation.errors import USER_ERRORS
+from curation.ui.common import connection, matcher, query_linker, who
+from curation.ui.highlight import escape_text
+from curation.ui.retrievers import retriever_of_version
 from curation.workflows import versions as catalogue
 from curation.workflows.train_view import TrainView, compare_versions
 from curation.workflows.versions import METRICS
-from pages.common import connection, matcher, query_linker, who
-from pages.highlight import escape_text
-from pages.retrievers import retriever_of_version
 
 
 def _activate() -> None:

@@ -1,5 +1,4 @@
-"""Uploaded files, saved where an import can read them: a private temporary folder, a plain file name (a
-helper module, not a page: app.py's navigation never lists it)."""
+"""Uploaded files, saved where an import can read them: a private temporary folder, a plain file name."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Team mode in the app (a helper, not a page): who is signed in, and a navigation that follows their roles.
+"""Team mode in the app: who is signed in, and a navigation that follows their roles.
 
 Personal mode (``CURATION_IDENTITY=personal``, the default) draws nothing here and keeps the typed name.
 Team mode resolves the person on every run, before any page: from Streamlit's OIDC login (``st.user``) or from
@@ -19,9 +19,9 @@ import streamlit as st
 
 from curation.config import Settings, load_settings
 from curation.errors import USER_ERRORS, CurationError, SignInExpiredError
+from curation.ui.addresses import with_root_forwarding
+from curation.ui.highlight import escape_text
 from curation.workflows import team
-from pages.addresses import with_root_forwarding
-from pages.highlight import escape_text
 
 SESSION = "identity"  # session key: the signed-in person's Identity (set on every run, read by callbacks)
 NOTED = "identity_noted"  # session key: the name whose sign-in was noted in the store this session
@@ -79,7 +79,7 @@ def session(con: duckdb.DuckDBPyConnection | None) -> team.SignedIn | None:
     signed in or the set-up is wrong: team mode never falls back to typed names."""
     try:
         settings = load_settings()
-    except USER_ERRORS:  # a bad CURATION_* value: pages.common.connection has said which
+    except USER_ERRORS:  # a bad CURATION_* value: curation.ui.common.connection has said which
         _forget()
         st.stop()
     if not settings.team:

@@ -2,8 +2,7 @@
 in the sidebar.
 
 The load runs in the background, in the server's process (:mod:`curation.workflows.background_load`): closing
-the tab does not stop it, and a load stopped by a killed server is finished at the next start. A helper module,
-not a page: app.py's navigation never lists it.
+the tab does not stop it, and a load stopped by a killed server is finished at the next start.
 """
 
 from __future__ import annotations
@@ -15,11 +14,11 @@ import streamlit as st
 
 from curation.config import load_settings
 from curation.errors import USER_ERRORS
+from curation.ui.common import annotator, store_cursor, who
+from curation.ui.highlight import escape_text
 from curation.workflows import background_load
 from curation.workflows.quickstart import find_sample
 from curation.workflows.session import store_line
-from pages.common import annotator, store_cursor, who
-from pages.highlight import escape_text
 
 SUMMARY_SHOWN_S = 600  # how long the sidebar shows a finished load's summary
 POLL_S = 2.0  # how often the sidebar's progress is redrawn while a load runs

@@ -1,9 +1,9 @@
 """One result of the Curate page as a card: title, what it mentions and its scores, the best sentences, the
-answer and the grade buttons (a helper module, not a page: app.py's navigation never lists it).
+answer and the grade buttons.
 
 The card is a fragment: a grade, an answer or a note reruns it alone. Everything it reads comes in as
 arguments (:class:`Card`), never from the page's globals; every text shown is escaped by
-:mod:`pages.highlight`.
+:mod:`curation.ui.highlight`.
 """
 
 from __future__ import annotations
@@ -16,16 +16,16 @@ import streamlit as st
 from curation.errors import USER_ERRORS
 from curation.grades import GRADE_LABELS, GRADES, Grade
 from curation.records import is_adjudication
+from curation.ui import concept_chips as chips
+from curation.ui import highlight
+from curation.ui import result_filters as filters
+from curation.ui.common import GRADE_SHORTCUTS, log_decision_time, matcher, query_linker, who
+from curation.ui.highlight import escape_text
 from curation.workflows import curate, timing
 from curation.workflows.answers import AnswerKindError, check_answer
 from curation.workflows.provenance import decision_history
 from curation.workflows.results import ResultRow
 from curation.workflows.suggest import Suggestion
-from pages import concept_chips as chips
-from pages import highlight
-from pages import result_filters as filters
-from pages.common import GRADE_SHORTCUTS, log_decision_time, matcher, query_linker, who
-from pages.highlight import escape_text
 
 # One colour per highlight role (a constant: no user or corpus text goes into this block). And half of the 6rem
 # Streamlit leaves above a page's title: with it, the first result card started below a 900-px window.
@@ -119,7 +119,7 @@ def result_card(row: ResultRow, focused: bool, card: Card) -> None:
         decisions = curate.card_decisions(card.con, schema, view.values, row.pmid)
     marker = "▶ " if focused else ""
     with st.container(border=True, key="focused-card" if focused else None):  # the key: what FOCUS_JS scrolls to
-        # title_html and the sentences' and abstract's *_html are escaped by pages.highlight; only <mark> is markup.
+        # title_html and the sentences' and abstract's *_html are escaped by ui.highlight; only <mark> is markup.
         title_html = highlight.title_html(row.title)
         moved_html = _moved_html(row)
         st.markdown(f"{marker}**{row.rank}.**{moved_html} [PMID {row.pmid}]"

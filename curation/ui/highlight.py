@@ -1,4 +1,4 @@
-"""Turning an abstract and its entity spans into safe HTML (a helper of the pages that draw it, not a page).
+"""Turning an abstract and its entity spans into safe HTML.
 
 Abstracts are untrusted text: every character of it goes through :func:`escape_text`; only
 the ``<mark>`` tags this module writes are markup. The pages show this HTML with

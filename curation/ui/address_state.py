@@ -1,5 +1,5 @@
 """What a curator typed, kept in the page's address: her name, the schema and the relation's slots survive a reload,
-a bookmark and a page switch (a helper module, not a page).
+a bookmark and a page switch.
 
 The address carries ``?curator=…&schema=…&<slot>=…`` (``/curate?curator=ana&schema=PO&Gene=BRAF&Variant=V600E``).
 A new session (a reload, an address opened in a new tab) takes them back once, before any widget is drawn; every
