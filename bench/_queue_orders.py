@@ -3,7 +3,7 @@
 Each order starts from the same store (the benchmark's train-split GDT records as the KB, the zero-shot
 version active) and the same pool of relations: ``--pool`` train queries of the gene + disease and
 gene-only kinds, typed with the KB's names. A round asks the queue of the Annotate page
-(:func:`curation.workflows.least_sure.least_sure`, with the served ranking and the decisions so far)
+(:func:`curation.review.least_sure.least_sure`, with the served ranking and the decisions so far)
 for the pairs it would show next, in that order — the least sure first, or its random baseline — skips
 those already graded, and a simulated annotator grades ``--round`` of them with the gold labels (complete
 evidence when the abstract is relevant, else not relevant). Then a real retraining job runs on the KB
@@ -34,10 +34,10 @@ from curation.jobs.result import job_result
 from curation.learning.benchmark import Benchmark
 from curation.records import item_key
 from curation.retrieval.relation_search import SearchOptions
+from curation.review.least_sure import least_sure, ranking_mode
 from curation.schemas import RelationSchema
 from curation.store.decisions import list_decisions, record_decision
 from curation.store.opening import open_store
-from curation.workflows.least_sure import least_sure, ranking_mode
 from index.loading import open_retriever
 
 ANNOTATOR = "simulated annotator"

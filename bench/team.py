@@ -41,6 +41,7 @@ from curation.access import Action, Identity, IdentitySource, Role
 from curation.config import Settings
 from curation.errors import AccessDeniedError, CurationError
 from curation.grades import Grade
+from curation.review.agreement import disagreements
 from curation.schemas import PO
 from curation.store.decisions import list_decisions
 from curation.store.jobs import create_job, finish_job, get_job
@@ -63,7 +64,6 @@ from curation.workflows import (
     watch,
     worklist,
 )
-from curation.workflows.agreement import disagreements
 from curation.workflows.ingestion import ingest_corpus, ingest_kb
 
 ROOT = Path(__file__).resolve().parent.parent
