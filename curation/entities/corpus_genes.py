@@ -7,8 +7,9 @@ with NCBI Gene ids of whatever organism the abstract studies, and gene families 
 
 * one record per gold gene mention with a single numeric id (so the lexicon's use counts say how often a name
   means each gene), source ``corpus:<folder>``, the gene's species read from the abstracts that mention it
-  (:mod:`curation.entities.species`; "" when they disagree, and never "human": the human vocabularies say
-  which ids are human);
+  (:mod:`curation.entities.species`): the organism most of its texts about another organism than human study,
+  "" when they disagree; never "human" (the human vocabularies say which ids are human, and their species
+  replaces a corpus's in the lexicon);
 * a name the file uses as a family at least as often as as a gene becomes a family concept ``family:<name>``
   (:func:`family_id`), species "": a curator or a highlight is offered the family, never one of its genes.
 
@@ -24,7 +25,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from curation.entities.lexicon import normalise_name
+from curation.entities.lexicon import CORPUS_SOURCE, normalise_name
 from curation.entities.species import HUMAN, dominant_species, text_species
 from curation.errors import InputError
 from curation.records import Document, Mention, Synonym
@@ -76,12 +77,15 @@ def gene_synonyms(documents: Iterable[Document], source: str) -> Iterator[Synony
             elif mention.type in GENE_TYPES and (concept := _single_id(mention.concept_id)):
                 gene_uses[key] += 1
                 species_of[concept][species] += 1
-    # A human gene's species comes from the human vocabularies, which know every human NCBI id; texts about
-    # another organism often name humans too ("leptin" in a rat paper citing patients), so a corpus never
-    # makes a gene human.
-    species = {c: top for c, counts in species_of.items()
-               if (top := counts.most_common(1)[0][0]) and top != HUMAN
-               and counts[top] * 3 >= 2 * sum(counts.values())}
+    # A human gene's species comes from the human vocabularies, which know every human NCBI id (and replace a
+    # corpus's guess: Lexicon, CORPUS_SOURCE); texts about another organism often name humans too ("leptin" in a
+    # rat paper citing patients), so a corpus never makes a gene human: the species is the one most of the
+    # texts naming another organism are about.
+    species = {}
+    for concept, counts in species_of.items():
+        other = Counter({k: n for k, n in counts.items() if k and k != HUMAN})
+        if other and (top := other.most_common(1)[0])[1] * 3 >= 2 * sum(other.values()):
+            species[concept] = top[0]
     for document in documents:
         for mention in document.mentions:
             if mention.type in GENE_TYPES and (concept := _single_id(mention.concept_id)):
@@ -139,4 +143,4 @@ def corpus_gene_synonyms(path: str | Path) -> Iterator[Synonym]:
     documents = read_annotated(path)
     if corpus in SPLIT_CORPORA:
         documents = [d for d in documents if not is_dev(d.pmid)]
-    return gene_synonyms(documents, f"corpus:{corpus}")
+    return gene_synonyms(documents, f"{CORPUS_SOURCE}{corpus}")

@@ -68,6 +68,9 @@ _KIND_WORDS: dict[str, frozenset[str]] = {
     ),
 }
 MIN_LENGTH = 2
+# Sources whose species is read from the texts that use a name (curation.entities.corpus_genes): a guess that
+# any vocabulary's species for the same concept replaces, whichever record comes first.
+CORPUS_SOURCE = "corpus:"
 _LETTER = re.compile(r"[A-Za-z]")
 
 
@@ -166,6 +169,7 @@ class Lexicon:
         self._canonical: dict[tuple[str, str], str] = {}
         self._fixed: set[tuple[str, str]] = set()  # concepts whose display name a source marked
         self._species: dict[tuple[str, str], str] = {}  # (kind, concept) -> the first species a source gave
+        self._guessed: set[tuple[str, str]] = set()  # species read from texts (CORPUS_SOURCE): a vocabulary's wins
         self._index: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
         self._weight: Counter[tuple[str, str]] = Counter()
         self._uses: Counter[tuple[str, str, str]] = Counter()  # (name key, kind, concept) -> records giving it
@@ -194,7 +198,10 @@ class Lexicon:
         if concept not in concepts:
             concepts.append(concept)
         if synonym.species:
-            self._species.setdefault((kind, concept), synonym.species)
+            pair, guessed = (kind, concept), synonym.source.startswith(CORPUS_SOURCE)
+            if pair not in self._species or (pair in self._guessed and not guessed):
+                self._species[pair] = synonym.species
+                (self._guessed.add if guessed else self._guessed.discard)(pair)
         if name not in names:
             names.append(name)
         if (kind, concept) not in self._canonical or (synonym.canonical and (kind, concept) not in self._fixed):

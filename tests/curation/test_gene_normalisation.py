@@ -147,3 +147,13 @@ def test_a_mouse_gene_chosen_by_its_ensembl_id_is_answered_with_the_ncbi_id_a_co
     assert ncbi_twin(lexicon, "3783") == ""  # already an NCBI id
     tied = Lexicon([*lexicon.entries(), Synonym("77777", "gene", "Kcnn4", "corpus:gnormplus", False, "")])
     assert ncbi_twin(tied, "ENSMUSG00000054342") == ""  # two corpus genes with as many records: no clear twin
+
+
+def test_a_vocabulary_s_species_replaces_the_one_a_corpus_read_from_its_texts_whichever_comes_first():
+    corpus = Synonym("672", "gene", "BRCA1", "corpus:nlmgene", False, "mouse")  # one mouse text named it
+    vocabulary = Synonym("672", "gene", "BRCA1", "ensembl:human", True, "human")
+    assert Lexicon([corpus, vocabulary]).species("gene", "672") == "human"
+    assert Lexicon([vocabulary, corpus]).species("gene", "672") == "human"
+    assert Lexicon([corpus]).species("gene", "672") == "mouse"
+    rat = Synonym("672", "gene", "Brca1", "corpus:gnormplus", False, "rat")
+    assert Lexicon([corpus, rat]).species("gene", "672") == "mouse"  # between two guesses, the first stays
