@@ -111,14 +111,14 @@ def measure_linking(data_dir: str | Path, models_dir: str | Path | None = None,
     folder = Path(models_dir or temporary) / "linkers" / LINKER_NAME
     try:
         if (folder / "manifest.json").exists():
-            linker = load_linker(folder, data.lexicon, device=config.device)
+            linker = load_linker(folder, data.lexicon, device=config.loop.device)
             trained_now = False
         else:
             linker, _ = train_linker(data.sets, data.kinds, data.lexicon, data.dev, folder, config,
                                      counts=data.counts)
             trained_now = True
         manifest = read_manifest(folder)
-        zero_encoder = load_encoder(EncoderConfig(device=config.device, max_seq_length=config.max_seq_length))
+        zero_encoder = load_encoder(EncoderConfig(device=config.loop.device, max_seq_length=config.max_seq_length))
         linkers = {
             "corpus": linker,
             "drugbank": TrainedLinker(data.drugbank_lexicon, linker.scorer.encoder, linker.scorer.weight,

@@ -226,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
     settings = load_settings()
     parser = scaffold.parser(__doc__, "edel", data_dir=True, seed=13)
     parser.add_argument("--epochs", type=int, default=0, help="0: the device's default (10 on a GPU, 1 on a CPU)")
-    parser.add_argument("--patience", type=int, default=TrainConfig().patience,
+    parser.add_argument("--patience", type=int, default=TrainConfig().loop.patience,
                         help="stop after this many epochs without a better dev NDCG@10 (0: never early)")
     parser.add_argument("--dev-depth", type=int, default=100,
                         help="BM25 candidates per dev query re-ranked after each epoch (0: no per-epoch dev pass)")
@@ -284,10 +284,11 @@ def main(argv: list[str] | None = None) -> int:
     del zero, base
     # the smoke run takes two epochs so the per-epoch dev evaluation runs (its 5 steps end inside the first)
     epochs = args.epochs or (2 if args.smoke else device_defaults(torch.cuda.is_available()).epochs)
-    config = TrainConfig(epochs=epochs, batch_size=args.batch_size, learning_rate=args.lr, patience=args.patience,
-                         max_seq_length=args.max_seq_length, seed=args.seed, max_steps=5 if args.smoke else 0)
+    config = TrainConfig(max_seq_length=args.max_seq_length).with_loop(
+        epochs=epochs, batch_size=args.batch_size, learning_rate=args.lr, patience=args.patience, seed=args.seed,
+        max_steps=5 if args.smoke else 0)
     evaluate_epoch, pool_info = None, {}
-    if config.epochs > 1 and args.dev_depth:
+    if config.loop.epochs > 1 and args.dev_depth:
         clock = time.time()
         pool = dev_pool(benchmark, lexical, args.dev_depth)
         evaluate_epoch = pool_evaluator(pool, {d.pmid: d for d in benchmark.corpus})
@@ -313,7 +314,7 @@ def main(argv: list[str] | None = None) -> int:
         retriever, t = retriever_for(model, list(benchmark.corpus), lexical=lexical, version=name)
         timings[f"{name}_encode_corpus"] = t["encode_corpus_s"]
         trained[name] = {"steps": result.steps, "device": result.device, "seconds": round(result.seconds, 1),
-                         "pairs_per_s": round(result.steps * config.batch_size / max(result.seconds, 1e-9), 2),
+                         "pairs_per_s": round(result.steps * config.loop.batch_size / max(result.seconds, 1e-9), 2),
                          "epochs_run": result.epochs_run, "best_epoch": result.best_epoch,
                          "stopped_early": result.stopped_early,
                          "dev_ndcg10_per_epoch": [round(m.get("ndcg@10", 0.0), 4) for m in result.epoch_metrics]}

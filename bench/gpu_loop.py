@@ -140,8 +140,8 @@ def case_loop(model_dir: Path, device: str, steps: int, fp16: bool = False) -> d
         y = torch.tensor([label for _, label in batch], device=device)
         return model(input_ids=x, labels=y).loss
 
-    config = LoopConfig(epochs=-(-steps // len(batches)), steps_per_epoch=len(batches), learning_rate=1e-3,
-                        weight_decay=0.01, warmup_ratio=0.1, max_steps=steps)
+    config = LoopConfig(epochs=-(-steps // len(batches)), learning_rate=1e-3, weight_decay=0.01, warmup_ratio=0.1,
+                        max_steps=steps).with_steps(len(batches))
     elapsed: list[float] = []
     patch = mock.patch("torch.cuda.is_bf16_supported", return_value=False) if fp16 else _nothing()
     with patch, amp_probe(model) as dtypes:
@@ -167,8 +167,8 @@ def case_cross_encoder(model_dir: Path, device: str, steps: int) -> dict[str, ob
 
     triples, docs = relation_data()
     examples = [CrossEncoderExample(q, p, 1.0 if rel else 0.0, "pos-0" if rel else "random") for q, p, rel in triples]
-    config = CrossEncoderConfig(base_model=str(model_dir), epochs=-(-steps * 8 // len(examples)), batch_size=8,
-                                learning_rate=5e-4, max_length=64, device=device, max_steps=steps)
+    config = CrossEncoderConfig(base_model=str(model_dir), max_length=64).with_loop(
+        epochs=-(-steps * 8 // len(examples)), batch_size=8, learning_rate=5e-4, device=device, max_steps=steps)
     model = load_base_model(config.base_model, device, config.max_length)
     with tempfile.TemporaryDirectory() as tmp, amp_probe(model) as dtypes:
         result = train_cross_encoder(examples, docs, Path(tmp) / "cross-encoder", config, model=model)
@@ -185,8 +185,8 @@ def case_name_encoder(model_dir: Path, device: str, steps: int) -> dict[str, obj
     sets, kinds = synonym_data()
     model = SentenceTransformer(str(model_dir), device=device)  # mean pooling over the tiny BERT
     losses: list[float] = []
-    config = NameEncoderConfig(concepts_per_batch=8, names_per_concept=3, max_steps=steps, learning_rate=5e-4,
-                               device=device)
+    config = NameEncoderConfig(concepts_per_batch=8, names_per_concept=3).with_loop(
+        max_steps=steps, learning_rate=5e-4, device=device)
     with amp_probe(model) as dtypes:
         report = fine_tune(model, sets, kinds, config, progress=lambda step, total, loss: losses.append(loss))
     return {"dtypes": dtypes, "losses": losses, "train_seconds": report.seconds, "device": report.device,
@@ -201,8 +201,8 @@ def case_edel(model_dir: Path, device: str, steps: int) -> dict[str, object]:
     triples, docs = relation_data()
     pairs = [TrainingPair(q, p, rel, 0.0 if rel else 0.8, "pos-1" if rel else "random") for q, p, rel in triples]
     model = SentenceTransformer(str(model_dir), device=device)
-    config = TrainConfig(epochs=-(-steps * 8 // len(pairs)), batch_size=8, learning_rate=5e-4, max_seq_length=64,
-                         device=device, max_steps=steps, patience=0)
+    config = TrainConfig(max_seq_length=64).with_loop(epochs=-(-steps * 8 // len(pairs)), batch_size=8,
+                                                      learning_rate=5e-4, device=device, max_steps=steps, patience=0)
     with amp_probe(model) as dtypes:
         result = train(model, pairs, docs, config)
     return {"dtypes": dtypes, "losses": result.losses, "train_seconds": result.seconds, "device": result.device}

@@ -25,7 +25,6 @@ import argparse
 import json
 import platform
 import time
-from dataclasses import asdict
 from pathlib import Path
 
 from bench import _scaffold as scaffold
@@ -56,15 +55,16 @@ def run(args: argparse.Namespace) -> int:
     runs = {}
     for config in args.configs.split(","):
         rate, embeddings = config.split(":")
-        settings = TransformerSettings(base_model=str(args.base), device=device, epochs=args.epochs,
-                                       learning_rate=float(rate), freeze_embeddings=embeddings == "frozen")
+        settings = TransformerSettings(base_model=str(args.base), freeze_embeddings=embeddings == "frozen").with_loop(
+            device=device, epochs=args.epochs, learning_rate=float(rate))
         folder = args.work / f"transformer-{rate}-{embeddings}"
         started = time.perf_counter()
         manifest = train_transformer_recogniser(corpora.train, corpora.dev, folder,
                                                 unlabelled=lambda text: spans.get(text, []), settings=settings)
         seconds = time.perf_counter() - started
         scores = manifest.dev_scores
-        runs[config] = {"settings": asdict(settings), "seconds": round(seconds, 1), "best_epoch": manifest.best_epoch,
+        runs[config] = {"settings": settings.recorded(), "seconds": round(seconds, 1),
+                        "best_epoch": manifest.best_epoch,
                         "dev_f1": {k.lower(): round(scores[f"{k}.f"], 4) for k in KINDS},
                         "dev_ents_f": round(scores["ents_f"], 4),
                         "epoch_ents_f": [round(e["ents_f"], 4) for e in manifest.epoch_scores]}

@@ -9,8 +9,10 @@ with a dev evaluator, the best epoch's weights kept and training stopped after `
 without a better dev score.
 
 The callers (:mod:`curation.learning.training` for the EDEL encoder, :mod:`curation.learning.cross_encoder`,
-:mod:`curation.entities.name_encoder`) keep only what is theirs: the batches, the loss of a batch, and
-how they report. The progress file and cancel file are the background job protocol's
+:mod:`curation.entities.name_encoder`, :mod:`curation.entities.transformer_recogniser`) keep only what is
+theirs: the batches, the loss of a batch, and how they report. Their settings hold one :class:`LoopConfig`
+(:class:`UsesLoop`) for epochs, batch size, learning rate, warm-up, patience, device and seed, beside their
+own fields. The progress file and cancel file are the background job protocol's
 (:mod:`curation.jobs`): the app polls the one and writes the other.
 """
 
@@ -21,7 +23,7 @@ import math
 import random
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Generic, NamedTuple, TypeVar
 
@@ -55,32 +57,51 @@ def write_progress(path: Path | None, **values: object) -> None:
 
 @dataclass(frozen=True)
 class LoopConfig:
-    """How long and how fast the loop trains.
+    """How long and how fast the loop trains: the settings every learner we fine-tune shares.
+
+    A learner's settings hold one (``loop``) beside their own fields (:class:`UsesLoop`), with that learner's
+    defaults; the learner sets ``steps_per_epoch`` from its batches (:meth:`with_steps`) before calling :func:`fit`.
 
     Attributes:
         epochs: passes over the batches.
-        steps_per_epoch: batches in one pass.
+        batch_size: items per batch (what an item is, a pair or a window, is the learner's).
         learning_rate: AdamW's peak learning rate.
         weight_decay: AdamW's weight decay.
         warmup_ratio: share of the steps over which the learning rate rises from 0 to its peak.
         max_steps: stop after this many steps (0: no cap).
-        max_grad_norm: gradients are clipped to this norm before each step.
-        mixed_precision: autocast on CUDA (ignored on a CPU).
         patience: with a dev evaluator, stop after this many epochs without a better dev score
             (0: never stop early; the best epoch is kept either way).
+        mixed_precision: autocast on CUDA (ignored on a CPU).
+        max_grad_norm: gradients are clipped to this norm before each step.
         primary_metric: the dev metric that ranks epochs (a metric missing from a result counts as no better).
+        device: "cuda", "cuda:1", "cpu", or "" (CUDA when present); the learner resolves it and moves its model.
+        seed: shuffling and initialisation seed.
+        steps_per_epoch: batches in one pass, known once the data is batched (0 in a learner's settings).
     """
 
-    epochs: int
-    steps_per_epoch: int
-    learning_rate: float
-    weight_decay: float
-    warmup_ratio: float
+    epochs: int = 1
+    batch_size: int = 16
+    learning_rate: float = 2e-5
+    weight_decay: float = 0.01
+    warmup_ratio: float = 0.1
     max_steps: int = 0
-    max_grad_norm: float = 1.0
-    mixed_precision: bool = True
     patience: int = 0
+    mixed_precision: bool = True
+    max_grad_norm: float = 1.0
     primary_metric: str = "ndcg@10"
+    device: str = ""
+    seed: int = 13
+    steps_per_epoch: int = 0
+
+    def __post_init__(self) -> None:
+        if self.epochs < 1 or self.batch_size < 1 or self.patience < 0 or self.max_steps < 0 \
+                or self.steps_per_epoch < 0:
+            raise CurationError(f"training needs epochs ≥ 1, batch size ≥ 1, patience ≥ 0 and max steps ≥ 0; got "
+                                f"{self.epochs}, {self.batch_size}, {self.patience}, {self.max_steps}")
+
+    def with_steps(self, steps_per_epoch: int) -> LoopConfig:
+        """This config for data cut into ``steps_per_epoch`` batches per pass."""
+        return replace(self, steps_per_epoch=steps_per_epoch)
 
     @property
     def total_steps(self) -> int:
@@ -92,6 +113,30 @@ class LoopConfig:
     def warmup_steps(self) -> int:
         """Steps over which the learning rate rises from 0 to its peak (``warmup_ratio`` of them, rounded down)."""
         return int(self.total_steps * self.warmup_ratio)
+
+
+Settings = TypeVar("Settings", bound="UsesLoop")
+
+
+class UsesLoop:
+    """A learner's settings: the one loop's (``loop``, a :class:`LoopConfig`) beside the learner's own fields.
+
+    Mixed into each learner's frozen settings dataclass, so epochs, batch size, learning rate, warm-up,
+    patience, device and seed are read under one name everywhere (``settings.loop.epochs``).
+    """
+
+    loop: LoopConfig
+
+    def with_loop(self: Settings, **changes: object) -> Settings:
+        """A copy with the loop's ``changes`` (the learner's own loop defaults kept for the rest)."""
+        return replace(self, loop=replace(self.loop, **changes))  # type: ignore[type-var]
+
+    def recorded(self) -> dict[str, object]:
+        """The settings as a manifest records them: the learner's fields and the loop's, in one flat mapping
+        (the keys manifests have always had; ``steps_per_epoch`` is the data's, not a setting)."""
+        own = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "loop"}  # type: ignore[arg-type]
+        loop = {f.name: getattr(self.loop, f.name) for f in fields(self.loop) if f.name != "steps_per_epoch"}
+        return {**own, **loop}
 
 
 class LoopEvent(NamedTuple):
@@ -175,7 +220,8 @@ def fit(
         batches: epoch number (from 0) → that epoch's batches, asked for at the start of each epoch (so a
             caller that shuffles does so once per epoch, in order).
         loss_of: a batch → its loss (a scalar tensor with a graph); run under autocast on CUDA.
-        config: epochs, steps, learning rate, warm-up, patience.
+        config: epochs, steps (``steps_per_epoch`` set: :meth:`LoopConfig.with_steps`), learning rate, warm-up,
+            patience; its ``device`` and ``seed`` are the caller's to apply (``device`` here is where the model is).
         device: where the model is ("cuda", "cuda:1", "cpu"): mixed precision only on CUDA.
         parameters: the parameters to optimise (None: all of the model's).
         evaluate_epoch: called after each epoch with the model in eval mode; returns dev metrics. With it,
@@ -187,8 +233,12 @@ def fit(
         bar: show a tqdm progress bar (in a terminal only).
 
     Raises:
+        CurationError: ``config.steps_per_epoch`` is 0 (the learner did not set it from its batches).
         TrainingCancelled: the cancel file appeared.
     """
+    if config.steps_per_epoch < 1:
+        raise CurationError(f"{label}: the loop's steps_per_epoch is 0; set it from the batches "
+                            "(LoopConfig.with_steps) before training")
     import torch
     from tqdm import tqdm
     from transformers import get_linear_schedule_with_warmup

@@ -31,9 +31,9 @@ def cmd_train(args: argparse.Namespace) -> int:
     print(f"snapshot {snapshot.digest[:12]}: {len(snapshot.records)} KB records, {len(snapshot.documents)} abstracts")
     request = BuildRequest(
         schema=schema, base_model=args.base, version=args.out.name, train=not args.zero_shot,
-        train_config=TrainConfig(epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.lr,
-                                 max_seq_length=args.max_seq_length, max_steps=args.max_steps, device=args.device,
-                                 seed=args.seed),
+        train_config=TrainConfig(max_seq_length=args.max_seq_length).with_loop(
+            epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.lr, max_steps=args.max_steps,
+            device=args.device, seed=args.seed),
         sampling=SamplingConfig(per_class=args.per_class, ablation=Ablation(args.ablation), seed=args.seed),
         index=IndexChoice.from_settings(load_settings(), kind=args.index_kind, backend=args.backend),
     )
@@ -61,8 +61,8 @@ def cmd_train_recogniser(args: argparse.Namespace) -> int:
         device = pick_device(args.device)
         # a CPU epoch of the full corpora takes ~10 min on two free cores, a GPU epoch seconds
         epochs = args.epochs or (10 if device.startswith("cuda") else 2)
-        chosen = TransformerSettings(epochs=epochs, batch_size=args.batch_size, max_steps=args.max_steps,
-                                     learning_rate=args.lr, device=device)
+        chosen = TransformerSettings().with_loop(epochs=epochs, batch_size=args.batch_size, max_steps=args.max_steps,
+                                                 learning_rate=args.lr, device=device)
         print(f"training the transformer recogniser on {device}: at most {epochs} epochs", flush=True)
         manifest = train_standard_transformer(data_dir, out, chosen, max_documents=args.max_documents,
                                               progress_file=args.progress_file, bar=True)
@@ -105,7 +105,7 @@ def cmd_train_linker(args: argparse.Namespace) -> int:
     out = args.out or settings.models_dir / "linkers" / "names-minilm"
     print(f"{len(data.sets)} concepts ({sum(len(set(v)) > 1 for v in data.sets.values())} with two names or more), "
           f"{len(data.dev)} dev mentions")
-    config = NameEncoderConfig(max_steps=args.steps, device=args.device, seed=args.seed)
+    config = NameEncoderConfig().with_loop(max_steps=args.steps, device=args.device, seed=args.seed)
     last = [0.0]
 
     def progress(step: int, total: int, loss: float) -> None:

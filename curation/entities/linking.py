@@ -172,7 +172,8 @@ def train_linker(
     from index.encoder import EncoderConfig, load_encoder, model_name
 
     config = config or NameEncoderConfig()
-    encoder = load_encoder(EncoderConfig(model=base_model, device=config.device, max_seq_length=config.max_seq_length))
+    encoder = load_encoder(EncoderConfig(model=base_model, device=config.loop.device,
+                                         max_seq_length=config.max_seq_length))
     base = model_name(encoder)
     report: TrainingReport = fine_tune(encoder, sets, kinds, config, progress)
     out = Path(out)
@@ -186,7 +187,7 @@ def train_linker(
         train_seconds=report.seconds, weight=weight,
         thresholds={kind: asdict(rule) for kind, rule in thresholds.items()},
         counts={**dict(counts or {}), "train_concepts": report.concepts, "train_names": report.names},
-        config={**asdict(config), "steps": report.steps, "final_loss": report.final_loss,
+        config={**config.recorded(), "steps": report.steps, "final_loss": report.final_loss,
                 "mined_pairs_per_batch": report.mined_pairs},
         dev=figures,
     )

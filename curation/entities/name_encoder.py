@@ -21,41 +21,40 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from curation.entities.lexicon import normalise_name
-from curation.training_loop import LoopConfig, LoopEvent, fit
+from curation.training_loop import LoopConfig, LoopEvent, UsesLoop, fit
 
 if TYPE_CHECKING:
     import torch
 
 
+#: The name encoder's loop: one pass over ``max_steps`` sampled batches (the cap that keeps a CPU run to
+#: minutes) at 5e-5 (SapBERT: 2e-5 for 50k steps; fewer steps need more), weight decay 0.01 (SapBERT's), a
+#: tenth of the steps warming up. Its ``batch_size`` is unused: a batch is P concepts x K names.
+NAME_ENCODER_LOOP = LoopConfig(epochs=1, max_steps=600, learning_rate=5e-5, weight_decay=0.01, warmup_ratio=0.1)
+
+
 @dataclass(frozen=True)
-class NameEncoderConfig:
-    """Hyper-parameters of the fine-tuning.
+class NameEncoderConfig(UsesLoop):
+    """Settings of the fine-tuning.
 
     Attributes:
+        loop: the one loop's settings (steps, learning rate, weight decay, warm-up, device, seed):
+            :data:`NAME_ENCODER_LOOP` by default; change some with :meth:`~curation.training_loop.UsesLoop.with_loop`.
         concepts_per_batch: P, concepts drawn per batch (all of one kind).
         names_per_concept: K, names drawn per concept (fewer when a concept has fewer).
-        max_steps: optimisation steps (the cap that keeps a CPU run to minutes).
-        learning_rate: AdamW learning rate (SapBERT: 2e-5 for 50k steps; fewer steps need more).
-        weight_decay: AdamW weight decay (SapBERT: 0.01).
         alpha, beta, base: Multi-Similarity loss scales and offset (SapBERT: 1, 60, 0.5).
         epsilon: margin of the Multi-Similarity miner (SapBERT's lambda, 0.05 to 0.3).
         max_seq_length: tokens kept per name.
-        device: "cuda", "cpu", or "" to use CUDA when present.
-        seed: batch sampling and initialisation seed.
     """
 
+    loop: LoopConfig = NAME_ENCODER_LOOP
     concepts_per_batch: int = 16
     names_per_concept: int = 4
-    max_steps: int = 600
-    learning_rate: float = 5e-5
-    weight_decay: float = 0.01
     alpha: float = 1.0
     beta: float = 60.0
     base: float = 0.5
     epsilon: float = 0.1
     max_seq_length: int = 32
-    device: str = ""
-    seed: int = 13
 
 
 @dataclass(frozen=True)
@@ -92,15 +91,15 @@ def synonym_sets(names: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
 def sample_batches(
     sets: Mapping[str, Sequence[str]], kinds: Mapping[str, str], config: NameEncoderConfig
 ) -> list[tuple[list[str], list[int]]]:
-    """``config.max_steps`` batches of (names, integer labels), P concepts x K names of one kind.
+    """``config.loop.max_steps`` batches of (names, integer labels), P concepts x K names of one kind.
 
     Args:
         sets: concept label -> names (from :func:`synonym_sets`).
         kinds: concept label -> kind; a batch's concepts share a kind, drawn in proportion to
             the square root of the kind's number of concepts.
-        config: P, K, the number of steps and the seed.
+        config: P, K, the loop's number of steps and seed.
     """
-    rng = random.Random(config.seed)
+    rng = random.Random(config.loop.seed)
     by_kind: dict[str, list[str]] = {}
     for label in sorted(sets):
         by_kind.setdefault(kinds[label], []).append(label)
@@ -108,7 +107,7 @@ def sample_batches(
     weights = [len(by_kind[k]) ** 0.5 for k in order]  # sqrt: DrugBank's chemicals would drown genes
     pools = {k: [] for k in order}  # labels not yet drawn in this pass over the kind
     batches = []
-    for _ in range(config.max_steps):
+    for _ in range(config.loop.max_steps):
         kind = rng.choices(order, weights)[0]
         texts: list[str] = []
         labels: list[int] = []
@@ -138,7 +137,7 @@ def fine_tune(
         sets: concept label -> names; labels must be unique across kinds ("chemical:D003000");
             names are deduplicated and one-name concepts dropped (:func:`synonym_sets`).
         kinds: concept label -> kind (batches stay within a kind).
-        config: hyper-parameters.
+        config: the settings (the loop's and the loss's).
         progress: called as ``progress(step, total, loss)`` after each step.
 
     References:
@@ -149,8 +148,8 @@ def fine_tune(
 
     from index.encoder import pick_device
 
-    device = pick_device(config.device)
-    torch.manual_seed(config.seed)
+    device = pick_device(config.loop.device)
+    torch.manual_seed(config.loop.seed)
     model.to(device)
     model.max_seq_length = config.max_seq_length
     # The word-embedding table is half of MiniLM's weights; names reuse common word pieces, so
@@ -180,9 +179,8 @@ def fine_tune(
         if progress is not None and event.phase == "step":
             progress(event.step, event.total, event.loss)
 
-    # A tenth of the steps warming up, then a linear decay to 0 at the last step.
-    loop = LoopConfig(epochs=1, steps_per_epoch=len(batches), learning_rate=config.learning_rate,
-                      weight_decay=config.weight_decay, warmup_ratio=0.1)
+    # one pass over the sampled batches, a warm-up and a linear decay to 0 at the last step
+    loop = config.loop.with_steps(len(batches))
     done = fit(model, lambda epoch: batches, loss_of, loop, device=device,
                parameters=[p for p in model.parameters() if p.requires_grad], on_event=on_event)
     tail = done.losses[-20:] or [0.0]

@@ -31,43 +31,40 @@ from curation.entities.token_tags import IGNORE, Window, decode, gold_tags, merg
 from curation.entities.token_tags import windows as cut_windows
 from curation.files import staged_folder, write_atomic
 from curation.records import Document
-from curation.training_loop import EpochBatches, LoopConfig, fit, progress_writer
+from curation.training_loop import EpochBatches, LoopConfig, UsesLoop, fit, progress_writer
 
 FORMAT = "recogniser-transformer/1"
 FAMILY = FORMAT.split("/")[0] + "/"
 TRAIN_COMMAND = "`python -m curation train-recogniser --kind transformer`"
 
 
+#: The transformer recogniser's loop: up to 10 epochs of 16 windows per step at 1e-4, a tenth of the steps
+#: warming up, the epoch with the best BioRED Dev F1 over all kinds (``ents_f``) kept, early stopping after 2.
+RECOGNISER_LOOP = LoopConfig(epochs=10, batch_size=16, learning_rate=1e-4, weight_decay=0.01, warmup_ratio=0.1,
+                             patience=2, primary_metric="ents_f")
+
+
 @dataclass(frozen=True)
-class TransformerSettings:
+class TransformerSettings(UsesLoop):
     """How the transformer recogniser is trained and how it reads texts.
 
     Attributes:
+        loop: the one loop's settings (epochs, batch size in windows, learning rate, weight decay, warm-up,
+            patience, max steps, device, seed): :data:`RECOGNISER_LOOP` by default; change some with
+            :meth:`~curation.training_loop.UsesLoop.with_loop`.
         base_model: "" for the offline MiniLM, or a local transformers folder.
         max_length: word pieces per window (special pieces included).
         stride: pieces two consecutive windows of a text share.
-        epochs, batch_size, learning_rate, weight_decay, warmup_ratio, patience, max_steps: the loop's
-            (:class:`curation.training_loop.LoopConfig`); ``batch_size`` counts windows.
         freeze_embeddings: keep the word-piece embedding table as MiniLM has it: it is half of MiniLM's
             weights, so a CPU step (AdamW's update included) is much cheaper, and pieces seen rarely in
             the corpora keep their pretrained vectors.
-        device: "cuda", "cpu" or "" (CUDA when present).
-        seed: shuffling and head initialisation.
     """
 
+    loop: LoopConfig = RECOGNISER_LOOP
     base_model: str = ""
     max_length: int = 256
     stride: int = 32
-    epochs: int = 10
-    batch_size: int = 16
-    learning_rate: float = 1e-4
-    weight_decay: float = 0.01
-    warmup_ratio: float = 0.1
-    patience: int = 2
-    max_steps: int = 0
     freeze_embeddings: bool = True
-    device: str = ""
-    seed: int = 13
 
 
 @dataclass(frozen=True)
@@ -259,8 +256,8 @@ def train_transformer_recogniser(
         raise RecogniserError(f"base model folder {base!r} not found; give a local transformers folder")
     if not dev.documents:
         raise RecogniserError(f"the dev set {dev.name!r} has no documents; nothing was trained")
-    device = pick_device(settings.device)
-    torch.manual_seed(settings.seed)
+    device = pick_device(settings.loop.device)
+    torch.manual_seed(settings.loop.seed)
     tokenizer = AutoTokenizer.from_pretrained(base, local_files_only=True)
     model = _quiet_from_pretrained(AutoModelForTokenClassification, base, num_labels=len(tags),
                                    id2label=dict(enumerate(tags)), label2id={t: i for i, t in enumerate(tags)})
@@ -275,7 +272,7 @@ def train_transformer_recogniser(
     if not any(t > 0 for _, row in examples for t in row):
         raise RecogniserError("the training corpus has no entity mentions of a known type "
                               f"({', '.join(sorted(set(LABELS)))}); nothing was trained")
-    manifest_settings = {k: v for k, v in asdict(settings).items() if k != "device"}
+    manifest_settings = {k: v for k, v in settings.recorded().items() if k != "device"}
     draft = TransformerManifest(
         name=name or Path(out).name, format=FORMAT, transformers_version=transformers.__version__,
         base_model=settings.base_model or "all-MiniLM-L6-v2", labels=labels, tags=tuple(tags),
@@ -295,10 +292,8 @@ def train_transformer_recogniser(
         target, _ = _pad([row for _, row in batch], IGNORE, device)
         return model(input_ids=ids, attention_mask=mask, labels=target).loss
 
-    batches = EpochBatches(examples, settings.batch_size, random.Random(settings.seed))
-    config = LoopConfig(epochs=settings.epochs, steps_per_epoch=len(batches), learning_rate=settings.learning_rate,
-                        weight_decay=settings.weight_decay, warmup_ratio=settings.warmup_ratio,
-                        max_steps=settings.max_steps, patience=settings.patience, primary_metric="ents_f")
+    batches = EpochBatches(examples, settings.loop.batch_size, random.Random(settings.loop.seed))
+    config = settings.loop.with_steps(len(batches))
     trainable = [p for p in model.parameters() if p.requires_grad]
     done = fit(model, batches, loss_of, config, device=device, parameters=trainable, evaluate_epoch=evaluate,
                cancel_file=cancel_file,

@@ -125,15 +125,14 @@ def _train(job_dir: Path, request: RetrainRequest, progress: Path, cancel: Path)
         schema=schema,
         base_model=request.base_model,
         version=new_version_name(schema.name, "edel"),
-        train_config=TrainConfig(epochs=request.epochs, batch_size=request.batch_size,
-                                 learning_rate=request.learning_rate, max_seq_length=request.max_seq_length,
-                                 max_steps=request.max_steps, device=request.device, seed=request.seed,
-                                 patience=request.patience),
+        train_config=TrainConfig(max_seq_length=request.max_seq_length).with_loop(
+            epochs=request.epochs, batch_size=request.batch_size, learning_rate=request.learning_rate,
+            max_steps=request.max_steps, device=request.device, seed=request.seed, patience=request.patience),
         sampling=SamplingConfig(per_class=request.per_class, seed=request.seed),
         feedback=request.feedback,
         index=IndexChoice.from_settings(load_settings(), kind=request.index_kind, backend=request.index_backend),
-        cross_encoder=(CrossEncoderConfig(device=request.device, max_pairs=request.cross_encoder_max_pairs,
-                                          epochs=2 if cuda else 1, seed=request.seed)
+        cross_encoder=(CrossEncoderConfig(max_pairs=request.cross_encoder_max_pairs).with_loop(
+                           device=request.device, epochs=2 if cuda else 1, seed=request.seed)
                        if request.cross_encoder == "on" or (request.cross_encoder == "auto" and cuda) else None),
     )
     built = build_from_snapshot(

@@ -152,7 +152,7 @@ class BuildRequest:
         dense: the dense index's parameters (None: chosen by ``index``).
         index: which index kind and backend (:class:`IndexChoice`).
         dev_pool_depth: with a dev split and more than one epoch, each epoch is evaluated on dev (the
-            best epoch kept, early stopping after ``train_config.patience`` epochs): dense scores over a
+            best epoch kept, early stopping after ``train_config.loop.patience`` epochs): dense scores over a
             fixed pool of BM25's top ``dev_pool_depth`` per dev query plus its relevant documents
             (:class:`~curation.learning.training.DevPool`), so an epoch's evaluation encodes the pool,
             not the corpus. 0: no per-epoch evaluation.
@@ -234,7 +234,7 @@ def _build(request: BuildRequest, documents: Mapping[str, Document], models_dir:
            cancel_file: Path | None, served: ServedChooser | None = None) -> registry.ModelVersion:
     started = time.time()
     write_progress(progress_file, state="loading", step=None, total=None, loss=None, eta_s=None, epoch=None)
-    model = load_encoder(EncoderConfig(model=request.base_model, device=request.train_config.device,
+    model = load_encoder(EncoderConfig(model=request.base_model, device=request.train_config.loop.device,
                                        max_seq_length=request.train_config.max_seq_length))
     corpus = list(documents.values())
     result: TrainResult | None = None
@@ -245,7 +245,7 @@ def _build(request: BuildRequest, documents: Mapping[str, Document], models_dir:
         separator = separator_of(model)
         texts = {d.pmid: document_text(d, separator) for d in corpus}
         evaluate_epoch = None
-        if dev is not None and dev.queries and request.train_config.epochs > 1 and request.dev_pool_depth:
+        if dev is not None and dev.queries and request.train_config.loop.epochs > 1 and request.dev_pool_depth:
             lexical = LexicalIndex.build(corpus)  # reused by retriever_for below
             pool = DevPool.from_first_stage(dev.queries, dev.qrels, lexical.search, documents,
                                             request.dev_pool_depth, dev.answer_key)
@@ -305,8 +305,8 @@ def _evaluate_and_publish(request, documents, models_dir, version, staged, train
         schema=request.schema.name,
         base_model=request.base_model or "all-MiniLM-L6-v2",
         trained=request.train,
-        train_config={**asdict(request.train_config),
-                      **({"cross_encoder": {**asdict(request.cross_encoder), "steps": cross_result.steps,
+        train_config={**request.train_config.recorded(),
+                      **({"cross_encoder": {**request.cross_encoder.recorded(), "steps": cross_result.steps,
                                             "seconds": round(cross_result.seconds, 1), "device": cross_result.device,
                                             "examples": cross_result.examples}} if cross_result else {})},
         sampling={**asdict(request.sampling), "ablation": str(request.sampling.ablation)},

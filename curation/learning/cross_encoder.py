@@ -42,7 +42,15 @@ from curation.errors import CurationError
 from curation.files import fsync_path, write_atomic
 from curation.learning.feedback import PARTIAL_CLASS
 from curation.learning.training import TrainingPair
-from curation.training_loop import EpochBatches, LoopConfig, check_cancel, fit, progress_writer, write_progress
+from curation.training_loop import (
+    EpochBatches,
+    LoopConfig,
+    UsesLoop,
+    check_cancel,
+    fit,
+    progress_writer,
+    write_progress,
+)
 
 COMPLETE_LABEL = 1.0
 PARTIAL_LABEL = 0.5  # ordinal code of "partial" (1) over that of "complete" (2)
@@ -57,46 +65,36 @@ class CrossEncoderUnavailable(CurationError):
     """The base model for the cross-encoder cannot be loaded here."""
 
 
+#: The cross-encoder's loop: one epoch of 16 pairs per step at 5e-5 (higher than EDEL's 2e-5: the
+#: classification head is new), a tenth of the steps warming up; minutes on a CPU.
+CROSS_ENCODER_LOOP = LoopConfig(epochs=1, batch_size=16, learning_rate=5e-5, weight_decay=0.01, warmup_ratio=0.1)
+
+
 @dataclass(frozen=True)
-class CrossEncoderConfig:
-    """Cross-encoder training hyper-parameters; the defaults finish in minutes on a CPU.
+class CrossEncoderConfig(UsesLoop):
+    """Cross-encoder training settings; the defaults finish in minutes on a CPU.
 
     Attributes:
+        loop: the one loop's settings (epochs, batch size in (query, document) pairs, learning rate, warm-up,
+            weight decay, seed, device, mixed precision, max steps): :data:`CROSS_ENCODER_LOOP` by default;
+            change some with :meth:`~curation.training_loop.UsesLoop.with_loop`.
         base_model: "" for the offline MiniLM, a local folder, or a hub name (e.g. :data:`MEDCPT`).
-        epochs: passes over the examples.
-        batch_size: (query, document) pairs per step.
-        learning_rate: AdamW peak learning rate (higher than EDEL's: the classification head is new).
-        warmup_ratio: share of steps spent warming up.
-        weight_decay: AdamW weight decay.
         max_length: token limit of query + document.
         max_pairs: keep at most this many examples, whole queries at a time (0: all).
         random_negatives: extra random negatives per query, added on top of the training set's own.
-        seed: sampling, shuffling and initialisation seed.
-        device: "cuda", "cpu" or "" (CUDA when present).
-        mixed_precision: bf16 autocast on CUDA.
-        max_steps: stop after this many steps (0: no limit), for smoke runs.
     """
 
+    loop: LoopConfig = CROSS_ENCODER_LOOP
     base_model: str = ""
-    epochs: int = 1
-    batch_size: int = 16
-    learning_rate: float = 5e-5
-    warmup_ratio: float = 0.1
-    weight_decay: float = 0.01
     max_length: int = 256
     max_pairs: int = 0
     random_negatives: int = 0
-    seed: int = 13
-    device: str = ""
-    mixed_precision: bool = True
-    max_steps: int = 0
 
     def __post_init__(self) -> None:
-        for name in ("epochs", "batch_size", "max_length"):
-            if getattr(self, name) < 1:
-                raise CurationError(f"cross-encoder {name} must be at least 1, got {getattr(self, name)}")
-        if self.max_pairs < 0 or self.random_negatives < 0 or self.max_steps < 0:
-            raise CurationError("cross-encoder max_pairs, random_negatives and max_steps must be 0 or more")
+        if self.max_length < 1:
+            raise CurationError(f"cross-encoder max_length must be at least 1, got {self.max_length}")
+        if self.max_pairs < 0 or self.random_negatives < 0:
+            raise CurationError("cross-encoder max_pairs and random_negatives must be 0 or more")
 
 
 @dataclass(frozen=True)
@@ -160,9 +158,9 @@ def cross_encoder_examples(
     Args:
         pairs: KB and decision pairs (a (query, document) seen twice keeps its first label).
         corpus: the pmids random negatives are drawn from (a query's positives are never drawn).
-        config: ``random_negatives``, ``max_pairs`` and ``seed``.
+        config: ``random_negatives``, ``max_pairs`` and the loop's ``seed``.
     """
-    rng = random.Random(config.seed)
+    rng = random.Random(config.loop.seed)
     by_query: dict[str, list[CrossEncoderExample]] = defaultdict(list)
     seen: set[tuple[str, str]] = set()
     positives: dict[str, set[str]] = defaultdict(set)
@@ -300,31 +298,30 @@ def train_cross_encoder(
     import torch
     from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
 
-    torch.manual_seed(config.seed)
+    torch.manual_seed(config.loop.seed)
     if model is None:
-        model = load_base_model(config.base_model, config.device, config.max_length)
+        model = load_base_model(config.base_model, config.loop.device, config.max_length)
     device = str(model.device)
     loss_fn = BinaryCrossEntropyLoss(model)
-    batches = EpochBatches(examples, config.batch_size, random.Random(config.seed))
+    batches = EpochBatches(examples, config.loop.batch_size, random.Random(config.loop.seed))
 
     def loss_of(batch: list[CrossEncoderExample]) -> torch.Tensor:
         inputs = [[e.query for e in batch], [doc_texts[e.pmid] for e in batch]]
         labels = torch.tensor([e.label for e in batch], dtype=torch.float32, device=device)
         return loss_fn(inputs, labels)
 
-    loop = LoopConfig(epochs=config.epochs, steps_per_epoch=len(batches), learning_rate=config.learning_rate,
-                      weight_decay=config.weight_decay, warmup_ratio=config.warmup_ratio, max_steps=config.max_steps,
-                      mixed_precision=config.mixed_precision)
+    # no dev evaluator here: the stage is judged on dev after training (curation.learning.rerank_stage)
+    loop = config.loop.with_steps(len(batches))
     done = fit(model, batches, loss_of, loop, device=device, on_event=progress_writer(progress_file, STATE),
                cancel_file=cancel_file, label="cross-encoder training")
     result = CrossEncoderResult(str(out_dir), done.steps, done.seconds, device, len(examples),
                                 config.base_model or "all-MiniLM-L6-v2", done.losses)
     check_cancel(cancel_file, "cross-encoder training cancelled before publishing")
-    _publish(model, out_dir, {"base_model": result.base_model, "config": asdict(config), "examples": len(examples),
+    _publish(model, out_dir, {"base_model": result.base_model, "config": config.recorded(), "examples": len(examples),
                               "labels": label_counts(examples), "steps": result.steps, "device": device,
                               "seconds": round(result.seconds, 1), "created_at": time.time()})
     write_progress(progress_file, state="cross-encoder trained", step=result.steps, total=loop.total_steps,
-                   loss=result.losses[-1] if result.losses else None, eta_s=0, epoch=config.epochs)
+                   loss=result.losses[-1] if result.losses else None, eta_s=0, epoch=config.loop.epochs)
     return result
 
 

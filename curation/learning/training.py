@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from curation.errors import CurationError
-from curation.training_loop import EpochBatches, LoopConfig, fit, progress_writer, write_progress
+from curation.training_loop import EpochBatches, LoopConfig, UsesLoop, fit, progress_writer, write_progress
 
 if TYPE_CHECKING:
     import torch
@@ -53,41 +53,25 @@ class TrainingPair:
     source: str = "kb"
 
 
+#: The EDEL encoder's loop: AdamW at 2e-5 with a tenth of the steps warming up (EDEL's appendix B), one epoch
+#: of 16 pairs per step by default (minutes on a CPU), early stopping after 2 epochs without a better dev score.
+ENCODER_LOOP = LoopConfig(epochs=1, batch_size=16, learning_rate=2e-5, weight_decay=0.01, warmup_ratio=0.1,
+                          patience=2)
+
+
 @dataclass(frozen=True)
-class TrainConfig:
-    """Training hyper-parameters. CPU defaults are small enough to finish in minutes.
+class TrainConfig(UsesLoop):
+    """The EDEL encoder's training settings. CPU defaults are small enough to finish in minutes.
 
     Attributes:
-        epochs: passes over the training pairs.
-        batch_size: pairs per step.
-        learning_rate: AdamW peak learning rate.
-        warmup_ratio: share of steps spent warming up.
+        loop: the one loop's settings (epochs, batch size in pairs, learning rate, warm-up, weight decay, seed,
+            device, mixed precision, max steps, patience, the dev metric that ranks epochs): :data:`ENCODER_LOOP`
+            by default; change some with :meth:`~curation.training_loop.UsesLoop.with_loop`.
         max_seq_length: token limit for documents and queries.
-        weight_decay: AdamW weight decay.
-        seed: shuffling and initialisation seed.
-        device: "cuda", "cpu" or "" (CUDA when present).
-        mixed_precision: use autocast on CUDA (bf16 where the GPU has it, else fp16 with a scaler).
-        max_steps: stop after this many steps (0: no limit), for smoke runs.
-        patience: with a dev evaluator, stop after this many epochs without a better dev score
-            (0: never stop early; the best epoch is kept either way).
     """
 
-    epochs: int = 1
-    batch_size: int = 16
-    learning_rate: float = 2e-5
-    warmup_ratio: float = 0.1
+    loop: LoopConfig = ENCODER_LOOP
     max_seq_length: int = 256
-    weight_decay: float = 0.01
-    seed: int = 13
-    device: str = ""
-    mixed_precision: bool = True
-    max_steps: int = 0
-    patience: int = 2
-
-    def __post_init__(self) -> None:
-        if self.epochs < 1 or self.batch_size < 1 or self.patience < 0 or self.max_steps < 0:
-            raise CurationError(f"training needs epochs ≥ 1, batch size ≥ 1, patience ≥ 0 and max steps ≥ 0; got "
-                                f"{self.epochs}, {self.batch_size}, {self.patience}, {self.max_steps}")
 
 
 @dataclass(frozen=True)
@@ -153,7 +137,6 @@ def train(
     progress_file: Path | None = None,
     cancel_file: Path | None = None,
     evaluate_epoch: Callable[[object], dict[str, float]] | None = None,
-    primary_metric: str = "ndcg@10",
 ) -> TrainResult:
     """Fine-tune ``model`` (a SentenceTransformer) in place on ``pairs``.
 
@@ -165,10 +148,9 @@ def train(
         progress_file: JSON progress for the app (step, total, loss, eta_s, epoch).
         cancel_file: when this file appears, training stops with TrainingCancelled.
         evaluate_epoch: called after each epoch with the model (in eval mode); returns metrics (dev split),
-            e.g. :func:`pool_evaluator`. With it, the weights of the best epoch by ``primary_metric`` are
-            kept (a copy in CPU memory) and training stops after ``config.patience`` epochs without a
+            e.g. :func:`pool_evaluator`. With it, the weights of the best epoch by ``config.loop.primary_metric``
+            are kept (a copy in CPU memory) and training stops after ``config.loop.patience`` epochs without a
             better score. A metric missing from the result counts as no improvement.
-        primary_metric: the metric that ranks epochs.
 
     Raises:
         CurationError: no pairs, or a pair's document is missing.
@@ -183,13 +165,13 @@ def train(
 
     from curation.learning.loss import MultiMarginContrastiveLoss
 
-    torch.manual_seed(config.seed)
-    device = config.device or ("cuda" if torch.cuda.is_available() else "cpu")
+    torch.manual_seed(config.loop.seed)
+    device = config.loop.device or ("cuda" if torch.cuda.is_available() else "cpu")
     model.to(device)
     model.max_seq_length = config.max_seq_length
     loss_fn = MultiMarginContrastiveLoss(model)
     tokenize = getattr(model, "preprocess", None) or model.tokenize  # renamed in sentence-transformers 6
-    batches = EpochBatches(pairs, config.batch_size, random.Random(config.seed))
+    batches = EpochBatches(pairs, config.loop.batch_size, random.Random(config.loop.seed))
 
     def loss_of(batch: list[TrainingPair]) -> torch.Tensor:
         features = [
@@ -199,9 +181,7 @@ def train(
         labels = torch.tensor([[float(p.positive), p.margin] for p in batch], device=device)
         return loss_fn(features, labels)
 
-    loop = LoopConfig(epochs=config.epochs, steps_per_epoch=len(batches), learning_rate=config.learning_rate,
-                      weight_decay=config.weight_decay, warmup_ratio=config.warmup_ratio, max_steps=config.max_steps,
-                      mixed_precision=config.mixed_precision, patience=config.patience, primary_metric=primary_metric)
+    loop = config.loop.with_steps(len(batches))
     done = fit(model, batches, loss_of, loop, device=device, evaluate_epoch=evaluate_epoch,
                on_event=progress_writer(progress_file, "running"), cancel_file=cancel_file, bar=True)
     write_progress(progress_file, state="trained", step=done.steps, total=loop.total_steps,

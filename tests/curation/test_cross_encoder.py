@@ -86,7 +86,8 @@ def training_examples() -> list[CrossEncoderExample]:
 def trained(tmp_path_factory):
     out = tmp_path_factory.mktemp("ce") / "cross-encoder"
     progress = out.parent / "progress.json"
-    config = CrossEncoderConfig(epochs=6, batch_size=4, learning_rate=1e-4, max_length=64, device="cpu", seed=3)
+    config = CrossEncoderConfig(max_length=64).with_loop(epochs=6, batch_size=4, learning_rate=1e-4, device="cpu",
+                                                         seed=3)
     result = train_cross_encoder(training_examples(), DOCS, out, config, progress_file=progress)
     return out, result, progress
 
@@ -109,11 +110,11 @@ def test_training_publishes_a_folder_that_reloads_and_ranks_relevant_first(train
 def test_publishing_never_overwrites_and_needs_documents(trained, tmp_path: Path):
     out, _, _ = trained
     with pytest.raises(CurationError, match="already exists"):
-        train_cross_encoder(training_examples(), DOCS, out, CrossEncoderConfig(device="cpu"))
+        train_cross_encoder(training_examples(), DOCS, out, CrossEncoderConfig().with_loop(device="cpu"))
     with pytest.raises(CurationError, match="PMID 1"):
-        train_cross_encoder(training_examples(), {}, tmp_path / "x", CrossEncoderConfig(device="cpu"))
+        train_cross_encoder(training_examples(), {}, tmp_path / "x", CrossEncoderConfig().with_loop(device="cpu"))
     with pytest.raises(CurationError, match="no cross-encoder training examples"):
-        train_cross_encoder([], DOCS, tmp_path / "x", CrossEncoderConfig(device="cpu"))
+        train_cross_encoder([], DOCS, tmp_path / "x", CrossEncoderConfig().with_loop(device="cpu"))
     assert not (tmp_path / "x").exists()
 
 
@@ -123,7 +124,7 @@ def test_cancel_leaves_no_folder(tmp_path: Path):
     out = tmp_path / "models" / "cross-encoder"
     with pytest.raises(TrainingCancelled):
         train_cross_encoder(training_examples(), DOCS, out,
-                            CrossEncoderConfig(max_length=32, device="cpu"), cancel_file=cancel)
+                            CrossEncoderConfig(max_length=32).with_loop(device="cpu"), cancel_file=cancel)
     assert not out.exists()
     assert not list(out.parent.glob("*")) if out.parent.exists() else True
 
@@ -139,8 +140,8 @@ def test_a_crash_while_saving_leaves_no_folder(tmp_path: Path, monkeypatch):
     monkeypatch.setattr(model, "save", broken_save)
     out = tmp_path / "cross-encoder"
     with pytest.raises(OSError, match="disk full"):
-        train_cross_encoder(training_examples()[:4], DOCS, out, CrossEncoderConfig(max_length=32, device="cpu"),
-                            model=model)
+        train_cross_encoder(training_examples()[:4], DOCS, out,
+                            CrossEncoderConfig(max_length=32).with_loop(device="cpu"), model=model)
     assert list(tmp_path.iterdir()) == []
 
 

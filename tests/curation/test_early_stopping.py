@@ -53,7 +53,8 @@ PAIRS = [
     TrainingPair("egfr osimertinib", "2", True, 0.0, "pos-1"),
     TrainingPair("egfr osimertinib", "3", False, 1.0, "neg-5"),
 ]
-CONFIG = TrainConfig(epochs=10, batch_size=2, learning_rate=0.05, warmup_ratio=0.0, device="cpu", patience=2)
+CONFIG = TrainConfig().with_loop(epochs=10, batch_size=2, learning_rate=0.05, warmup_ratio=0.0, device="cpu",
+                                 patience=2)
 
 
 class ScriptedDev:
@@ -88,7 +89,7 @@ def test_without_dev_every_epoch_is_trained():
 
 def test_patience_zero_trains_every_epoch_and_still_keeps_the_best():
     model, dev = TinyEncoder(), ScriptedDev([0.1, 0.5, 0.2, 0.1])
-    result = train(model, PAIRS, TEXTS, TrainConfig(**{**CONFIG.__dict__, "epochs": 4, "patience": 0}),
+    result = train(model, PAIRS, TEXTS, CONFIG.with_loop(epochs=4, patience=0),
                    evaluate_epoch=dev)
     assert result.epochs_run == 4 and not result.stopped_early and result.best_epoch == 2
     assert torch.equal(model.embedding.weight, dev.weights[1])
@@ -96,13 +97,13 @@ def test_patience_zero_trains_every_epoch_and_still_keeps_the_best():
 
 def test_the_last_epoch_best_keeps_the_last_weights():
     model, dev = TinyEncoder(), ScriptedDev([0.1, 0.2, 0.3])
-    result = train(model, PAIRS, TEXTS, TrainConfig(**{**CONFIG.__dict__, "epochs": 3}), evaluate_epoch=dev)
+    result = train(model, PAIRS, TEXTS, CONFIG.with_loop(epochs=3), evaluate_epoch=dev)
     assert result.best_epoch == 3 and torch.equal(model.embedding.weight, dev.weights[2])
 
 
 def test_training_config_is_checked():
     with pytest.raises(CurationError, match="patience"):
-        TrainConfig(patience=-1)
+        TrainConfig().with_loop(patience=-1)
 
 
 def test_device_defaults_train_longer_on_the_gpu():
@@ -200,7 +201,7 @@ def test_build_evaluates_each_epoch_on_the_dev_pool_only_when_there_are_epochs_t
     monkeypatch.setattr(build, "train", fake_train)
     dev = EvalSet({"q": "braf vemurafenib melanoma"}, {"q": {"1": 1}})
     request = build.BuildRequest(schema=PO, version="po-pool", choose_fusion=False,
-                                 train_config=TrainConfig(epochs=epochs, device="cpu"))
+                                 train_config=TrainConfig().with_loop(epochs=epochs, device="cpu"))
     training = TrainingSet((PAIRS[0],), {"pos-1": 0.0})
     build.build_version(request, DOCS, tmp_path / "models", training=training, dev=dev)
     assert (seen["evaluate_epoch"] is not None) == evaluated

@@ -229,7 +229,7 @@ def test_the_chain_reuses_its_cache_and_invalidates_exactly_what_changed(tmp_pat
     decisions = [_decision(1, "BRAF", "8", Grade.COMPLETE), _decision(2, "TP53", "9", Grade.COMPLETE)]
     decisions += [_decision(3 + i, "BRAF", f"x{i}", Grade.NOT_RELEVANT) for i in range(3)]
     models = tmp_path / "models"
-    config = TrainConfig(max_steps=1, max_seq_length=32, batch_size=4)
+    config = TrainConfig(max_seq_length=32).with_loop(max_steps=1, batch_size=4)
 
     def build(name, snapshot, train=True, baseline=None):
         return build_from_snapshot(snapshot, BuildRequest(PO, version=name, train=train, train_config=config),

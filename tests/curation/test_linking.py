@@ -99,7 +99,7 @@ def test_batches_hold_several_names_of_a_concept_and_one_kind() -> None:
     sets = synonym_sets({f"chemical:{c}": n for c, n in NAMES.items()} | {f"gene:{c}": n for c, n in GENES.items()})
     assert "chemical:DB99999" not in sets  # one name: no positive pair
     kinds = {label: label.split(":")[0] for label in sets}
-    for texts, labels in sample_batches(sets, kinds, NameEncoderConfig(concepts_per_batch=3, max_steps=10)):
+    for texts, labels in sample_batches(sets, kinds, NameEncoderConfig(concepts_per_batch=3).with_loop(max_steps=10)):
         assert len(texts) == len(labels) and max(labels) + 1 <= 3
         assert all(labels.count(label) >= 2 for label in labels)
         assert len({kinds[next(k for k, v in sets.items() if t in v)] for t in texts}) == 1
@@ -109,7 +109,7 @@ def test_train_save_load_and_refuse_bad_folders(lexicon: Lexicon, tmp_path: Path
     sets = {f"chemical:{c}": n for c, n in NAMES.items()} | {f"gene:{c}": n for c, n in GENES.items()}
     kinds = {label: label.split(":")[0] for label in sets}
     dev = [DevName("vemurafinib", "chemical", "DB08881"), DevName("Her-2", "gene", "2064")]
-    config = NameEncoderConfig(concepts_per_batch=4, names_per_concept=2, max_steps=2, device="cpu")
+    config = NameEncoderConfig(concepts_per_batch=4, names_per_concept=2).with_loop(max_steps=2, device="cpu")
     folder = tmp_path / "tiny"
     linker, manifest = train_linker(synonym_sets(sets), kinds, lexicon, dev, folder, config, counts={"x": 1})
     assert manifest.format_version == FORMAT_VERSION and manifest.config["steps"] == 2

@@ -63,7 +63,8 @@ def test_short_training_run_learns_and_publishes(tmp_path, matcher):
     request = BuildRequest(
         schema=PO,
         version="po-test-1",
-        train_config=TrainConfig(epochs=4, batch_size=8, learning_rate=1e-4, max_seq_length=64, warmup_ratio=0.1),
+        train_config=TrainConfig(max_seq_length=64).with_loop(epochs=4, batch_size=8, learning_rate=1e-4,
+                                                              warmup_ratio=0.1),
         sampling=SamplingConfig(per_class=1, bm25_negatives=1, random_negatives=1, seed=3),
     )
     lexical = LexicalIndex.build(list(DOCS.values()))

@@ -25,8 +25,9 @@ DEV = EvalSet({"q": QUERY}, {"q": {"B": 1}}, None, {"q": {"Gene": "BRAF"}})
 
 
 def _request(version: str, **cross) -> BuildRequest:
-    return BuildRequest(schema=PO, version=version, train_config=TrainConfig(epochs=1, batch_size=4, max_seq_length=64),
-                        cross_encoder=CrossEncoderConfig(max_length=64, batch_size=4, **cross))
+    return BuildRequest(schema=PO, version=version,
+                        train_config=TrainConfig(max_seq_length=64).with_loop(epochs=1, batch_size=4),
+                        cross_encoder=CrossEncoderConfig(max_length=64).with_loop(batch_size=4, **cross))
 
 
 def test_the_job_builds_a_cross_encoder_and_records_the_dev_decision(setup, tmp_path):  # noqa: F811

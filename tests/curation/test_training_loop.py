@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 import random
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import torch
 from torch import nn
 
+from curation.errors import CurationError
 from curation.training_loop import (
     EpochBatches,
     LoopConfig,
@@ -101,3 +103,25 @@ def test_progress_file_and_cancel_file(tmp_path: Path):
     with pytest.raises(TrainingCancelled, match="cross-encoder training cancelled at step 0 of 6"):
         fit(model, EpochBatches(POINTS, 1, random.Random(1)), _loss_of(model), _config(epochs=1, steps_per_epoch=6),
             device="cpu", cancel_file=cancel, label="cross-encoder training")
+
+
+def test_a_learners_settings_hold_the_one_loop_config():
+    from curation.learning.cross_encoder import CrossEncoderConfig
+    from curation.learning.training import ENCODER_LOOP, TrainConfig
+
+    changed = TrainConfig(max_seq_length=64).with_loop(epochs=3, device="cpu")
+    # the learner's own loop defaults stay for what was not changed; its own fields stay too
+    assert changed.loop == replace(ENCODER_LOOP, epochs=3, device="cpu") and changed.max_seq_length == 64
+    recorded = changed.recorded()  # what a manifest writes: the keys manifests have always had, flat
+    assert {"epochs", "batch_size", "learning_rate", "warmup_ratio", "max_seq_length", "weight_decay", "seed",
+            "device", "mixed_precision", "max_steps", "patience"} <= set(recorded)
+    assert recorded["epochs"] == 3 and "loop" not in recorded and "steps_per_epoch" not in recorded
+    assert CrossEncoderConfig().loop.learning_rate == 5e-5 != TrainConfig().loop.learning_rate
+    with pytest.raises(CurationError, match="batch size"):
+        CrossEncoderConfig().with_loop(batch_size=0)
+
+
+def test_fit_refuses_a_config_without_steps_per_epoch():
+    model = Line()
+    with pytest.raises(CurationError, match="steps_per_epoch"):
+        fit(model, EpochBatches(POINTS, 2, random.Random(1)), _loss_of(model), LoopConfig(), device="cpu")

@@ -50,7 +50,8 @@ def test_few_steps_on_real_records(data_dir):
 
     before = positive_distance()
     result = train(model, training.pairs, texts,
-                   TrainConfig(epochs=3, batch_size=16, learning_rate=1e-4, max_seq_length=96, warmup_ratio=0.1))
+                   TrainConfig(max_seq_length=96).with_loop(epochs=3, batch_size=16, learning_rate=1e-4,
+                                                            warmup_ratio=0.1))
     after = positive_distance()
     third = max(1, len(result.losses) // 3)
     assert sum(result.losses[-third:]) / third < sum(result.losses[:third]) / third

@@ -75,8 +75,8 @@ def tiny_base(tmp_path_factory, tokenizer) -> Path:
 @pytest.fixture(scope="module")
 def trained(tiny_base, tmp_path_factory) -> tuple[Path, object]:
     out = tmp_path_factory.mktemp("recognisers") / "transformer"
-    settings = TransformerSettings(base_model=str(tiny_base), max_length=32, stride=8, epochs=5, batch_size=4,
-                                   learning_rate=1e-2, freeze_embeddings=False, patience=0, device="cpu")
+    settings = TransformerSettings(base_model=str(tiny_base), max_length=32, stride=8, freeze_embeddings=False
+                                   ).with_loop(epochs=5, batch_size=4, learning_rate=1e-2, patience=0, device="cpu")
     manifest = train_transformer_recogniser((CorpusPart("biored_train", _corpus(12)),),
                                             CorpusPart("biored_dev", _corpus(3, offset=50)), out, settings=settings)
     return out, manifest
@@ -189,7 +189,7 @@ def test_the_train_command_with_kind_transformer_trains_it_and_prints_device_and
             "--epochs", "2", "--max-documents", "40", "--device", "cpu"]
     assert main(argv) == 0
     assert asked["out"] == tmp_path / "tf" and asked["max_documents"] == 40
-    assert asked["settings"].epochs == 2 and asked["settings"].device == "cpu"
+    assert asked["settings"].loop.epochs == 2 and asked["settings"].loop.device == "cpu"
     printed = capsys.readouterr().out
     assert "training the transformer recogniser on cpu: at most 2 epochs" in printed
     assert f"in {manifest.train_seconds} s on cpu" in printed and "biored_dev GENE.f:" in printed
