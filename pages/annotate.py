@@ -13,8 +13,7 @@ from curation.ui.legacy_runner import leave_legacy_runner
 from curation.ui.result_card import card_style
 from curation.ui.retrievers import retriever
 from curation.workflows import team
-from curation.workflows.annotation_queue import adjudicate, annotation_view, record_label
-from curation.workflows.least_sure import ORDERS
+from curation.workflows.annotation_queue import ORDERS, adjudicate, annotation_view, record_label
 from curation.workflows.session import corpus_size, current_schema
 
 leave_legacy_runner(__file__)  # first, before anything is drawn (see curation/ui/legacy_runner.py)

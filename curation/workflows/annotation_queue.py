@@ -33,6 +33,7 @@ from curation.review.agreement import (
     pairwise_kappa,
     progress,
 )
+from curation.review.least_sure import ORDERS as ORDERS  # the queue orders the page offers
 from curation.review.least_sure import least_sure, ranking_mode
 from curation.review.queue import QueueItem, build_queue, candidate_relations, mentions_every_entity
 from curation.schemas import RelationSchema
