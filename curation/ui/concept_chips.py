@@ -125,7 +125,8 @@ def notes(result, building: bool = False) -> None:
                 "is done.")
     elif not result.rows:
         reason = " See above." if result.notes else ""
-        st.info(f"No abstract mentions any of the query's concepts, so none is shown.{reason} Try another name, "
+        # not "no abstract mentions them": a name too short to look up in the text may be written unlinked
+        st.info(f"No abstract was found for the query's concepts, so none is shown.{reason} Try another name, "
                 "or apply one of the suggestions under the fields.")
 
 

@@ -174,7 +174,7 @@ def test_a_gene_no_abstract_mentions_is_named_and_nothing_is_padded(loaded_db):
     at = _search(pick_Gene="KRAS")
     assert any("No abstract mentions Gene 'KRAS'" in w for w in _shown(at, "warning"))
     assert not _results(at)
-    assert any("No abstract mentions any of the query's concepts" in i for i in _shown(at, "info"))
+    assert any("No abstract was found for the query's concepts" in i for i in _shown(at, "info"))
 
 
 @pytest.fixture

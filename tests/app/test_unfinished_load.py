@@ -49,7 +49,7 @@ def test_curate_says_the_index_is_still_being_built_never_none_found(loaded_db, 
     at.run()
     assert any(i.startswith("No abstract found yet: the concept index is still being built")
                for i in _shown(at, "info")), _shown(at, "info")
-    assert not any("No abstract mentions any" in i for i in _shown(at, "info"))
+    assert not any("No abstract was found" in i for i in _shown(at, "info"))
 
 
 def test_the_next_start_finishes_the_load_in_the_background_and_says_so(loaded_db, tmp_path, fixtures, monkeypatch):
