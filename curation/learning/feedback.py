@@ -16,13 +16,10 @@ An answer entity filled in also adds a KB record (``source = curator``, done by
 ``curation.store.decisions.record_decision``), so it feeds the KB-derived positives and the KB-matching negatives
 of other records without anything here.
 
-Which decisions count:
-
-- superseded and undone decisions are ignored (only the latest active one per curator counts);
-- an adjudication (``curation.records.is_adjudication``) decides its item, whatever the others said;
-- curators who disagree on an item without an adjudication: :class:`ConflictRule` ``exclude``
-  (the default) leaves the item out until someone adjudicates it; ``latest`` takes the most
-  recent decision.
+Which decisions count is the one rule every learner reads decisions by (:mod:`curation.resolution`,
+:func:`~curation.resolution.resolve_decisions`): superseded and withdrawn decisions are ignored; an
+adjudication decides its item; curators who disagree without an adjudication leave it out
+(:class:`~curation.resolution.ConflictRule` ``exclude``, the default) or give the latest (``latest``).
 
 A decision pair overrides a KB-derived pair for the same (query, document): the curator has
 looked at that abstract for that query (see :func:`merge_pairs`).
@@ -33,24 +30,19 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
 
 from curation.errors import CurationError
 from curation.grades import Grade
 from curation.learning.margins import MarginTable
 from curation.learning.training import TrainingPair
-from curation.records import Decision, Document, is_adjudication, item_key
+from curation.records import Decision, Document
+from curation.resolution import ConflictRule, resolve_decisions
 from curation.schemas import RelationSchema
 
 TextMatch = Callable[[str, str, Document], bool]
 SOURCE = "decision"
 PARTIAL_CLASS = "decision-partial"
 NOT_RELEVANT_CLASS = "decision-neg"
-
-
-class ConflictRule(StrEnum):
-    EXCLUDE = "exclude"
-    LATEST = "latest"
 
 
 @dataclass(frozen=True)
@@ -112,41 +104,6 @@ class FeedbackReport:
         }
 
 
-def resolve_decisions(decisions: Iterable[Decision], rule: ConflictRule = ConflictRule.EXCLUDE
-                      ) -> tuple[list[Decision], dict[str, int]]:
-    """One decision per item (relation, document), by the rules in the module docstring.
-
-    Returns:
-        The deciding decision of each item that has one, in decision order, and counts
-        (``superseded``, ``conflicts_excluded``, ``conflicts_latest``, ``adjudicated``).
-    """
-    rule = ConflictRule(rule)
-    counts = Counter()
-    by_item: dict[tuple, list[Decision]] = {}
-    for d in decisions:
-        if d.superseded_by is not None:
-            counts["superseded"] += 1
-            continue
-        by_item.setdefault(item_key(d), []).append(d)
-    chosen = []
-    for items in by_item.values():
-        items.sort(key=lambda d: d.decision_id)
-        adjudications = [d for d in items if is_adjudication(d)]
-        if adjudications:
-            counts["adjudicated"] += 1
-            chosen.append(adjudications[-1])
-            continue
-        if len({d.grade for d in items}) == 1:
-            chosen.append(items[-1])
-        elif rule is ConflictRule.LATEST:
-            counts["conflicts_latest"] += 1
-            chosen.append(items[-1])
-        else:
-            counts["conflicts_excluded"] += 1
-    chosen.sort(key=lambda d: d.decision_id)
-    return chosen, dict(counts)
-
-
 def decision_pairs(
     schema: RelationSchema,
     decisions: Iterable[Decision],
@@ -155,7 +112,8 @@ def decision_pairs(
     table: MarginTable,
     config: FeedbackConfig = FeedbackConfig(),
 ) -> FeedbackReport:
-    """Training pairs from the decisions on ``schema``'s relations (see the module docstring)."""
+    """Training pairs from the decisions on ``schema``'s relations (see the module docstring), one per item
+    :func:`~curation.resolution.resolve_decisions` keeps under ``config.conflicts``."""
     decisions = list(decisions)
     own = [d for d in decisions if d.schema == schema.name]
     chosen, counts = resolve_decisions(own, config.conflicts)

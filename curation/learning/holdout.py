@@ -20,9 +20,9 @@ from dataclasses import dataclass
 
 from curation.errors import SchemaError
 from curation.grades import Grade
-from curation.learning.feedback import ConflictRule, resolve_decisions
 from curation.learning.splits import FRACTIONS, EvalSet, KBSplit, gene_key, gene_part, unit_hash
 from curation.records import Decision, Document
+from curation.resolution import ConflictRule, resolve_decisions
 from curation.schemas import RelationSchema
 
 DECISION_SHARE = 0.2  # of the train genes' decisions, held out when the KB has no dev queries

@@ -4,7 +4,7 @@ Labels (gains) per (query, document):
 
 - a KB record citing the document for the query → :data:`KB_GAIN` (complete evidence, as the KB vouches);
 - a curator's decision → complete 2, partial 1, not relevant 0 (:data:`GAINS`), resolved as the encoder's
-  feedback resolves them (:func:`curation.learning.feedback.resolve_decisions`: superseded ones dropped, an
+  feedback resolves them (:func:`curation.resolution.resolve_decisions`: superseded ones dropped, an
   adjudication wins, unadjudicated disagreements left out); a decision overrides the KB for the same pair;
 - every other candidate the concept search returns for the query → 0: a KB-derived hard negative, as EDEL
   takes BM25's uncited top documents (here the served first stage's, which is what the stage re-orders).
@@ -24,11 +24,11 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from curation.grades import Grade
-from curation.learning.feedback import ConflictRule, resolve_decisions
 from curation.learning.served_fusion import ServedSearch
 from curation.ranking.features import GRADE_GAINS, PRODUCT_FEATURES, Signals, feature_matrix, query_key
 from curation.ranking.model import RankerManifest, RankerModel
 from curation.records import Decision, KBRecord
+from curation.resolution import ConflictRule, resolve_decisions
 from curation.retrieval.relation_search import SearchInputError, SearchOptions, search_relation
 from curation.schemas import RelationSchema
 from index.hits import RunDict

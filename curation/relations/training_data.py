@@ -5,7 +5,9 @@
   holds BC5CDR Dev/Test abstracts); a curator's own data folder may hold only some of these files: a missing Dev
   or Test file has nothing to hold out, a missing Train file is not trained on (:attr:`TrainingSet.missing`);
 * :func:`decision_training_pairs`: curators' decisions as labelled pairs (an accepted abstract with its answer →
-  related; a rejected one → every answer-kind concept it mentions unrelated to the query's);
+  related; a rejected one → every answer-kind concept it mentions unrelated to the query's), one deciding decision
+  per item by the rule every learner uses (:func:`curation.resolution.resolve_decisions`: superseded and withdrawn
+  ones dropped, an adjudication wins, a disagreement nobody adjudicated left out);
   :func:`decision_examples` reads them, with their documents and stored mentions, from the store.
 """
 
@@ -20,6 +22,7 @@ import duckdb
 from curation.entities.lexicon import Lexicon
 from curation.records import Document, Mention
 from curation.relations.pairs import Pair, RelationError, concept_ids, group_by_concept, training_pairs
+from curation.resolution import ConflictRule, resolve_decisions
 from curation.schemas import RelationSchema
 from curation.store.annotations import list_annotations
 from curation.store.corpus import get_documents
@@ -165,20 +168,20 @@ def _slot_concepts(lexicon, kind: str, value: str, mentions: Sequence[Mention]) 
 
 
 def decision_training_pairs(decisions: Iterable, schemas: Mapping, documents: Mapping[str, Document],
-                            mentions: Mapping[str, Sequence[Mention]], lexicon,
-                            held_out: Iterable[str] = ()) -> tuple[list[Pair], dict[str, Document]]:
-    """Curators' active decisions (``curation.records.Decision``) as labelled pairs (:func:`decision_pairs`): an
-    accepted decision with an answer the document mentions → a positive for (query concepts, answer); a
-    rejection → negatives for the answer-kind concepts it mentions with the query's. ``schemas``: name →
+                            mentions: Mapping[str, Sequence[Mention]], lexicon, held_out: Iterable[str] = (),
+                            conflicts: ConflictRule = ConflictRule.EXCLUDE) -> tuple[list[Pair], dict[str, Document]]:
+    """Curators' decisions (``curation.records.Decision``) as labelled pairs (:func:`decision_pairs`), one per item
+    that :func:`curation.resolution.resolve_decisions` keeps under ``conflicts`` (as for the encoder and the
+    ranker): an accepted decision with an answer the document mentions → a positive for (query concepts, answer);
+    a rejection → negatives for the answer-kind concepts it mentions with the query's. ``schemas``: name →
     RelationSchema (decisions of other schemas are skipped)."""
     from curation.grades import RELEVANT_GRADES, Grade
 
     pairs: list[Pair] = []
     used: dict[str, Document] = {}
-    for d in decisions:
-        schema = schemas.get(d.schema)
-        if schema is None or d.superseded_by is not None:
-            continue
+    chosen, _ = resolve_decisions((d for d in decisions if d.schema in schemas), conflicts)
+    for d in chosen:
+        schema = schemas[d.schema]
         found = list(mentions.get(d.pmid, ()))
         query = [c for slot, value in d.query_entities if slot in schema.query_types
                  for c in _slot_concepts(lexicon, schema.kind(slot), value, found)]
@@ -197,7 +200,8 @@ def decision_training_pairs(decisions: Iterable, schemas: Mapping, documents: Ma
 
 def decision_examples(con: duckdb.DuckDBPyConnection, schemas: Mapping[str, RelationSchema], lexicon: Lexicon,
                       held_out: Sequence[str] = ()) -> tuple[list[Pair], dict[str, Document]]:
-    """The store's active curator decisions as labelled pairs (:func:`decision_training_pairs`)."""
+    """The store's curator decisions as labelled pairs (:func:`decision_training_pairs`: one deciding decision per
+    item)."""
     decisions = [d for d in list_decisions(con) if d.schema in schemas]
     if not decisions:
         return [], {}

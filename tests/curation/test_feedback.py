@@ -9,15 +9,14 @@ from curation.grades import Grade
 from curation.learning.feedback import (
     NOT_RELEVANT_CLASS,
     PARTIAL_CLASS,
-    ConflictRule,
     FeedbackConfig,
     decision_pairs,
     merge_pairs,
-    resolve_decisions,
 )
 from curation.learning.margins import margin_table
 from curation.learning.training import TrainingPair
 from curation.records import Decision, Document
+from curation.resolution import ConflictRule, resolve_decisions
 from curation.schemas import PO
 
 DOCS = {
