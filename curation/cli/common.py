@@ -7,11 +7,11 @@ from collections.abc import Callable
 
 from tqdm import tqdm
 
-from curation import access
-from curation.access import Action, Identity, local_operator
 from curation.errors import CurationError
 from curation.records import IngestReport
-from curation.store.opening import open_store
+from curation.workflows.shell import open_command_store, operator
+
+__all__ = ["CREATING_COMMANDS", "_open", "_print_report", "_progress_bar", "operator", "report_lines"]
 
 
 def _progress_bar(description: str) -> tuple[tqdm, Callable[[int], None]]:
@@ -52,34 +52,14 @@ def _open(args: argparse.Namespace, create: bool = False, read_only: bool = Fals
     if not create and str(args.db) != ":memory:" and not args.db.exists():
         raise CurationError(f"{args.db}: no store here (check --db or CURATION_DB); a store is created by "
                             f"{CREATING_COMMANDS}")
-    con = open_store(args.db, read_only=read_only)
-    if not read_only:
-        _apply_schema_file(con)
-    return con
+    return open_command_store(args.db, read_only=read_only)
 
 
-def _apply_schema_file(con) -> None:
-    """Save ``CURATION_SCHEMAS``'s schemas into a store opened for writing (:mod:`curation.workflows.schemas`)."""
-    from curation.config import load_settings
-    from curation.workflows.schemas import apply_schema_file
-
-    path = load_settings().schema_file
-    if path is not None:
-        try:
-            apply_schema_file(con, path)
-        except Exception:
-            con.close()
-            raise
-
-
-def _open_for(args: argparse.Namespace, action: Action, create: bool = False):
+def _open_for(args: argparse.Namespace, action, create: bool = False):
     """The store, for a command that writes to it without a workflow function: the same role check (the shell
     holds every role, see :func:`operator`)."""
+    from curation import access
+
     con = _open(args, create=create)
     access.require(con, operator(), action)
     return con
-
-
-def operator() -> Identity:
-    """Who a command acts as: the machine account running it (every role; see curation.access.identity)."""
-    return local_operator()

@@ -7,12 +7,9 @@ import json
 import sys
 from pathlib import Path
 
-from curation.access import Action
-from curation.cli.common import _open, _open_for, _print_report, _progress_bar, operator, report_lines
+from curation.cli.common import _open, _print_report, _progress_bar, operator, report_lines
 from curation.config import load_settings
 from curation.errors import USER_ERRORS
-from curation.schemas import load_schemas
-from curation.store.base import add_schema, stats, transaction
 from curation.workflows.ingestion import (
     BATCH_DOCUMENTS,
     CORPUS_FORMATS,
@@ -20,6 +17,8 @@ from curation.workflows.ingestion import (
     ingest_corpus_files,
     ingest_kb,
 )
+from curation.workflows.schemas import add_schemas
+from curation.workflows.session import store_counts
 
 
 def cmd_ingest_kb(args: argparse.Namespace) -> int:
@@ -96,7 +95,7 @@ def cmd_ingest_corpus(args: argparse.Namespace) -> int:
     if len(run.reports) + len(run.done) > 1:
         print(run.summary())
     status = _annotate_stale(con)
-    counts = stats(con)
+    counts = store_counts(con)
     print(f"store now holds {counts['documents']} documents, {counts['mentions']} gold mentions, "
           f"{counts['annotations']} annotations")
     return status
@@ -120,11 +119,7 @@ def _annotate_stale(con) -> int:
 
 
 def cmd_add_schemas(args: argparse.Namespace) -> int:
-    con = _open_for(args, Action.IMPORT, create=True)
-    schemas = load_schemas(args.path)
-    with transaction(con):
-        for schema in schemas:
-            add_schema(con, schema)
+    schemas = add_schemas(_open(args, create=True), operator(), args.path)
     print(f"added {len(schemas)} schema(s): {', '.join(s.name for s in schemas)}")
     return 0
 
@@ -188,7 +183,7 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
     # step of the load, so a run stopped here finishes them next time.
     if trained := train_pending(con, settings, lambda step, done, total: print(step, flush=True), background=False):
         print(trained)
-    counts = stats(con)
+    counts = store_counts(con)
     print(f"store {args.db}: {counts['kb_records']} KB records, {counts['documents']} abstracts, "
           f"{counts['synonyms']} synonyms")
     print("start the app: .venv/bin/streamlit run app.py   (then open http://127.0.0.1:8501)")
@@ -197,7 +192,7 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
 
 def cmd_stats(args: argparse.Namespace) -> int:
     con = _open(args, read_only=True)
-    counts = stats(con)
+    counts = store_counts(con)
     if args.json:
         print(json.dumps(counts, indent=2, default=str))
     else:

@@ -26,12 +26,9 @@ def _bar(description: str):
 
 
 def cmd_normalise(args: argparse.Namespace) -> int:
-    from curation.entities.dictionaries import build_lexicon
-    from curation.entities.normalise import Normaliser
+    from curation.workflows.entities import normalise_name
 
-    con = _open(args, read_only=True)
-    normaliser = Normaliser(build_lexicon(con))
-    candidates = normaliser.normalise(args.text, kind=args.kind, k=args.k)
+    candidates = normalise_name(_open(args, read_only=True), args.text, kind=args.kind, k=args.k)
     if args.json:
         print(json.dumps([c.__dict__ if hasattr(c, "__dict__") else c._asdict() for c in candidates], indent=2))
         return 0

@@ -8,18 +8,16 @@ import sys
 from pathlib import Path
 
 from curation.cli.common import operator
-from curation.store.base import list_schemas
-from curation.store.opening import open_store
+from curation.workflows.shell import open_command_store
 
 
 def cmd_export(args: argparse.Namespace) -> int:
     """Write curators' work: decisions, the KB records they made, or CIViC source suggestions."""
     from curation.errors import CurationError
     from curation.files import write_atomic
-    from curation.schemas import resolve_schema
     from curation.workflows import export
 
-    con = open_store(args.db, read_only=True)
+    con = open_command_store(args.db, read_only=True)
     try:
         if args.what == "civic-suggestions":
             made = export.civic_suggestions(con, curator=args.curator, who=operator())
@@ -29,7 +27,7 @@ def cmd_export(args: argparse.Namespace) -> int:
             made = export.decisions_file(con, args.format, curator=args.curator, active_only=args.active_only,
                                             who=operator())
         else:
-            schema = resolve_schema(args.schema, list_schemas(con))
+            schema = export.records_schema(con, args.schema)
             made = export.new_records_file(con, schema, args.format, curator=args.curator, who=operator())
     finally:
         con.close()

@@ -22,10 +22,9 @@ def _count_of_backups(text: str) -> int:
 
 
 def cmd_backup(args: argparse.Namespace) -> int:
-    from curation.ops.backup import backups_dir_for
-    from curation.workflows.maintenance import back_up
+    from curation.workflows.maintenance import back_up, backup_folder
 
-    folder = args.dir or backups_dir_for(load_settings().backups_dir, args.db)
+    folder = args.dir or backup_folder(load_settings(), args.db)
     made = back_up(_open(args), load_settings(), folder, keep=args.keep, who=operator())
     counts = made.counts
     print(f"backed up {args.db} to {made.folder} in {made.manifest['seconds']} s "
@@ -35,10 +34,9 @@ def cmd_backup(args: argparse.Namespace) -> int:
 
 
 def cmd_recover(args: argparse.Namespace) -> int:
-    from curation.ops.backup import backups_dir_for
-    from curation.workflows.maintenance import restore
+    from curation.workflows.maintenance import backup_folder, restore
 
-    folder = args.dir or backups_dir_for(load_settings().backups_dir, args.db)
+    folder = args.dir or backup_folder(load_settings(), args.db)
     report = restore(args.db, load_settings(), folder, who=operator())
     print(json.dumps(report.to_dict(), indent=2) if args.json else "\n".join(report.lines()))
     return 0

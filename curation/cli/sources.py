@@ -5,39 +5,28 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from curation.access import Action
-from curation.cli.common import _open, _open_for, _print_report, operator
+from curation.cli.common import _open, _print_report, operator
 from curation.config import load_settings
-from curation.store.corpus import get_documents
-from curation.store.kb import list_kb_records
+from curation.workflows import sources
 from curation.workflows.ingestion import ingest_corpus, ingest_kb
 
 
 def cmd_fetch_pubmed(args: argparse.Namespace) -> int:
-    from curation.ingest import fetch
-
     settings = load_settings()
     con = _open(args, create=True)
     if args.pmids_from_kb:
-        pmids = sorted({r.pmid for r in list_kb_records(con) if r.pmid})
+        pmids = sources.cited_pmids(con)
     else:
-        pmids = fetch.search_pubmed(args.query, retmax=args.retmax, email=settings.ncbi_email,
-                                    api_key=settings.ncbi_api_key)
-    have = {d.pmid for d in get_documents(con, pmids)}
-    missing = [p for p in pmids if p not in have]
+        pmids = sources.search_pubmed(settings, args.query, args.retmax)
+    missing = sources.missing_pmids(con, pmids)
     print(f"{len(pmids)} PMIDs, {len(missing)} not yet in the store")
-    files = fetch.fetch_pubmed(missing, settings.cache_dir / "pubmed", email=settings.ncbi_email,
-                               api_key=settings.ncbi_api_key)
-    for path in files:
+    for path in sources.fetch_pubmed(settings, missing):
         _print_report(ingest_corpus(con, "pubmed-xml", path, lenient=True, who=operator()))
     return 0
 
 
 def cmd_fetch_kb(args: argparse.Namespace) -> int:
-    from curation.ingest import fetch
-
-    settings = load_settings()
-    path = fetch.fetch_civic(settings.cache_dir / "civic")
+    path = sources.fetch_civic(load_settings())
     print(f"downloaded {path}")
     con = _open(args, create=True)
     _print_report(ingest_kb(con, "civic", path, lenient=True, who=operator()))
@@ -45,12 +34,11 @@ def cmd_fetch_kb(args: argparse.Namespace) -> int:
 
 
 def cmd_ingest_dict(args: argparse.Namespace) -> int:
-    from curation.entities.dictionaries import MINED_FORMATS, ingest_dictionary
-
-    con = _open_for(args, Action.IMPORT, create=True)
+    con = _open(args, create=True)
     for path in args.paths or [None]:  # no path: an installed vocabulary's own data
-        read, added = ingest_dictionary(con, args.format, path)
-        where = path or ("(mined from the store's text)" if args.format in MINED_FORMATS else "(installed package)")
+        read, added = sources.add_dictionary(con, operator(), args.format, path)
+        where = path or ("(mined from the store's text)" if args.format in sources.MINED_FORMATS
+                         else "(installed package)")
         print(f"{args.format} {where}: {read} names read, {added} new")
     return 0
 
@@ -68,11 +56,10 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("source", choices=("civic",))
     p.set_defaults(func=cmd_fetch_kb)
 
-    from curation.entities.dictionaries import DICTIONARY_FORMATS, FILE_FORMATS
-
     p = sub.add_parser("ingest-dict", parents=[common],
                        help="add a synonym dictionary: a file (DrugBank, HGNC) or an installed vocabulary")
-    p.add_argument("format", choices=DICTIONARY_FORMATS)
+    p.add_argument("format", choices=sources.DICTIONARY_FORMATS)
     p.add_argument("paths", nargs="*", type=Path,
-                   help=f"the file(s); needed for {', '.join(FILE_FORMATS)}, optional for installed vocabularies")
+                   help=f"the file(s); needed for {', '.join(sources.FILE_FORMATS)}, optional for installed "
+                        "vocabularies")
     p.set_defaults(func=cmd_ingest_dict)

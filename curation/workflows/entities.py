@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
 
@@ -57,11 +58,14 @@ from curation.store.base import transaction
 from curation.store.corpus import get_documents
 from curation.store.relations import replace_relation_pairs
 
+if TYPE_CHECKING:  # the normaliser loads when a name is normalised
+    from curation.entities.normalise import Candidate
+
 __all__ = [
     "MODEL_KINDS", "NO_RECOGNISER", "ActivatedModel", "AnnotationReport", "CurrentAnnotator", "EntityModelError",
     "Progress", "activate_entity_model", "active_linker", "active_models_key", "annotate_documents", "annotate_new",
     "annotator_note", "current_annotator", "deactivate_entity_model", "dictionary_matcher", "load_entity_model",
-    "reannotate", "stored_annotations",
+    "normalise_name", "reannotate", "stored_annotations",
 ]
 
 BATCH = 200  # documents annotated and written per transaction
@@ -212,3 +216,12 @@ def stored_annotations(con: duckdb.DuckDBPyConnection, pmids: Sequence[str]) -> 
     return {pmid: [Annotation(r.start, r.end, r.text, r.entity_type, r.concept_id, r.canonical, r.confidence,
                               r.source) for r in rows]
             for pmid, rows in list_annotations(con, pmids).items()}
+
+
+def normalise_name(con: duckdb.DuckDBPyConnection, text: str, kind: str | None = None, k: int = 5) -> list[Candidate]:
+    """The ``k`` concepts a typed name may mean, best first, by the store's dictionaries
+    (``python -m curation normalise``; :class:`curation.entities.normalise.Normaliser`'s candidates)."""
+    from curation.entities.dictionaries import build_lexicon
+    from curation.entities.normalise import Normaliser
+
+    return Normaliser(build_lexicon(con)).normalise(text, kind=kind, k=k)

@@ -14,13 +14,14 @@ from curation.access import Action, Who
 from curation.grades import Grade
 from curation.ingest.civic_suggestions import write_civic_suggestions
 from curation.ingest.kb_export import FORMATS, decisions_export, kb_records_export
-from curation.schemas import RelationSchema
+from curation.schemas import RelationSchema, resolve_schema
 from curation.store.annotations import main_diseases
+from curation.store.base import list_schemas
 from curation.store.decisions import list_decisions
 from curation.store.kb import list_kb_records
 
 __all__ = ["FORMATS", "SUGGESTED_GRADES", "Export", "civic_suggestions", "decisions_file", "export_decisions",
-           "export_new_records", "new_records_file"]
+           "export_new_records", "new_records_file", "records_schema"]
 
 SUGGESTED_GRADES = (Grade.COMPLETE, Grade.PARTIAL)
 
@@ -80,3 +81,12 @@ def civic_suggestions(con: duckdb.DuckDBPyConnection, curator: str | None = None
     filters = (f"schema PO, active decisions graded {' or '.join(g.value for g in grades)}"
                + (f", curator {curator}" if curator else ", every curator"))
     return Export(text, rows, filters)
+
+
+def records_schema(con: duckdb.DuckDBPyConnection, name: str) -> RelationSchema:
+    """The schema whose records to export, by name (any case).
+
+    Raises:
+        SchemaError: no schema of that name; the message lists the known ones.
+    """
+    return resolve_schema(name, list_schemas(con))

@@ -13,6 +13,11 @@ from curation.ops.backup import KEEP, Backup, backup_store, backups_dir_for
 from curation.ops.recovery import RecoveryReport, recover_store
 
 
+def backup_folder(settings: Settings, db_path: str | Path) -> Path:
+    """The backup folder of the store at ``db_path``: ``CURATION_BACKUPS_DIR/<store name>``."""
+    return backups_dir_for(settings.backups_dir, db_path)
+
+
 def back_up(con: duckdb.DuckDBPyConnection, settings: Settings, folder: str | Path | None = None, keep: int = KEEP,
             *, who: Who = "") -> Backup:
     """Back the open store up now (``python -m curation backup``); the app's automatic backups need no role.

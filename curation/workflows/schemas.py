@@ -158,6 +158,20 @@ def known_schemas(con: duckdb.DuckDBPyConnection, path: str | Path | None) -> li
     return stored + [s for s in load_schemas(path) if s.name not in names]
 
 
+def add_schemas(con: duckdb.DuckDBPyConnection, who: Who, path: str | Path) -> list[RelationSchema]:
+    """Add (or replace) the schemas of a TOML file (``python -m curation add-schemas``), all in one transaction.
+
+    Raises:
+        AccessDenied: ``who`` may not import into the store.
+        SchemaError: the file cannot be read or a schema in it is malformed (named).
+    """
+    access.require(con, who, Action.IMPORT)
+    schemas = load_schemas(path)
+    with transaction(con):
+        for schema in schemas:
+            add_schema(con, schema)
+    return schemas
+
 
 def schema_file_note(con: duckdb.DuckDBPyConnection, path: Path | None) -> tuple[bool, str]:
     """What the Knowledge base page says about ``CURATION_SCHEMAS``: (fine, text); "" when it is not set."""
