@@ -109,7 +109,6 @@ def ask(con, searcher, engine, case: FlagshipCase) -> list[dict]:
 def flagship(data_dir: Path, scorer) -> dict:
     """The flagship section: the sample loaded into a fresh store, every case asked, the top-5 precision."""
     from bench._treatments import judge_figures
-    from curation.cli.search import Searcher
     from curation.config import Settings
     from curation.entities.annotation import Annotator
     from curation.entities.recogniser import load_recogniser
@@ -120,6 +119,7 @@ def flagship(data_dir: Path, scorer) -> dict:
     from curation.workflows.entities import dictionary_matcher
     from curation.workflows.quickstart import load_sample
     from curation.workflows.relation_scoring import activate_scorer
+    from curation.workflows.search import Searcher
 
     shipped = shipped_recogniser(data_dir)  # what "Load the sample" activates; the dictionaries alone without one
     recogniser = load_recogniser(shipped.folder) if shipped is not None else None

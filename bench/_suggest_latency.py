@@ -20,13 +20,13 @@ def latency(data_dir: Path, scorer, queries: int = 200, seed: int = 13) -> dict:
     import random
     import tempfile
 
-    from curation.cli.search import Searcher
     from curation.config import Settings
     from curation.relations.scorer_folder import SCORER_FILE
     from curation.schemas import PO
     from curation.store.opening import open_store
     from curation.workflows.quickstart import load_sample
     from curation.workflows.relation_scoring import activate_scorer
+    from curation.workflows.search import Searcher
     from curation.workflows.suggest import DEFAULT_TOP_DOCS, suggest
 
     out: dict = {}

@@ -98,7 +98,6 @@ class DrugJudge:
 def judge_figures(con, data_dir: Path, queries: int = QUERIES, mode: str = "hybrid") -> dict:
     """Top-5 Treatment precision before (no kind filter) and after (the filter), on the same queries and
     rankings, with the judges of the module docstring; the names judged not a drug, most frequent first."""
-    from curation.cli.search import Searcher
     from curation.config import load_settings
     from curation.entities.postings import StorePostings
     from curation.relations import answer_filter as answers
@@ -106,6 +105,7 @@ def judge_figures(con, data_dir: Path, queries: int = QUERIES, mode: str = "hybr
     from curation.retrieval.relation_search import SearchOptions, search_relation
     from curation.schemas import PO
     from curation.store.corpus import get_documents
+    from curation.workflows.search import Searcher
     from curation.workflows.suggest import suggest_from
 
     judge = DrugJudge(data_dir / "civic")

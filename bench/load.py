@@ -76,9 +76,9 @@ def load_store(db: Path, data_dir: Path, small: bool) -> dict:
 def served_search(con):
     """The PMIDs the Curate page's search (the served concept search, its default ranking) finds for a PO
     gene–variant pair, as a function of the pair and k, over ``con``."""
-    from curation.cli.search import Searcher
     from curation.retrieval.relation_search import SearchOptions, search_relation
     from curation.schemas import PO
+    from curation.workflows.search import Searcher
 
     searcher = Searcher(con)
     engine, _ = searcher.engine(PO)

@@ -18,23 +18,20 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from curation.cli.search import Searcher, open_for_search
-from curation.cli.search_requests import SearchRequest, Where, resolve
 from curation.config import load_settings
 from curation.errors import USER_ERRORS, CurationError
 from curation.files import write_atomic
 from curation.grades import Grade
-from curation.ranking.features import GRADE_GAINS
 from curation.workflows.schemas import known_schemas
+from curation.workflows.screen_simulation import GAINS
+from curation.workflows.search import Searcher, SearchRequest, Where, open_for_search, resolve
 
 TOPIC_FIELDS = ("id", "schema", "entities", "gold")
-GAINS = {**{g.value: gain for g, gain in GRADE_GAINS.items()}, **{str(v): v for v in (0, 1, 2)}}
 
 
 @dataclass(frozen=True)
@@ -93,39 +90,6 @@ def read_topics(path: Path) -> list[TopicRequest]:
     return topics
 
 
-def _figures(order: Sequence[int], gains: Sequence[int]) -> dict[str, float | None]:
-    from curation.screening import metrics
-
-    found = metrics.summary([gains[i] > 0 for i in order])
-    return {k: (None if math.isnan(v) else round(v, 4)) for k, v in found.items()}
-
-
-def screen_topic(searcher: Searcher, schema, topic: TopicRequest, mode: str) -> dict[str, Any]:
-    """One topic simulated: the static order and the learner, with their figures and reading orders."""
-    from curation.ranking.signals import StoreSignals
-    from curation.screening.pool import search_pool
-    from curation.screening.simulation import simulate, static_prior
-
-    engine, _ = searcher.engine(schema)
-    _, pool = search_pool(engine, searcher.linker, searcher.matcher, searcher.source, searcher.documents,
-                          StoreSignals(searcher.con, schema), schema, topic.request.values, mode)
-    gains = [topic.gold.get(p, 0) for p in pool.pmids]
-    record: dict[str, Any] = {"id": topic.request.id, "schema": schema.name, "entities": dict(topic.request.values),
-                              "candidates": len(pool), "relevant_in_candidates": sum(g > 0 for g in gains),
-                              "relevant_not_found": sorted(p for p, g in topic.gold.items()
-                                                           if g > 0 and p not in set(pool.pmids))}
-    if record["relevant_in_candidates"] == 0:
-        record["message"] = "no relevant abstract of the gold is among the candidates: nothing to simulate"
-        return record
-    run = simulate(pool, gains, static_prior(gains))
-    static = list(range(len(pool)))
-    record["static"] = {**_figures(static, gains), "order": list(pool.pmids)}
-    record["learner"] = {**_figures(run.order, gains), "order": [pool.pmids[i] for i in run.order],
-                         "rerank_p95_ms": round(sorted(run.rerank_seconds)[int(0.95 * (len(run.rerank_seconds)
-                                                                                         - 1))] * 1000, 1)}
-    return record
-
-
 def render(records: Sequence[Mapping[str, Any]]) -> str:
     """A table: per topic, the static order's and the learner's figures."""
     lines = [f"{'topic':<24} {'cand':>5} {'rel':>4}  {'order':<8} {'WSS@95':>7} {'R@10%':>6} {'R@20%':>6} "
@@ -150,6 +114,8 @@ def render(records: Sequence[Mapping[str, Any]]) -> str:
 
 def cmd_screen(args: argparse.Namespace) -> int:
     """Simulate screening for every topic of ``args.topics`` (see the module docstring)."""
+    from curation.workflows.screen_simulation import screen_topic
+
     topics = read_topics(args.topics)
     con = open_for_search(Path(args.db))
     try:
@@ -159,8 +125,7 @@ def cmd_screen(args: argparse.Namespace) -> int:
         records = []
         for (schema, request), topic in zip(resolved, topics, strict=True):
             try:
-                records.append(screen_topic(searcher, schema, TopicRequest(request, topic.gold, topic.where),
-                                            args.mode))
+                records.append(screen_topic(searcher, schema, request, topic.gold, args.mode))
             except USER_ERRORS as exc:
                 raise topic.where.error(None, str(exc)) from None
     finally:

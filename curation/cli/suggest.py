@@ -14,37 +14,14 @@ import argparse
 import sys
 from pathlib import Path
 
-import duckdb
-
 from curation.cli.common import _open, operator
-from curation.cli.search import Searcher, emit
-from curation.cli.search_requests import SearchRequest, Where, check_applied, parse_pairs, read_queries, resolve
+from curation.cli.search import emit
+from curation.cli.search_requests import parse_pairs, read_queries
 from curation.config import load_settings
 from curation.errors import USER_ERRORS, CurationError
 from curation.files import write_atomic
-from curation.store.base import schema_version
-from curation.store.opening import open_store
 from curation.workflows.schemas import known_schemas
-
-RELATION_PAIRS_MIGRATION = 9  # the store's schema version that added relation pairs
-
-
-def _read_only(db: Path):
-    if str(db) != ":memory:" and not db.exists():
-        raise CurationError(f"{db}: no store here; ingest a knowledge base and a corpus first, or pass --db")
-    con = open_store(db, read_only=True)
-    try:
-        version = schema_version(con)
-    except duckdb.Error:
-        version = -1
-    if version < 0:
-        con.close()
-        raise CurationError(f"{db} is not a curation store (no schema version); check --db")
-    if version < RELATION_PAIRS_MIGRATION:
-        con.close()
-        raise CurationError(f"{db} predates relation scores; run `python -m curation rescore --db {db}` once (it "
-                            "upgrades the store and scores its documents), then ask for suggestions")
-    return con
+from curation.workflows.search import Searcher, SearchRequest, Where, check_applied, open_for_suggest, resolve
 
 
 def cmd_suggest(args: argparse.Namespace) -> int:
@@ -73,7 +50,7 @@ def cmd_suggest(args: argparse.Namespace) -> int:
         requests = [SearchRequest(args.schema, parse_pairs(args.entity, "--entity"), args.top_docs,
                                   parse_pairs(args.apply or [], "--apply"))]
         places = [Where()]
-    con = _read_only(Path(args.db))
+    con = open_for_suggest(Path(args.db))
     try:
         schemas = {s.name: s for s in known_schemas(con, load_settings().schema_file)}
         resolved = [resolve(r, schemas, w) for r, w in zip(requests, places, strict=True)]
@@ -160,8 +137,13 @@ def render_table(record: dict) -> str:
 
 def cmd_train_relations(args: argparse.Namespace) -> int:
     """Train a relation scorer (corpora + the store's decisions), activate it and re-score the documents."""
-    from curation.relations.training import describe_training
-    from curation.workflows.relation_scoring import activate_scorer, judge, rescore, train_relation_scorer
+    from curation.workflows.relation_scoring import (
+        activate_scorer,
+        describe_training,
+        judge,
+        rescore,
+        train_relation_scorer,
+    )
 
     settings = load_settings()
     con = _open(args)

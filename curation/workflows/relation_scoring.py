@@ -27,7 +27,7 @@ from curation.relations.active import NO_SCORER, SCORE_THE_REST_HINT, ActiveScor
 from curation.relations.pairs import RelationError
 from curation.relations.scorer_folder import SCORERS, load_scorer_folder, new_scorer_name, write_scorer
 from curation.relations.stored_pairs import Progress, ScoringReport, load_scored_pairs, score_documents
-from curation.relations.training import train_with_manifest
+from curation.relations.training import describe_training, train_with_manifest
 from curation.relations.training_data import decided_documents
 from curation.runtime.background import Background
 from curation.store.base import list_schemas, transaction
@@ -37,8 +37,8 @@ from curation.store.relations import list_relation_scorers, list_unscored_docume
 
 __all__ = [
     "NO_SCORER", "ActiveScorer", "ScoringReport", "activate_scorer", "active_scorer", "apply_relation_job",
-    "apply_relation_jobs", "judge", "load_pairs", "overview", "rescore", "rescore_state", "stale_documents",
-    "start_relation_training", "start_rescore",
+    "apply_relation_jobs", "describe_training", "judge", "load_pairs", "overview", "rescore", "rescore_state",
+    "stale_documents", "start_relation_training", "start_rescore",
     "train_relation_scorer",
 ]
 

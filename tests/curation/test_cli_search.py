@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from curation.cli import main
-from curation.cli.search import NO_HITS
 from curation.store.base import list_schemas
 from curation.store.opening import open_store
+from curation.workflows.search import NO_HITS
 
 DOCS = [
     ("21", "Vemurafenib in BRAF V600E melanoma", "BRAF V600E melanoma responds to vemurafenib."),

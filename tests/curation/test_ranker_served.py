@@ -6,8 +6,6 @@ from __future__ import annotations
 import pytest
 
 from bench import _concepts
-from curation.cli.search import Searcher
-from curation.cli.search_requests import SearchRequest
 from curation.entities.matching import Matcher
 from curation.entities.postings import StorePostings
 from curation.ranking.model import MODEL_FILE, RankerError
@@ -19,6 +17,7 @@ from curation.store.corpus import add_documents
 from curation.store.opening import open_store
 from curation.versions.serving import ServingKey, serving_key, with_ranker
 from curation.workflows.results import curate_search, default_linker
+from curation.workflows.search import Searcher, SearchRequest
 from index.lexical import LexicalIndex
 from index.search import Retriever
 from tests.curation.test_ranker import DOCS, GDT, LEXICON, QUERY, _reversing_stage

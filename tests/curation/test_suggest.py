@@ -214,7 +214,7 @@ def test_a_scorer_folder_that_does_not_load_changes_nothing(tmp_path, fixtures):
 
 
 def _suggest(con, values, **kwargs):
-    from curation.cli.search import Searcher
+    from curation.workflows.search import Searcher
     from curation.workflows.suggest import suggest
 
     searcher = Searcher(con)
@@ -279,7 +279,7 @@ def test_the_answer_kind_generic_cannot_be_suggested(tmp_path, fixtures):
     con = _store(tmp_path, fixtures)
     generic = RelationSchema(name="G", entity_types=("Gene", "Effect"), answer="Effect", templates=("{Gene}",),
                              kinds=(("Gene", "gene"), ("Effect", "generic")))
-    from curation.cli.search import Searcher
+    from curation.workflows.search import Searcher
     from curation.workflows.suggest import suggest
 
     searcher = Searcher(con)

@@ -35,7 +35,7 @@ def test_braf_v600e_suggests_vemurafenib_and_dabrafenib(tmp_path, data_dir, monk
     assert scorer.direction is not None and manifest["direction"]["therapy"]["per_source"]["civic"] > 500
     rescore(con, activate_scorer(con, write_scorer(tmp_path / "scorer", scorer, manifest)))
 
-    from curation.cli.search import Searcher
+    from curation.workflows.search import Searcher
 
     searcher = Searcher(con)
     engine, _ = searcher.engine(PO)

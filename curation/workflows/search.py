@@ -1,0 +1,274 @@
+"""The ``search``, ``suggest`` and ``screen`` commands' side of the facade: the relations asked for (checked
+against the store's schemas and dictionaries), the store opened read-only once it is known to be recent enough,
+and :class:`Searcher`, what the Curate page keeps alive, loaded once for every relation searched.
+
+The ranking is the page's: the same :func:`curation.retrieval.relation_search.search_relation`, the same served
+retriever (the schema's active version), the same query linker and the same concept index. The search stack
+loads when a search runs, not when the command line starts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import duckdb
+
+from curation.config import load_settings
+from curation.entities.query import MAX_TYPED_CHARS, RULE_KINDS, QueryConcept, QueryError, check_typed
+from curation.entities.variants import variant_keys
+from curation.errors import CurationError, InputError
+from curation.review.provenance import hit_provenance
+from curation.schemas import RelationSchema
+from curation.store.base import schema_version
+from curation.store.corpus import get_documents
+from curation.store.opening import open_store
+
+if TYPE_CHECKING:
+    from curation.retrieval.relation_search import RelationSearch
+
+MAX_TOP = 1000  # hits per relation
+DEFAULT_TOP = 20
+CONCEPT_INDEX_MIGRATION = 4  # the store's schema version that added the concept index (annotations)
+RELATION_PAIRS_MIGRATION = 9  # the store's schema version that added relation pairs
+# Not "no abstract mentions them": a name too short to look up in the text may be written somewhere unlinked.
+NO_HITS = ("no abstract was found for any of the concepts (by the concept index or the names' text), so nothing "
+           "is ranked; the notes above say what was checked for each")
+
+
+# --- the relations asked for ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    """One relation to search, as given (checked against the store's schemas by :func:`resolve`).
+
+    Attributes:
+        schema: the schema name.
+        values: slot → typed name.
+        top: how many hits.
+        applied: slot → concept id chosen among the suggestions.
+        id: the caller's id (JSON lines), or None.
+        line: the line of the ``--queries`` file (None for ``--entity``).
+    """
+
+    schema: str
+    values: Mapping[str, str]
+    top: int = DEFAULT_TOP
+    applied: Mapping[str, str] = field(default_factory=dict)
+    id: str | int | None = None
+    line: int | None = None
+
+
+FLAGS = {"schema": "--schema", "entities": "--entity", "apply": "--apply", "top": "--top"}  # field -> its flag
+
+
+class Where:
+    """Names the place of a problem: a flag of the command line, or a field of a line of the file."""
+
+    def __init__(self, path: Path | None = None, line: int | None = None) -> None:
+        self.path, self.line = path, line
+
+    def name(self, field_name: str, slot: str = "") -> str:
+        """How a person knows the field: ``entities.Gene`` in a file, ``--entity`` on the command line."""
+        if self.path is None:
+            return FLAGS.get(field_name, field_name)
+        return f"{field_name}.{slot[:60]}" if slot else field_name
+
+    def error(self, field_name: str | None, problem: str, slot: str = "") -> CurationError:
+        where = self.name(field_name, slot) if field_name else None
+        if self.path is None:
+            return CurationError(f"{where}: {problem}" if where else problem)
+        return InputError(str(self.path), self.line, where, problem)
+
+
+# --- checking them against the store ------------------------------------------------------------
+
+
+def resolve(request: SearchRequest, schemas: Mapping[str, RelationSchema], where: Where
+            ) -> tuple[RelationSchema, SearchRequest]:
+    """The request's schema, and the request with its slots spelt as the schema spells them.
+
+    Raises:
+        CurationError: an unknown schema or slot, the answer slot given, a name too long, a top out of range.
+    """
+    found = {name.casefold(): s for name, s in schemas.items()}.get(request.schema.casefold())
+    if found is None:
+        raise where.error("schema", f"unknown schema '{request.schema[:60]}'; this store knows {', '.join(schemas)} "
+                          "(add one with `python -m curation add-schemas`)")
+    if not 1 <= request.top <= MAX_TOP:
+        raise where.error("top", f"{request.top} hits asked; ask for 1 to {MAX_TOP}")
+    values = {}
+    for slot, typed in request.values.items():
+        spelt = _slot(found, slot, "entities", where)
+        if spelt in values:
+            raise where.error("entities", f"{spelt} is given twice; give one name per slot", spelt)
+        try:
+            values[spelt] = check_typed(spelt, typed)
+        except QueryError as exc:
+            raise where.error("entities", str(exc), spelt) from None
+    applied = {}
+    for slot, concept in request.applied.items():
+        spelt = _slot(found, slot, "apply", where)
+        if spelt in applied:
+            raise where.error("apply", f"{spelt} is applied twice; apply one concept per slot", spelt)
+        if spelt not in values:
+            raise where.error("apply", f"{spelt} is applied but not typed; give its name too "
+                                       f"({where.name('entities', spelt)})", spelt)
+        if len(concept) > MAX_TYPED_CHARS:
+            raise where.error("apply", f"a concept id has at most {MAX_TYPED_CHARS} characters", spelt)
+        applied[spelt] = concept.strip()
+    return found, SearchRequest(found.name, values, request.top, applied, request.id, request.line)
+
+
+def _slot(schema: RelationSchema, slot: str, field_name: str, where: Where) -> str:
+    for name in schema.query_types:
+        if name.casefold() == slot.casefold():
+            return name
+    if slot.casefold() == schema.answer.casefold():
+        raise where.error(field_name, f"{schema.answer} is what a {schema.name} search looks for, not a slot to "
+                                      f"fill; fill {', '.join(schema.query_types)}", slot)
+    raise where.error(field_name, f"'{slot[:60]}' is not a slot of {schema.name}; its slots are "
+                                  f"{', '.join(schema.query_types)}", slot)
+
+
+def check_applied(request: SearchRequest, schema: RelationSchema, lexicon, where: Where) -> None:
+    """An applied concept id the dictionaries (or, for a variant, the notation rules) do not know stops."""
+    for slot, concept in request.applied.items():
+        kind = schema.kind(slot)
+        known = bool(variant_keys(concept)) if kind == "variant" else (
+            kind in RULE_KINDS or kind == "generic" or bool(lexicon.canonical(kind, concept)))
+        if not known:
+            raise where.error("apply", f"no {kind} concept has the id '{concept[:60]}'; apply one of the ids the "
+                                       f"search lists as alternatives for {slot}", slot)
+
+
+# --- the store ---------------------------------------------------------------------------------------
+
+
+def open_for_search(db: Path) -> duckdb.DuckDBPyConnection:
+    """The store at ``db``, read-only, once it is known to hold a concept index (``search``, ``screen``).
+
+    Raises:
+        CurationError: no store there, not a store, or one from before the concept index.
+    """
+    return _open_read_only(db, CONCEPT_INDEX_MIGRATION, (
+        f"{db} predates the concept index; run any writing command on it once (e.g. "
+        f"`python -m curation reannotate --db {db}`) or open it in the app, then search"))
+
+
+def open_for_suggest(db: Path) -> duckdb.DuckDBPyConnection:
+    """The store at ``db``, read-only, once it is known to hold relation scores (``suggest``).
+
+    Raises:
+        CurationError: no store there, not a store, or one from before relation scores.
+    """
+    return _open_read_only(db, RELATION_PAIRS_MIGRATION, (
+        f"{db} predates relation scores; run `python -m curation rescore --db {db}` once (it "
+        "upgrades the store and scores its documents), then ask for suggestions"))
+
+
+def _open_read_only(db: Path, needs: int, too_old: str) -> duckdb.DuckDBPyConnection:
+    if str(db) != ":memory:" and not db.exists():
+        raise CurationError(f"{db}: no store here; ingest a knowledge base and a corpus first, or pass --db")
+    con = open_store(db, read_only=True)
+    try:
+        try:
+            version = schema_version(con)
+        except duckdb.Error:  # a DuckDB file that is not a store
+            version = -1
+        if version < 0:
+            raise CurationError(f"{db} is not a curation store (no schema version); check --db")
+        if version < needs:  # read-only: it is not migrated here
+            raise CurationError(too_old)
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
+# --- searching ---------------------------------------------------------------------------------------
+
+
+class Searcher:
+    """What the Curate page keeps alive, loaded once for every relation searched."""
+
+    def __init__(self, con) -> None:
+        from curation.entities.postings import StorePostings
+        from curation.workflows.entities import active_linker, dictionary_matcher
+        from curation.workflows.results import default_linker
+        from curation.workflows.serving import build_normaliser
+
+        self.con = con
+        self.settings = load_settings()
+        # The app's, without analysing the corpus ahead (same matches); kept between runs beside the app's copy. The
+        # dictionaries (~10^6 objects) live as long as this process: frozen out of the collector's passes.
+        self.matcher = dictionary_matcher(con, self.settings.cache_dir / "lexicon", freeze=True)
+        # A search reads the stored annotations: of the annotator it needs the linker only, not the recogniser.
+        linker, message = active_linker(con, self.settings, self.matcher)
+        self.notes = [message] if message else []
+        self.linker = default_linker(con, self.matcher, build_normaliser(self.matcher), linker)
+        self.source = StorePostings(con)
+        self._engines: dict[object, tuple[object, str]] = {}
+
+    def engine(self, schema: RelationSchema):
+        """The served retriever of ``schema`` and why its active version is not serving ("" when it is)."""
+        from curation.workflows.serving import open_served, serving_key, serving_problem
+
+        key = serving_key(self.con, schema.name)
+        if key not in self._engines:
+            engine = open_served(self.con, self.settings.models_dir, key, cache_dir=self.settings.cache_dir)
+            self._engines[key] = (engine, serving_problem(self.con, schema.name, engine.version))
+        return self._engines[key]
+
+    def documents(self, pmids: Sequence[str]) -> dict:
+        return {d.pmid: d for d in get_documents(self.con, list(pmids))}
+
+    def search(self, schema: RelationSchema, request: SearchRequest, mode: str, rm3: bool) -> dict[str, Any]:
+        from curation.retrieval.relation_search import SearchOptions, search_relation
+
+        engine, problem = self.engine(schema)
+        options = SearchOptions(mode=mode, k=request.top, rm3=rm3, applied=dict(request.applied))
+        result = search_relation(engine, self.linker, self.matcher, self.source, self.documents, schema,
+                                 request.values, options)
+        titles = {pmid: d.title for pmid, d in self.documents([h.pmid for h in result.hits]).items()}
+        return result_record(request, result, titles, [*self.notes, *([problem] if problem else [])])
+
+
+def result_record(request: SearchRequest, result: RelationSearch, titles: Mapping[str, str],
+                  notes: Sequence[str] = ()) -> dict[str, Any]:
+    """One searched relation as JSON-ready data: the linked concepts and the hits with their provenance."""
+    record: dict[str, Any] = {}
+    if request.line is not None:
+        record["line"] = request.line
+    if request.id is not None:
+        record["id"] = request.id
+    record.update({
+        "schema": request.schema, "entities": dict(request.values), "query": result.query,
+        "mode": result.mode, "version": result.version,
+        "concepts": [_concept(c) for c in result.concepts],
+        "groups": dict(result.groups),
+        "per_concept": {c.slot: n for c, n in zip(result.concepts, result.per_concept, strict=False)},
+        "hits": [{"rank": h.rank, "pmid": h.pmid, "title": titles.get(h.pmid, ""), "score": float(h.score),
+                  "bm25": _number(h.bm25), "dense": _number(h.dense), **hit_provenance(h)} for h in result.hits],
+        "problems": list(result.problems),
+        "notes": list(notes),
+        "message": "" if result.hits else NO_HITS,
+    })
+    return record
+
+
+def _number(value: float | None) -> float | None:
+    return None if value is None else float(value)
+
+
+def _concept(c: QueryConcept) -> dict[str, Any]:
+    return {
+        "slot": c.slot, "typed": c.typed, "kind": c.kind, "status": c.status, "canonical": c.canonical,
+        "ids": list(c.concept_ids), "confidence": round(float(c.confidence), 4), "how": c.how, "note": c.note,
+        "forms": list(c.forms),
+        "alternatives": [{"id": a.concept_id, "canonical": a.canonical, "score": round(float(a.score), 4),
+                          "how": a.how} for a in c.alternatives],
+    }
