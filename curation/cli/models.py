@@ -16,7 +16,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     import tempfile
 
     from curation.learning.build import BuildRequest, IndexChoice
-    from curation.learning.chain import build_from_snapshot
+    from curation.learning.chain import ChainOptions, build_from_snapshot
     from curation.learning.sampling import Ablation, SamplingConfig
     from curation.learning.snapshot import export_snapshot, load_snapshot
     from curation.learning.training import TrainConfig
@@ -37,7 +37,8 @@ def cmd_train(args: argparse.Namespace) -> int:
         sampling=SamplingConfig(per_class=args.per_class, ablation=Ablation(args.ablation), seed=args.seed),
         index=IndexChoice.from_settings(load_settings(), kind=args.index_kind, backend=args.backend),
     )
-    built = build_from_snapshot(snapshot, request, args.out.parent, seed=args.seed, progress_file=args.progress_file)
+    built = build_from_snapshot(snapshot, request, args.out.parent,
+                                ChainOptions(seed=args.seed, progress_file=args.progress_file))
     version = built.version
     print(f"published {version.path} in {version.manifest.total_seconds} s on {version.manifest.device}")
     dense = version.manifest.dense

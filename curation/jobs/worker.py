@@ -106,7 +106,7 @@ def _train(job_dir: Path, request: RetrainRequest, progress: Path, cancel: Path)
 
     from curation.config import load_settings
     from curation.learning.build import BuildRequest, IndexChoice
-    from curation.learning.chain import build_from_snapshot
+    from curation.learning.chain import ChainOptions, build_from_snapshot
     from curation.learning.cross_encoder import CrossEncoderConfig
     from curation.learning.sampling import SamplingConfig
     from curation.learning.snapshot import load_snapshot
@@ -135,14 +135,15 @@ def _train(job_dir: Path, request: RetrainRequest, progress: Path, cancel: Path)
                            device=request.device, epochs=2 if cuda else 1, seed=request.seed)
                        if request.cross_encoder == "on" or (request.cross_encoder == "auto" and cuda) else None),
     )
-    built = build_from_snapshot(
-        snapshot, build, models_dir, seed=request.seed,
-        decisions=snapshot.decisions if request.use_decisions else None, use_kb=request.use_kb, require_pairs=True,
-        baseline=Path(request.baseline) if request.baseline else None, progress_file=progress, cancel_file=cancel,
+    options = ChainOptions(
+        seed=request.seed, decisions=snapshot.decisions if request.use_decisions else None, use_kb=request.use_kb,
+        require_pairs=True, baseline=Path(request.baseline) if request.baseline else None, progress_file=progress,
+        cancel_file=cancel,
         # the version's name first, so the app can clear its staging folder if this process dies
         before_training=lambda name: write_atomic(job_dir / VERSION, name),
         log=lambda line: print(line, flush=True),
     )
+    built = build_from_snapshot(snapshot, build, models_dir, options)
     version, training, feedback = built.version, built.training, built.feedback
     dev_queries = set(built.dev.queries.values())
     return JobResult(

@@ -195,6 +195,56 @@ def choose_fusion(retriever: Retriever, dev: EvalSet, metric: str = "ndcg@10") -
     return best, scores
 
 
+@dataclass(frozen=True)
+class BuildInputs:
+    """What one build reads: the request, the corpus, the registry, its training and dev sets, the job's files.
+
+    Attributes:
+        request: what to build.
+        documents: pmid → document, the corpus the version indexes.
+        models_dir: the registry folder the version is published under.
+        training: the training set (needed when ``request.train``).
+        dev: the dev set the fusion and the served dense share are chosen on, and the metrics measured on.
+        snapshot_digest: the snapshot's digest, recorded in the manifest.
+        progress_file, cancel_file: the job protocol's files (progress written, cancel polled).
+        served: chooses the concept search's dense share on ``dev`` (None: not chosen).
+    """
+
+    request: BuildRequest
+    documents: Mapping[str, Document]
+    models_dir: Path
+    training: TrainingSet | None = None
+    dev: EvalSet | None = None
+    snapshot_digest: str = ""
+    progress_file: Path | None = None
+    cancel_file: Path | None = None
+    served: ServedChooser | None = None
+
+
+@dataclass(frozen=True)
+class Indexed:
+    """A build once trained and indexed, before its dev evaluation and publishing.
+
+    Attributes:
+        version: the registry name; staged: its staging folder (renamed into place when published).
+        model: the encoder, trained or not; result: the training run (None: a zero-shot build).
+        retriever: the new indexes over ``corpus``; timings: seconds per step so far.
+        dense_config, why: the dense index's parameters and why they were chosen.
+        corpus: the documents in index order; started: when the build began (``time.time()``).
+    """
+
+    version: str
+    staged: Path
+    model: object
+    result: TrainResult | None
+    retriever: Retriever
+    timings: dict[str, float]
+    dense_config: DenseConfig
+    why: str
+    corpus: list[Document]
+    started: float
+
+
 def build_version(
     request: BuildRequest,
     documents: Mapping[str, Document],
@@ -208,6 +258,7 @@ def build_version(
 ) -> registry.ModelVersion:
     """Train (when asked) and publish a model version with its indexes and dev metrics.
 
+    The arguments are :class:`BuildInputs`' fields (read there); the build passes them on as one.
     ``served`` chooses the concept search's dense share on ``dev`` (its typed values) for the new
     retriever (:func:`curation.learning.served_fusion.choose_dense_share`); None: not chosen.
 
@@ -219,38 +270,40 @@ def build_version(
         CurationError: the base model cannot be loaded, or the training set is empty.
         OSError: the disk is full or the models folder is not writable.
     """
+    inputs = BuildInputs(request, documents, models_dir, training, dev, snapshot_digest, progress_file, cancel_file,
+                         served)
     version = request.version or registry.new_version_name(request.schema.name, "edel" if request.train else "base")
     staged = registry.staging(models_dir, version)
     try:
-        return _build(request, documents, models_dir, version, staged, training, dev, snapshot_digest,
-                      progress_file, cancel_file, served)
+        return _build(inputs, version, staged)
     except BaseException:
         shutil.rmtree(staged, ignore_errors=True)
         raise
 
 
-def _build(request: BuildRequest, documents: Mapping[str, Document], models_dir: Path, version: str, staged: Path,
-           training: TrainingSet | None, dev: EvalSet | None, snapshot_digest: str, progress_file: Path | None,
-           cancel_file: Path | None, served: ServedChooser | None = None) -> registry.ModelVersion:
+def _build(inputs: BuildInputs, version: str, staged: Path) -> registry.ModelVersion:
+    """Train (when asked) and index; then :func:`_evaluate_and_publish`."""
+    request, progress_file, cancel_file = inputs.request, inputs.progress_file, inputs.cancel_file
     started = time.time()
     write_progress(progress_file, state="loading", step=None, total=None, loss=None, eta_s=None, epoch=None)
     model = load_encoder(EncoderConfig(model=request.base_model, device=request.train_config.loop.device,
                                        max_seq_length=request.train_config.max_seq_length))
-    corpus = list(documents.values())
+    corpus = list(inputs.documents.values())
     result: TrainResult | None = None
     lexical: LexicalIndex | None = None
     if request.train:
-        if training is None:
+        if inputs.training is None:
             raise ValueError("a training build needs its training set")
         separator = separator_of(model)
         texts = {d.pmid: document_text(d, separator) for d in corpus}
         evaluate_epoch = None
+        dev = inputs.dev
         if dev is not None and dev.queries and request.train_config.loop.epochs > 1 and request.dev_pool_depth:
             lexical = LexicalIndex.build(corpus)  # reused by retriever_for below
-            pool = DevPool.from_first_stage(dev.queries, dev.qrels, lexical.search, documents,
+            pool = DevPool.from_first_stage(dev.queries, dev.qrels, lexical.search, inputs.documents,
                                             request.dev_pool_depth, dev.answer_key)
-            evaluate_epoch = pool_evaluator(pool, documents) if pool.queries else None
-        result = train(model, training.pairs, texts, request.train_config, progress_file=progress_file,
+            evaluate_epoch = pool_evaluator(pool, inputs.documents) if pool.queries else None
+        result = train(model, inputs.training.pairs, texts, request.train_config, progress_file=progress_file,
                        cancel_file=cancel_file, evaluate_epoch=evaluate_epoch)
     check_cancel(cancel_file, "cancelled after training, before indexing")
     write_progress(progress_file, state="indexing", step=0, total=len(corpus), loss=None, eta_s=None, epoch=None)
@@ -261,9 +314,8 @@ def _build(request: BuildRequest, documents: Mapping[str, Document], models_dir:
                                        lexical=lexical, progress_file=progress_file, cancel_file=cancel_file,
                                        build_dense=request.index.dense_builder(version, staged, corpus))
     try:
-        return _evaluate_and_publish(request, documents, models_dir, version, staged, training, dev, snapshot_digest,
-                                     progress_file, cancel_file, served, retriever, timings, dense_config, why,
-                                     model, result, corpus, started)
+        return _evaluate_and_publish(inputs, Indexed(version, staged, model, result, retriever, timings, dense_config,
+                                                     why, corpus, started))
     except BaseException:
         if retriever.dense.backend == "milvus" and request.index.milvus_uri:
             try:  # a server keeps collections after the staged folder is removed: drop the unfinished one
@@ -274,9 +326,12 @@ def _build(request: BuildRequest, documents: Mapping[str, Document], models_dir:
         raise
 
 
-def _evaluate_and_publish(request, documents, models_dir, version, staged, training, dev, snapshot_digest,
-                          progress_file, cancel_file, served, retriever, timings, dense_config, why, model, result,
-                          corpus, started) -> registry.ModelVersion:
+def _evaluate_and_publish(inputs: BuildInputs, built: Indexed) -> registry.ModelVersion:
+    """Save the indexes, choose the fusion and the served dense share on dev, train the cross-encoder stage when
+    asked, and publish the version with its manifest."""
+    request, dev, training, served = inputs.request, inputs.dev, inputs.training, inputs.served
+    progress_file, cancel_file = inputs.progress_file, inputs.cancel_file
+    retriever, staged = built.retriever, built.staged
     retriever.dense.save(staged / "dense")
     retriever.lexical.save(staged / "lexical")
     metrics: dict[str, dict[str, float]] = {}
@@ -296,11 +351,12 @@ def _evaluate_and_publish(request, documents, models_dir, version, staged, train
     cross_result = None
     if request.cross_encoder is not None and request.train and training is not None and training.pairs:
         check_cancel(cancel_file, "cancelled before training the cross-encoder")
-        cross_result = rerank_stage.train_stage(training.pairs, documents, staged, request.cross_encoder,
+        cross_result = rerank_stage.train_stage(training.pairs, inputs.documents, staged, request.cross_encoder,
                                                 progress_file, cancel_file)
         if served is not None and served_choice is not None:
             served_choice = served(retriever, dev, staged / rerank_stage.FOLDER, served_choice)
     check_cancel(cancel_file, "cancelled before publishing")
+    result, dense_config = built.result, built.dense_config
     manifest = Manifest(
         schema=request.schema.name,
         base_model=request.base_model or "all-MiniLM-L6-v2",
@@ -310,28 +366,28 @@ def _evaluate_and_publish(request, documents, models_dir, version, staged, train
                                             "seconds": round(cross_result.seconds, 1), "device": cross_result.device,
                                             "examples": cross_result.examples}} if cross_result else {})},
         sampling={**asdict(request.sampling), "ablation": str(request.sampling.ablation)},
-        dense={**asdict(dense_config), "backend": request.index.backend, "chosen": why,
+        dense={**asdict(dense_config), "backend": request.index.backend, "chosen": built.why,
                **({"milvus_uri": request.index.milvus_uri or "lite"} if request.index.backend == "milvus" else {})},
         fusion=Fusion.of(retriever.fusion),
         fusion_chosen_on_dev=fusion_name,
         fusion_dev_scores=fusion_scores,
         served=served_choice,
         feedback={**asdict(request.feedback), "conflicts": str(request.feedback.conflicts)},
-        snapshot=snapshot_digest,
+        snapshot=inputs.snapshot_digest,
         training_pairs=len(training.pairs) if training else 0,
         training_classes=pair_counts(training.counts()) if training else {},
         training_sources=training.sources() if training else {},
         training_report=training_report(training.report()) if training else {},
-        device=result.device if result else str(model.device),  # where it ran (an untrained build: where it encoded)
+        device=result.device if result else str(built.model.device),  # where it ran (untrained: where it encoded)
         train_seconds=round(result.seconds, 1) if result else 0.0,
         train_steps=result.steps if result else 0,
         loss_curve=tuple(result.losses) if result else (),
-        timings_s={k: round(v, 2) for k, v in timings.items()},
-        total_seconds=round(time.time() - started, 1),
+        timings_s={k: round(v, 2) for k, v in built.timings.items()},
+        total_seconds=round(time.time() - built.started, 1),
         metrics=metrics.get("dense", {}),
         metrics_hybrid=metrics.get("hybrid", {}),
-        documents=len(corpus),
+        documents=len(built.corpus),
         python=platform.python_version(),
     )
     retriever.dense.close()  # before publishing: a Milvus Lite file is then free for the app to open
-    return registry.publish(models_dir, version, manifest)
+    return registry.publish(inputs.models_dir, built.version, manifest)

@@ -6,7 +6,8 @@ decisions: :mod:`curation.learning.holdout`) → training set (KB pairs + the de
 encode → index → fusion on dev → manifest) → the activation check's evidence in the manifest
 (:mod:`curation.learning.gate`). The KB pairs and the baseline evaluation are kept between jobs
 (:mod:`curation.learning.cache`). ``python -m curation train``, the retraining worker and the benchmarks
-all call :func:`build_from_snapshot`; each keeps only its own way of reporting.
+all call :func:`build_from_snapshot`; each keeps only its own way of reporting. A run's inputs travel as one
+:class:`ChainRun` (its :class:`ChainOptions` inside), what it prepared as one :class:`Prepared`.
 """
 
 from __future__ import annotations
@@ -60,28 +61,11 @@ class ChainResult:
         return self.dev_set if self.dev_set is not None else self.split.dev
 
 
-def build_from_snapshot(
-    snapshot: Snapshot,
-    request: BuildRequest,
-    models_dir: Path,
-    *,
-    seed: int = 13,
-    decisions: Sequence[Decision] | None = None,
-    use_kb: bool = True,
-    require_pairs: bool = False,
-    baseline: Path | None = None,
-    progress_file: Path | None = None,
-    cancel_file: Path | None = None,
-    before_training: Callable[[str], None] | None = None,
-    log: Callable[[str], None] = print,
-    use_cache: bool = True,
-) -> ChainResult:
-    """Build and publish one model version from a snapshot of the store.
+@dataclass(frozen=True)
+class ChainOptions:
+    """How one run of the chain goes, beyond what to build (the :class:`~curation.learning.build.BuildRequest`).
 
-    Args:
-        snapshot: the store's KB records, documents, synonyms and decisions as plain files (never the store).
-        request: what to build (schema, base model, version name, training and sampling settings).
-        models_dir: the registry folder the version is published under.
+    Attributes:
         seed: the KB split's seed (genes to train / dev / test).
         decisions: curators' decisions turned into graded positives and hard negatives (None: not used).
         use_kb: whether the KB's records give training pairs too.
@@ -92,76 +76,139 @@ def build_from_snapshot(
             clear a staging folder left by a worker that died).
         log: where progress lines go.
         use_cache: reuse (and keep) the KB pairs and the baseline evaluation under ``models_dir/.cache``.
+    """
+
+    seed: int = 13
+    decisions: Sequence[Decision] | None = None
+    use_kb: bool = True
+    require_pairs: bool = False
+    baseline: Path | None = None
+    progress_file: Path | None = None
+    cancel_file: Path | None = None
+    before_training: Callable[[str], None] | None = None
+    log: Callable[[str], None] = print
+    use_cache: bool = True
+
+
+@dataclass(frozen=True)
+class ChainRun:
+    """One run's inputs as the chain's steps read them: the snapshot, the request, the registry, the options, and
+    what is derived once from them (the cache under the registry, the snapshot's digests), and when it began
+    (``time.time()``: the preparation's timings count from there)."""
+
+    snapshot: Snapshot
+    request: BuildRequest
+    models_dir: Path
+    options: ChainOptions
+    cache: BuildCache
+    digests: SnapshotDigests
+    started: float
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What the chain knows before it builds: g(e, d), the KB split, the dev set chosen, the training set."""
+
+    matcher: ConceptIndex
+    split: KBSplit
+    choice: holdout.DevChoice
+    training: TrainingSet | None = None
+    feedback: FeedbackReport | None = None
+
+
+def build_from_snapshot(snapshot: Snapshot, request: BuildRequest, models_dir: Path,
+                        options: ChainOptions | None = None, **changes: object) -> ChainResult:
+    """Build and publish one model version from a snapshot of the store.
+
+    Args:
+        snapshot: the store's KB records, documents, synonyms and decisions as plain files (never the store).
+        request: what to build (schema, base model, version name, training and sampling settings).
+        models_dir: the registry folder the version is published under.
+        options: how the run goes (:class:`ChainOptions`; None: its defaults).
+        **changes: fields of ``options`` given by name instead (``seed=…, log=…``, as callers wrote them before
+            :class:`ChainOptions`); an unknown name is a ``TypeError``.
 
     Raises:
         CurationError: nothing to train on (with ``require_pairs``), or the base model cannot be loaded.
         TrainingCancelled: ``cancel_file`` appeared.
         OSError: the disk is full or the models folder is not writable.
     """
+    options = replace(options or ChainOptions(), **changes)
     timings: dict[str, float] = {}
     clock = time.time()
-    schema = request.schema
-    documents = snapshot.documents
-    cache = BuildCache.under(models_dir, enabled=use_cache)
-    digests = SnapshotDigests.of(snapshot)
+    run = ChainRun(snapshot, request, Path(models_dir), options,
+                   BuildCache.under(models_dir, enabled=options.use_cache), SnapshotDigests.of(snapshot), clock)
     timings["digests"] = round(time.time() - clock, 1)
+    prepared = _prepare(run, timings)
+    dev, source, log = prepared.choice.dev, prepared.choice.source, options.log
+    made: list[ServedSearch] = []
+
+    def search() -> ServedSearch:  # built once per job, when first needed (a linker takes seconds)
+        if not made:
+            made.append(served_search_for(prepared.matcher.matcher, snapshot.annotations, snapshot.documents,
+                                          request.schema))
+        return made[0]
+
+    measured = old_scores = None
+    if options.baseline is not None and dev.queries:
+        clock = time.time()
+        write_progress(options.progress_file, state="evaluating the active version", step=None, total=None,
+                       loss=None, eta_s=None, epoch=None)
+        measured, old_scores = _baseline(options.baseline, dev, run.digests, search, len(snapshot.documents),
+                                         run.cache, log)
+        timings["baseline_eval"] = round(time.time() - clock, 1)
+    clock = time.time()
+    # The Curate page serves the concept search: its dense share is chosen on the same dev queries.
+    version = build_version(request, snapshot.documents, run.models_dir, training=prepared.training, dev=dev,
+                            snapshot_digest=snapshot.digest, progress_file=options.progress_file,
+                            cancel_file=options.cancel_file, served=served_chooser(search, dev_source=source))
+    timings["build"] = round(time.time() - clock, 1)
+    evidence = None
+    if dev.queries and gate.judged(dev)[0]:
+        clock = time.time()
+        evidence = _gate(version, dev, source, search, measured, old_scores, options.seed, log)
+        version = registry.read_version(version.path)
+        timings["gate"] = round(time.time() - clock, 1)
+    return ChainResult(version, prepared.split, prepared.training, prepared.feedback, measured, timings, dev, source,
+                       evidence, dict(run.cache.report))
+
+
+def _prepare(run: ChainRun, timings: dict[str, float]) -> Prepared:
+    """g(e, d), the KB split, the dev set (the KB's dev genes, else held-out decisions) and, for a training build,
+    the training set (KB pairs + the decisions training may read); ``timings`` gets each step's seconds."""
+    clock = run.started
+    snapshot, request, options = run.snapshot, run.request, run.options
+    schema, documents, decisions, seed = request.schema, snapshot.documents, options.decisions, options.seed
     # g(e, d): the text matcher, plus the concepts of the snapshot's stored annotations (recogniser + linker).
     matcher = ConceptIndex(Matcher(snapshot_lexicon(snapshot)), snapshot.annotations)
     split = kb_split(schema, snapshot.records, documents, matcher, seed=seed)
     choice = holdout.choose_dev(schema, split, decisions or (), documents, seed=seed,
                                 conflicts=request.feedback.conflicts)
-    dev = choice.dev
-    log(f"genes per split: {split.genes}; dev queries: {len(dev.queries)} ({choice.source})")
+    options.log(f"genes per split: {split.genes}; dev queries: {len(choice.dev.queries)} ({choice.source})")
     timings["corpus_analysis"] = round(time.time() - clock, 1)
-    if before_training is not None:
-        before_training(request.version)
-    training = feedback = None
-    if request.train:
-        started = time.time()
-        kept, held_out = holdout.trainable(schema, decisions or (), choice, seed)
-        kb = _kb_pairs(request, split, snapshot, digests, matcher, seed, cache) if use_kb else TrainingSet((), {})
-        # the decisions' pairs need no BM25: a new decision recomputes only these, over the cached KB pairs
-        training, feedback = with_decisions(kb, request, kept, documents, matcher)
-        feedback = replace(feedback, held_out=held_out)
-        if require_pairs and not training.pairs:
-            raise CurationError(
-                "nothing to train on: no KB record of this schema has its abstract in the corpus"
-                + (" and no decision was recorded" if decisions is not None else "")
-            )
-        if held_out:
-            log(f"{held_out} decisions on dev, test or held-out genes are not trained on")
-        log(f"training pairs by margin class ({schema.name}):\n{training.format_report()}")
-        timings["training_set"] = round(time.time() - started, 1)
+    if options.before_training is not None:
+        options.before_training(request.version)
+    if not request.train:
+        timings["prepare"] = round(time.time() - clock, 1)
+        return Prepared(matcher, split, choice)
+    started = time.time()
+    kept, held_out = holdout.trainable(schema, decisions or (), choice, seed)
+    kb = _kb_pairs(request, split, snapshot, run.digests, matcher, seed, run.cache) if options.use_kb \
+        else TrainingSet((), {})
+    # the decisions' pairs need no BM25: a new decision recomputes only these, over the cached KB pairs
+    training, feedback = with_decisions(kb, request, kept, documents, matcher)
+    feedback = replace(feedback, held_out=held_out)
+    if options.require_pairs and not training.pairs:
+        raise CurationError(
+            "nothing to train on: no KB record of this schema has its abstract in the corpus"
+            + (" and no decision was recorded" if decisions is not None else "")
+        )
+    if held_out:
+        options.log(f"{held_out} decisions on dev, test or held-out genes are not trained on")
+    options.log(f"training pairs by margin class ({schema.name}):\n{training.format_report()}")
+    timings["training_set"] = round(time.time() - started, 1)
     timings["prepare"] = round(time.time() - clock, 1)
-    made: list[ServedSearch] = []
-
-    def search() -> ServedSearch:  # built once per job, when first needed (a linker takes seconds)
-        if not made:
-            made.append(served_search_for(matcher.matcher, snapshot.annotations, documents, schema))
-        return made[0]
-
-    measured = old_scores = None
-    if baseline is not None and dev.queries:
-        clock = time.time()
-        write_progress(progress_file, state="evaluating the active version", step=None, total=None, loss=None,
-                       eta_s=None, epoch=None)
-        measured, old_scores = _baseline(baseline, dev, digests, search, len(documents), cache, log)
-        timings["baseline_eval"] = round(time.time() - clock, 1)
-    clock = time.time()
-    # The Curate page serves the concept search: its dense share is chosen on the same dev queries.
-    served = served_chooser(search, dev_source=choice.source)
-    version = build_version(request, documents, models_dir, training=training, dev=dev,
-                            snapshot_digest=snapshot.digest, progress_file=progress_file, cancel_file=cancel_file,
-                            served=served)
-    timings["build"] = round(time.time() - clock, 1)
-    evidence = None
-    if dev.queries and gate.judged(dev)[0]:
-        clock = time.time()
-        evidence = _gate(version, dev, choice.source, search, measured, old_scores, seed, log)
-        version = registry.read_version(version.path)
-        timings["gate"] = round(time.time() - clock, 1)
-    return ChainResult(version, split, training, feedback, measured, timings, dev, choice.source, evidence,
-                       dict(cache.report))
+    return Prepared(matcher, split, choice, training, feedback)
 
 
 def _kb_pairs(request: BuildRequest, split: KBSplit, snapshot: Snapshot, digests: SnapshotDigests,

@@ -220,7 +220,7 @@ def test_a_damaged_cache_entry_is_a_miss(tmp_path):
 
 @pytest.mark.slow
 def test_the_chain_reuses_its_cache_and_invalidates_exactly_what_changed(tmp_path):
-    from curation.learning.chain import build_from_snapshot
+    from curation.learning.chain import ChainOptions, build_from_snapshot
 
     genes = TRAIN_GENES + ("BRAF", "TP53")
     documents = {str(i): _doc(str(i), g) for i, g in enumerate(genes)}
@@ -233,7 +233,8 @@ def test_the_chain_reuses_its_cache_and_invalidates_exactly_what_changed(tmp_pat
 
     def build(name, snapshot, train=True, baseline=None):
         return build_from_snapshot(snapshot, BuildRequest(PO, version=name, train=train, train_config=config),
-                                   models, decisions=snapshot.decisions, baseline=baseline, log=lambda line: None)
+                                   models, ChainOptions(decisions=snapshot.decisions, baseline=baseline,
+                                                        log=lambda line: None))
 
     snapshot = _snapshot(documents, records, decisions)
     zero = build("po-zero", snapshot, train=False)
@@ -258,3 +259,13 @@ def test_the_chain_reuses_its_cache_and_invalidates_exactly_what_changed(tmp_pat
     grown = _snapshot({**documents, "y": _doc("y", "ALK")}, records, decisions)
     assert build("po-5", grown, baseline=zero.version.path).cache["kb_pairs"] == "miss"
     assert registry.list_versions(models)[1] == []  # the cache folder is not reported as a broken version
+
+
+def test_the_chain_takes_its_options_as_one_object_or_by_name(tmp_path):
+    from curation.learning.chain import ChainOptions, build_from_snapshot
+
+    defaults = ChainOptions()
+    assert (defaults.seed, defaults.decisions, defaults.use_kb, defaults.require_pairs, defaults.use_cache) == \
+        (13, None, True, False, True)
+    with pytest.raises(TypeError, match="nonsense"):  # a misspelt option is refused before any work
+        build_from_snapshot(None, None, tmp_path, ChainOptions(seed=3), nonsense=1)
