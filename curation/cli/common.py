@@ -53,13 +53,3 @@ def _open(args: argparse.Namespace, create: bool = False, read_only: bool = Fals
         raise CurationError(f"{args.db}: no store here (check --db or CURATION_DB); a store is created by "
                             f"{CREATING_COMMANDS}")
     return open_command_store(args.db, read_only=read_only)
-
-
-def _open_for(args: argparse.Namespace, action, create: bool = False):
-    """The store, for a command that writes to it without a workflow function: the same role check (the shell
-    holds every role, see :func:`operator`)."""
-    from curation import access
-
-    con = _open(args, create=create)
-    access.require(con, operator(), action)
-    return con

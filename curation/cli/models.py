@@ -5,41 +5,23 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from curation.access import Action
-from curation.cli.common import _open_for
+from curation.cli.common import _open, operator
 from curation.config import load_settings
-from curation.store.base import list_schemas
-from curation.store.jobs import Job, active_jobs, list_jobs
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    import tempfile
+    from curation.workflows.model_training import VersionOptions, build_version, training_snapshot
 
-    from curation.learning.build import BuildRequest, IndexChoice
-    from curation.learning.chain import ChainOptions, build_from_snapshot
-    from curation.learning.sampling import Ablation, SamplingConfig
-    from curation.learning.snapshot import export_snapshot, load_snapshot
-    from curation.learning.training import TrainConfig
-    from curation.schemas import resolve_schema
-
-    con = _open_for(args, Action.TRAIN)
-    schema = resolve_schema(args.schema, list_schemas(con))
-    with tempfile.TemporaryDirectory(prefix="curation-snapshot-") as folder:
-        export_snapshot(con, Path(folder) / "snapshot")
-        snapshot = load_snapshot(Path(folder) / "snapshot")
+    con = _open(args)
+    schema, snapshot = training_snapshot(con, args.schema, who=operator())
     con.close()
     print(f"snapshot {snapshot.digest[:12]}: {len(snapshot.records)} KB records, {len(snapshot.documents)} abstracts")
-    request = BuildRequest(
-        schema=schema, base_model=args.base, version=args.out.name, train=not args.zero_shot,
-        train_config=TrainConfig(max_seq_length=args.max_seq_length).with_loop(
-            epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.lr, max_steps=args.max_steps,
-            device=args.device, seed=args.seed),
-        sampling=SamplingConfig(per_class=args.per_class, ablation=Ablation(args.ablation), seed=args.seed),
-        index=IndexChoice.from_settings(load_settings(), kind=args.index_kind, backend=args.backend),
-    )
-    built = build_from_snapshot(snapshot, request, args.out.parent,
-                                ChainOptions(seed=args.seed, progress_file=args.progress_file))
-    version = built.version
+    options = VersionOptions(
+        out=args.out, base_model=args.base, zero_shot=args.zero_shot, epochs=args.epochs, batch_size=args.batch_size,
+        learning_rate=args.lr, max_seq_length=args.max_seq_length, max_steps=args.max_steps, device=args.device,
+        seed=args.seed, per_class=args.per_class, ablation=args.ablation, index_kind=args.index_kind,
+        index_backend=args.backend, progress_file=args.progress_file)
+    version = build_version(snapshot, schema, options, load_settings()).version
     print(f"published {version.path} in {version.manifest.total_seconds} s on {version.manifest.device}")
     dense = version.manifest.dense
     print(f"  dense index: {dense.get('kind')} on {dense.get('backend')} ({dense.get('chosen')})")
@@ -50,33 +32,22 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 def cmd_train_recogniser(args: argparse.Namespace) -> int:
     """Train the entity recogniser (the spaCy CNN or the transformer) and publish its folder."""
-    from curation.learning.recogniser_data import train_standard_recogniser, train_standard_transformer
+    from curation.workflows.model_training import RecogniserOptions, recogniser_plan, train_recogniser
 
-    settings = load_settings()
-    data_dir = args.data_dir or settings.data_dir
+    options = RecogniserOptions(
+        kind=args.kind, data_dir=args.data_dir, out=args.out, epochs=args.epochs, width=args.width,
+        corpora=args.corpora, families=args.families, modifiers=args.modifiers, gpu=args.gpu, device=args.device,
+        batch_size=args.batch_size, learning_rate=args.lr, max_steps=args.max_steps,
+        max_documents=args.max_documents, progress_file=args.progress_file)
+    plan = recogniser_plan(options, load_settings())
     if args.kind == "transformer":
-        from curation.entities.transformer_recogniser import TransformerSettings
-        from index.encoder import pick_device
-
-        out = args.out or settings.models_dir / "recognisers" / "transformer"
-        device = pick_device(args.device)
-        # a CPU epoch of the full corpora takes ~10 min on two free cores, a GPU epoch seconds
-        epochs = args.epochs or (10 if device.startswith("cuda") else 2)
-        chosen = TransformerSettings().with_loop(epochs=epochs, batch_size=args.batch_size, max_steps=args.max_steps,
-                                                 learning_rate=args.lr, device=device)
-        print(f"training the transformer recogniser on {device}: at most {epochs} epochs", flush=True)
-        manifest = train_standard_transformer(data_dir, out, chosen, max_documents=args.max_documents,
-                                              progress_file=args.progress_file, bar=True)
-        print(f"published {out} in {manifest.train_seconds} s on {manifest.device} "
+        print(f"training the transformer recogniser on {plan.device}: at most {plan.epochs} epochs", flush=True)
+    manifest = train_recogniser(options, plan)
+    if args.kind == "transformer":
+        print(f"published {plan.out} in {manifest.train_seconds} s on {manifest.device} "
               f"(best epoch {manifest.best_epoch} of {manifest.trained_on.get('epochs_run')})")
     else:
-        from curation.learning.ncbi_corpora import Guidelines
-
-        out = args.out or settings.models_dir / "recognisers" / "biomed"
-        guidelines = Guidelines(families=args.families == "gene", modifiers=args.modifiers == "disease")
-        manifest = train_standard_recogniser(data_dir, out, width=args.width, max_epochs=args.epochs or 25,
-                                             use_gpu=args.gpu, corpora=args.corpora, guidelines=guidelines)
-        print(f"published {out} in {manifest.train_seconds} s on {manifest.device}")
+        print(f"published {plan.out} in {manifest.train_seconds} s on {manifest.device}")
     for key in sorted(k for k in manifest.dev_scores if k.endswith("f")):
         print(f"  {manifest.selected_on} {key}: {manifest.dev_scores[key]:.3f}")
     return 0
@@ -84,11 +55,11 @@ def cmd_train_recogniser(args: argparse.Namespace) -> int:
 
 def cmd_ship_recogniser(args: argparse.Namespace) -> int:
     """Make a trained recogniser the one the code ships (activated after a first load), with its provenance."""
-    from curation.learning.shipped import SHIPPED, ship_recogniser
+    from curation.workflows.model_training import ship_recogniser
 
     data_dir = args.data_dir or load_settings().data_dir
-    provenance = ship_recogniser(args.folder, data_dir, code_version=args.code_version)
-    print(f"shipped {provenance.name} at {SHIPPED} (code {provenance.code_version[:12] or 'not a git checkout'}; "
+    provenance, shipped = ship_recogniser(args.folder, data_dir, code_version=args.code_version)
+    print(f"shipped {provenance.name} at {shipped} (code {provenance.code_version[:12] or 'not a git checkout'}; "
           f"{provenance.selected_on} entity F1 {provenance.dev_scores.get('ents_f', float('nan')):.3f})")
     for name, digest in provenance.data_digests.items():
         print(f"  {name}: sha256 {digest[:16]}…")
@@ -97,25 +68,19 @@ def cmd_ship_recogniser(args: argparse.Namespace) -> int:
 
 def cmd_train_linker(args: argparse.Namespace) -> int:
     """Fine-tune the entity linker's name encoder, calibrate it on dev, save it, print dev figures."""
-    from curation.entities.linking import train_linker
-    from curation.entities.name_encoder import NameEncoderConfig
-    from curation.learning.linker_data import load_linker_data
+    from curation.workflows.model_training import linker_data, train_linker
 
     settings = load_settings()
-    data = load_linker_data(args.data_dir or settings.data_dir)
+    data = linker_data(args.data_dir or settings.data_dir)
     out = args.out or settings.models_dir / "linkers" / "names-minilm"
     print(f"{len(data.sets)} concepts ({sum(len(set(v)) > 1 for v in data.sets.values())} with two names or more), "
           f"{len(data.dev)} dev mentions")
-    config = NameEncoderConfig().with_loop(max_steps=args.steps, device=args.device, seed=args.seed)
-    last = [0.0]
 
     def progress(step: int, total: int, loss: float) -> None:
         if step == total or step % 50 == 0:
             print(f"  step {step}/{total}  loss {loss:.4f}", flush=True)
-        last[0] = loss
 
-    _, manifest = train_linker(data.sets, data.kinds, data.lexicon, data.dev, out, config, counts=data.counts,
-                               progress=progress)
+    manifest = train_linker(data, out, args.steps, device=args.device, seed=args.seed, progress=progress)
     print(f"saved {out} ({manifest.train_seconds} s on {manifest.device}); w = {manifest.weight}")
     for name, value in manifest.dev.items():
         print(f"  dev {name}: {value}")
@@ -127,44 +92,43 @@ def cmd_train_linker(args: argparse.Namespace) -> int:
 
 def cmd_retrain(args: argparse.Namespace) -> int:
     """Start a background retraining job (KB + decisions) and follow it until it finishes."""
-    from curation.jobs import retraining
-    from curation.learning.feedback import FeedbackConfig
+    from curation.workflows import retrain
 
     settings = load_settings()
-    con = _open_for(args, Action.TRAIN)
-    recovered = retraining.recover_jobs(con)
+    con = _open(args)
+    recovered = retrain.recover_jobs(con, who=operator())
     for job in recovered:
         print(f"job {job.job_id}: {job.state} {job.message}".rstrip())
     if args.status:
-        for job in list_jobs(con, limit=10):
+        for job in retrain.history(con, limit=10):
             print(f"job {job.job_id}  {job.state:<9}  {job.created_at[:19]}  {job.message}")
         return 0
     if args.cancel:
-        running = active_jobs(con)
+        running = retrain.running_jobs(con)
         if not running:
             print("no job is running")
             return 1
-        job = retraining.cancel_job(con, running[0])
+        job = retrain.cancel(con, running[0].job_id, who=operator())
         print(f"job {job.job_id}: {job.state}; {job.message}")
         if not args.no_wait:
-            job = retraining.wait_for(con, job)
+            job = retrain.wait_for(con, job)
             print(f"job {job.job_id}: {job.state}; {job.message}")
         return 0
-    request = retraining.RetrainRequest(
-        schema=args.schema, base_model=args.base, use_kb=not args.decisions_only,
-        use_decisions=not args.kb_only, epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.lr,
-        max_seq_length=args.max_seq_length, max_steps=args.max_steps, device=args.device, seed=args.seed,
-        feedback=FeedbackConfig(conflicts=args.conflicts, repeat=args.decision_repeat),
-        cross_encoder=args.cross_encoder, index_kind=args.index_kind, index_backend=args.backend,
+    form = retrain.RetrainForm(
+        schema=args.schema, base_model=args.base, use_kb=not args.decisions_only, use_decisions=not args.kb_only,
+        epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.lr, max_seq_length=args.max_seq_length,
+        max_steps=args.max_steps, device=args.device, seed=args.seed, conflicts=args.conflicts,
+        decision_repeat=args.decision_repeat, cross_encoder=args.cross_encoder, index_kind=args.index_kind,
+        index_backend=args.backend,
     )
-    job = retraining.start_retrain(con, request, settings)
+    job = retrain.start(con, form, settings, who=operator())
     print(f"job {job.job_id} started: worker pid {job.pid}, folder {job.job_dir}")
     if args.no_wait:
         print("the app (or `retrain --status`) finishes it: registers the version and activates it if good enough")
         return 0
     last = [""]
 
-    def report(job: Job, progress: retraining.Progress | None) -> None:
+    def report(job: retrain.Job, progress: retrain.Progress | None) -> None:
         if progress is None:
             return
         line = f"  {progress.stage}"
@@ -178,7 +142,7 @@ def cmd_retrain(args: argparse.Namespace) -> int:
             print(line, flush=True)
             last[0] = line
 
-    job = retraining.wait_for(con, job, report=report)
+    job = retrain.wait_for(con, job, report=report)
     print(f"job {job.job_id}: {job.state}; {job.message}")
     return 0 if job.state == "succeeded" else 1
 

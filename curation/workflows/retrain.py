@@ -42,7 +42,8 @@ def index_choices(settings: Settings) -> tuple[list[str], list[str]]:
 
 @dataclass(frozen=True)
 class RetrainForm:
-    """What the retrain form asks (0 = chosen for the device where the field says so)."""
+    """What the retrain form (and ``python -m curation retrain``) asks (0 = chosen for the device where the field
+    says so; the fields after ``index_backend`` are the command's only)."""
 
     schema: str
     base_model: str = ""
@@ -55,6 +56,11 @@ class RetrainForm:
     conflicts: str = "exclude"
     index_kind: str = ""  # "" = the CURATION_INDEX_KIND setting
     index_backend: str = ""  # "" = the CURATION_INDEX_BACKEND setting
+    learning_rate: float = 2e-5
+    device: str = ""  # "" = CUDA when present
+    seed: int = 13
+    decision_repeat: int = 1  # how many times each decision pair is used
+    cross_encoder: str = "auto"  # also train the cross-encoder re-ranker: auto (on a GPU only), on or off
 
 
 def start(con: duckdb.DuckDBPyConnection, form: RetrainForm, settings: Settings, *, who: Who = "") -> Job:
@@ -67,8 +73,10 @@ def start(con: duckdb.DuckDBPyConnection, form: RetrainForm, settings: Settings,
     request = retraining.RetrainRequest(
         schema=form.schema, base_model=form.base_model, use_kb=form.use_kb, use_decisions=form.use_decisions,
         epochs=form.epochs, max_steps=form.max_steps, batch_size=form.batch_size,
-        max_seq_length=form.max_seq_length, feedback=FeedbackConfig(conflicts=form.conflicts),
-        index_kind=form.index_kind, index_backend=form.index_backend,
+        max_seq_length=form.max_seq_length, feedback=FeedbackConfig(conflicts=form.conflicts,
+                                                                    repeat=form.decision_repeat),
+        index_kind=form.index_kind, index_backend=form.index_backend, learning_rate=form.learning_rate,
+        device=form.device, seed=form.seed, cross_encoder=form.cross_encoder,
     )
     return retraining.start_retrain(con, request, settings)
 
@@ -77,6 +85,28 @@ def cancel(con: duckdb.DuckDBPyConnection, job_id: int, *, who: Who = "") -> Job
     """Ask the running job ``job_id`` to stop (terminated after a grace period if it does not)."""
     access.require(con, who, Action.TRAIN)
     return retraining.cancel_job(con, get_job(con, job_id))
+
+
+def recover_jobs(con: duckdb.DuckDBPyConnection, *, who: Who = "") -> list[Job]:
+    """The shell's first step (``python -m curation retrain``): finish the jobs whose worker ended, fail those that
+    never got one; the jobs that were active, as they are now.
+
+    Raises:
+        AccessDeniedError: ``who`` may not train; nothing is written.
+    """
+    access.require(con, who, Action.TRAIN)
+    return retraining.recover_jobs(con)
+
+
+def running_jobs(con: duckdb.DuckDBPyConnection) -> list[Job]:
+    """The queued or running jobs, as stored."""
+    return active_jobs(con)
+
+
+def wait_for(con: duckdb.DuckDBPyConnection, job: Job,
+             report: Callable[[Job, Progress | None], None] | None = None) -> Job:
+    """``job`` followed until it finishes (the command line's loop; ``report`` hears each progress report)."""
+    return retraining.wait_for(con, job, report=report)
 
 
 def current_job(con: duckdb.DuckDBPyConnection, before_activate: Callable[[Path], None] | None = None, *,
