@@ -2,6 +2,9 @@
 
 Every command takes ``--db PATH`` (default: the ``CURATION_DB`` setting). Errors meant for a
 person (bad input, a locked store, no network) print one message and exit with status 2.
+
+May import: curation.workflows (each command's work, as the pages' is) and the shared vocabulary only; a handler
+parses its arguments, calls the facade and prints (an import contract in pyproject.toml).
 """
 
 from __future__ import annotations
