@@ -348,7 +348,7 @@ def test_update_the_ranker_is_the_default_action_and_the_tolerance_control_is_go
 def test_a_kept_ranker_shows_its_evidence_and_what_carries_it(loaded_db, tmp_path):
     from curation.config import load_settings
     from curation.ranking.history import ranker_home, save_update
-    from tests.curation.test_ranker import _reversing_stage
+    from tests.curation.ranking.tiny_ranker import _reversing_stage
 
     model = _reversing_stage(tmp_path / "built").model
     saved = save_update(ranker_home(load_settings().models_dir, None, "PO"), model)
@@ -365,7 +365,7 @@ def test_the_stores_learning_curve_shows_once_two_updates_were_measured(loaded_d
     from curation.ranking.history import ranker_home, save_update
     from curation.ranking.model import RankerModel
     from curation.workflows.ranker_update import RankerRow, learning_curve
-    from tests.curation.test_ranker import _reversing_stage
+    from tests.curation.ranking.tiny_ranker import _reversing_stage
 
     model = _reversing_stage(tmp_path / "built").model
     home = ranker_home(load_settings().models_dir, None, "PO")

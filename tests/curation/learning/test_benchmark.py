@@ -45,7 +45,7 @@ from curation.learning.benchmark.records import derive_records, merge_records
 from curation.learning.benchmark.splits import assign, hash_split, pin_query_ids
 from curation.records import Document, Mention, Relation, Synonym
 
-FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "bench"
+FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "bench"
 GENE, VARIANT = "GeneOrGeneProduct", "SequenceVariant"
 CHEMICAL, DISEASE = "ChemicalEntity", "DiseaseOrPhenotypicFeature"
 # PMIDs by the split a hash of (seed 13, pmid) puts them in (checked in test_hash_split_of_the_pmids_used_here).

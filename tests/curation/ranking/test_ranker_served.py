@@ -20,7 +20,7 @@ from curation.workflows.results import curate_search, default_linker
 from curation.workflows.search import Searcher, SearchRequest
 from index.lexical import LexicalIndex
 from index.search import Retriever
-from tests.curation.test_ranker import DOCS, GDT, LEXICON, QUERY, _reversing_stage
+from tests.curation.ranking.tiny_ranker import DOCS, GDT, LEXICON, QUERY, _reversing_stage
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -17,34 +16,7 @@ from curation.entities.recogniser import (
     train_recogniser,
 )
 from curation.records import Document, Mention
-
-SENTENCES = [
-    ("BRAF", "GeneOrGeneProduct", "V600E", "SequenceVariant", "vemurafenib", "ChemicalEntity", "melanoma"),
-    ("KRAS", "GeneOrGeneProduct", "G12C", "SequenceVariant", "sotorasib", "ChemicalEntity", "lung cancer"),
-    ("EGFR", "GeneOrGeneProduct", "L858R", "SequenceVariant", "osimertinib", "ChemicalEntity", "lung cancer"),
-]
-
-
-def _document(pmid: str, gene: str, variant: str, drug: str, disease: str, source: str = "biored") -> Document:
-    title = f"{gene} {variant} and {drug} in {disease}."
-    abstract = f"Patients with {disease} carrying {gene} {variant} responded to {drug}."
-    text = f"{title} {abstract}"
-    mentions = []
-    for name, kind in ((gene, "GeneOrGeneProduct"), (variant, "SequenceVariant"), (drug, "ChemicalEntity"),
-                       (disease, "DiseaseOrPhenotypicFeature")):
-        start = 0
-        while (start := text.find(name, start)) >= 0:
-            mentions.append(Mention(pmid, start, start + len(name), name, kind, f"id:{name}", source))
-            start += len(name)
-    return Document(pmid, title, abstract, source, tuple(mentions))
-
-
-def _corpus(n: int, offset: int = 0) -> tuple[Document, ...]:
-    docs = []
-    for i in range(n):
-        gene, _, variant, _, drug, _, disease = SENTENCES[i % len(SENTENCES)]
-        docs.append(_document(str(1000 + offset + i), gene, variant, drug, disease))
-    return tuple(docs)
+from tests.curation.entities.tiny_recogniser import _corpus
 
 
 def test_tokenizer_splits_the_marks_inside_biomedical_words():
@@ -75,14 +47,6 @@ def test_misaligned_mentions_are_counted_not_trained(tmp_path):
     doc = Document("1", "BRAFV600E found.", "", "x", (Mention("1", 0, 4, "BRAF", "GeneOrGeneProduct", "673"),))
     _, counts = to_spacy_docs(blank(), CorpusPart("x", (doc,)))
     assert counts["misaligned"] == 1
-
-
-@pytest.fixture(scope="module")
-def trained(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("recognisers") / "tiny"
-    train_recogniser([CorpusPart("train", _corpus(24))], CorpusPart("dev", _corpus(6, offset=100)), out,
-                     width=32, max_epochs=8)
-    return out
 
 
 def test_a_trained_recogniser_is_published_with_its_manifest_and_finds_entities(trained):

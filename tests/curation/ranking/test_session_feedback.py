@@ -19,7 +19,7 @@ from curation.ranking.session import (
 )
 from curation.records import Decision
 from index.hits import Hit
-from tests.curation.test_ranker import QUERY, _search, setup  # noqa: F401 (setup: the module's fixture)
+from tests.curation.ranking.tiny_ranker import QUERY, _search
 
 # Five candidates over a four-term vocabulary: 0 and 3 share "alpha", 1 and 4 share "beta".
 TERMS = np.array([[1.0, 0, 0, 0.2], [0, 1.0, 0, 0.2], [0, 0, 1.0, 0], [0.9, 0, 0, 0.1], [0, 0.9, 0, 0.1]])
@@ -67,7 +67,7 @@ def test_an_adjudicated_grade_decides_and_otherwise_the_best_counts():
     assert grades == {"1": 2, "2": 0}
 
 
-def test_the_served_search_applies_the_grades_and_keeps_the_graded_in_place(setup):  # noqa: F811
+def test_the_served_search_applies_the_grades_and_keeps_the_graded_in_place(setup):
     engine, search = setup
     plain = [h.pmid for h in _search(engine, search, QUERY, k=10).hits]
     assert len(plain) >= 3

@@ -6,44 +6,15 @@ import json
 
 import pytest
 
-from curation.entities.annotation import Annotator
-from curation.entities.lexicon import Lexicon
-from curation.entities.matching import Matcher
 from curation.learning.rerank_stage import served_chooser
-from curation.learning.served_fusion import choose_dense_share, served_search_for
+from curation.learning.served_fusion import choose_dense_share
 from curation.learning.splits import EvalSet
-from curation.records import Document, Synonym
 from curation.retrieval.relation_search import SearchOptions, search_relation, served_share
 from curation.schemas import PO
 from curation.versions.manifest import Manifest, Served, read_manifest, write_manifest
-from index.dense import DenseIndex
-from index.encoder import encode_documents
-from index.lexical import LexicalIndex
 from index.loading import manifest_served_share
 from index.search import Retriever
-from tests.index.test_search import KeywordEncoder
-
-# "A" writes BRAF often among many other topics (BM25's favourite, the dense model's least);
-# "B" writes it once and little else (the dense model's favourite).
-DOCS = [
-    Document("A", "BRAF BRAF BRAF", "BRAF kinase, EGFR in lung, KRAS and cisplatin; BRAF again."),
-    Document("B", "Sequencing of tumour samples", "Samples from forty patients were sequenced; one carried a change in "
-             "BRAF, described here with its clinical course, the treatment given and the outcome after two years."),
-    Document("C", "Unrelated", "Cisplatin in the kidney."),
-]
-LEXICON = Lexicon([Synonym("673", "gene", "BRAF", "test", True), Synonym("1956", "gene", "EGFR", "test", True)])
-
-
-@pytest.fixture(scope="module")
-def setup():
-    matcher = Matcher(LEXICON)
-    annotations = dict(zip([d.pmid for d in DOCS], Annotator(matcher).annotate([d.text for d in DOCS]), strict=True))
-    search = served_search_for(matcher, annotations, {d.pmid: d for d in DOCS}, PO)
-    encoder = KeywordEncoder()
-    engine = Retriever(lexical=LexicalIndex.build(DOCS),
-                       dense=DenseIndex.build(encode_documents(encoder, DOCS), [d.pmid for d in DOCS], "keyword"),
-                       encoder=encoder)
-    return engine, search
+from tests.curation.learning.tiny_fusion import DOCS
 
 
 def _order(engine, search, share):

@@ -13,7 +13,7 @@ from curation.learning.training import TrainConfig, TrainingPair
 from curation.schemas import PO
 from curation.training_loop import TrainingCancelled
 from index.loading import open_retriever
-from tests.curation.test_served_fusion import DOCS, setup  # noqa: F401  (the fixture)
+from tests.curation.learning.tiny_fusion import DOCS
 
 QUERY = "Treatment for gene BRAF?"
 TRAINING = TrainingSet(
@@ -30,7 +30,7 @@ def _request(version: str, **cross) -> BuildRequest:
                         cross_encoder=CrossEncoderConfig(max_length=64).with_loop(batch_size=4, **cross))
 
 
-def test_the_job_builds_a_cross_encoder_and_records_the_dev_decision(setup, tmp_path):  # noqa: F811
+def test_the_job_builds_a_cross_encoder_and_records_the_dev_decision(setup, tmp_path):
     _, search = setup
     version = build_version(_request("po-ce", epochs=2), {d.pmid: d for d in DOCS}, tmp_path / "models",
                             training=TRAINING, dev=DEV, served=served_chooser(lambda: search))
@@ -46,7 +46,7 @@ def test_the_job_builds_a_cross_encoder_and_records_the_dev_decision(setup, tmp_
     assert version.manifest.train_config["cross_encoder"]["steps"] > 0
 
 
-def test_a_cancelled_cross_encoder_leaves_nothing_published(setup, tmp_path, monkeypatch):  # noqa: F811
+def test_a_cancelled_cross_encoder_leaves_nothing_published(setup, tmp_path, monkeypatch):
     import curation.learning.rerank_stage as stage
 
     _, search = setup

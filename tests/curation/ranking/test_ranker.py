@@ -9,12 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from curation.entities.annotation import Annotator
-from curation.entities.lexicon import Lexicon
-from curation.entities.matching import Matcher
 from curation.grades import Grade
 from curation.learning.ranker_training import (
-    CandidateLists,
     LabelledQuery,
     candidate_lists,
     decision_queries,
@@ -23,7 +19,6 @@ from curation.learning.ranker_training import (
     ranked_runs,
     train_ranker,
 )
-from curation.learning.served_fusion import served_search_for
 from curation.ranking.features import (
     FEATURE_NAMES,
     PRODUCT_FEATURES,
@@ -34,48 +29,11 @@ from curation.ranking.features import (
     query_key,
 )
 from curation.ranking.model import MANIFEST_FILE, MODEL_FILE, RankerError, RankerModel
-from curation.ranking.stage import RANKER_FOLDER, LearnedStage, attach
-from curation.records import Decision, Document, KBRecord, Synonym
-from curation.retrieval.relation_search import SearchOptions, search_relation
-from curation.schemas import RelationSchema
+from curation.ranking.stage import RANKER_FOLDER, attach
+from curation.records import Decision, KBRecord
 from curation.store.relations import PairRow
-from index.lexical import LexicalIndex
 from index.search import Retriever
-
-GDT = RelationSchema(
-    name="GDT", entity_types=("Gene", "Disease", "Treatment"), answer="Treatment",
-    templates=("Treatment for gene {Gene} and disease {Disease}?", "Treatment for gene {Gene}?"),
-    kinds=(("Gene", "gene"), ("Disease", "disease"), ("Treatment", "chemical")),
-)
-DOCS = [
-    Document("1", "BRAF in melanoma", "Vemurafenib treats BRAF mutant melanoma. Dabrafenib also works."),
-    Document("2", "Kinases in cancer", "EGFR and KRAS are common. Melanoma is a skin cancer. BRAF is a kinase too."),
-    Document("3", "A BRAF review", "BRAF BRAF BRAF signalling, reviewed at length without any disease named."),
-    Document("4", "Melanoma outcomes", "Melanoma survival improved; BRAF status was recorded."),
-    Document("5", "Lung cancer and EGFR", "EGFR mutant lung cancer responds to gefitinib."),
-]
-LEXICON = Lexicon([
-    Synonym("673", "gene", "BRAF", "test", True), Synonym("1956", "gene", "EGFR", "test", True),
-    Synonym("3845", "gene", "KRAS", "test", True), Synonym("D008545", "disease", "melanoma", "test", True),
-    Synonym("D008175", "disease", "lung cancer", "test", True),
-    Synonym("C0001", "chemical", "vemurafenib", "test", True), Synonym("C0002", "chemical", "dabrafenib", "test", True),
-    Synonym("C0003", "chemical", "gefitinib", "test", True),
-])
-QUERY = {"Gene": "BRAF", "Disease": "melanoma"}
-
-
-@pytest.fixture(scope="module")
-def setup():
-    matcher = Matcher(LEXICON)
-    annotations = dict(zip([d.pmid for d in DOCS], Annotator(matcher).annotate([d.text for d in DOCS]), strict=True))
-    search = served_search_for(matcher, annotations, {d.pmid: d for d in DOCS}, GDT)
-    engine = Retriever(lexical=LexicalIndex.build(DOCS), version="test")
-    return engine, search
-
-
-def _search(engine, search, values=QUERY, **options):
-    return search_relation(engine, search.linker, search.matcher, search.source, search.documents, GDT, values,
-                           SearchOptions(**options))
+from tests.curation.ranking.tiny_ranker import DOCS, GDT, QUERY, _reversing_stage, _search, _synthetic
 
 
 def _column(rows: np.ndarray, name: str) -> np.ndarray:
@@ -118,19 +76,7 @@ def test_features_describe_each_candidate_from_the_hit_the_text_and_the_store(se
     assert "document_length" not in PRODUCT_FEATURES and "kb_cited_elsewhere" not in PRODUCT_FEATURES
     table = feature_table()
     assert table.count("\n") == len(FEATURE_NAMES) + 1 and "no (identifies the source)" in table
-    assert table in (Path(__file__).parents[2] / "docs" / "guide" / "training.md").read_text()  # the manual's table
-
-
-def _synthetic(n_lists: int = 300, size: int = 20, seed: int = 0) -> CandidateLists:
-    """Lists whose relevant documents mention both concepts in a sentence and come late in the served order."""
-    rng = np.random.default_rng(seed)
-    rows = rng.normal(size=(n_lists * size, len(FEATURE_NAMES)))
-    rows[:, FEATURE_NAMES.index("served_rank")] = np.tile(np.arange(1, size + 1), n_lists)
-    shared = rng.integers(0, 3, size=n_lists * size)
-    rows[:, FEATURE_NAMES.index("shared_sentence")] = shared
-    gains = np.where(shared == 2, 2, 0).astype(np.int32)
-    keys = [f"q{i}" for i in range(n_lists)]
-    return CandidateLists(keys, [size] * n_lists, rows, gains, [f"d{i}" for i in range(n_lists * size)])
+    assert table in (Path(__file__).parents[3] / "docs" / "guide" / "training.md").read_text()  # the manual's table
 
 
 def test_a_trained_ranker_saved_and_reloaded_scores_identically(tmp_path):
@@ -201,15 +147,6 @@ def test_candidates_are_the_served_lists_with_ungraded_documents_as_negatives(se
     assert lists.keys == ["q"]  # a query nothing mentions has no list
     assert lists.pmids == [h.pmid for h in _search(engine, search, k=10).hits]
     assert dict(zip(lists.pmids, lists.gains.tolist(), strict=True))["1"] == 2 and lists.gains.sum() == 2
-
-
-def _reversing_stage(tmp_path) -> LearnedStage:
-    """A ranker that learned to put the served order's last candidates first (so its effect is visible)."""
-    lists = _synthetic(seed=1)
-    ranks = lists.rows[:, FEATURE_NAMES.index("served_rank")]
-    lists.gains = np.where(ranks >= 3, 2, 0).astype(np.int32)
-    model, _ = train_ranker(lists, ("served_rank",), depth=10)
-    return LearnedStage(RankerModel.load(model.save(tmp_path / RANKER_FOLDER)))
 
 
 def test_the_stage_reorders_the_served_search_and_says_so(setup, tmp_path):

@@ -20,7 +20,6 @@ from curation.grades import Grade
 from curation.jobs import recogniser as recogniser_job
 from curation.jobs import retraining, worker
 from curation.jobs.result import job_result
-from curation.learning.recogniser_data import BC5CDR, BIORED
 from curation.schemas import PO
 from curation.store.annotations import get_active_entity_model, list_stale_documents
 from curation.store.corpus import iter_documents
@@ -31,32 +30,11 @@ from curation.workflows import recogniser_training as workflow
 from curation.workflows import retrain
 from curation.workflows.ingestion import ingest_corpus, ingest_kb
 from curation.workflows.serving import open_app_store
-from tests.curation.test_recogniser import _corpus
 
 TINY = {"epochs": 2, "width": 16}
 
 POLICY = "recogniser_first(chemical=dictionary,variant=dictionary)"  # the default per-kind policy
 TINY_VERSION, WORSE_VERSION = f"{POLICY}:tiny:lexicon", f"{POLICY}:worse:lexicon"
-
-
-def _pubtator(documents) -> str:
-    out = []
-    for d in documents:
-        out += [f"{d.pmid}|t|{d.title}", f"{d.pmid}|a|{d.abstract}"]
-        out += [f"{d.pmid}\t{m.start}\t{m.end}\t{m.text}\t{m.type}\t{m.concept_id}" for m in d.mentions]
-        out.append("")
-    return "\n".join(out) + "\n"
-
-
-@pytest.fixture
-def corpora(tmp_path) -> Path:
-    """A data directory laid out as BioRED + BC5CDR, each file a few tiny documents of its own."""
-    root = tmp_path / "data"
-    for offset, relative in enumerate((*BIORED, *BC5CDR)):
-        path = root / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(_pubtator(_corpus(12 if offset in (0, 3) else 4, offset=100 * offset)))
-    return root
 
 
 @pytest.fixture

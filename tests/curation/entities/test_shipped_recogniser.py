@@ -19,13 +19,11 @@ from curation.learning.shipped import install, read_provenance, ship_recogniser,
 from curation.store.annotations import insert_entity_model, set_active_entity_model
 from curation.workflows import first_models
 from curation.workflows import recogniser_training as workflow
-from tests.curation.test_recogniser import trained  # noqa: F401 - the tiny recogniser fixture
-from tests.curation.test_recogniser_job import corpora  # noqa: F401 - the tiny BioRED + BC5CDR data directory
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
-def test_shipping_records_the_digests_code_version_and_dev_scores(trained, corpora, tmp_path):  # noqa: F811
+def test_shipping_records_the_digests_code_version_and_dev_scores(trained, corpora, tmp_path):
     out = tmp_path / "shipped"
     provenance = ship_recogniser(trained, corpora, out, code_version="abc123")
     assert set(provenance.data_digests) == {*BIORED, *BC5CDR}
@@ -41,14 +39,14 @@ def test_shipping_records_the_digests_code_version_and_dev_scores(trained, corpo
     assert changed.data_matches is False and "train-recogniser" in changed.note()
 
 
-def test_a_data_directory_without_a_corpus_file_ships_nothing(trained, corpora, tmp_path):  # noqa: F811
+def test_a_data_directory_without_a_corpus_file_ships_nothing(trained, corpora, tmp_path):
     (corpora / BC5CDR[0]).unlink()
     with pytest.raises(RecogniserError, match="CDR_TrainingSet.PubTator.txt: training corpus file not found"):
         ship_recogniser(trained, corpora, tmp_path / "shipped")
     assert not (tmp_path / "shipped").exists() and not (tmp_path / "shipped.tmp").exists()
 
 
-def test_a_folder_that_is_not_a_recogniser_is_refused_by_the_command(tmp_path, corpora):  # noqa: F811
+def test_a_folder_that_is_not_a_recogniser_is_refused_by_the_command(tmp_path, corpora):
     done = subprocess.run([sys.executable, "-m", "curation", "ship-recogniser", str(tmp_path / "nothing"),
                            "--data-dir", str(corpora)], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "not a recogniser folder" in done.stderr and "Traceback" not in done.stderr
@@ -81,7 +79,7 @@ def _settings(tmp_path: Path, data_dir: Path) -> Settings:
 
 
 def test_after_a_load_the_shipped_recogniser_is_installed_and_its_activation_job_started(
-        con, trained, corpora, tmp_path, monkeypatch):  # noqa: F811
+        con, trained, corpora, tmp_path, monkeypatch):
     folder = tmp_path / "shipped"
     ship_recogniser(trained, corpora, folder, code_version="abc123")
     monkeypatch.setattr(shipped, "SHIPPED", folder)
@@ -110,7 +108,7 @@ def test_without_a_shipped_recogniser_the_step_says_so(con, tmp_path, monkeypatc
     assert got is None and "no recogniser ships" in line
 
 
-def test_the_load_summary_names_the_corpus_files_that_differ_from_the_recorded_digests(trained, corpora, tmp_path):  # noqa: F811
+def test_the_load_summary_names_the_corpus_files_that_differ_from_the_recorded_digests(trained, corpora, tmp_path):
     import shutil
 
     folder = tmp_path / "shipped"
@@ -127,7 +125,7 @@ def test_the_load_summary_names_the_corpus_files_that_differ_from_the_recorded_d
     assert "Entity recogniser" in found.note()
 
 
-def test_a_load_with_a_shipped_recogniser_says_it_annotates_again_at_the_end(trained, corpora, tmp_path, monkeypatch):  # noqa: F811
+def test_a_load_with_a_shipped_recogniser_says_it_annotates_again_at_the_end(trained, corpora, tmp_path, monkeypatch):
     from curation.entities.served_annotator import NO_RECOGNISER
 
     settings = _settings(tmp_path, corpora)

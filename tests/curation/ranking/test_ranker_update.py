@@ -15,7 +15,7 @@ from curation.ranking.model import RankerModel
 from curation.records import Decision, Document, KBRecord, Synonym
 from index.lexical import LexicalIndex
 from index.search import Retriever
-from tests.curation.test_ranker import GDT
+from tests.curation.ranking.tiny_ranker import GDT
 
 TRAIN_GENES = ("TP53", "PTEN", "MYC", "ALK", "RET", "MET", "KIT", "FLT3")  # train genes of the seed-13 gene hash
 DEV_GENES = ("BRAF", "EGFR")
@@ -82,7 +82,7 @@ def test_changed_queries_name_the_documents_that_moved_with_their_ranks():
 def test_updates_are_kept_and_one_is_served_by_name(tmp_path):
     from curation.ranking.history import activate_update, list_updates, save_update, served_origin
     from curation.ranking.stage import RANKER_FOLDER
-    from tests.curation.test_ranker import _reversing_stage
+    from tests.curation.ranking.tiny_ranker import _reversing_stage
 
     model = _reversing_stage(tmp_path / "built").model
     assert model.gain_per_feature() == {"served_rank": pytest.approx(1.0)}  # the one feature carries it all
