@@ -12,7 +12,7 @@ from curation.ingest.uniprot import parse_catalysts, ptm_type, read_uniprot
 from curation.records import KBRecord
 from curation.schemas import PTM
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "uniprot"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "uniprot"
 PLAIN = FIXTURES / "sprot_small.dat"
 GZ = FIXTURES / "sprot_small.dat.gz"
 

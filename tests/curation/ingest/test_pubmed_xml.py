@@ -11,7 +11,7 @@ from curation.ingest.problems import Problems
 from curation.ingest.pubmed_xml import read_pubmed_xml
 from curation.records import Document
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 SAMPLE = FIXTURES / "pubmed_xml" / "pubmed25n0001_sample.xml"
 EFETCH = FIXTURES / "eutils" / "efetch_two_articles.xml"
 

@@ -19,7 +19,7 @@ from curation.ingest import fetch
 from curation.ingest.problems import Problems
 from curation.ingest.pubmed_xml import read_pubmed_xml
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "eutils"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "eutils"
 ESEARCH = (FIXTURES / "esearch_akt1_mtor.xml").read_bytes()
 EFETCH = (FIXTURES / "efetch_two_articles.xml").read_bytes()
 EMAIL = "curator@example.org"
