@@ -225,7 +225,7 @@ def test_recover_puts_back_what_a_corrupt_wal_still_holds(tmp_path):
     rows = _check_store(db, [], rounds=len(acked))  # opens; curator KB records match decisions
     ids = sorted(rows)
     # the WAL up to its damaged entry gives back a prefix of the history; the decision journal the rest
-    # (without the journal: tests/curation/test_backup.py)
+    # (without the journal: tests/curation/ops/test_backup.py)
     assert ids == [decision_id for decision_id, _ in acked]
     assert "put back from the decision journal:" in result.stdout
 

@@ -61,7 +61,7 @@ def _decision_ids(path: Path) -> list[int]:
 
 def _without_journal(db: Path) -> None:
     """Move the decision journal away: these tests are about what the WAL and the backups alone give back
-    (with the journal, recovery puts back every decision: tests/curation/test_journal.py)."""
+    (with the journal, recovery puts back every decision: tests/curation/store/test_journal.py)."""
     folder = db.with_name(db.name + ".journal")
     folder.rename(folder.with_name(folder.name + "-elsewhere"))
 
