@@ -22,7 +22,7 @@ from curation.workflows import first_models
 from curation.workflows.quickstart import load_sample
 from curation.workflows.relation_scoring import activate_scorer
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 DRUGS = ("cisplatin", "lithium", "haloperidol", "amiodarone")
 DISEASES = ("nephrotoxicity", "tremor", "dystonia", "fibrosis")
 BIORED_TRAIN, BIORED_DEV, BIORED_TEST = training_data.CORPORA[0][1:4]
