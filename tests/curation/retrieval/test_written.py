@@ -21,7 +21,7 @@ from curation.schemas import RelationSchema
 from index.lexical import LexicalIndex
 from index.search import Retriever
 
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+DATA = Path(__file__).resolve().parents[3].parent / "shared" / "data"
 SCHEMA = RelationSchema(name="test", entity_types=("Chemical", "Disease", "Gene?"), answer="Gene?",
                         templates=("{Chemical}", "{Disease}"),
                         kinds=(("Chemical", "chemical"), ("Disease", "disease"), ("Gene?", "gene")))
