@@ -15,7 +15,7 @@ from curation.screening.learner import LearnerConfig, ScreeningLearner
 from curation.screening.pool import TopicPool
 from curation.screening.simulation import random_order, simulate, static_prior
 
-RESULTS = Path(__file__).resolve().parents[2] / "bench" / "results" / "screening.json"
+RESULTS = Path(__file__).resolve().parents[3] / "bench" / "results" / "screening.json"
 
 
 def test_wss_recall_atd_loss_by_hand():
