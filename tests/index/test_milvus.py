@@ -4,7 +4,7 @@ a clear error when it cannot serve.
 The server (the ``milvus`` package's 2.3.5 standalone: ``milvus_server`` in tests/conftest.py) is one process for the
 session, and a build there takes seconds (create, flush, load): its tests share one flat collection (``served``) and
 build only what differs between the engines, the index kinds. A server restart under a served version is
-tests/curation/test_milvus_backend.py's.
+tests/curation/versions/test_milvus_backend.py's.
 """
 
 from __future__ import annotations
