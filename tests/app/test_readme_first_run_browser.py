@@ -63,7 +63,7 @@ def test_readme_first_command_opens_a_workbench_the_sample_fills(tmp_path, data_
     first_block = README.read_text().split("```bash\n", 1)[1]
     assert first_block.splitlines()[0].startswith(command), "not the README's first command, as written"
     assert "streamlit run app.py" in command, f"the README's first command does not start the app: {command!r}"
-    # The learned parts' training after a load is tested by tests/curation/test_first_models.py and timed by
+    # The learned parts' training after a load is tested by tests/curation/workflows/test_first_models.py and timed by
     # bench/first_run.py --first-models; here it would only run in the background and take CI's two cores.
     env = {**first_run_env(tmp_path / "first-run"), "CURATION_TRAIN_AFTER_LOAD": "0"}
     db = env["CURATION_DB"]

@@ -23,7 +23,7 @@ from curation.store.base import stats
 from curation.store.opening import open_store
 from curation.workflows.quickstart import NoSampleError, find_sample, load_sample
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 FIXTURES = ROOT / "tests" / "fixtures"
 
 

@@ -17,7 +17,7 @@ from curation.store.opening import open_store
 from curation.workflows import background_load
 from curation.workflows.quickstart import LoadStopped, load_sample
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 COUNTED = ("kb_records", "documents", "mentions", "synonyms", "annotations", "annotated_documents")
 
 

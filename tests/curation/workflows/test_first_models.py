@@ -16,7 +16,7 @@ from curation.store.loads import unfinished_load
 from curation.workflows import background_load, first_models
 from curation.workflows.quickstart import load_sample
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
 
 @pytest.fixture
