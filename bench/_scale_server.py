@@ -14,10 +14,10 @@ the app's code, over gRPC on loopback, one query per call (a curator waits for o
   the sealed, indexed segments). The load average of this machine (shared: other work runs beside the benchmark)
   is recorded before and after each timing.
 
-``milvus_server_ci``: the server tests themselves (tests/index/test_milvus.py, tests/curation/test_milvus_backend.py)
-run by pytest with ``CURATION_REQUIRE_MILVUS_SERVER`` set, as CI runs them; their JUnit report is counted: how many
-server tests passed, failed or were skipped. The goal ``milvus_server_ci`` is 1 only when some passed and none
-failed or was skipped.
+``milvus_server_ci``: the server tests themselves (tests/index/test_milvus.py,
+tests/curation/versions/test_milvus_backend.py) run by pytest with ``CURATION_REQUIRE_MILVUS_SERVER`` set, as CI runs
+them; their JUnit report is counted: how many server tests passed, failed or were skipped. The goal ``milvus_server_ci``
+is 1 only when some passed and none failed or was skipped.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from bench._synthetic import percentiles, single_queries
 
 K = 10
 RECALL_K = 50
-SERVER_TEST_FILES = ("tests/index/test_milvus.py", "tests/curation/test_milvus_backend.py")
+SERVER_TEST_FILES = ("tests/index/test_milvus.py", "tests/curation/versions/test_milvus_backend.py")
 #: The server half of those files: tests parametrised ``server`` / ``po-server``, and the server's own tests.
 SERVER_TEST = re.compile(r"\[(po-)?server\]|^test_(the|a)_server_")
 

@@ -3,7 +3,7 @@
 A cell line's name is a laboratory code ("MDA-MB-231", "HCT116", "NCI-H1975", "SH-SY5Y"), and a dictionary
 finds other names inside it: "MDA" is a synonym of tenamfetamine in DrugBank, so the breast-cancer line
 MDA-MB-231 became a chemical and a treatment suggestion. No cell-line vocabulary is installed, so the rule
-is a pattern tested on BioRED's CellLine mentions (tests/curation/test_cell_lines.py):
+is a pattern tested on BioRED's CellLine mentions (tests/curation/entities/test_cell_lines.py):
 
 * a *code*: one word of letters and digits, hyphens allowed, with at least one digit and one capital ("A549"),
   or of mixed case with two capitals ("HeLa", "LNCaP"), and no run of four or more lower-case letters

@@ -1,12 +1,12 @@
 """The normaliser's character n-gram TF-IDF index of one kind, kept as plain arrays (``.npz``, no pickle).
 
 Fitting it over a kind's names is the slow part of a first fuzzy query (~250k gene names: 8-25 s on 2 cores).
-:func:`save_fuzzy` writes what :meth:`~curation.entities.normalise.Normaliser.tfidf` fitted: the vocabulary's
-terms in column order, the idf weights and the CSR matrix of the names; :func:`load_fuzzy` reads them back as a
+:func:`save_fuzzy` writes what :meth:`~curation.entities.normalise.Normaliser.tfidf` fitted: the vocabulary's terms in
+column order, the idf weights and the CSR matrix of the names; :func:`load_fuzzy` reads them back as a
 :class:`KeptVectoriser` (same vocabulary and weights, the same query vectors as the fitted ``TfidfVectorizer`` gives,
-bit for bit: tests/curation/test_fuzzy_index.py) and the matrix, without importing scikit-learn (~0.8 s of a CLI
-search on 2 cores). Which names the rows are is the lexicon's (``Lexicon.entries(kind)``, in order), so a file is only
-read beside the lexicon it was fitted on: the kept matcher's folder (:mod:`curation.entities.matcher_cache`), whose
+bit for bit: tests/curation/entities/test_fuzzy_index.py) and the matrix, without importing scikit-learn (~0.8 s of a
+CLI search on 2 cores). Which names the rows are is the lexicon's (``Lexicon.entries(kind)``, in order), so a file is
+only read beside the lexicon it was fitted on: the kept matcher's folder (:mod:`curation.entities.matcher_cache`), whose
 manifest holds the file's checksum.
 """
 

@@ -1,6 +1,6 @@
 """Recovering a store that will not open (``python -m curation recover``).
 
-What DuckDB 2.0 does after a hard kill (tests/curation/test_durability.py, docs/RELIABILITY.md):
+What DuckDB 2.0 does after a hard kill (tests/curation/ops/test_durability.py, docs/RELIABILITY.md):
 a commit returns only after its WAL entry is written and ``fdatasync``-ed, so a ``kill -9`` loses no
 committed transaction, and the next open replays the WAL. A WAL entry whose checksum does not match
 makes the open fail ("Corrupt WAL file: entry at byte position N …"), and the store stays unusable

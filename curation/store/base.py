@@ -97,7 +97,7 @@ def _keep_wal_copy(path: Path) -> None:
 # DuckDB never downloads an extension at run time here. Replaying a write-ahead log that holds schema
 # changes binds functions from `core_functions`, which the Python wheel links statically; DuckDB's default
 # is to try to install it first, which fails offline and left a store killed after an ingest unreadable
-# until `recover` (found by tests/curation/test_quickstart.py). Without auto-install it is loaded as linked.
+# until `recover` (found by tests/curation/workflows/test_quickstart.py). Without auto-install it is loaded as linked.
 CONNECT_CONFIG = {"autoinstall_known_extensions": False}
 
 
