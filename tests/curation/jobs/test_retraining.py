@@ -32,7 +32,7 @@ from curation.versions import catalog, registry
 from curation.versions.manifest import DevMetrics, GateEvidence, Manifest, PairCounts
 from curation.workflows.ingestion import ingest_corpus, ingest_kb
 from curation.workflows.retrain import training_summary
-from tests.curation.test_cli_train import DOCS, KB
+from tests.curation.tiny_po import DOCS, KB
 
 SMALL = {"max_steps": 3, "max_seq_length": 64, "batch_size": 8}
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from curation.cli.bench import BENCHMARKS
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_every_benchmark_named_by_the_cli_exists():

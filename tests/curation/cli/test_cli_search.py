@@ -26,7 +26,7 @@ DOCS = [
     ("28", "Sleep in cats", "Cats sleep most of the day."),
 ]
 LONG = "A" * 1000
-FIXTURES = Path(__file__).parent.parent / "fixtures"
+FIXTURES = Path(__file__).parents[2] / "fixtures"
 
 
 @pytest.fixture(scope="module")

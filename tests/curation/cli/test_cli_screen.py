@@ -9,7 +9,7 @@ import pytest
 
 from curation.cli import main
 
-FIXTURES = Path(__file__).parent.parent / "fixtures"
+FIXTURES = Path(__file__).parents[2] / "fixtures"
 # BRAF abstracts: the ones that state a response to a drug are relevant; the rest mention BRAF only.
 RELEVANT = [(f"{100 + i}", f"BRAF V600E melanoma responds to vemurafenib, trial {i}",
              "Patients with BRAF V600E melanoma responded to vemurafenib treatment with tumour shrinkage.")
