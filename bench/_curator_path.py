@@ -2,7 +2,7 @@
 
 * :func:`sample_store`: ``python -m curation quickstart`` into a fresh folder (the sample of the data
   directory, annotated at ingest: the concept index the page searches).
-* :func:`curator_latency`: :func:`curation.workflows.results.curate_search` (link → concept search →
+* :func:`curator_latency`: :func:`curation.retrieval.result_rows.curate_search` (link → concept search →
   highlighted top 20, what pages/curate.py calls) per query, p50 / p95 of the best of ``repeats`` runs.
 * :func:`first_search_after_start`: a fresh process does what a restarted server does before its first
   answer: open the store, build the matcher and the query linker, open the served retriever, search.
@@ -29,7 +29,7 @@ from pathlib import Path
 from curation.store.base import list_schemas
 from curation.store.opening import open_store
 from curation.workflows import serving
-from curation.workflows.results import curate_search, default_linker
+from curation.retrieval.result_rows import curate_search, default_linker
 from curation.versions.serving import serving_key
 t1 = time.perf_counter()
 con = open_store(sys.argv[1], read_only=True)
@@ -73,10 +73,10 @@ def first_search_after_start(folder: Path) -> dict[str, float]:
 def curator_latency(folder: Path, queries: Sequence[Mapping[str, str]], repeats: int = 3,
                     warmup: int = 3) -> dict[str, object]:
     """p50 / p95 milliseconds of curate_search (top 20, hybrid mode as the page's default) over ``queries``."""
+    from curation.retrieval.result_rows import curate_search, default_linker
     from curation.store.base import list_schemas
     from curation.store.opening import open_store
     from curation.workflows import serving
-    from curation.workflows.results import curate_search, default_linker
     from curation.workflows.serving import serving_key
 
     con = open_store(folder / "store.duckdb", read_only=True)

@@ -65,7 +65,7 @@ def latency(data_dir: Path, scorer, queries: int = 200, seed: int = 13) -> dict:
         unique = list({json.dumps(v, sort_keys=True): v for v in typed}.values())
         random.Random(seed).shuffle(unique)
         sample = unique[:queries]
-        from curation.workflows.results import default_linker
+        from curation.retrieval.result_rows import default_linker
         from curation.workflows.serving import build_matcher, build_normaliser
 
         searcher = Searcher(con)

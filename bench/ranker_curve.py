@@ -19,7 +19,7 @@ vocabularies, its abstracts not annotated: the concept search checks the text): 
 served top 10 of :data:`CLICK_QUERIES` KB relations by the KB (cited: complete, else not relevant), then
 :func:`curation.workflows.ranker_update.update_and_activate` runs (the page's "Update the ranker"), timed from the
 call until the ranker serves or the gate keeps it out. ``ranker_page_p95_ms`` is the Curate page's search
-(:func:`curation.workflows.results.curate_search`, top 20) with the learned stage attached.
+(:func:`curation.retrieval.result_rows.curate_search`, top 20) with the learned stage attached.
 """
 
 from __future__ import annotations
@@ -143,6 +143,7 @@ def click(settings, seed: int) -> dict:
     """Click → serving on the sample store (see the module docstring)."""
     from curation.grades import Grade
     from curation.ranking.stage import LearnedStage
+    from curation.retrieval.result_rows import curate_search, default_linker
     from curation.runtime.matcher import build_matcher
     from curation.store.decisions import record_decision
     from curation.store.kb import list_kb_records
@@ -150,7 +151,6 @@ def click(settings, seed: int) -> dict:
     from curation.versions.serving import open_served, serving_key
     from curation.workflows import ranker_update
     from curation.workflows.quickstart import load_sample
-    from curation.workflows.results import curate_search, default_linker
     from curation.workflows.session import schemas
 
     work = Path(tempfile.mkdtemp(prefix="ranker-click-"))

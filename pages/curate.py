@@ -24,7 +24,7 @@ from curation.ui.result_card import Card, card_style, result_card, undo
 from curation.ui.retrievers import loaded_retriever, planned_version, ranking_modes, retriever, serving_problem
 from curation.ui.sample_loader import sample_action
 from curation.workflows import curate, watch
-from curation.workflows.results import ENTITY_KINDS, ROLES
+from curation.workflows.curate import ENTITY_KINDS, ROLES
 
 leave_legacy_runner(__file__)  # first, before anything is drawn (see curation/ui/legacy_runner.py)
 

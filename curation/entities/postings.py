@@ -1,4 +1,5 @@
-"""The concept index read by concept: which documents mention a linked query concept, and where.
+"""The concept index read by concept: which documents mention a linked query concept, and where; and read by
+document (:func:`stored_annotations`: a hit's entity spans).
 
 Two sources with one interface (:class:`PostingsSource`): the store's ``annotations`` table
 (:class:`StorePostings`, what the app and the CLI search) and annotations held in memory
@@ -23,6 +24,7 @@ from curation.store.annotations import (
     ConceptDocuments,
     Posting,
     list_annotated_texts,
+    list_annotations,
     list_concept_documents,
     list_concept_postings,
 )
@@ -139,3 +141,10 @@ def concept_query(
     first = {concept.typed.casefold(), concept.canonical.casefold()}
     forms = tuple((f, 1.0 if f.casefold() in first else alternative_weight) for f in concept.forms)
     return ConceptQuery(concept.slot, concept.canonical or concept.typed, forms, found.spans, found.sources)
+
+
+def stored_annotations(con: duckdb.DuckDBPyConnection, pmids: Sequence[str]) -> dict[str, list[Annotation]]:
+    """The concept index's annotations of these documents, in one query; unannotated documents are absent."""
+    return {pmid: [Annotation(r.start, r.end, r.text, r.entity_type, r.concept_id, r.canonical, r.confidence,
+                              r.source) for r in rows]
+            for pmid, rows in list_annotations(con, pmids).items()}

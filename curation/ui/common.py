@@ -11,7 +11,7 @@ import streamlit as st
 from curation.config import load_settings
 from curation.errors import USER_ERRORS, StoreLockedError
 from curation.grades import GRADES
-from curation.workflows import entities, results, serving, timing
+from curation.workflows import entities, serving, timing
 from curation.workflows.session import content_fingerprint, corpus_size
 from curation.workflows.team import Who
 
@@ -142,7 +142,7 @@ def _query_linker(db_path: str, fingerprint: tuple[int, int, int], models: tuple
     # would put spaCy's model load before a restart's first results).
     matcher = _matcher(db_path, fingerprint)
     linker, _ = entities.active_linker(store_cursor(db_path), load_settings(), matcher)
-    return results.default_linker(store_cursor(db_path), matcher, _normaliser(db_path, fingerprint), linker)
+    return serving.default_linker(store_cursor(db_path), matcher, _normaliser(db_path, fingerprint), linker)
 
 
 def query_linker(con: duckdb.DuckDBPyConnection):

@@ -23,8 +23,8 @@ from curation.ui.common import GRADE_SHORTCUTS, log_decision_time, matcher, quer
 from curation.ui.highlight import escape_text
 from curation.workflows import curate, timing
 from curation.workflows.answers import AnswerKindError, check_answer
+from curation.workflows.curate import ResultRow
 from curation.workflows.provenance import decision_history
-from curation.workflows.results import ResultRow
 from curation.workflows.suggest import Suggestion
 
 # One colour per highlight role (a constant: no user or corpus text goes into this block). And half of the 6rem

@@ -5,8 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from curation.ui.highlight import escape_text
-from curation.workflows.result_filter import DECIDED, IN_KB, SORTS, RowFilter
-from curation.workflows.results import CurateResult, ResultRow
+from curation.workflows.curate import DECIDED, IN_KB, SORTS, CurateResult, ResultRow, RowFilter
 
 NO_METADATA = (
     "Year, journal, authors and publication type are not available for these abstracts (their corpus has "

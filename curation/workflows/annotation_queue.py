@@ -21,6 +21,7 @@ from curation.errors import CurationError
 from curation.grades import Grade
 from curation.records import Decision, ItemKey, MarkedText
 from curation.retrieval.passages import shift
+from curation.retrieval.result_rows import role_spans
 from curation.review.agreement import (
     Alpha,
     AnnotatorProgress,
@@ -39,7 +40,6 @@ from curation.review.queue import QueueItem, build_queue, candidate_relations, m
 from curation.schemas import RelationSchema
 from curation.store.corpus import get_documents
 from curation.store.decisions import list_decisions, record_decision
-from curation.workflows.results import role_spans
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@ relation (:func:`open_curate` → a :class:`CurateView`), and record, undo or wi
 abstracts (:func:`decide`, :func:`undo_last`, :func:`withdraw`).
 
 A :class:`CurateView` is everything the page draws for one search: the ranked rows with their entity
-spans (:mod:`curation.workflows.results`), the suggestions for the missing slot, the search's notes, or
+spans (:mod:`curation.retrieval.result_rows`), the suggestions for the missing slot, the search's notes, or
 the message that stopped it. :func:`decide` builds the decision's provenance from the view (where the
 curator saw the abstract, what ranked it, the suggestion followed) and checks a typed answer's kind
 before writing it (:mod:`curation.review.answers`); the curator may confirm an answer the
@@ -29,6 +29,13 @@ from curation.ranking.session import STAGE as SESSION_STAGE
 from curation.ranking.session import query_grades
 from curation.records import Decision
 from curation.relations.missing_slot import DEFAULT_TOP_DOCS, Suggestion, SuggestionResult, suggest_from
+from curation.retrieval.result_rows import ENTITY_KINDS as ENTITY_KINDS  # the kinds the page can hide
+from curation.retrieval.result_rows import GROUPS, CurateResult, ResultRow, curate_search
+from curation.retrieval.result_rows import ROLES as ROLES  # the highlight roles the page offers
+from curation.retrieval.row_filter import DECIDED as DECIDED  # the filter panel's choices
+from curation.retrieval.row_filter import IN_KB as IN_KB
+from curation.retrieval.row_filter import SORTS as SORTS
+from curation.retrieval.row_filter import RowFilter, filter_rows
 from curation.review.answers import answer_kind_problem
 from curation.review.provenance import decision_provenance
 from curation.runtime.foreground import note_foreground
@@ -38,8 +45,6 @@ from curation.store.kb import list_entity_values
 from curation.workflows.answers import AnswerKindError
 from curation.workflows.background_load import index_state
 from curation.workflows.entities import annotator_note
-from curation.workflows.result_filter import RowFilter, filter_rows
-from curation.workflows.results import GROUPS, CurateResult, ResultRow, curate_search
 from curation.workflows.session import corpus_size, current_schema
 
 KNOWN_VALUES_SHOWN = 2000  # typed-ahead choices per slot, most frequent first
@@ -174,7 +179,7 @@ def open_curate(
         retriever: what serves the schema now; a retriever without a dense index ranks with BM25 alone.
         depth: results shown; at least the abstracts the suggestions read are searched (every supporting
             abstract is among the results).
-        shown, kinds, applied, rm3: as :func:`curation.workflows.results.curate_search`.
+        shown, kinds, applied, rm3: as :func:`curation.retrieval.result_rows.curate_search`.
         feedback: re-rank the ungraded results from this query's grades (in-session feedback; off: the served
             order as it is).
 

@@ -48,7 +48,6 @@ from curation.store.annotations import (
     AnnotationRow,
     clear_active_entity_model,
     insert_entity_model,
-    list_annotations,
     list_stale_documents,
     replace_annotations,
     set_active_entity_model,
@@ -65,7 +64,7 @@ __all__ = [
     "MODEL_KINDS", "NO_RECOGNISER", "ActivatedModel", "AnnotationReport", "CurrentAnnotator", "EntityModelError",
     "Progress", "activate_entity_model", "active_linker", "active_models_key", "annotate_documents", "annotate_new",
     "annotator_note", "current_annotator", "deactivate_entity_model", "dictionary_matcher", "load_entity_model",
-    "normalise_name", "reannotate", "stored_annotations",
+    "normalise_name", "reannotate",
 ]
 
 BATCH = 200  # documents annotated and written per transaction
@@ -209,13 +208,6 @@ def reannotate(
     access.require(con, who, Action.IMPORT)
     return annotate_documents(con, annotator, list_stale_documents(con, annotator.version, None, stale_only),
                               progress)
-
-
-def stored_annotations(con: duckdb.DuckDBPyConnection, pmids: Sequence[str]) -> dict[str, list[Annotation]]:
-    """The concept index's annotations of these documents, in one query; unannotated documents are absent."""
-    return {pmid: [Annotation(r.start, r.end, r.text, r.entity_type, r.concept_id, r.canonical, r.confidence,
-                              r.source) for r in rows]
-            for pmid, rows in list_annotations(con, pmids).items()}
 
 
 def normalise_name(con: duckdb.DuckDBPyConnection, text: str, kind: str | None = None, k: int = 5) -> list[Candidate]:

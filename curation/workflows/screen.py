@@ -20,7 +20,7 @@ import numpy as np
 
 from curation.entities.annotation import Annotator
 from curation.entities.matching import Matcher
-from curation.entities.postings import StorePostings
+from curation.entities.postings import StorePostings, stored_annotations
 from curation.entities.query import QueryConcept, QueryLinker
 from curation.errors import USER_ERRORS
 from curation.grades import Grade
@@ -28,6 +28,7 @@ from curation.ranking.session import query_grades
 from curation.ranking.signals import StoreSignals
 from curation.records import Decision, MarkedText
 from curation.retrieval.passages import best_sentences, shift
+from curation.retrieval.result_rows import ResultRow, answer_candidates, kinded_spans
 from curation.review.provenance import decision_provenance, hit_provenance
 from curation.schemas import RelationSchema
 from curation.screening import kept_learners
@@ -41,8 +42,6 @@ from curation.store.corpus import get_documents
 from curation.store.decisions import decisions_for, relation_values
 from curation.store.kb import kb_records_citing
 from curation.workflows.curate import record_judgement
-from curation.workflows.entities import stored_annotations
-from curation.workflows.results import ResultRow, answer_candidates, kinded_spans
 from index.hits import ConceptMatch, Hit, StageScore
 
 STRATEGIES = tuple(s.value for s in Strategy)

@@ -197,8 +197,8 @@ class Searcher:
 
     def __init__(self, con) -> None:
         from curation.entities.postings import StorePostings
+        from curation.retrieval.result_rows import default_linker
         from curation.workflows.entities import active_linker, dictionary_matcher
-        from curation.workflows.results import default_linker
         from curation.workflows.serving import build_normaliser
 
         self.con = con

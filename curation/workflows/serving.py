@@ -19,6 +19,7 @@ from curation.config import Settings, load_settings
 from curation.entities.matching import Matcher
 from curation.entities.normalise import Normaliser
 from curation.errors import USER_ERRORS, SchemaError
+from curation.retrieval.result_rows import default_linker
 from curation.runtime import foreground
 from curation.runtime.background import Background
 from curation.runtime.background_work import current_work, start_work
@@ -39,6 +40,7 @@ from curation.versions.serving import (
 
 __all__ = [
     "BM25_ONLY", "Background", "ServingKey", "back_up_if_due", "backup_problem", "build_matcher", "build_normaliser",
+    "default_linker",
     "key_once_active", "load_problem", "open_app_store", "open_for_app", "open_served", "planned_version",
     "serving_key", "serving_problem", "start_matcher", "watch_collector",
 ]

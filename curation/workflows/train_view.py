@@ -21,12 +21,12 @@ from curation.entities.matching import Matcher
 from curation.entities.query import QueryLinker
 from curation.errors import USER_ERRORS
 from curation.grades import Grade
+from curation.retrieval.result_rows import curate_search
 from curation.schemas import RelationSchema
 from curation.store.jobs import Job
 from curation.versions.catalog import RegisteredVersion
 from curation.workflows import recogniser_training, relation_scoring, retrain, versions
 from curation.workflows.recogniser_training import RecogniserOverview
-from curation.workflows.results import curate_search
 from curation.workflows.session import schemas as store_schemas
 from index.search import Retriever
 

@@ -28,12 +28,13 @@ from bench._browser import (
 from bench._server import app_server
 from curation.learning.build import BuildRequest, build_version
 from curation.learning.splits import EvalSet
+from curation.retrieval import result_rows as results
 from curation.schemas import PO
 from curation.store.corpus import iter_documents
 from curation.store.opening import open_store
 from curation.versions import catalog
 from curation.versions.manifest import Served
-from curation.workflows import entities, results, serving
+from curation.workflows import entities, serving
 from curation.workflows.ingestion import ingest_corpus, ingest_kb
 from index.loading import open_retriever
 

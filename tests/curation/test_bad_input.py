@@ -22,6 +22,7 @@ from curation.grades import Grade
 from curation.ingest.limits import MAX_ABSTRACT_CHARS
 from curation.records import Document, Span
 from curation.retrieval.relation_search import SearchInputError
+from curation.retrieval.result_rows import curate_search
 from curation.schemas import PO, PTM
 from curation.store.base import content_counts, stats, transaction
 from curation.store.corpus import add_documents, get_documents, iter_documents
@@ -34,7 +35,6 @@ from curation.workflows.annotation_queue import annotation_view
 from curation.workflows.answers import AnswerKindError
 from curation.workflows.curate import card_decisions, record_judgement
 from curation.workflows.ingestion import MAX_UPLOAD_MB, check_upload_size, ingest_corpus, ingest_kb
-from curation.workflows.results import curate_search
 from index.lexical import LexicalIndex
 from index.search import Retriever, SearchError
 

@@ -102,7 +102,7 @@ def test_json_gives_each_concept_as_linked_and_each_hit_with_its_provenance(sear
 
 def test_the_ranking_is_the_curate_pages(search, db):
     from curation.config import load_settings
-    from curation.workflows.results import curate_search
+    from curation.retrieval.result_rows import curate_search
     from curation.workflows.serving import build_matcher, open_served, serving_key
 
     values = {"Gene": "BRAF", "Variant": "V600E"}

@@ -7,9 +7,10 @@ import pytest
 from curation.entities.annotation import Annotator
 from curation.entities.dictionaries import build_lexicon
 from curation.entities.matching import Matcher
-from curation.entities.postings import documents_of
+from curation.entities.postings import documents_of, stored_annotations
 from curation.grades import Grade
 from curation.records import Document
+from curation.retrieval.result_rows import curate_search
 from curation.schemas import PO
 from curation.store.annotations import (
     AnnotationRow,
@@ -35,10 +36,8 @@ from curation.workflows.entities import (
     activate_entity_model,
     current_annotator,
     reannotate,
-    stored_annotations,
 )
 from curation.workflows.ingestion import ingest_corpus, ingest_kb
-from curation.workflows.results import curate_search
 from index.lexical import LexicalIndex
 from index.search import Retriever
 

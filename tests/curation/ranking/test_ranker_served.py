@@ -12,11 +12,11 @@ from curation.ranking.model import MODEL_FILE, RankerError
 from curation.ranking.signals import StoreSignals
 from curation.ranking.stage import RANKER_FOLDER, LearnedStage
 from curation.retrieval.relation_search import SearchOptions
+from curation.retrieval.result_rows import curate_search, default_linker
 from curation.store.base import add_schema, transaction
 from curation.store.corpus import add_documents
 from curation.store.opening import open_store
 from curation.versions.serving import ServingKey, serving_key, with_ranker
-from curation.workflows.results import curate_search, default_linker
 from curation.workflows.search import Searcher, SearchRequest
 from index.lexical import LexicalIndex
 from index.search import Retriever

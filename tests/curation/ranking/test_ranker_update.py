@@ -98,13 +98,13 @@ def test_updates_are_kept_and_one_is_served_by_name(tmp_path):
 
 
 def test_the_workflow_keeps_an_update_beside_a_bm25_store_and_serves_it_only_through_the_gate(tmp_path):
+    from curation.retrieval.result_rows import default_linker
     from curation.store.base import add_schema, transaction
     from curation.store.corpus import add_documents
     from curation.store.decisions import record_decision
     from curation.store.kb import add_kb_records
     from curation.store.opening import open_store
     from curation.workflows import ranker_update
-    from curation.workflows.results import default_linker
 
     documents, records, lexicon = _corpus()
     con = open_store(tmp_path / "s.duckdb")

@@ -6,10 +6,10 @@ import pytest
 
 from curation.entities.dictionaries import build_lexicon
 from curation.entities.matching import Matcher
+from curation.retrieval.result_rows import default_linker
 from curation.review.answers import check_answer
 from curation.schemas import PO
 from curation.workflows.ingestion import ingest_corpus, ingest_kb
-from curation.workflows.results import default_linker
 
 
 @pytest.fixture

@@ -19,11 +19,11 @@ from curation.config import load_settings
 from curation.errors import USER_ERRORS, CurationError
 from curation.learning.build import BuildRequest, IndexChoice, build_version
 from curation.learning.training import TrainConfig
+from curation.retrieval import result_rows as results
 from curation.schemas import PO
 from curation.store.corpus import iter_documents
 from curation.store.opening import open_store
 from curation.versions import catalog, serving
-from curation.workflows import results
 from curation.workflows import versions as catalogue
 from curation.workflows.ingestion import ingest_corpus, ingest_kb
 from index.milvus import MilvusIndex

@@ -11,6 +11,8 @@ from curation.entities.dictionaries import build_lexicon
 from curation.entities.matching import Matcher
 from curation.grades import Grade
 from curation.records import Document
+from curation.retrieval.result_rows import default_linker
+from curation.retrieval.row_filter import RowFilter
 from curation.schemas import PO
 from curation.store.base import transaction
 from curation.store.corpus import add_documents, iter_documents
@@ -20,8 +22,6 @@ from curation.store.worklist import set_worklist_status
 from curation.workflows.answers import AnswerKindError
 from curation.workflows.curate import decide, open_curate, open_form
 from curation.workflows.ingestion import ingest_corpus, ingest_kb
-from curation.workflows.result_filter import RowFilter
-from curation.workflows.results import default_linker
 from curation.workflows.suggest import Suggestion, SupportingPaper
 from index.lexical import LexicalIndex
 from index.search import Retriever

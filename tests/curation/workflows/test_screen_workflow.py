@@ -15,6 +15,7 @@ from curation.entities.dictionaries import build_lexicon
 from curation.entities.matching import Matcher
 from curation.grades import Grade
 from curation.records import Document
+from curation.retrieval.result_rows import default_linker
 from curation.schemas import PO
 from curation.store.base import transaction
 from curation.store.corpus import add_documents, iter_documents
@@ -24,7 +25,6 @@ from curation.store.screening import count_candidates, get_topic, list_candidate
 from curation.workflows import screen
 from curation.workflows.curate import undo_last
 from curation.workflows.ingestion import ingest_corpus, ingest_kb
-from curation.workflows.results import default_linker
 from index.lexical import LexicalIndex
 from index.search import Retriever
 

@@ -11,12 +11,12 @@ from curation.config import load_settings
 from curation.entities.dictionaries import build_lexicon
 from curation.entities.matching import Matcher
 from curation.grades import Grade
+from curation.retrieval.result_rows import default_linker
 from curation.schemas import PO
 from curation.store.base import list_schemas, stats
 from curation.store.corpus import iter_documents
 from curation.store.decisions import record_decision
 from curation.workflows.ingestion import ingest_corpus, ingest_kb
-from curation.workflows.results import default_linker
 from curation.workflows.session import sidebar_view
 from curation.workflows.train_view import compare_versions, open_train
 from index.lexical import LexicalIndex

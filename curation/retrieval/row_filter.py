@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from curation.errors import CurationError
-from curation.workflows.results import ResultRow
+from curation.retrieval.result_rows import ResultRow
 
 SORTS = ("relevance", "newest", "new to the KB first")
 DECIDED = ("any", "undecided", "decided by me", "decided by anyone")

@@ -23,7 +23,7 @@ import duckdb
 
 from curation.entities.annotation import Annotation, Annotator
 from curation.entities.matching import Matcher
-from curation.entities.postings import StorePostings
+from curation.entities.postings import StorePostings, stored_annotations
 from curation.entities.query import QueryConcept, QueryLinker
 from curation.ranking.session import moved as moved_from
 from curation.records import Decision, Document, KBRecord, MarkedText, Span
@@ -34,7 +34,6 @@ from curation.store.annotations import list_annotated_texts
 from curation.store.corpus import get_documents
 from curation.store.decisions import decisions_for
 from curation.store.kb import kb_records_citing
-from curation.workflows.entities import stored_annotations
 from index.hits import ConceptMatch, StageScore
 
 ROLES = ("query", "answer", "other")

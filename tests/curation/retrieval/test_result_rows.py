@@ -6,13 +6,13 @@ from curation.entities.dictionaries import build_lexicon
 from curation.entities.matching import Matcher
 from curation.grades import Grade
 from curation.records import Document
+from curation.retrieval.result_rows import curate_search
 from curation.schemas import PO
 from curation.store.base import transaction
 from curation.store.corpus import add_documents, iter_documents
 from curation.store.decisions import record_decision
 from curation.ui.highlight import marked_html, title_html
 from curation.workflows.ingestion import ingest_corpus, ingest_kb
-from curation.workflows.results import curate_search
 from index.lexical import LexicalIndex
 from index.search import Retriever
 
@@ -86,8 +86,8 @@ def test_filters_and_sorts_keep_the_search_ranks():
 
     from curation.errors import CurationError
     from curation.records import Decision, KBRecord, MarkedText
-    from curation.workflows.result_filter import RowFilter, filter_rows
-    from curation.workflows.results import ResultRow
+    from curation.retrieval.result_rows import ResultRow
+    from curation.retrieval.row_filter import RowFilter, filter_rows
 
     def row(rank, group="all", year=None, types=(), in_kb=False, by=()):
         record = KBRecord("PO", (("Gene", "BRAF"),), str(rank), "civic", f"EID{rank}")
