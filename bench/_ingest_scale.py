@@ -194,7 +194,7 @@ def kill_and_resume(db: Path, xml: Path, kill_after_s: float, records: int) -> d
 
 
 def measure_ingestion(data_dir: Path, work: Path, records: int) -> dict:
-    from curation.workflows.ingestion import BATCH_DOCUMENTS
+    from curation.ingest.loading import BATCH_DOCUMENTS
 
     work.mkdir(parents=True, exist_ok=True)
     abstracts = corpus_abstracts(data_dir)

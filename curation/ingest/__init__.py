@@ -1,6 +1,6 @@
 """Loaders and fetchers: files (CIViC, UniProt, PubMed XML, PubTator, JSON lines, KB TSV) or NCBI/CIViC in, records out.
 
-Owns: one module per format (and the writers of the KB formats), the row-problem collector, the online fetchers.
-No database access.
-May import: the shared vocabulary (curation.records, schemas, errors, config) only.
+Owns: one module per format (and the writers of the KB formats), the row-problem collector, the online fetchers,
+and loading a file into the store (``loading``: the one module here with database access).
+May import: curation.store (``loading`` only) and the shared vocabulary (curation.records, schemas, errors, config).
 """

@@ -11,11 +11,12 @@ import pytest
 import curation.ingest.pubmed_xml as pubmed_xml
 from curation.cli import main
 from curation.errors import InputError
+from curation.ingest import loading
+from curation.ingest.loading import corpus_files
 from curation.store.base import content_counts, ingest_times
 from curation.store.corpus import add_documents
 from curation.store.opening import open_store
-from curation.workflows import ingestion
-from curation.workflows.ingestion import corpus_files, ingest_corpus, ingest_corpus_files
+from curation.workflows.ingestion import ingest_corpus, ingest_corpus_files
 
 PROLOG = '<?xml version="1.0" ?>\n<PubmedArticleSet>\n'
 
@@ -45,7 +46,7 @@ def count(con) -> int:
 
 @pytest.fixture
 def small_batches(monkeypatch):
-    monkeypatch.setattr(ingestion, "BATCH_DOCUMENTS", 2)
+    monkeypatch.setattr(loading, "BATCH_DOCUMENTS", 2)
 
 
 class Killed(Exception):
@@ -63,7 +64,7 @@ def kill_on_write(monkeypatch, at: int) -> list[int]:
             raise Killed
         return real(con, batch)
 
-    monkeypatch.setattr(ingestion, "add_documents", add)
+    monkeypatch.setattr(loading, "add_documents", add)
     return sizes
 
 
@@ -83,7 +84,7 @@ def test_a_corpus_file_is_written_in_batches_while_it_is_read(con, tmp_path, sma
         return real_add(con, batch)
 
     monkeypatch.setattr(pubmed_xml, "read_pubmed_xml", reader)
-    monkeypatch.setattr(ingestion, "add_documents", add)
+    monkeypatch.setattr(loading, "add_documents", add)
     report = ingest_corpus(con, "pubmed-xml", path, lenient=True)
     assert report.added == 5 and count(con) == 5
     # Each write happened with at most one batch read and not yet written: the file was never held whole.
@@ -99,7 +100,7 @@ def test_a_killed_lenient_ingest_keeps_its_batches_and_a_rerun_adds_the_rest_onc
     assert count(con) == 2  # the first batch was committed
     assert ingest_times(con, "corpus:pubmed-xml") == {}  # not logged as ingested whole
     monkeypatch.undo()
-    monkeypatch.setattr(ingestion, "BATCH_DOCUMENTS", 2)
+    monkeypatch.setattr(loading, "BATCH_DOCUMENTS", 2)
     report = ingest_corpus(con, "pubmed-xml", path, lenient=True)
     assert (report.added, report.unchanged, count(con)) == (3, 2, 5)
     assert str(path.resolve()) in ingest_times(con, "corpus:pubmed-xml")
@@ -131,7 +132,7 @@ def test_a_folder_is_read_file_by_file_and_a_rerun_skips_the_finished_files(con,
         ingest_corpus_files(con, "pubmed-xml", [folder], lenient=True)
     assert count(con) == 3 + 2
     monkeypatch.undo()
-    monkeypatch.setattr(ingestion, "BATCH_DOCUMENTS", 2)
+    monkeypatch.setattr(loading, "BATCH_DOCUMENTS", 2)
     seen: list[tuple[str, bool]] = []
     run = ingest_corpus_files(con, "pubmed-xml", [folder], lenient=True,
                               on_file=lambda path, position, total, done: seen.append((path.name, done)))
