@@ -8,15 +8,16 @@ import pytest
 
 from curation.cli import main
 from curation.entities.annotation import Annotator
+from curation.entities.batch_annotation import annotate_corpus, to_jsonl, to_pubtator
 from curation.entities.dictionaries import build_lexicon
 from curation.entities.matching import Matcher
 from curation.errors import InputError
+from curation.ingest.annotation_inputs import read_inputs
 from curation.ingest.problems import Problems
 from curation.ingest.pubtator import read_pubtator
 from curation.store.annotations import get_active_entity_model
 from curation.store.base import stats
 from curation.store.opening import open_store
-from curation.workflows.batch_annotation import annotate_corpus, read_inputs, to_jsonl, to_pubtator
 from curation.workflows.ingestion import ingest_corpus, ingest_kb
 
 
