@@ -181,7 +181,7 @@ def _store_postings(docs: list[Document], found: list, folder: Path):
 
     unsorted = read_ms()
     con.execute("BEGIN")
-    sort_concept_index(con)  # as the annotation job does after a run of this size (workflows.entities)
+    sort_concept_index(con)  # as the annotation job does after a run of this size (relations.concept_index)
     con.execute("COMMIT")
     con.execute("CHECKPOINT")
     return source, con, {"unsorted": unsorted, "sorted": read_ms(), "sorted_per_document": per_document_ms(),

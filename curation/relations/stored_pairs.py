@@ -2,7 +2,7 @@
 
 Every annotated document's co-mentioned concept pairs are stored (:mod:`curation.store.relations` holds the SQL)
 with the active scorer's probability that the document relates them, in the same transaction as its annotations
-(:func:`curation.workflows.entities.annotate_documents` calls :func:`pair_rows`); the suggestions read them and
+(:func:`curation.relations.concept_index.annotate_documents` calls :func:`pair_rows`); the suggestions read them and
 never score on a page view. Without an active scorer the pairs are stored unscored (a co-mention). A document's
 pairs: every pair of distinct linked concepts it mentions, organisms excepted (:data:`UNPAIRED_KINDS`), each with
 the sentence that relates them best (:func:`evidence_span`). :func:`score_documents` scores what a scorer has not.

@@ -2,7 +2,7 @@
 new documents annotated.
 
 A corpus ingested with an ``annotator`` then has its new (stale) documents annotated into the
-concept index (:func:`curation.workflows.entities.annotate_new`), in transactions of their own
+concept index (:func:`curation.relations.concept_index.annotate_new`), in transactions of their own
 after the documents': a failure there leaves the documents ingested and the report names them.
 """
 
@@ -24,7 +24,7 @@ from curation.ingest.loading import CORPUS_FORMATS as CORPUS_FORMATS  # the form
 from curation.ingest.loading import KB_FORMATS as KB_FORMATS
 from curation.ingest.loading import CorpusRun, Progress, load_corpus, load_corpus_files, load_kb
 from curation.records import IngestReport
-from curation.workflows.entities import annotate_new
+from curation.relations.concept_index import annotate_new
 
 # Largest file the app imports, in MB: the same number as ``server.maxUploadSize`` in
 # .streamlit/config.toml, which Streamlit enforces in the browser and on the server (a test

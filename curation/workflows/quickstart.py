@@ -34,8 +34,9 @@ from curation.entities.annotation import Annotator
 from curation.entities.dictionaries import dictionary_label, ingest_dictionary, vocabulary_kinds
 from curation.entities.served_annotator import REANNOTATE_HINT
 from curation.errors import USER_ERRORS, CurationError
+from curation.relations.concept_index import AnnotationReport, Progress
 from curation.store.loads import DONE, FAILED, PENDING, StepRow, finish_step, plan_load, unfinished_load
-from curation.workflows.entities import AnnotationReport, Progress, reannotate
+from curation.workflows.entities import reannotate
 from curation.workflows.ingestion import ingest_corpus, ingest_kb
 
 # Where each kind of file sits in a data directory, in loading order: KBs first (their records name

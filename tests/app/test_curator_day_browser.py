@@ -129,7 +129,8 @@ def _annotate_braf_abstracts(db: Path) -> None:
     """Annotate the abstracts that name BRAF as an ingest through the app does (mentions and relation pairs in
     one transaction); the rest stay unannotated, which keeps the test short."""
     from curation.entities.annotation import Annotator
-    from curation.workflows.entities import annotate_documents, dictionary_matcher
+    from curation.relations.concept_index import annotate_documents
+    from curation.workflows.entities import dictionary_matcher
 
     con = open_store(db)
     try:

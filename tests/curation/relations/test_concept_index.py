@@ -10,6 +10,7 @@ from curation.entities.matching import Matcher
 from curation.entities.postings import documents_of, stored_annotations
 from curation.grades import Grade
 from curation.records import Document
+from curation.relations import concept_index
 from curation.retrieval.result_rows import curate_search
 from curation.schemas import PO
 from curation.store.annotations import (
@@ -119,9 +120,9 @@ def test_the_concept_order_keeps_every_posting_and_groups_each_concept(loaded, m
     both = list_concept_postings(con, "gene", ["673"], ["BRAF"])
     assert len(both) == len(set(both)) and set(before[0]) <= set(both)
     sorted_by = []
-    monkeypatch.setattr(entities, "SORT_AFTER_DOCUMENTS", 1)
-    monkeypatch.setattr(entities, "sort_concept_index", lambda c: sorted_by.append(c))
-    entities.annotate_documents(con, Annotator(Matcher(build_lexicon(con))), ["1000001"])
+    monkeypatch.setattr(concept_index, "SORT_AFTER_DOCUMENTS", 1)
+    monkeypatch.setattr(concept_index, "sort_concept_index", lambda c: sorted_by.append(c))
+    concept_index.annotate_documents(con, Annotator(Matcher(build_lexicon(con))), ["1000001"])
     assert sorted_by == [con]
 
 def test_the_per_document_read_matches_the_rows_aggregated_in_python(loaded):
