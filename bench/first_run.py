@@ -72,9 +72,9 @@ from bench._fast_start import fast_start, fast_start_goals
 from bench._server import command_server, first_run_env, readme_first_command
 from bench._treatments import first_run_suggestions
 from curation.config import load_settings
+from curation.ingest.sample import find_sample
 from curation.store.base import stats
 from curation.store.opening import open_store
-from curation.workflows.quickstart import find_sample
 
 ROOT = Path(__file__).resolve().parent.parent
 QUERY = ("BRAF", "V600E")

@@ -21,6 +21,7 @@ from curation import access
 from curation.access import Action, Who
 from curation.config import Settings
 from curation.entities.annotation import Annotator
+from curation.ingest.sample import SampleFile
 from curation.runtime.background_work import WorkState, current_work, start_work
 from curation.runtime.exit import exiting
 from curation.runtime.matcher import build_matcher
@@ -28,7 +29,7 @@ from curation.store.base import stats
 from curation.store.loads import StepRow, unfinished_load
 from curation.workflows.entities import current_annotator
 from curation.workflows.first_models import train_pending
-from curation.workflows.quickstart import ANNOTATE, INDEX_KINDS, SampleFile, load_sample
+from curation.workflows.quickstart import ANNOTATE, INDEX_KINDS, load_sample
 
 LOAD_WORK = "Loading the sample"
 TRAIN_WORK = "Making the learned parts active"

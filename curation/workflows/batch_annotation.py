@@ -45,7 +45,8 @@ def batch_annotator(
     if con is not None:
         where = "the store's dictionaries"
     else:
-        from curation.workflows.quickstart import find_sample, load_files
+        from curation.ingest.sample import find_sample
+        from curation.workflows.quickstart import load_files
 
         con = open_store(":memory:")
         files = find_sample(settings.data_dir)

@@ -1,9 +1,6 @@
 """Loading the sample: an empty store becomes a workbench with data in one action.
 
-The sample is whatever the data directory (``CURATION_DATA_DIR``) holds in the layout this project's
-real data has — CIViC exports, BioRED / BC5CDR PubTator files, HoC JSON lines, the DrugBank vocabulary.
-Without a data directory it is fetched: CIViC's nightly evidence export and up to a few hundred of the
-PubMed abstracts it cites (NCBI E-utilities). With neither, :class:`NoSampleError` says what to do.
+Which files the sample is (a data directory's, else fetched online) is :mod:`curation.ingest.sample`'s.
 Either way the vocabularies of installed packages (MeSH, the drug vocabulary, gene aliases) load after
 the files; a vocabulary whose package is missing is a note in the report, not a failure.
 
@@ -34,23 +31,13 @@ from curation.entities.annotation import Annotator
 from curation.entities.dictionaries import dictionary_label, ingest_dictionary, vocabulary_kinds
 from curation.entities.served_annotator import REANNOTATE_HINT
 from curation.errors import USER_ERRORS, CurationError
+from curation.ingest.sample import SampleFile, sample_files
+from curation.ingest.sample import find_sample as find_sample  # for the pages (curation.ui.sample_loader)
 from curation.relations.concept_index import AnnotationReport, Progress
 from curation.store.loads import DONE, FAILED, PENDING, StepRow, finish_step, plan_load, unfinished_load
 from curation.workflows.entities import reannotate
 from curation.workflows.ingestion import ingest_corpus, ingest_kb
 
-# Where each kind of file sits in a data directory, in loading order: KBs first (their records name
-# the abstracts), then corpora, then dictionaries. (kind, format, glob pattern)
-SAMPLE_LAYOUT: tuple[tuple[str, str, str], ...] = (
-    ("kb", "civic", "civic/*.tsv"),
-    ("corpus", "pubtator", "biored/*.PubTator"),
-    ("corpus", "pubtator", "bc5cdr/*.PubTator.txt"),
-    ("corpus", "jsonl", "hoc/*.jsonl"),
-    ("dict", "drugbank", "dicts/drugbank*.csv"),
-    # Gene names under the NCBI Gene ids of GNormPlus and NLM-Gene Train (their dev split left out)
-    ("dict", "corpus-genes", "ner_corpora/gnormplus/*.PubTator"),
-    ("dict", "corpus-genes", "ner_corpora/nlmgene/*.PubTator"),
-)
 FILE_KINDS = ("kb", "corpus", "dict")  # the steps that read a file (or an installed vocabulary)
 ANNOTATE = "annotate"  # the step that annotates the loaded documents into the concept index
 INDEX_KINDS = (*FILE_KINDS, ANNOTATE)  # the steps the concept index is complete after
@@ -59,39 +46,10 @@ INDEX_KINDS = (*FILE_KINDS, ANNOTATE)  # the steps the concept index is complete
 # (curation.learning.shipped) annotating the corpus.
 RELATIONS, BASE_VERSION, RECOGNISER = "relations", "base-version", "recogniser"
 TRAIN_STEPS = (RELATIONS, BASE_VERSION, RECOGNISER)
-SAMPLE_PUBMED = 300  # abstracts fetched for the online sample (those CIViC cites, newest first)
-
-NO_SAMPLE_HELP = (
-    "No sample to load: the data directory {data_dir} does not exist or holds none of the expected files, "
-    "and the sample could not be fetched online ({reason}). Either point CURATION_DATA_DIR at a folder laid "
-    "out like this project's data (civic/*.tsv, biored/*.PubTator, bc5cdr/*.PubTator.txt, hoc/*.jsonl, "
-    "dicts/drugbank*.csv) and try again, or import your own files on the Knowledge base page "
-    "(python -m curation ingest-kb / ingest-corpus from a terminal while the app is stopped)."
-)
-
-
-class NoSampleError(CurationError):
-    """Neither a data directory nor the network gives a sample."""
 
 
 class LoadStopped(Exception):  # noqa: N818 - a stop asked for, not an error of the load
     """The load was asked to stop (the process is exiting); the step it was in stays pending."""
-
-
-@dataclass(frozen=True)
-class SampleFile:
-    """One file of the sample: what it is, in which format, where."""
-
-    kind: str  # "kb", "corpus" or "dict"
-    fmt: str
-    path: Path | None  # None: an installed package's vocabulary, read from the package
-    source: str = ""  # for a package's vocabulary: the package and its version
-
-    @property
-    def label(self) -> str:
-        if self.path is None:
-            return f"{self.fmt} ({self.source or 'installed package'})"
-        return f"{self.path.parent.name}/{self.path.name}"
 
 
 @dataclass(frozen=True)
@@ -158,14 +116,6 @@ class SampleReport:
 
 FileProgress = Callable[[SampleFile, int, int], None]  # (file, its position from 1, files in all)
 RowProgress = Callable[[SampleFile, int], None]  # (file, rows read so far)
-
-
-def find_sample(data_dir: Path) -> list[SampleFile]:
-    """The sample's files in ``data_dir``, in loading order (empty when there is no such folder)."""
-    if not data_dir.is_dir():
-        return []
-    return [SampleFile(kind, fmt, path) for kind, fmt, pattern in SAMPLE_LAYOUT
-            for path in sorted(data_dir.glob(pattern)) if path.is_file()]
 
 
 def find_vocabularies(kinds: Sequence[str] | None = None) -> tuple[list[SampleFile], list[str]]:
@@ -294,15 +244,7 @@ def load_sample(con: duckdb.DuckDBPyConnection, settings: Settings, on_file: Fil
 def _sample_files(settings: Settings, transport, vocabularies: Sequence[str] | None
                   ) -> tuple[list[SampleFile], str, list[str]]:
     """The files a new load reads, where they come from, and a note for each vocabulary not installed."""
-    files = find_sample(settings.data_dir)
-    if files:
-        source = f"the data directory {settings.data_dir}"
-    else:
-        try:
-            files = fetch_sample(settings, transport=transport)
-        except CurationError as exc:  # NetworkError, or NCBI needing an e-mail address
-            raise NoSampleError(NO_SAMPLE_HELP.format(data_dir=settings.data_dir, reason=exc)) from None
-        source = f"CIViC's nightly export and PubMed (fetched now; kept in {settings.cache_dir})"
+    files, source = sample_files(settings, transport)
     extra, notes = find_vocabularies(vocabularies if vocabularies is not None else settings.vocabularies)
     return files + extra, source, notes
 
@@ -310,27 +252,6 @@ def _sample_files(settings: Settings, transport, vocabularies: Sequence[str] | N
 def _check(stop: Callable[[], bool] | None) -> None:
     if stop is not None and stop():
         raise LoadStopped("the load was asked to stop; its steps left are finished at the next start")
-
-
-def fetch_sample(settings: Settings, transport=None, limit: int = SAMPLE_PUBMED) -> list[SampleFile]:
-    """Download CIViC's evidence export and up to ``limit`` abstracts it cites; returns the files to load.
-
-    The abstracts are those the export cites, newest PMIDs first.
-
-    Raises:
-        NetworkError: CIViC or NCBI cannot be reached.
-        CurationError: NCBI needs an e-mail address (CURATION_NCBI_EMAIL) and none is set.
-    """
-    from curation.ingest import fetch
-    from curation.ingest.civic import read_civic
-    from curation.ingest.problems import Problems
-
-    civic = fetch.fetch_civic(settings.cache_dir / "civic", transport=transport)
-    cited = {r.pmid for r in read_civic(civic, Problems(civic, lenient=True)) if r.pmid}
-    pmids = sorted(cited, key=int, reverse=True)[:limit]
-    files = fetch.fetch_pubmed(pmids, settings.cache_dir / "pubmed", email=settings.ncbi_email,
-                               api_key=settings.ncbi_api_key, transport=transport)
-    return [SampleFile("kb", "civic", civic)] + [SampleFile("corpus", "pubmed-xml", path) for path in files]
 
 
 def _reason(exc: BaseException, sample: SampleFile) -> str:

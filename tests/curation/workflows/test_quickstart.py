@@ -19,9 +19,10 @@ from urllib.response import addinfourl
 import pytest
 
 from curation.config import Settings
+from curation.ingest.sample import NoSampleError, find_sample
 from curation.store.base import stats
 from curation.store.opening import open_store
-from curation.workflows.quickstart import NoSampleError, find_sample, load_sample
+from curation.workflows.quickstart import load_sample
 
 ROOT = Path(__file__).resolve().parents[3]
 FIXTURES = ROOT / "tests" / "fixtures"
