@@ -1,11 +1,7 @@
-"""The facade functions the command line calls (curation.workflows: shell, sources, retrain, model_training,
-search): each does what the command did itself before, behind the same role checks."""
+"""The facade functions the command line calls (curation.workflows: shell, sources, retrain, model_training):
+each does what the command did itself before, behind the same role checks."""
 
 from __future__ import annotations
-
-from pathlib import Path
-
-import pytest
 
 from curation.access import local_operator
 from curation.records import Document, KBRecord
@@ -16,7 +12,6 @@ from curation.store.kb import add_kb_records
 from curation.workflows import retrain, sources
 from curation.workflows.model_training import RecogniserOptions, recogniser_plan
 from curation.workflows.schemas import add_schemas
-from curation.workflows.search import SearchRequest, Where, resolve
 from curation.workflows.shell import open_command_store, operator
 
 
@@ -71,10 +66,3 @@ def test_the_cnn_recogniser_plan_fills_in_the_defaults(tmp_path):
     assert plan.out == settings.models_dir / "recognisers" / "biomed" and plan.epochs == 25 and plan.device == ""
     plan = recogniser_plan(RecogniserOptions(data_dir=tmp_path, out=tmp_path / "r", epochs=3), settings)
     assert (plan.data_dir, plan.out, plan.epochs) == (tmp_path, tmp_path / "r", 3)
-
-
-def test_a_request_is_checked_against_the_schemas_with_its_place_named():
-    schema, request = resolve(SearchRequest("po", {"gene": "BRAF"}), {"PO": PO}, Where())
-    assert schema is PO and dict(request.values) == {"Gene": "BRAF"}
-    with pytest.raises(Exception, match=r"q.jsonl.*line 4.*not a slot of PO"):
-        resolve(SearchRequest("PO", {"Colour": "red"}), {"PO": PO}, Where(Path("q.jsonl"), 4))
