@@ -1,6 +1,7 @@
-"""Learning: EDEL margin classes, sampling, the loss, training, snapshots, evaluation, the benchmark, feedback pairs.
+"""Learning: EDEL margin classes, sampling, the loss, training, snapshots, evaluation, the benchmark, feedback pairs,
+the ranker's update over the store (ranker_build, ranker_update).
 
 Owns: the ONE build chain (``build.build_version``: train -> encode -> index -> evaluate -> manifest) that
-the CLI, the worker and bench/ call. May import: versions, entities, ingest, store, training_loop, index and
-the vocabulary.
+the CLI, the worker and bench/ call. May import: retrieval, versions, ranking, relations, entities, ingest, store,
+training_loop, index and the vocabulary.
 """

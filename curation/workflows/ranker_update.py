@@ -2,7 +2,8 @@
 
 :func:`start_ranker_update` runs :func:`update_and_activate` in a background thread of the app (the served engine,
 matcher and linker are already loaded there, so nothing is loaded or encoded again); the page polls
-:func:`ranker_panel`. An update is kept under the serving version's folder (:mod:`curation.ranking.history`) and is
+:func:`ranker_panel`. Training, keeping and activating an update over the store is
+:mod:`curation.learning.ranker_update`'s: kept under the serving version's folder (:mod:`curation.ranking.history`),
 activated, and attached to the served engine at once, only when the gate's paired-bootstrap interval of its dev
 NDCG@10 gain over the concept search alone is above 0 (:func:`curation.learning.ranker_build.update_ranker`); once the
 decisions grade three topics or more (screening grades count like any decision), dev is the held-out topics.
@@ -10,8 +11,7 @@ decisions grade three topics or more (screening grades count like any decision),
 
 from __future__ import annotations
 
-import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,32 +20,14 @@ import duckdb
 from curation import access
 from curation.access import Action, Who
 from curation.entities.matching import Matcher
-from curation.entities.postings import StorePostings
 from curation.entities.query import QueryLinker
 from curation.errors import CurationError
-from curation.learning.ranker_build import update_ranker
-from curation.learning.served_fusion import ServedSearch
-from curation.ranking.history import activate_update, list_updates, ranker_home, save_update
-from curation.ranking.signals import StoreSignals
-from curation.ranking.stage import RANKER_FOLDER, attach
+from curation.learning.ranker_update import RankerOutcome, serving_ranker_home, update_from_store
+from curation.ranking.history import list_updates
 from curation.runtime.background import Background
 from curation.schemas import RelationSchema
-from curation.store.corpus import get_documents, iter_documents
-from curation.store.decisions import list_decisions
-from curation.store.kb import list_kb_records
-from curation.versions import catalog
 
 _RUNS: dict[str, Background] = {}  # schema → this process's latest update (running or done)
-
-
-@dataclass(frozen=True)
-class RankerOutcome:
-    """What one update did: the kept update's name, whether the gate activated it, the evidence in words."""
-
-    name: str
-    activated: bool
-    verdict: str
-    seconds: float
 
 
 @dataclass(frozen=True)
@@ -97,12 +79,6 @@ class RankerPanel:
     problems: tuple[str, ...]
 
 
-def _home(con: duckdb.DuckDBPyConnection, version: str, models_dir: Path, schema: RelationSchema) -> Path:
-    """Where the serving version's rankers are kept: its folder, else (BM25 alone) beside the versions."""
-    registered = catalog.get_version(con, version)
-    return ranker_home(models_dir, registered.path if registered is not None else None, schema.name)
-
-
 def update_and_activate(con: duckdb.DuckDBPyConnection, engine, matcher: Matcher, linker: QueryLinker,
                         schema: RelationSchema, models_dir: Path, who: Who = "") -> RankerOutcome:
     """Train a ranker on the store's KB and decisions, keep it, and activate it (attached to ``engine``) when the gate
@@ -112,27 +88,7 @@ def update_and_activate(con: duckdb.DuckDBPyConnection, engine, matcher: Matcher
         CurationError: ``who`` may not train, or there is nothing to learn from.
     """
     access.require(con, who, Action.TRAIN)
-    clock = time.perf_counter()
-    path = _home(con, getattr(engine, "version", ""), models_dir, schema)
-    documents = {d.pmid: d for d in iter_documents(con)}
-
-    def fetch(pmids) -> Mapping:
-        return {d.pmid: d for d in get_documents(con, list(pmids))}
-
-    search = ServedSearch(linker, matcher, StorePostings(con), fetch, schema)
-    signals = StoreSignals(con, schema)
-    try:
-        update = update_ranker(schema, list_kb_records(con, schema.name), list_decisions(con, schema=schema.name),
-                               documents, matcher, search, engine, signals)
-    except ValueError as exc:
-        raise CurationError(f"the ranker cannot be updated: {exc}; grade more results (complete and not relevant) "
-                            "or add KB records") from None
-    folder = save_update(path, update.model)
-    if update.evidence.improved:
-        activate_update(path, folder.name)
-        attach(engine, path / RANKER_FOLDER, signals)  # the served search re-orders with it from the next search
-    return RankerOutcome(folder.name, update.evidence.improved, update.evidence.verdict,
-                         round(time.perf_counter() - clock, 1))
+    return update_from_store(con, engine, matcher, linker, schema, models_dir)
 
 
 def start_ranker_update(con: duckdb.DuckDBPyConnection, engine, matcher: Matcher, linker: QueryLinker,
@@ -187,7 +143,7 @@ def ranker_panel(con: duckdb.DuckDBPyConnection, version: str, schema: RelationS
                  ) -> RankerPanel:
     """What the ranker section draws: this process's update (running, or its outcome) and the kept updates of the
     serving ``version`` (its name, known before its engine has loaded; "": not listed)."""
-    path = _home(con, version, models_dir, schema) if version else None
+    path = serving_ranker_home(con, version, models_dir, schema) if version else None
     run = _RUNS.get(schema.name)
     last, error = None, ""
     if run is not None and run.ready():
