@@ -13,8 +13,9 @@ report, and the next re-annotation picks them up, since they are still stale.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import duckdb
 
@@ -22,20 +23,34 @@ from curation.entities.annotation import Annotation, Annotator
 from curation.entities.gold import gold_rows
 from curation.entities.served_annotator import REANNOTATE_HINT
 from curation.relations.active import ActiveScorer, active_scorer
-from curation.relations.stored_pairs import pair_rows
+from curation.relations.stored_pairs import pair_rows, score_documents
 from curation.store.annotations import AnnotationRow, list_stale_documents, replace_annotations, sort_concept_index
 from curation.store.base import transaction
 from curation.store.corpus import get_documents
 from curation.store.relations import replace_relation_pairs
 
-__all__ = ["BATCH", "SORT_AFTER_DOCUMENTS", "AnnotationReport", "Progress", "annotate_documents", "annotate_new"]
+__all__ = ["BATCH", "LOAD_BATCH", "SORT_AFTER_DOCUMENTS", "AnnotatedDocument", "AnnotationReport", "Progress",
+           "annotate_documents", "annotate_new", "store_annotated"]
 
 BATCH = 200  # documents annotated and written per transaction
 #: A run that annotated this many documents rewrites the concept index in concept order after its last batch
 #: (store.annotations.sort_concept_index): at 1M abstracts a concept's postings are then read from a few row groups.
 SORT_AFTER_DOCUMENTS = 50_000
 
+LOAD_BATCH = 500  # documents per replace_annotations call of store_annotated (all in one transaction)
+
 Progress = Callable[[int, int], None]  # (documents done, documents in all)
+
+
+class AnnotatedDocument(Protocol):
+    """A document annotated elsewhere (the recogniser job's worker, over a snapshot): its text length then, its rows."""
+
+    @property
+    def pmid(self) -> str: ...
+    @property
+    def chars(self) -> int: ...
+    @property
+    def rows(self) -> Sequence[AnnotationRow]: ...
 
 
 @dataclass(frozen=True)
@@ -111,3 +126,38 @@ def annotate_new(
 ) -> AnnotationReport:
     """Annotate those of ``pmids`` that are stale for ``annotator`` (what an ingest calls)."""
     return annotate_documents(con, annotator, list_stale_documents(con, annotator.version, pmids), progress)
+
+
+def store_annotated(con: duckdb.DuckDBPyConnection, version: str, documents: Iterable[AnnotatedDocument]
+                    ) -> tuple[int, int]:
+    """Store documents annotated elsewhere by annotator ``version`` in one transaction, then score their relation
+    pairs; (documents loaded, documents left stale).
+
+    A document is left as it is when its text changed length since it was annotated or it is gone (a document whose
+    gold mentions changed since stays stale: the store's staleness rule sees it).
+    """
+    loaded = skipped = 0
+    batch: list[AnnotatedDocument] = []
+    kept: list[str] = []
+
+    def flush() -> None:
+        nonlocal loaded, skipped
+        pmids = [d.pmid for d in batch]
+        lengths = {d.pmid: len(d.text) for d in get_documents(con, pmids)}
+        keep = [d for d in batch if lengths.get(d.pmid) == d.chars]
+        skipped += len(batch) - len(keep)
+        rows = [row for d in keep for row in d.rows]
+        replace_annotations(con, version, {d.pmid: d.chars for d in keep}, rows)
+        kept.extend(d.pmid for d in keep)
+        loaded += len(keep)
+        batch.clear()
+
+    with transaction(con):
+        for document in documents:
+            batch.append(document)
+            if len(batch) >= LOAD_BATCH:
+                flush()
+        if batch:
+            flush()
+    score_documents(con, active_scorer(con), kept)  # their relation pairs, from the new annotations
+    return loaded, skipped

@@ -46,11 +46,8 @@ from curation.jobs.recogniser import (
 )
 from curation.jobs.result import JobResult, JobResultError, job_result, result_json
 from curation.learning.recogniser_data import check_data_dir
-from curation.relations.active import active_scorer
-from curation.relations.stored_pairs import score_documents
-from curation.store.annotations import get_active_entity_model, replace_annotations
-from curation.store.base import transaction
-from curation.store.corpus import get_documents
+from curation.relations.concept_index import store_annotated
+from curation.store.annotations import get_active_entity_model
 from curation.store.jobs import Job, get_job, list_jobs, set_job_result
 from curation.workflows.entities import activate_entity_model
 
@@ -60,7 +57,6 @@ __all__ = [
 ]
 
 TOLERANCE = 0.01  # a new recogniser is activated when its dev F1 ≥ the active one's minus this
-LOAD_BATCH = 500  # documents per replace_annotations call (all in one transaction)
 
 
 @dataclass(frozen=True)
@@ -193,37 +189,10 @@ def start_recogniser_activation(
 
 
 def load_annotations(con: duckdb.DuckDBPyConnection, path: Path) -> tuple[int, int]:
-    """Store the worker's annotations in one transaction; (documents loaded, documents left stale).
-
-    A document is left as it is when its text changed length since the snapshot or it is gone
-    (a document whose gold mentions changed since stays stale: the store's staleness rule sees it).
-    """
+    """Store the worker's annotations (:func:`curation.relations.concept_index.store_annotated`: one transaction,
+    changed documents left stale, pairs scored); (documents loaded, documents left stale)."""
     version, documents = read_annotations(path)
-    loaded = skipped = 0
-    batch: list = []
-    kept: list[str] = []
-
-    def flush() -> None:
-        nonlocal loaded, skipped
-        pmids = [d.pmid for d in batch]
-        lengths = {d.pmid: len(d.text) for d in get_documents(con, pmids)}
-        keep = [d for d in batch if lengths.get(d.pmid) == d.chars]
-        skipped += len(batch) - len(keep)
-        rows = [row for d in keep for row in d.rows]
-        replace_annotations(con, version, {d.pmid: d.chars for d in keep}, rows)
-        kept.extend(d.pmid for d in keep)
-        loaded += len(keep)
-        batch.clear()
-
-    with transaction(con):
-        for document in documents:
-            batch.append(document)
-            if len(batch) >= LOAD_BATCH:
-                flush()
-        if batch:
-            flush()
-    score_documents(con, active_scorer(con), kept)  # their relation pairs, from the new annotations
-    return loaded, skipped
+    return store_annotated(con, version, documents)
 
 
 def _judge(con: duckdb.DuckDBPyConnection, request: RecogniserRequest, result: JobResult) -> tuple[bool, str]:
