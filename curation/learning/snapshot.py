@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -170,3 +171,11 @@ def load_snapshot(folder: str | Path) -> Snapshot:
             annotations.setdefault(pmid, []).append(Annotation(**a))
     return Snapshot(tuple(schemas), records, documents, synonyms, decisions, manifest["digest"],
                     {pmid: tuple(found) for pmid, found in annotations.items()})
+
+
+def store_snapshot(con: duckdb.DuckDBPyConnection) -> Snapshot:
+    """The store's training data, exported to a temporary folder and read back: a build in this process reads what
+    a worker would (the build never reads the store)."""
+    with tempfile.TemporaryDirectory(prefix="curation-snapshot-") as folder:
+        export_snapshot(con, Path(folder) / "snapshot")
+        return load_snapshot(Path(folder) / "snapshot")

@@ -21,7 +21,6 @@ abstracts are annotated:
 
 from __future__ import annotations
 
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -119,14 +118,12 @@ def build_base_version(con: duckdb.DuckDBPyConnection, settings: Settings, schem
     folder (it then serves as the newest version covering the corpus)."""
     from curation.learning.build import BuildRequest, IndexChoice
     from curation.learning.chain import build_from_snapshot
-    from curation.learning.snapshot import export_snapshot, load_snapshot
+    from curation.learning.snapshot import store_snapshot
     from curation.schemas import resolve_schema
     from curation.store.base import list_schemas
 
     schema = resolve_schema(schema_name, list_schemas(con))
-    with tempfile.TemporaryDirectory(prefix="curation-snapshot-") as folder:
-        export_snapshot(con, Path(folder) / "snapshot")
-        snapshot = load_snapshot(Path(folder) / "snapshot")
+    snapshot = store_snapshot(con)
     request = BuildRequest(schema=schema, train=False, index=IndexChoice.from_settings(settings))
     built = build_from_snapshot(snapshot, request, Path(settings.models_dir), log=lambda _line: None)
     return f"base encoder version {built.version.path.name} serves ({built.version.manifest.total_seconds} s)"

@@ -7,7 +7,6 @@ line starts.
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,14 +57,10 @@ def training_snapshot(con: duckdb.DuckDBPyConnection, schema_name: str, *, who: 
         AccessDenied: ``who`` may not train.
         SchemaError: no schema of that name.
     """
-    from curation.learning.snapshot import export_snapshot, load_snapshot
+    from curation.learning.snapshot import store_snapshot
 
     access.require(con, who, Action.TRAIN)
-    schema = resolve_schema(schema_name, list_schemas(con))
-    with tempfile.TemporaryDirectory(prefix="curation-snapshot-") as folder:
-        export_snapshot(con, Path(folder) / "snapshot")
-        snapshot = load_snapshot(Path(folder) / "snapshot")
-    return schema, snapshot
+    return resolve_schema(schema_name, list_schemas(con)), store_snapshot(con)
 
 
 def build_version(snapshot: Snapshot, schema: RelationSchema, options: VersionOptions, settings: Settings
