@@ -7,8 +7,8 @@ from pathlib import Path
 
 import duckdb
 
-from curation.errors import StoreDamagedError, StoreLockedError, StoreUncheckpointedError
-from curation.store.base import LOCK_ERROR, _keep_wal_copy, connect, migrate
+from curation.errors import CurationError, StoreDamagedError, StoreLockedError, StoreUncheckpointedError
+from curation.store.base import LOCK_ERROR, _keep_wal_copy, connect, migrate, schema_version
 from curation.store.reconcile import reconcile, unapplied_records
 
 
@@ -71,6 +71,31 @@ def open_store(path: str | Path, read_only: bool = False, backups_dir: str | Pat
             except BaseException:
                 con.close()
                 raise
+    return con
+
+
+def open_read_only_from(db: Path, needs: int, too_old: str) -> duckdb.DuckDBPyConnection:
+    """The store at ``db``, read-only, once its schema version is known to be ``needs`` or later (read-only, it is
+    not migrated here; ``too_old``: what a person is told to do when it is older).
+
+    Raises:
+        CurationError: no store there, not a store, or one older than ``needs`` (then ``too_old``).
+    """
+    if str(db) != ":memory:" and not db.exists():
+        raise CurationError(f"{db}: no store here; ingest a knowledge base and a corpus first, or pass --db")
+    con = open_store(db, read_only=True)
+    try:
+        try:
+            version = schema_version(con)
+        except duckdb.Error:  # a DuckDB file that is not a store
+            version = -1
+        if version < 0:
+            raise CurationError(f"{db} is not a curation store (no schema version); check --db")
+        if version < needs:
+            raise CurationError(too_old)
+    except BaseException:
+        con.close()
+        raise
     return con
 
 

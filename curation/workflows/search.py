@@ -18,7 +18,6 @@ import duckdb
 
 from curation.config import load_settings
 from curation.entities.query import QueryConcept
-from curation.errors import CurationError
 from curation.retrieval.search_request import DEFAULT_TOP as DEFAULT_TOP
 from curation.retrieval.search_request import MAX_TOP as MAX_TOP
 from curation.retrieval.search_request import SearchRequest as SearchRequest
@@ -27,9 +26,8 @@ from curation.retrieval.search_request import check_applied as check_applied
 from curation.retrieval.search_request import resolve as resolve
 from curation.review.provenance import hit_provenance
 from curation.schemas import RelationSchema
-from curation.store.base import schema_version
 from curation.store.corpus import get_documents
-from curation.store.opening import open_store
+from curation.store.opening import open_read_only_from
 
 if TYPE_CHECKING:
     from curation.retrieval.relation_search import RelationSearch
@@ -50,7 +48,7 @@ def open_for_search(db: Path) -> duckdb.DuckDBPyConnection:
     Raises:
         CurationError: no store there, not a store, or one from before the concept index.
     """
-    return _open_read_only(db, CONCEPT_INDEX_MIGRATION, (
+    return open_read_only_from(db, CONCEPT_INDEX_MIGRATION, (
         f"{db} predates the concept index; run any writing command on it once (e.g. "
         f"`python -m curation reannotate --db {db}`) or open it in the app, then search"))
 
@@ -61,28 +59,9 @@ def open_for_suggest(db: Path) -> duckdb.DuckDBPyConnection:
     Raises:
         CurationError: no store there, not a store, or one from before relation scores.
     """
-    return _open_read_only(db, RELATION_PAIRS_MIGRATION, (
+    return open_read_only_from(db, RELATION_PAIRS_MIGRATION, (
         f"{db} predates relation scores; run `python -m curation rescore --db {db}` once (it "
         "upgrades the store and scores its documents), then ask for suggestions"))
-
-
-def _open_read_only(db: Path, needs: int, too_old: str) -> duckdb.DuckDBPyConnection:
-    if str(db) != ":memory:" and not db.exists():
-        raise CurationError(f"{db}: no store here; ingest a knowledge base and a corpus first, or pass --db")
-    con = open_store(db, read_only=True)
-    try:
-        try:
-            version = schema_version(con)
-        except duckdb.Error:  # a DuckDB file that is not a store
-            version = -1
-        if version < 0:
-            raise CurationError(f"{db} is not a curation store (no schema version); check --db")
-        if version < needs:  # read-only: it is not migrated here
-            raise CurationError(too_old)
-    except BaseException:
-        con.close()
-        raise
-    return con
 
 
 # --- searching ---------------------------------------------------------------------------------------
