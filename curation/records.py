@@ -232,3 +232,12 @@ def is_adjudication(decision: Decision) -> bool:
     ``curation.workflows.annotation_queue.adjudicate`` sets, after checking the role. A note says nothing:
     anyone who may decide can type one."""
     return decision.adjudication
+
+
+_LINE_BREAKS = str.maketrans({"\r": " ", "\n": " ", "\t": " "})
+
+
+def one_line(text: str) -> str:
+    """``text`` with its line breaks and tabs as spaces, one character for one (offsets into it are kept): what a
+    one-line format (a PubTator line, a tab-separated field) may hold."""
+    return text.translate(_LINE_BREAKS)

@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from curation.entities.annotation import Annotation, Annotator
-from curation.records import Document
+from curation.records import Document, one_line
 
 OUTPUT_FORMATS = ("pubtator", "jsonl")
 #: kind → PubTator type (BioRED's names); other kinds are written as they are.
@@ -36,7 +36,6 @@ PUBTATOR_TYPES = {
     "species": "OrganismTaxon",
 }
 # A mention's text on one PubTator line: line breaks and tabs become spaces (one character for one).
-_BREAKS = str.maketrans({"\r": " ", "\n": " ", "\t": " "})
 
 
 @dataclass(frozen=True)
@@ -73,7 +72,7 @@ def to_pubtator(corpus: AnnotatedCorpus) -> str:
         lines = [f"{doc.pmid}|t|{doc.title}", f"{doc.pmid}|a|{doc.abstract}"]
         for a in found:
             kind = PUBTATOR_TYPES.get(a.type, a.type)
-            lines.append("\t".join((doc.pmid, str(a.start), str(a.end), a.text.translate(_BREAKS), kind,
+            lines.append("\t".join((doc.pmid, str(a.start), str(a.end), one_line(a.text), kind,
                                     a.concept_id or "-", f"{a.confidence:.3f}", a.source)))
         out.append("\n".join(lines) + "\n")
     return "\n".join(out)

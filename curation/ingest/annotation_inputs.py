@@ -22,10 +22,9 @@ from pathlib import Path
 from curation.errors import InputError
 from curation.ingest.problems import Problems
 from curation.ingest.pubtator import read_pubtator
-from curation.records import Document
+from curation.records import Document, one_line
 
 INPUT_FORMATS = ("text", "jsonl", "pubtator")
-_BREAKS = str.maketrans({"\r": " ", "\n": " ", "\t": " "})  # one character for one: offsets are kept
 _BAD_ID = re.compile(r"[\s|]")
 _BLANK = re.compile(r"\n[ \t\r]*\n")
 
@@ -62,7 +61,7 @@ def read_text(path: Path, seen: dict[str, str]) -> list[Document]:
         if block:
             doc_id = f"{path.name.split('.')[0]}_{len(documents) + 1}"
             _check_id(doc_id, path, None, seen)
-            documents.append(Document(doc_id, "", block.translate(_BREAKS), source=path.name))
+            documents.append(Document(doc_id, "", one_line(block), source=path.name))
     return documents
 
 
@@ -91,7 +90,7 @@ def read_jsonl_documents(path: Path, seen: dict[str, str]) -> list[Document]:
             raise InputError(str(path), number, "text", 'needs a string "abstract" or "text" (and "title", if any, '
                                                         "a string)")
         _check_id(doc_id, path, number, seen)
-        documents.append(Document(doc_id, title.strip().translate(_BREAKS), text.strip().translate(_BREAKS),
+        documents.append(Document(doc_id, one_line(title.strip()), one_line(text.strip()),
                                   source=path.name))
     return documents
 
