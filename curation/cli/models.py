@@ -191,9 +191,9 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("--corpora", choices=("standard", "all"), default="standard",
                    help="cnn: standard: BioRED + BC5CDR Train; all: also GNormPlus, NLM-Gene, tmVar3 and NCBI disease "
                         "from ner_corpora/, each partially annotated (its other kinds left missing)")
-    p.add_argument("--families", choices=("gene", "missing"), default="gene",
+    p.add_argument("--families", choices=("gene", "missing"), default="missing",
                    help="cnn, --corpora all: GNormPlus / NLM-Gene FamilyName mentions taught as genes, or left missing")
-    p.add_argument("--modifiers", choices=("disease", "missing"), default="disease",
+    p.add_argument("--modifiers", choices=("disease", "missing"), default="missing",
                    help="cnn, --corpora all: NCBI disease Modifier mentions taught as diseases, or left missing")
     p.add_argument("--gpu", type=int, default=-1, help="cnn: GPU id (default: CPU)")
     p.add_argument("--device", default="", help="transformer: cuda or cpu (default: CUDA when present)")

@@ -5,8 +5,8 @@ load. So a trained recogniser is kept in the repository, in :data:`SHIPPED` (``m
 a ``provenance.json``), made by two commands anyone can run again (the shipped one learned from all six corpora,
 chosen on BioRED Dev by ``bench/recogniser_corpora.py``)::
 
-    python -m curation train-recogniser --corpora all --out models/recognisers/biomed-all
-    python -m curation ship-recogniser models/recognisers/biomed-all
+    python -m curation train-recogniser --corpora all --out models/recognisers/biomed-all-2
+    python -m curation ship-recogniser models/recognisers/biomed-all-2
 
 ``ship-recogniser`` (:func:`ship_recogniser`) checks that the folder loads, then writes the provenance
 (:class:`Provenance`): the SHA-256 of each corpus file the recogniser is trained and selected on (BioRED Train and

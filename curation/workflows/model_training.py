@@ -93,8 +93,8 @@ class RecogniserOptions:
     epochs: int = 0  # 0: 25 (cnn); 10 on a GPU, 2 on a CPU (transformer)
     width: int = 128  # cnn
     corpora: str = "standard"  # cnn: "standard" or "all"
-    families: str = "gene"  # cnn, all corpora: "gene" or "missing"
-    modifiers: str = "disease"  # cnn, all corpora: "disease" or "missing"
+    families: str = "missing"  # cnn, all corpora: "gene" or "missing" (chosen on BioRED Dev: ncbi_corpora.Guidelines)
+    modifiers: str = "missing"  # cnn, all corpora: "disease" or "missing"
     gpu: int = -1  # cnn
     device: str = ""  # transformer: "" = CUDA when present
     batch_size: int = 16  # transformer

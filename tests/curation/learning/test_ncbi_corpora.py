@@ -33,8 +33,9 @@ def test_a_corpus_keeps_its_kinds_and_leaves_the_types_it_drops_missing():
     assert [document.text[s:e] for s, e in dropped] == ["PKC", "PH domain"]
     kept, _ = mapped(document, Guidelines(families=True).type_map("gnormplus"))
     assert [m.text for m in kept.mentions] == ["PKC", "BRCA1"]  # a family taught as a gene
-    assert "Modifier" in Guidelines().type_map("ncbi_disease") and "Modifier" not in \
-        Guidelines(modifiers=False).type_map("ncbi_disease")
+    assert "Modifier" in Guidelines(modifiers=True).type_map("ncbi_disease") and "Modifier" not in \
+        Guidelines().type_map("ncbi_disease")  # left missing by default (chosen on BioRED Dev)
+    assert "FamilyName" not in Guidelines().type_map("gnormplus")
 
 
 def test_names_of_kinds_a_corpus_does_not_annotate_are_missing_not_outside():
