@@ -33,7 +33,7 @@ from curation.workflows.serving import open_app_store
 
 TINY = {"epochs": 2, "width": 16}
 
-POLICY = "recogniser_first(chemical=dictionary,variant=dictionary)"  # the default per-kind policy
+POLICY = "recogniser_first(chemical=dictionary_first)"  # the default per-kind policy
 TINY_VERSION, WORSE_VERSION = f"{POLICY}:tiny:lexicon", f"{POLICY}:worse:lexicon"
 
 
