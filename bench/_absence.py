@@ -40,7 +40,7 @@ class CleanStore(NamedTuple):
 def clean_store(data_dir: Path, split: str, vocabularies: bool = True) -> CleanStore:
     """The split's abstracts and HoC as plain text, annotated by the dictionaries of the training side only."""
     from bench._relation_extraction import read_documents
-    from bench.suggest import _realistic_lexicon
+    from bench._suggestions import realistic_lexicon
     from curation.entities.annotation import Annotator
     from curation.entities.matching import Matcher
     from curation.entities.normalise import Normaliser
@@ -56,7 +56,7 @@ def clean_store(data_dir: Path, split: str, vocabularies: bool = True) -> CleanS
     column = {"dev": 2, "test": 3}[split]
     corpora = {name: read_documents(data_dir / files[column - 1]) for name, *files, _ in data.CORPORA}
     training = corpus_training_set(data_dir)
-    lexicon = _realistic_lexicon(data_dir, list(training.documents.values()), vocabularies)
+    lexicon = realistic_lexicon(data_dir, list(training.documents.values()), vocabularies)
     hoc_path = data_dir / "hoc" / "hoc_abstracts.jsonl"
     documents = {d.pmid: d for corpus in corpora.values() for d in corpus}
     for d in read_jsonl(hoc_path, Problems(hoc_path, lenient=True)):

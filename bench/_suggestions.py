@@ -13,8 +13,10 @@ from bisect import bisect_right
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from curation.entities.synonyms import PUBTATOR_KINDS
+from curation.ingest.problems import Problems
 from curation.records import Document, Mention
 from curation.relations.pairs import concept_ids, sentences
 from curation.relations.scorer import RelationScorer
@@ -23,6 +25,7 @@ from curation.relations.suggestions import PairEvidence, aggregate
 
 ANSWER_KINDS = ("gene", "chemical", "disease", "variant")
 METRICS = {"map": "map", "mrr": "mrr", "hits@1": "hit_rate@1", "recall@10": "recall@10"}
+GENERIC_TOP = 3  # a generic concept is counted when it is in a query's top GENERIC_TOP
 
 
 def kind_of(mention_type: str) -> str | None:
@@ -200,3 +203,70 @@ def align(pool: Pool, gold: Mapping[str, Sequence[Mention]]) -> dict[str, str]:
                     for pid in concept_ids(m):
                         votes[pid][gid] += 1
     return {pid: c.most_common(1)[0][0] for pid, c in votes.items()}
+
+
+def realistic_lexicon(data_dir: Path, training_docs, vocabularies: bool = True):
+    """The dictionaries a deployment has: DrugBank, CIViC, the gold mention names of Train documents only, and
+    (``vocabularies``) every installed vocabulary "Load the sample" loads (MeSH, the drug vocabulary, gene
+    aliases), read with the Train mentions only where a reader takes gold (MeSH kinds, mouse gene ids)."""
+    from curation.entities.dictionaries import (
+        MINED_FORMATS,
+        assemble_lexicon,
+        merged_synonyms,
+        read_dictionary,
+        vocabulary_kinds,
+    )
+    from curation.entities.synonyms import drugbank_synonyms
+    from curation.entities.vocabularies import installed
+    from curation.ingest.civic import read_civic
+    from curation.schemas import PO
+
+    drugbank = data_dir / "dicts" / "drugbank_vocabulary.csv"
+    dictionary = list(drugbank_synonyms(drugbank)) if drugbank.exists() else []
+    train_mentions = [m for d in training_docs for m in d.mentions]
+    for kind in vocabulary_kinds() if vocabularies else ():
+        if kind in MINED_FORMATS or (kind in ("mesh", "drug-ner") and not installed(kind)):
+            continue  # code names are mined from a store's text; this pool has no store
+        dictionary += list(read_dictionary(kind, None, train_mentions))
+    records = []
+    for path in sorted((data_dir / "civic").glob("*.tsv")):
+        records += [r for r in read_civic(path, Problems(path, lenient=True)) if r.schema == PO.name]
+    synonyms = merged_synonyms(dictionary, [(PO, records)], [m for d in training_docs for m in d.mentions])
+    return assemble_lexicon(synonyms, training_docs)
+
+
+def run_name(n: int, rule: str, weight: str, sentence: bool, combine: str) -> str:
+    return f"scorer_served@{n}:{rule}/{weight}" + ("/sentence" if sentence else "") + (f"/{combine}" if combine else "")
+
+
+def generic_report(runs, queries, generic: frozenset[str], aliases) -> dict:
+    """How often each candidate is in a query's top :data:`GENERIC_TOP` and how often it is gold there, for the
+    product's rule without the generic filter (what :data:`curation.relations.generic_concepts.GENERIC` was
+    chosen from, on dev), and how many queries a concept of that list tops with and without the filter."""
+    from curation.learning.statistics import per_query
+    from curation.relations.suggestions import NARY_COMBINE, RULE, SENTENCE
+
+    out: dict = {"list": sorted({aliases.get(c, c) for c in generic})}
+    for corpus, qs in queries.items():
+        shown, right = Counter(), Counter()
+        with_list = without = 0
+        qrels = {q.qid: {g: 1 for g in q.gold} for q in qs}
+        names = {q.qid: run_name(20, RULE["rule"], RULE["weight"], SENTENCE, NARY_COMBINE if len(q.slots) > 1 else "")
+                 for q in qs}
+        maps = {kind: per_query({q.qid: runs[corpus].get(names[q.qid] + suffix, {}).get(q.qid, {}) for q in qs},
+                                qrels, "map") for kind, suffix in (("filtered", ""), ("unfiltered", "/unfiltered"))}
+        for q in qs:
+            name = names[q.qid]
+            plain = runs[corpus].get(name + "/unfiltered", {}).get(q.qid, {})
+            filtered = runs[corpus].get(name, {}).get(q.qid, {})
+            top = sorted(plain, key=lambda c: -plain[c])[:GENERIC_TOP]
+            shown.update(top)
+            right.update(c for c in top if c in q.gold)
+            listed = {aliases.get(c, c) for c in generic}
+            without += any(c in listed for c in top)
+            with_list += any(c in listed for c in sorted(filtered, key=lambda c: -filtered[c])[:GENERIC_TOP])
+        out[corpus] = {"queries": len(qs), "queries_with_listed_in_top3": {"unfiltered": without,
+                                                                           "filtered": with_list},
+                       "map_top20": {k: round(sum(v.values()) / max(1, len(v)), 4) for k, v in maps.items()},
+                       "most_in_top3": [{"concept": c, "top3": n, "gold": right[c]} for c, n in shown.most_common(25)]}
+    return out

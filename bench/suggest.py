@@ -45,7 +45,6 @@ RULES = [dict(rule=r, weight=w) for r in ("sum", "noisy_or", "max") for w in ("f
 NARY_COMBINES = ("min", "mean", "max")
 SENTENCES = (False, True)  # whether only a pair one sentence holds supports a candidate
 TOLERANCE = 0.002
-GENERIC_TOP = 3  # a generic concept is counted when it is in a query's top GENERIC_TOP
 
 
 def _schema(query):
@@ -87,77 +86,8 @@ def _summary(per: dict[str, dict[str, float]], baseline: dict[str, dict[str, flo
     return out
 
 
-def _realistic_lexicon(data_dir: Path, training_docs, vocabularies: bool = True):
-    """The dictionaries a deployment has: DrugBank, CIViC, the gold mention names of Train documents only, and
-    (``vocabularies``) every installed vocabulary "Load the sample" loads (MeSH, the drug vocabulary, gene
-    aliases), read with the Train mentions only where a reader takes gold (MeSH kinds, mouse gene ids)."""
-    from curation.entities.dictionaries import (
-        MINED_FORMATS,
-        assemble_lexicon,
-        merged_synonyms,
-        read_dictionary,
-        vocabulary_kinds,
-    )
-    from curation.entities.synonyms import drugbank_synonyms
-    from curation.entities.vocabularies import installed
-    from curation.ingest.civic import read_civic
-    from curation.schemas import PO
-
-    drugbank = data_dir / "dicts" / "drugbank_vocabulary.csv"
-    dictionary = list(drugbank_synonyms(drugbank)) if drugbank.exists() else []
-    train_mentions = [m for d in training_docs for m in d.mentions]
-    for kind in vocabulary_kinds() if vocabularies else ():
-        if kind in MINED_FORMATS or (kind in ("mesh", "drug-ner") and not installed(kind)):
-            continue  # code names are mined from a store's text; this pool has no store
-        dictionary += list(read_dictionary(kind, None, train_mentions))
-    records = []
-    for path in sorted((data_dir / "civic").glob("*.tsv")):
-        records += [r for r in read_civic(path, Problems(path, lenient=True)) if r.schema == PO.name]
-    synonyms = merged_synonyms(dictionary, [(PO, records)], [m for d in training_docs for m in d.mentions])
-    return assemble_lexicon(synonyms, training_docs)
-
-
-def _run_name(n: int, rule: str, weight: str, sentence: bool, combine: str) -> str:
-    return f"scorer_served@{n}:{rule}/{weight}" + ("/sentence" if sentence else "") + (f"/{combine}" if combine else "")
-
-
-def _generic_report(runs, queries, generic: frozenset[str], aliases) -> dict:
-    """How often each candidate is in a query's top :data:`GENERIC_TOP` and how often it is gold there, for the
-    product's rule without the generic filter (what :data:`curation.relations.generic_concepts.GENERIC` was
-    chosen from, on dev), and how many queries a concept of that list tops with and without the filter."""
-    from curation.learning.statistics import per_query
-    from curation.relations.suggestions import NARY_COMBINE, RULE, SENTENCE
-
-    out: dict = {"list": sorted({aliases.get(c, c) for c in generic})}
-    for corpus, qs in queries.items():
-        shown, right = Counter(), Counter()
-        with_list = without = 0
-        qrels = {q.qid: {g: 1 for g in q.gold} for q in qs}
-        names = {q.qid: _run_name(20, RULE["rule"], RULE["weight"], SENTENCE, NARY_COMBINE if len(q.slots) > 1 else "")
-                 for q in qs}
-        maps = {kind: per_query({q.qid: runs[corpus].get(names[q.qid] + suffix, {}).get(q.qid, {}) for q in qs},
-                                qrels, "map") for kind, suffix in (("filtered", ""), ("unfiltered", "/unfiltered"))}
-        for q in qs:
-            name = names[q.qid]
-            plain = runs[corpus].get(name + "/unfiltered", {}).get(q.qid, {})
-            filtered = runs[corpus].get(name, {}).get(q.qid, {})
-            top = sorted(plain, key=lambda c: -plain[c])[:GENERIC_TOP]
-            shown.update(top)
-            right.update(c for c in top if c in q.gold)
-            listed = {aliases.get(c, c) for c in generic}
-            without += any(c in listed for c in top)
-            with_list += any(c in listed for c in sorted(filtered, key=lambda c: -filtered[c])[:GENERIC_TOP])
-        out[corpus] = {"queries": len(qs), "queries_with_listed_in_top3": {"unfiltered": without,
-                                                                           "filtered": with_list},
-                       "map_top20": {k: round(sum(v.values()) / max(1, len(v)), 4) for k, v in maps.items()},
-                       "most_in_top3": [{"concept": c, "top3": n, "gold": right[c]} for c, n in shown.most_common(25)]}
-    return out
-
-
 def _typed_name(concept: str, docs) -> str:
     """How papers write a concept most often (what a curator copies into the slot)."""
-    from collections import Counter
-
     counts = Counter(m.text for d in docs for m in d.mentions if concept in concept_ids(m))
     return counts.most_common(1)[0][0] if counts else concept
 
@@ -214,7 +144,7 @@ def suggestion_benchmark(data_dir: Path, scorer, training, split: str = "dev", v
 
     # --- realistic: the product's dictionary annotator (no Dev/Test names), served search over a pool ---
     started = time.perf_counter()
-    lexicon = _realistic_lexicon(data_dir, list(training.documents.values()), vocabularies)
+    lexicon = S.realistic_lexicon(data_dir, list(training.documents.values()), vocabularies)
     hoc = list(read_jsonl(data_dir / "hoc" / "hoc_abstracts.jsonl", Problems(data_dir / "hoc" / "hoc_abstracts.jsonl",
                                                                             lenient=True)))
     docs = {d.pmid: d for corpus in corpora.values() for d in corpus}
@@ -276,7 +206,7 @@ def suggestion_benchmark(data_dir: Path, scorer, training, split: str = "dev", v
                 for combine in (NARY_COMBINES if len(slots) > 1 else ("max",)):
                     for r in RULES:
                         for sentence in SENTENCES:
-                            name = _run_name(n, r["rule"], r["weight"], sentence, combine if len(slots) > 1 else "")
+                            name = S.run_name(n, r["rule"], r["weight"], sentence, combine if len(slots) > 1 else "")
                             runs[corpus][name][q.qid] = S.ranked(rows, slots, aliases, generic, combine=combine,
                                                                  threshold=scorer.threshold, sentence=sentence, **r)
                             if (n == 20 and r == PRODUCT_RULE and sentence == PRODUCT_SENTENCE
@@ -300,7 +230,7 @@ def suggestion_benchmark(data_dir: Path, scorer, training, split: str = "dev", v
                     run = {}
                     for corpus, qs in queries.items():
                         for q in qs:
-                            name = _run_name(n, r["rule"], r["weight"], sentence, combine if len(q.slots) > 1 else "")
+                            name = S.run_name(n, r["rule"], r["weight"], sentence, combine if len(q.slots) > 1 else "")
                             run[q.qid] = runs[corpus][name][q.qid]
                     maps = per_query(run, qrels, "map")
                     candidates[(n, r["rule"], r["weight"], combine, sentence)] = sum(maps.values()) / len(maps)
@@ -323,11 +253,11 @@ def suggestion_benchmark(data_dir: Path, scorer, training, split: str = "dev", v
                         "sentence": best[4], "map": round(candidates[best], 4), "best_map": round(top, 4),
                         "all": {f"top{k[0]}/{k[1]}/{k[2]}/{k[3]}" + ("/sentence" if k[4] else ""): round(v, 4)
                                 for k, v in sorted(candidates.items(), key=lambda kv: -kv[1])[:40]}}
-    out["generic"] = _generic_report(runs, queries, generic, aliases)
+    out["generic"] = S.generic_report(runs, queries, generic, aliases)
     for corpus, qs in queries.items():
         chosen = {}
         for q in qs:
-            name = _run_name(best[0], best[1], best[2], best[4], best[3] if len(q.slots) > 1 else "")
+            name = S.run_name(best[0], best[1], best[2], best[4], best[3] if len(q.slots) > 1 else "")
             chosen[q.qid] = runs[corpus][name][q.qid]
         systems = {"frequency_prior": runs[corpus]["frequency_prior"], "cooccurrence_all": runs[corpus][
             "cooccurrence_all"], f"cooccurrence_served@{best[0]}": runs[corpus][f"cooccurrence_served@{best[0]}"],
