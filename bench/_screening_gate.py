@@ -144,3 +144,10 @@ def leaf_grid(pools: Mapping[str, dict], bench: _concepts.ConceptBench, engine, 
         "min_child_samples"]
     return {"grid": rows, "chosen_min_child_samples": chosen,
             "product_equals_choice": chosen == PARAMS["min_child_samples"]}
+
+
+def report(splits: Mapping[str, dict], bench, engine, signals) -> dict:
+    """The cross-topic update after simulated sessions (this module): per split, and the dev grid."""
+    out: dict[str, object] = {"dev_grid": leaf_grid(splits["dev"], bench, engine, signals)}
+    out.update({s: measure(p, bench, engine, signals) for s, p in splits.items()})
+    return out

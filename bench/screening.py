@@ -30,12 +30,11 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, replace
-from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
 
-from bench import _asreview_peer, _concepts, _screening_gate
+from bench import _asreview_peer, _concepts, _screening_curves, _screening_gate
 from bench import _scaffold as scaffold
 from bench._scaffold import goal
 from bench._screening_topics import Topic, find_topics, load_store_documents, relation_pairs
@@ -57,7 +56,6 @@ from curation.screening.simulation import random_order, simulate, static_prior
 from index.lexical import LexicalIndex
 from index.search import Retriever
 
-FIGURE = Path(__file__).resolve().parent.parent / "docs" / "screening_curves.png"
 METRICS = ("wss@95", "recall@10%", "recall@20%", "atd", "loss")
 GRID = tuple(LearnerConfig(prior_weight=p, evidence_weight=e) for p in (0.0, 0.5, 1.0) for e in (0.0, 0.1, 0.3, 1.0))
 RANDOM_SEEDS = 10
@@ -306,50 +304,6 @@ def _gate_goals(report: Mapping) -> dict:
             "gate_false_activation_rate": goal(gate["false_activation_rate"], 0.05, "<=")}
 
 
-def _curves(pools: Mapping[str, dict], per_topic: Mapping[str, Mapping], product: str, n: int = 3) -> dict:
-    """Per method, the reads at which each relevant candidate was found, for the ``n`` test topics with the largest
-    pools (the figure in docs/BENCHMARKS.md)."""
-    chosen = sorted((t for t, e in pools.items() if "store" in e), key=lambda t: -len(pools[t]["store"].gains))[:n]
-    peer = "asreview_ranked" if product == "learner_ranked" else "asreview"
-    return {t: {"name": pools[t]["topic"].name, "candidates": len(pools[t]["store"].gains),
-                **{m: per_topic[m][t]["found_at"] for m in ("static", product, peer) if t in per_topic.get(m, {})}}
-            for t in chosen}
-
-
-def _figure(curves: Mapping[str, Mapping], path: Path) -> None:
-    """Relevant found against read, one panel per topic (matplotlib, written beside docs/BENCHMARKS.md)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, len(curves), figsize=(5 * len(curves), 4), squeeze=False)
-    for ax, (topic_id, curve) in zip(axes[0], curves.items(), strict=True):
-        n = curve["candidates"]
-        reads = np.arange(1, n + 1)
-        for method, style in (("static", ":"), ("asreview", "--"), ("asreview_ranked", "--"), ("learner", "-"),
-                              ("learner_ranked", "-")):
-            if method in curve:
-                found = np.searchsorted(np.asarray(curve[method]), reads, side="right")
-                ax.plot(reads, found, style, label=method)
-        total = len(curve["static"])
-        ax.plot([0, n], [0, total], color="grey", linewidth=0.8, label="random")
-        ax.set_title(f"{curve['name']} ({topic_id}): {total} of {n}", fontsize=9)
-        ax.set_xlabel("abstracts read")
-        ax.set_ylabel("relevant found")
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-
-
-def _gate(splits: Mapping[str, dict], bench, engine, signals) -> dict:
-    """The cross-topic update after simulated sessions (:mod:`bench._screening_gate`): per split, and the dev grid."""
-    out: dict[str, object] = {"dev_grid": _screening_gate.leaf_grid(splits["dev"], bench, engine, signals)}
-    out.update({s: _screening_gate.measure(p, bench, engine, signals) for s, p in splits.items()})
-    return out
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = scaffold.parser(__doc__, "screening", data_dir=True)
     parser.add_argument("--test", action="store_true", help="also score the test topics (read once)")
@@ -392,7 +346,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{split}: {len(pools)} topics pooled, {time.perf_counter() - started:.0f} s", file=sys.stderr)
     if args.gate_only:
         report = scaffold.read(args.out)
-        report["gate"] = _gate(splits, bench, engine, signals)
+        report["gate"] = _screening_gate.report(splits, bench, engine, signals)
         if "goals" in report:
             report["goals"].update(_gate_goals(report))
         scaffold.write(args.out, report, indent=1, echo={s: report["gate"][s].get("session") for s in splits})
@@ -427,11 +381,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                                         for t, e in pools.items()}
         print(f"{split} evaluated ({time.perf_counter() - started:.0f} s)", file=sys.stderr)
     report["rerank"] = _rerank_p95({t: e for pools in splits.values() for t, e in pools.items()}, corpus)
-    report["gate"] = _gate(splits, bench, engine, signals)
+    report["gate"] = _screening_gate.report(splits, bench, engine, signals)
     if "test" in report and not args.no_peer:
         report["goals"] = _goals(report, args.product)
-        report["curves"] = _curves(splits["test"], report["test"]["store"]["per_topic"], args.product)
-        _figure(report["curves"], FIGURE)
+        report["curves"] = _screening_curves.curves(splits["test"], report["test"]["store"]["per_topic"],
+                                                    args.product)
+        _screening_curves.figure(report["curves"], _screening_curves.FIGURE)
     report["seconds"] = round(time.perf_counter() - started, 1)
     scaffold.write(args.out, report, indent=1)
     return 0
