@@ -21,7 +21,7 @@ from curation.schemas import RelationSchema
 from curation.store.base import _scalar
 from curation.store.journaled import journaled
 from curation.store.kb import add_kb_records
-from curation.store.migrations import LEGACY_ADJUDICATION
+from curation.store.legacy_adjudication import LEGACY_ADJUDICATION
 
 MAX_NOTE = 10_000
 MAX_ANSWER = 500  # characters of the answer and of each query entity
