@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import streamlit as st
 
-from curation.ui import team_gate
-from curation.ui.addresses import with_root_forwarding
-from curation.ui.common import connection, preload_search
-from curation.ui.legacy_runner import leave_legacy_runner
-from curation.ui.sample_loader import loading, resume_unfinished_load
-from curation.ui.sidebar import sidebar, store_notice_banner
 from curation.workflows.session import corpus_size
+from pages.parts import team_gate
+from pages.parts.addresses import with_root_forwarding
+from pages.parts.common import connection, preload_search
+from pages.parts.legacy_runner import leave_legacy_runner
+from pages.parts.sample_loader import loading, resume_unfinished_load
+from pages.parts.sidebar import sidebar, store_notice_banner
 
 leave_legacy_runner(__file__)  # before anything is drawn: the first run after the server starts
 st.set_page_config(page_title="Curation workbench", page_icon=":material/biotech:", layout="wide")

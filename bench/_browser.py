@@ -295,7 +295,7 @@ def wait_for_decision(page: Page, pmid: str, text: str, timeout_s: float = 60) -
 def grade_by_keyboard(page: Page, pmid: str, curator: str, key: str = "1", timeout_s: float = 60) -> float:
     """Grade the focused result (▶, ``pmid``) with its shortcut, no field focused; seconds until its caption shows it.
 
-    Keys 1, 2, 3 are the grades, best first (curation/ui/common.py's ``GRADE_SHORTCUTS``). The focused
+    Keys 1, 2, 3 are the grades, best first (pages/parts/common.py's ``GRADE_SHORTCUTS``). The focused
     row's buttons carry the shortcuts; they stay disabled until the curator's name has reached the
     server, which is waited for before the clock starts.
     """
@@ -310,7 +310,7 @@ def grade_by_keyboard(page: Page, pmid: str, curator: str, key: str = "1", timeo
     return time.perf_counter() - start
 
 
-SAMPLE_OUTCOMES = ("Sample loaded from", "Nothing new", "No sample to load")  # curation/ui/sample_loader.py's messages
+SAMPLE_OUTCOMES = ("Sample loaded from", "Nothing new", "No sample to load")  # pages/parts/sample_loader.py's messages
 
 
 def load_sample(page: Page, timeout_s: float = 600) -> tuple[float, str]:

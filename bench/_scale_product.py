@@ -197,7 +197,7 @@ def bench_product(corpus: RealCorpus, documents: int, postings: str = "memory", 
     from curation.entities.annotation import Annotator
     from curation.retrieval.passages import best_sentences, shift
     from curation.retrieval.result_rows import kinded_spans
-    from curation.ui.highlight import to_html
+    from pages.parts.highlight import to_html
 
     t = time.perf_counter()
     docs, vectors = _replicated(corpus, documents)

@@ -71,7 +71,7 @@ def latency(data_dir: Path, scorer, queries: int = 200, seed: int = 13) -> dict:
         searcher = Searcher(con)
         engine, _ = searcher.engine(PO)
         t = time.perf_counter()
-        matcher = build_matcher(con)  # the app's: the corpus analysed ahead (curation/ui/common.py builds it so)
+        matcher = build_matcher(con)  # the app's: the corpus analysed ahead (pages/parts/common.py builds it so)
         out["matcher_warm_s"] = round(time.perf_counter() - t, 1)
         linker = default_linker(con, matcher, build_normaliser(matcher))
         suggest(con, engine, linker, matcher, PO, {"Gene": "BRAF", "Variant": "V600E"}, mode="bm25")  # first search

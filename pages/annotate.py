@@ -6,17 +6,17 @@ import streamlit as st
 
 from curation.errors import USER_ERRORS
 from curation.grades import GRADE_LABELS, GRADES
-from curation.ui import highlight
-from curation.ui.common import GRADE_SHORTCUTS, connection, matcher, who
-from curation.ui.highlight import escape_text
-from curation.ui.legacy_runner import leave_legacy_runner
-from curation.ui.result_card import card_style
-from curation.ui.retrievers import retriever
 from curation.workflows import team
 from curation.workflows.annotation_queue import ORDERS, adjudicate, annotation_view, record_label
 from curation.workflows.session import corpus_size, current_schema
+from pages.parts import highlight
+from pages.parts.common import GRADE_SHORTCUTS, connection, matcher, who
+from pages.parts.highlight import escape_text
+from pages.parts.legacy_runner import leave_legacy_runner
+from pages.parts.result_card import card_style
+from pages.parts.retrievers import retriever
 
-leave_legacy_runner(__file__)  # first, before anything is drawn (see curation/ui/legacy_runner.py)
+leave_legacy_runner(__file__)  # first, before anything is drawn (see pages/parts/legacy_runner.py)
 
 st.title("Annotate")
 card_style()  # the same entity colours as the Curate page's cards
@@ -73,7 +73,7 @@ else:
     with st.container(border=True):
         st.caption(f"{entry.source} — {entry.reason} · ranking: {view.mode}")
         st.text(f"Query: {entry.query}")  # typed text: plain, never markdown
-        # title_html and abstract_html are escaped by curation.ui.highlight; only its <mark> tags are markup.
+        # title_html and abstract_html are escaped by pages.parts.highlight; only its <mark> tags are markup.
         title_html, abstract_html = highlight.title_html(view.next.title), highlight.marked_html(view.next.abstract)
         st.markdown(f"[PMID {entry.pmid}](https://pubmed.ncbi.nlm.nih.gov/{entry.pmid}/) {title_html}",
                     unsafe_allow_html=True)

@@ -3,7 +3,7 @@
 The page reads its widgets, makes one workflow call per action and draws the typed view it gets back: opening
 the page (:func:`curation.workflows.curate.open_form` → ``CurateForm``), a search
 (:func:`curation.workflows.curate.open_curate` → ``CurateView``), a grade (:func:`curation.workflows.curate.decide`,
-from :mod:`curation.ui.result_card`). With "Screen this topic" on, :mod:`curation.ui.screen_panel` draws the topic one
+from :mod:`pages.parts.result_card`). With "Screen this topic" on, :mod:`pages.parts.screen_panel` draws the topic one
 abstract at a time instead of the results (:func:`curation.workflows.screen.open_topic` → ``ScreenView``).
 """
 
@@ -14,19 +14,19 @@ from functools import partial
 import streamlit as st
 
 from curation.errors import USER_ERRORS
-from curation.ui import address_state, curate_lists, keyboard, screen_panel, suggestion_panel
-from curation.ui import concept_chips as chips
-from curation.ui import result_filters as filters
-from curation.ui.common import connection, matcher, query_linker, who
-from curation.ui.highlight import escape_text
-from curation.ui.legacy_runner import leave_legacy_runner
-from curation.ui.result_card import Card, card_style, result_card, undo
-from curation.ui.retrievers import loaded_retriever, planned_version, ranking_modes, retriever, serving_problem
-from curation.ui.sample_loader import sample_action
 from curation.workflows import curate, watch
 from curation.workflows.curate import ENTITY_KINDS, ROLES
+from pages.parts import address_state, curate_lists, keyboard, screen_panel, suggestion_panel
+from pages.parts import concept_chips as chips
+from pages.parts import result_filters as filters
+from pages.parts.common import connection, matcher, query_linker, who
+from pages.parts.highlight import escape_text
+from pages.parts.legacy_runner import leave_legacy_runner
+from pages.parts.result_card import Card, card_style, result_card, undo
+from pages.parts.retrievers import loaded_retriever, planned_version, ranking_modes, retriever, serving_problem
+from pages.parts.sample_loader import sample_action
 
-leave_legacy_runner(__file__)  # first, before anything is drawn (see curation/ui/legacy_runner.py)
+leave_legacy_runner(__file__)  # first, before anything is drawn (see pages/parts/legacy_runner.py)
 
 st.title("Curate")
 card_style()

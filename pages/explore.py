@@ -10,8 +10,6 @@ import streamlit as st
 from curation.config import load_settings
 from curation.errors import USER_ERRORS
 from curation.grades import Grade
-from curation.ui.common import connection, matcher, who
-from curation.ui.legacy_runner import leave_legacy_runner
 from curation.workflows.projection import (
     DOCUMENT,
     NONE,
@@ -27,8 +25,10 @@ from curation.workflows.projection import (
 )
 from curation.workflows.session import current_schema
 from curation.workflows.versions import BUILD_HELP, active_version, model_versions, registered
+from pages.parts.common import connection, matcher, who
+from pages.parts.legacy_runner import leave_legacy_runner
 
-leave_legacy_runner(__file__)  # first, before anything is drawn (see curation/ui/legacy_runner.py)
+leave_legacy_runner(__file__)  # first, before anything is drawn (see pages/parts/legacy_runner.py)
 
 COLOUR_LABELS = {
     ColourBy.GRADE: "Decision grade",

@@ -7,18 +7,18 @@ import shutil
 import streamlit as st
 
 from curation.errors import USER_ERRORS
-from curation.ui.common import annotator, connection, who
-from curation.ui.highlight import escape_text
-from curation.ui.legacy_runner import leave_legacy_runner
-from curation.ui.sample_loader import sample_action
-from curation.ui.schema_editor import schema_section
-from curation.ui.uploads import save_upload
 from curation.workflows import team
 from curation.workflows.export import FORMATS, civic_suggestions, export_decisions, export_new_records
 from curation.workflows.ingestion import CORPUS_FORMATS, KB_FORMATS, check_upload_size, ingest_corpus, ingest_kb
 from curation.workflows.session import schema_or_first, schemas, store_counts
+from pages.parts.common import annotator, connection, who
+from pages.parts.highlight import escape_text
+from pages.parts.legacy_runner import leave_legacy_runner
+from pages.parts.sample_loader import sample_action
+from pages.parts.schema_editor import schema_section
+from pages.parts.uploads import save_upload
 
-leave_legacy_runner(__file__)  # first, before anything is drawn (see curation/ui/legacy_runner.py)
+leave_legacy_runner(__file__)  # first, before anything is drawn (see pages/parts/legacy_runner.py)
 
 st.title("Knowledge base")
 con = connection()

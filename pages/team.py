@@ -5,12 +5,12 @@ from __future__ import annotations
 import streamlit as st
 
 from curation.errors import USER_ERRORS
-from curation.ui.common import connection, who
-from curation.ui.highlight import escape_text
-from curation.ui.legacy_runner import leave_legacy_runner
 from curation.workflows import team
+from pages.parts.common import connection, who
+from pages.parts.highlight import escape_text
+from pages.parts.legacy_runner import leave_legacy_runner
 
-leave_legacy_runner(__file__)  # first, before anything is drawn (see curation/ui/legacy_runner.py)
+leave_legacy_runner(__file__)  # first, before anything is drawn (see pages/parts/legacy_runner.py)
 
 st.title("Team")
 con = connection()

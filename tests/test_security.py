@@ -3,7 +3,7 @@
 - .streamlit/config.toml binds 127.0.0.1, answers only to localhost host names, keeps XSRF and
   CORS protection on and sets the upload limit the Knowledge base page also enforces;
 - no secret is tracked by git, and .streamlit/secrets.toml is ignored;
-- the pages (and curation.ui) hand Streamlit raw HTML only from values built by curation.ui.highlight (escaped);
+- the pages (and pages.parts) hand Streamlit raw HTML only from values built by pages.parts.highlight (escaped);
 - nothing loads pickles.
 """
 
@@ -98,10 +98,10 @@ def test_streamlit_secrets_are_ignored_and_not_tracked():
     assert ignored.returncode == 0, ".gitignore must list .streamlit/secrets.toml"
 
 
-# Values a page may put into raw HTML besides those named *_html (built by curation.ui.highlight,
+# Values a page may put into raw HTML besides those named *_html (built by pages.parts.highlight,
 # which escapes every character of text): each is a number, a validated PMID or a constant.
 RAW_HTML_ALLOWED = {
-    "HIGHLIGHT_CSS": "a constant of curation/ui/result_card.py",
+    "HIGHLIGHT_CSS": "a constant of pages/parts/result_card.py",
     "marker": "'▶ ' or ''",
     "row.rank": "an int",
     "row.pmid": "digits (PMIDs are checked by every loader and by record_decision)",
@@ -150,7 +150,7 @@ def _constant_html_problems(path: Path) -> list[str]:
 
 
 def test_pages_put_only_escaped_values_into_raw_html():
-    sources = [*sorted((ROOT / "pages").glob("*.py")), *sorted((ROOT / "curation/ui").glob("*.py")), ROOT / "app.py"]
+    sources = [*sorted((ROOT / "pages").glob("*.py")), *sorted((ROOT / "pages/parts").glob("*.py")), ROOT / "app.py"]
     seen, problems = 0, []
     for path in sources:
         problems += _constant_html_problems(path)

@@ -3,7 +3,7 @@
 Sentence selection follows seeds 003/004: score each sentence by the query entities it mentions
 (most), candidate answers, and plain word overlap with the query, and show the best two or three
 first. Pure text and offsets: how the sentences are drawn (escaped HTML with marks) is the pages'
-(``curation/ui/highlight.py``).
+(``pages/parts/highlight.py``).
 """
 
 from __future__ import annotations

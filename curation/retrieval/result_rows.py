@@ -6,7 +6,7 @@ some, never one that mentions none. For each hit: the title and abstract with en
 (query entities, candidate answers, other entities), the two or three best sentences, each component's
 score, the answer-type entities found in it (to pre-fill the answer field) and the decisions already
 recorded for this relation and document. Text is handed over as stored (:class:`MarkedText`): the
-pages escape it when they draw it (``curation/ui/highlight.py``).
+pages escape it when they draw it (``pages/parts/highlight.py``).
 
 Entity spans come from the concept index (the store's annotations, written at ingest), read
 for all hits in one query; a document without stored annotations is annotated in memory with the

@@ -32,7 +32,7 @@ from curation.entities.dictionaries import dictionary_label, ingest_dictionary, 
 from curation.entities.served_annotator import REANNOTATE_HINT
 from curation.errors import USER_ERRORS, CurationError
 from curation.ingest.sample import SampleFile, sample_files
-from curation.ingest.sample import find_sample as find_sample  # for the pages (curation.ui.sample_loader)
+from curation.ingest.sample import find_sample as find_sample  # for the pages (pages.parts.sample_loader)
 from curation.relations.concept_index import AnnotationReport, Progress
 from curation.store.loads import DONE, FAILED, PENDING, StepRow, finish_step, plan_load, unfinished_load
 from curation.workflows.entities import reannotate

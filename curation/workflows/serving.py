@@ -1,6 +1,6 @@
 """What the app keeps alive between script runs: the store connection, the matcher, the served retriever.
 
-The app caches what these functions return (curation/ui/common.py, the one place with ``st.cache_resource``);
+The app caches what these functions return (pages/parts/common.py, the one place with ``st.cache_resource``);
 the policy of which model version serves lives in :mod:`curation.versions.serving`; how the matcher is built in
 the background, the heap settled and background work finished at exit, in :mod:`curation.runtime`. The names
 pages use are offered here, so pages reach them through the workflows.

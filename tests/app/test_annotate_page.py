@@ -35,7 +35,7 @@ def _open(curator: str | None) -> AppTest:
 
 
 def _decisions():
-    from curation.ui.common import connection
+    from pages.parts.common import connection
 
     return (
         connection()

@@ -8,7 +8,7 @@ from curation.config import PROJECT_ROOT
 from curation.grades import Grade
 from curation.store.decisions import record_decision
 from curation.store.opening import open_store
-from curation.ui.uploads import safe_upload_name
+from pages.parts.uploads import safe_upload_name
 
 APP = str(PROJECT_ROOT / "app.py")
 

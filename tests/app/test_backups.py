@@ -1,4 +1,4 @@
-"""The app backs the store up when the newest backup is older than the interval (curation/ui/common.py): in a server
+"""The app backs the store up when the newest backup is older than the interval (pages/parts/common.py): in a server
 thread started once a page is drawn and begun a while later, so no page waits for it; a failure is said on the page
 runs after it."""
 

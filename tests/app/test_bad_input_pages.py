@@ -37,7 +37,7 @@ HOSTILE = "<script>alert(1)</script> <img src=x onerror=alert(2)> *2/*2 [link](j
 
 
 def _snapshot() -> dict[str, list[tuple]]:
-    from curation.ui.common import connection
+    from pages.parts.common import connection
 
     con = connection()
     tables = [row[0] for row in con.execute("SELECT table_name FROM duckdb_tables() ORDER BY 1").fetchall()]
@@ -104,16 +104,16 @@ def test_an_upload_over_the_limit_is_refused_before_it_is_saved(loaded_db, uploa
 
 
 def test_an_upload_name_cannot_lead_out_of_its_private_folder(loaded_db, uploads, monkeypatch):
-    import curation.ui.uploads
+    import pages.parts.uploads
 
     saved: list[Path] = []
-    original = curation.ui.uploads.save_upload
+    original = pages.parts.uploads.save_upload
 
     def spy(upload):
         saved.append(original(upload))
         return saved[-1]
 
-    monkeypatch.setattr(curation.ui.uploads, "save_upload", spy)
+    monkeypatch.setattr(pages.parts.uploads, "save_upload", spy)
     at = _import_kb("../../../evil.tsv", CIVIC.encode())
     assert not at.error
     assert any("1 added" in html.unescape(s.value) for s in at.success)
@@ -215,7 +215,7 @@ def test_an_answer_of_the_wrong_kind_asks_before_it_is_recorded(loaded_db):
     assert _snapshot() == before
     at.button(key="record_anyway").click().run()
     assert not at.exception
-    from curation.ui.common import connection
+    from pages.parts.common import connection
 
     rows = connection().execute("SELECT curator, pmid, grade, answer FROM decisions").fetchall()
     assert rows == [("ana", "1000001", Grade.COMPLETE, "BRAF")]
@@ -244,7 +244,7 @@ def test_an_answer_of_the_wrong_kind_asks_before_it_is_recorded(loaded_db):
          "shell-and-unicode", "only-dots", "empty", "overlong"],
 )
 def test_upload_names_become_plain_file_names_inside_the_private_folder(name, expected, tmp_path, monkeypatch):
-    from curation.ui.uploads import safe_upload_name, save_upload
+    from pages.parts.uploads import safe_upload_name, save_upload
 
     assert safe_upload_name(name) == expected
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))

@@ -19,7 +19,7 @@ APP = str(PROJECT_ROOT / "app.py")
 
 
 def _decisions(at: AppTest):
-    from curation.ui.common import connection
+    from pages.parts.common import connection
 
     return (
         connection().execute("SELECT curator, pmid, grade, answer, superseded_by FROM decisions ORDER BY 1").fetchall()
@@ -47,7 +47,7 @@ def test_type_search_decide_undo(loaded_db):
     assert _decisions(at) == [("ana", "1000001", Grade.COMPLETE, "Vemurafenib", None)]
     assert any("ana: Complete evidence" in c.value for c in at.caption)
     # The decision keeps how the search found the abstract: its group, stages and the concepts it mentions.
-    from curation.ui.common import connection
+    from pages.parts.common import connection
 
     (stored,) = connection().execute("SELECT provenance FROM decisions").fetchone()
     provenance = json.loads(stored)
@@ -326,7 +326,7 @@ def test_a_saved_query_says_what_is_new_and_opens_on_it(loaded_db):
     at.run()
     at.button(key="save_query").click().run()
     assert not at.exception
-    from curation.ui.common import connection
+    from pages.parts.common import connection
 
     (concepts,) = connection().execute("SELECT concepts FROM saved_queries").fetchone()
     linked = json.loads(concepts)
@@ -389,7 +389,7 @@ def test_suggested_treatments_filter_to_supporting_abstracts_prefill_and_record(
     assert at.selectbox(key="answer_2000001").value == "Sotorasib"
     at.button(key="complete_2000001").click()
     at.run()
-    from curation.ui.common import connection
+    from pages.parts.common import connection
 
     (stored,) = connection().execute("SELECT provenance FROM decisions WHERE pmid = '2000001'").fetchone()
     suggestion = json.loads(stored)["suggestion"]

@@ -4,7 +4,7 @@ Streamlit runs the first script run of a server process with its legacy runner f
 folder beside the main script: it lists every file of ``pages/`` ("app", "common", ...), runs a
 page's script without app.py when its address is opened, and runs app.py as a page of its own, so
 the sidebar's Curator field got another id than in every later run (the name typed on the first
-load was dropped, and two Curator fields showed for a moment). ``curation.ui.legacy_runner.leave_legacy_runner``
+load was dropped, and two Curator fields showed for a moment). ``pages.parts.legacy_runner.leave_legacy_runner``
 starts that run again through app.py. Each test starts its own server, so its first load is that run.
 """
 

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from curation.records import Span
-from curation.ui.highlight import to_html
+from pages.parts.highlight import to_html
 
 
 def test_html_is_escaped_and_only_marks_are_markup():
@@ -32,8 +32,8 @@ def test_a_cards_mention_line_says_how_often_the_card_highlights_a_concept_the_i
     from types import SimpleNamespace
 
     from curation.records import MarkedText, Span
-    from curation.ui.concept_chips import mentions_caption
     from index.hits import ConceptMatch
+    from pages.parts.concept_chips import mentions_caption
 
     text = "BRAF V600E. BRAF inhibitors act on BRAF."
     spans = tuple(Span(m, m + 4, "BRAF", "query", "Gene: BRAF", "dictionary") for m in (0, 12, 36))

@@ -1,4 +1,4 @@
-"""A store repaired from its decision journal says so on every page until a curator reads it (curation.ui.sidebar)."""
+"""A store repaired from its decision journal says so on every page until a curator reads it (pages.parts.sidebar)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Pages stay thin: pages/ holds app.py's pages and nothing else (their helpers are curation.ui's), each is short,
+"""Pages stay thin: pages/ holds app.py's pages and nothing else (their helpers are pages.parts's), each is short,
 and a fragment takes what it reads as arguments (a page's variables are not there when the fragment reruns alone)."""
 
 from __future__ import annotations
@@ -21,9 +21,11 @@ def navigated_scripts(app: Path) -> set[str]:
 
 
 def not_pages(folder: Path, app: Path) -> list[str]:
-    """The files of ``folder`` that ``app`` does not navigate to: a helper there is listed by Streamlit as a page."""
+    """What ``folder`` holds besides the scripts ``app`` navigates to and the ``parts/`` package of their helpers
+    (Streamlit lists every ``.py`` file directly in pages/ as a page, never a subfolder's)."""
     named = navigated_scripts(app)
-    return sorted(p.name for p in folder.iterdir() if p.name != "__pycache__" and f"pages/{p.name}" not in named)
+    return sorted(p.name for p in folder.iterdir()
+                  if p.name not in ("__pycache__", "parts") and f"pages/{p.name}" not in named)
 
 
 def _is_fragment(node: ast.FunctionDef) -> bool:

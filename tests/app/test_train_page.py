@@ -31,7 +31,7 @@ def _encoder_button(at: AppTest):
 
 
 def _active():
-    from curation.ui.common import connection
+    from pages.parts.common import connection
 
     return connection().execute("SELECT version FROM model_versions WHERE active ORDER BY 1").fetchall()
 
@@ -125,7 +125,7 @@ def test_retrain_button_starts_a_job_shows_progress_and_cancels(loaded_db, monke
 
     from curation.jobs import retraining
     from curation.store.jobs import get_job, list_jobs
-    from curation.ui.common import connection
+    from pages.parts.common import connection
 
     monkeypatch.setattr(retraining, "spawn_worker", _stand_in_worker)
     at = _train_page()
@@ -167,7 +167,7 @@ def test_a_second_start_is_refused_with_a_message(loaded_db, monkeypatch):
     from curation.config import load_settings
     from curation.jobs import retraining
     from curation.store.jobs import list_jobs
-    from curation.ui.common import connection
+    from pages.parts.common import connection
 
     monkeypatch.setattr(retraining, "spawn_worker", lambda job_dir: 2**22 + 777)  # a worker that is gone
     at = _train_page()
@@ -185,8 +185,8 @@ def test_a_second_start_is_refused_with_a_message(loaded_db, monkeypatch):
 def test_last_job_outcome_and_its_training_data_are_shown(loaded_db):
     from curation.jobs.result import DecisionSummary, JobResult, TrainingSummary, result_json
     from curation.store.jobs import create_job, finish_job
-    from curation.ui.common import connection
     from curation.versions.manifest import PairCounts
+    from pages.parts.common import connection
 
     con = connection()
     job = create_job(con, "retrain", {"schema": "PO"})
@@ -219,7 +219,7 @@ def test_the_sidebar_shows_a_running_job_on_every_page(loaded_db, monkeypatch):
 
     from curation.config import load_settings
     from curation.jobs import retraining
-    from curation.ui.common import connection
+    from pages.parts.common import connection
 
     monkeypatch.setattr(retraining, "spawn_worker", _stand_in_worker)
     job = retraining.start_retrain(connection(), retraining.RetrainRequest("PO"), load_settings())
@@ -262,8 +262,8 @@ def test_recogniser_section_says_dictionaries_trains_in_the_background_and_activ
 
     from curation.jobs import retraining
     from curation.store.jobs import get_job, list_jobs
-    from curation.ui.common import connection
     from curation.workflows import recogniser_training
+    from pages.parts.common import connection
 
     monkeypatch.setattr(retraining, "spawn_worker", _stand_in_worker)  # launch_job starts both kinds
     monkeypatch.setattr(recogniser_training, "check_data_dir", lambda data_dir: None)
@@ -302,7 +302,7 @@ def test_recogniser_section_says_dictionaries_trains_in_the_background_and_activ
 
 def test_an_active_recogniser_shows_its_dev_scores(loaded_db, tmp_path):
     from curation.store.annotations import insert_entity_model, set_active_entity_model
-    from curation.ui.common import connection
+    from pages.parts.common import connection
 
     folder = _recogniser_folder(tmp_path / "models", "biomed-b", 0.853)
     con = connection()

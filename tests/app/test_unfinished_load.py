@@ -69,7 +69,7 @@ def test_the_next_start_finishes_the_load_in_the_background_and_says_so(loaded_d
     at.run()
     (success,) = _shown(at, "success")
     assert "finishing a load that had stopped" in success and "documents annotated" in success
-    from curation.ui.common import store_cursor  # the app's connection (the process holds the file)
+    from pages.parts.common import store_cursor  # the app's connection (the process holds the file)
 
     con = store_cursor()
     assert unfinished_load(con) is None

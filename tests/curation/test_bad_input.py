@@ -30,13 +30,13 @@ from curation.store.decisions import list_decisions, record_decision, undo_last_
 from curation.store.kb import list_kb_records
 from curation.store.opening import open_store
 from curation.store.worklist import add_worklist_item, list_worklist, set_worklist_status
-from curation.ui.highlight import escape_text, marked_html, title_html, to_html
 from curation.workflows.annotation_queue import annotation_view
 from curation.workflows.answers import AnswerKindError
 from curation.workflows.curate import card_decisions, record_judgement
 from curation.workflows.ingestion import MAX_UPLOAD_MB, check_upload_size, ingest_corpus, ingest_kb
 from index.lexical import LexicalIndex
 from index.search import Retriever, SearchError
+from pages.parts.highlight import escape_text, marked_html, title_html, to_html
 
 BRAF = {"Gene": "BRAF", "Variant": "V600E"}
 CIVIC_HEADER = "molecular_profile\ttherapies\tcitation_id\tsource_type\tevidence_id\n"

@@ -29,7 +29,6 @@ from curation.store.annotations import (
 from curation.store.base import stats, transaction
 from curation.store.corpus import add_documents, iter_documents, list_mentions
 from curation.store.decisions import record_decision
-from curation.ui.highlight import marked_html, title_html
 from curation.workflows import entities
 from curation.workflows.entities import (
     NO_RECOGNISER,
@@ -41,6 +40,7 @@ from curation.workflows.entities import (
 from curation.workflows.ingestion import ingest_corpus, ingest_kb
 from index.lexical import LexicalIndex
 from index.search import Retriever
+from pages.parts.highlight import marked_html, title_html
 
 BRAF = {"Gene": "BRAF", "Variant": "V600E"}
 UNTOUCHED = ("decisions", "kb_records", "kb_entities", "mentions", "relations", "synonyms", "worklist")

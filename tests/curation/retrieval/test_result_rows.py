@@ -11,10 +11,10 @@ from curation.schemas import PO
 from curation.store.base import transaction
 from curation.store.corpus import add_documents, iter_documents
 from curation.store.decisions import record_decision
-from curation.ui.highlight import marked_html, title_html
 from curation.workflows.ingestion import ingest_corpus, ingest_kb
 from index.lexical import LexicalIndex
 from index.search import Retriever
+from pages.parts.highlight import marked_html, title_html
 
 BRAF = {"Gene": "BRAF", "Variant": "V600E"}
 

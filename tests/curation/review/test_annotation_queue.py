@@ -25,12 +25,12 @@ from curation.store.base import transaction
 from curation.store.corpus import add_documents, iter_documents
 from curation.store.decisions import list_decisions, record_decision, undo_last_decision
 from curation.store.worklist import add_worklist_item
-from curation.ui.highlight import marked_html, title_html
 from curation.workflows.annotation_queue import adjudicate, annotation_view
 from curation.workflows.ingestion import ingest_corpus, ingest_kb
 from index.hits import Hit, SearchResult
 from index.lexical import LexicalIndex
 from index.search import Mode, Retriever
+from pages.parts.highlight import marked_html, title_html
 
 BRAF = {"Gene": "BRAF", "Variant": "V600E"}
 BRAF_KEY = (("Gene", "braf"), ("Variant", "v600e"))

@@ -13,8 +13,8 @@ import duckdb
 import streamlit as st
 
 from curation.config import load_settings
-from curation.ui.common import store_cursor, who
 from curation.workflows import retrain, serving
+from pages.parts.common import store_cursor, who
 
 
 @st.cache_resource(show_spinner=False, max_entries=3)

@@ -1,5 +1,5 @@
 """The Train & evaluate page's background jobs: retraining and the entity recogniser (the relation scorer's is
-:mod:`curation.ui.train_relations`), each started by a button and followed by a polling panel. Each section takes
+:mod:`pages.parts.train_relations`), each started by a button and followed by a polling panel. Each section takes
 the page's :class:`~curation.workflows.train_view.TrainView` as an argument.
 """
 
@@ -9,12 +9,12 @@ import streamlit as st
 
 from curation.config import load_settings
 from curation.errors import USER_ERRORS
-from curation.ui.common import connection, who
-from curation.ui.highlight import escape_text
-from curation.ui.retrievers import current_job
 from curation.workflows import recogniser_training as recognisers
 from curation.workflows import retrain
 from curation.workflows.train_view import TrainView
+from pages.parts.common import connection, who
+from pages.parts.highlight import escape_text
+from pages.parts.retrievers import current_job
 
 POLL_SECONDS = 2.0
 JOB_PREFIXES = {"recogniser": "rec", "relations": "rel"}  # a job kind's panel; retraining: "rt"

@@ -3,7 +3,7 @@ answer and the grade buttons.
 
 The card is a fragment: a grade, an answer or a note reruns it alone. Everything it reads comes in as
 arguments (:class:`Card`), never from the page's globals; every text shown is escaped by
-:mod:`curation.ui.highlight`.
+:mod:`pages.parts.highlight`.
 """
 
 from __future__ import annotations
@@ -16,16 +16,16 @@ import streamlit as st
 from curation.errors import USER_ERRORS
 from curation.grades import GRADE_LABELS, GRADES, Grade
 from curation.records import is_adjudication
-from curation.ui import concept_chips as chips
-from curation.ui import highlight
-from curation.ui import result_filters as filters
-from curation.ui.common import GRADE_SHORTCUTS, log_decision_time, matcher, query_linker, who
-from curation.ui.highlight import escape_text
 from curation.workflows import curate, timing
 from curation.workflows.answers import AnswerKindError, check_answer
 from curation.workflows.curate import ResultRow
 from curation.workflows.provenance import decision_history
 from curation.workflows.suggest import Suggestion
+from pages.parts import concept_chips as chips
+from pages.parts import highlight
+from pages.parts import result_filters as filters
+from pages.parts.common import GRADE_SHORTCUTS, log_decision_time, matcher, query_linker, who
+from pages.parts.highlight import escape_text
 
 # One colour per highlight role (a constant: no user or corpus text goes into this block). And half of the 6rem
 # Streamlit leaves above a page's title: with it, the first result card started below a 900-px window.

@@ -11,9 +11,9 @@ import duckdb
 import streamlit as st
 
 from curation.schemas import RelationSchema
-from curation.ui.common import who
 from curation.workflows import watch
 from curation.workflows.worklist import fill_worklist, open_worklist, take_worklist_item
+from pages.parts.common import who
 
 
 def _fill_slots(schema: RelationSchema, values: dict[str, str]) -> None:

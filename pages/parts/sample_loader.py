@@ -14,11 +14,11 @@ import streamlit as st
 
 from curation.config import load_settings
 from curation.errors import USER_ERRORS
-from curation.ui.common import annotator, store_cursor, who
-from curation.ui.highlight import escape_text
 from curation.workflows import background_load
 from curation.workflows.quickstart import find_sample
 from curation.workflows.session import store_line
+from pages.parts.common import annotator, store_cursor, who
+from pages.parts.highlight import escape_text
 
 SUMMARY_SHOWN_S = 600  # how long the sidebar shows a finished load's summary
 POLL_S = 2.0  # how often the sidebar's progress is redrawn while a load runs

@@ -3,7 +3,7 @@ found against screened, the estimate of what remains and the cards the last grad
 
 One workflow call draws it (:func:`curation.workflows.screen.open_topic` → ``ScreenView``) and one records a grade
 (:func:`curation.workflows.screen.grade`, which returns the next view: the rerun draws that one). Abstracts are
-escaped and marked by :mod:`curation.ui.highlight`.
+escaped and marked by :mod:`pages.parts.highlight`.
 """
 
 from __future__ import annotations
@@ -17,13 +17,13 @@ import streamlit as st
 from curation.errors import USER_ERRORS
 from curation.grades import GRADE_LABELS, GRADES, Grade
 from curation.schemas import RelationSchema
-from curation.ui import concept_chips as chips
-from curation.ui import highlight
-from curation.ui import result_filters as filters
-from curation.ui.common import GRADE_SHORTCUTS, matcher, query_linker, who
-from curation.ui.highlight import escape_text
-from curation.ui.result_card import undo
 from curation.workflows import screen
+from pages.parts import concept_chips as chips
+from pages.parts import highlight
+from pages.parts import result_filters as filters
+from pages.parts.common import GRADE_SHORTCUTS, matcher, query_linker, who
+from pages.parts.highlight import escape_text
+from pages.parts.result_card import undo
 
 STRATEGY_LABELS = {"highest": "most likely relevant first", "uncertain": "least sure first"}
 
@@ -46,7 +46,7 @@ def _remember_strategy() -> None:
 def _card(con: duckdb.DuckDBPyConnection, view: screen.ScreenView, curator: str) -> None:
     row = view.card
     with st.container(border=True, key="screen-card"):
-        # title_html and the abstract's html are escaped by curation.ui.highlight; only <mark> is markup.
+        # title_html and the abstract's html are escaped by pages.parts.highlight; only <mark> is markup.
         title_html = highlight.title_html(row.title)
         position_html = str(int(view.read) + 1)  # an int
         st.markdown(f"**{position_html}.** [PMID {row.pmid}](https://pubmed.ncbi.nlm.nih.gov/{row.pmid}/) "

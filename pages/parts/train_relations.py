@@ -8,11 +8,11 @@ import streamlit as st
 
 from curation.config import load_settings
 from curation.errors import USER_ERRORS
-from curation.ui.common import connection, who
-from curation.ui.highlight import escape_text
-from curation.ui.train_jobs import job_panel
 from curation.workflows import relation_scoring, retrain
 from curation.workflows.train_view import TrainView
+from pages.parts.common import connection, who
+from pages.parts.highlight import escape_text
+from pages.parts.train_jobs import job_panel
 
 
 def _start_relations() -> None:

@@ -3,14 +3,14 @@ with the direction its sentences give ("responds to", "resistance", "treats") an
 
 Clicking a chip keeps only its supporting abstracts in the results, shows the sentence of each that relates
 them, and pre-fills the answer of those abstracts; a decision made then records the suggestion (its rank and
-score) in its provenance. Every name and sentence is escaped here (:mod:`curation.ui.highlight`).
+score) in its provenance. Every name and sentence is escaped here (:mod:`pages.parts.highlight`).
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from curation.ui.highlight import escape_text, to_html
+from pages.parts.highlight import escape_text, to_html
 
 PICK = "suggestion_pick"
 SENTENCES_SHOWN = 10  # suggestions whose best sentence the panel shows without a click

@@ -19,9 +19,9 @@ import streamlit as st
 
 from curation.config import Settings, load_settings
 from curation.errors import USER_ERRORS, CurationError, SignInExpiredError
-from curation.ui.addresses import with_root_forwarding
-from curation.ui.highlight import escape_text
 from curation.workflows import team
+from pages.parts.addresses import with_root_forwarding
+from pages.parts.highlight import escape_text
 
 SESSION = "identity"  # session key: the signed-in person's Identity (set on every run, read by callbacks)
 NOTED = "identity_noted"  # session key: the name whose sign-in was noted in the store this session
@@ -79,7 +79,7 @@ def session(con: duckdb.DuckDBPyConnection | None) -> team.SignedIn | None:
     signed in or the set-up is wrong: team mode never falls back to typed names."""
     try:
         settings = load_settings()
-    except USER_ERRORS:  # a bad CURATION_* value: curation.ui.common.connection has said which
+    except USER_ERRORS:  # a bad CURATION_* value: pages.parts.common.connection has said which
         _forget()
         st.stop()
     if not settings.team:

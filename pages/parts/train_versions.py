@@ -10,12 +10,12 @@ import plotly.express as px
 import streamlit as st
 
 from curation.errors import USER_ERRORS
-from curation.ui.common import connection, matcher, query_linker, who
-from curation.ui.highlight import escape_text
-from curation.ui.retrievers import retriever_of_version
 from curation.workflows import versions as catalogue
 from curation.workflows.train_view import TrainView, compare_versions
 from curation.workflows.versions import METRICS
+from pages.parts.common import connection, matcher, query_linker, who
+from pages.parts.highlight import escape_text
+from pages.parts.retrievers import retriever_of_version
 
 
 def _activate() -> None:

@@ -10,11 +10,11 @@ import streamlit as st
 from curation.config import load_settings
 from curation.errors import USER_ERRORS
 from curation.schemas import RelationSchema
-from curation.ui.common import connection, matcher, query_linker, who
-from curation.ui.highlight import escape_text
-from curation.ui.retrievers import retriever
 from curation.workflows import ranker_update
 from curation.workflows.ranker_update import RankerRow
+from pages.parts.common import connection, matcher, query_linker, who
+from pages.parts.highlight import escape_text
+from pages.parts.retrievers import retriever
 
 POLL_SECONDS = 1.0
 

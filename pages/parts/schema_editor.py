@@ -12,7 +12,6 @@ import streamlit as st
 from curation.config import load_settings
 from curation.errors import USER_ERRORS
 from curation.schemas import BUILTIN
-from curation.ui.highlight import escape_text
 from curation.workflows.schemas import (
     KINDS,
     delete_schema,
@@ -22,6 +21,7 @@ from curation.workflows.schemas import (
     schema_in_use,
 )
 from curation.workflows.session import schemas
+from pages.parts.highlight import escape_text
 
 NEW = "New schema"
 

@@ -1,5 +1,5 @@
 """App-side shared resources: the store's connection, who writes, and the search's cached dictionaries
-(``st.cache_resource``; the served retrievers are :mod:`curation.ui.retrievers`')."""
+(``st.cache_resource``; the served retrievers are :mod:`pages.parts.retrievers`')."""
 
 from __future__ import annotations
 

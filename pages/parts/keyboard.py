@@ -1,7 +1,7 @@
 """The Curate page's keyboard: the marked (focused) result, j / k to move it, the shortcuts dialog, and the
 script that scrolls the marked card into view.
 
-The grade keys 1-3 belong to the marked card's buttons (:mod:`curation.ui.result_card`); u, n, h are buttons'
+The grade keys 1-3 belong to the marked card's buttons (:mod:`pages.parts.result_card`); u, n, h are buttons'
 own shortcuts. Everything the controls need comes in as arguments.
 """
 

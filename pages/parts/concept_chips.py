@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 
 import streamlit as st
 
-from curation.ui.highlight import escape_text
+from pages.parts.highlight import escape_text
 
 APPLIED = "applied_links"  # session key: slot -> (the text typed, the concept id the curator applied to it)
 CURATOR_APPLIED = "applied by the curator"  # QueryConcept.how of a link applied from the suggestions

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from curation.ui.highlight import escape_text
 from curation.workflows.curate import DECIDED, IN_KB, SORTS, CurateResult, ResultRow, RowFilter
+from pages.parts.highlight import escape_text
 
 NO_METADATA = (
     "Year, journal, authors and publication type are not available for these abstracts (their corpus has "

@@ -12,11 +12,6 @@ from functools import partial
 import duckdb
 import streamlit as st
 
-from curation.ui import address_state, team_gate
-from curation.ui.common import store_cursor, who
-from curation.ui.highlight import escape_text
-from curation.ui.retrievers import current_job, preload_retriever
-from curation.ui.sample_loader import load_progress, loading
 from curation.workflows import retrain
 from curation.workflows.session import (
     acknowledge,
@@ -27,6 +22,11 @@ from curation.workflows.session import (
     store_notices,
 )
 from curation.workflows.team import SignedIn
+from pages.parts import address_state, team_gate
+from pages.parts.common import store_cursor, who
+from pages.parts.highlight import escape_text
+from pages.parts.retrievers import current_job, preload_retriever
+from pages.parts.sample_loader import load_progress, loading
 
 
 def store_notice_banner(con: duckdb.DuckDBPyConnection | None) -> None:
