@@ -178,7 +178,8 @@ def test_proxy_mode_believes_the_proxy_and_refuses_a_forged_header(tmp_path, fix
             page = proxied.new_page()
             page.goto(url)
             expect(page.get_by_test_id("stSidebar")).to_contain_text("Signed in as cat@example.org", timeout=120_000)
-            assert "Roles: maintainer" in sidebar_text(page)  # the first sign-in of an empty team store
+            # the first sign-in of an empty team store; the roles line is drawn after the name (waited for, under load)
+            expect(page.get_by_test_id("stSidebar")).to_contain_text("Roles: maintainer", timeout=30_000)
         with chromium(tmp_path / "forged") as forged:
             # A direct connection that forges the email header and a loopback X-Forwarded-For, without the
             # proxy's secret, is refused.
