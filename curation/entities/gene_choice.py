@@ -72,9 +72,9 @@ def ncbi_twin(lexicon: Lexicon, concept: str) -> str:
     """The NCBI Gene id of a non-human gene the lexicon knows by an Ensembl id ("" when none is clear): the numeric
     concepts that share one of its names and are of its species or of none, the one most records give those
     names to, when it has strictly more than the next."""
-    if concept.isdigit() or is_family(concept) or lexicon.species(GENE, concept) in ("", HUMAN):
-        return ""
     species = lexicon.species(GENE, concept)
+    if concept.isdigit() or is_family(concept) or species in ("", HUMAN):
+        return ""
     records: Counter[str] = Counter()
     for name in lexicon.names(GENE, concept):
         for _, other in lexicon.lookup(name, GENE):
