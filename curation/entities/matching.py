@@ -17,35 +17,30 @@ Three sources of spans:
   counts as that entity; when the long form is something else ("iodide transport defect
   (ITD)"), dictionary hits of the short form are dropped.
 
-Texts are analysed once and cached (LRU), so scoring thousands of (record, abstract)
-pairs costs one spaCy pass per abstract. A text whose abbreviations are kept
-(:mod:`curation.entities.kept_abbreviations`, :attr:`Matcher.kept_abbreviations`) needs no spaCy pass for
-g(e, d): spaCy is loaded only when its dictionary hits are asked for (:meth:`Matcher.find_all`).
+Texts are analysed once and cached (LRU) by :class:`~curation.entities.text_analysis.TextAnalyser`, the
+matcher's base class, so scoring thousands of (record, abstract) pairs costs one spaCy pass per abstract. A text
+whose abbreviations are kept (:mod:`curation.entities.kept_abbreviations`, :attr:`Matcher.kept_abbreviations`) needs
+no spaCy pass for g(e, d): spaCy is loaded only when its dictionary hits are asked for (:meth:`Matcher.find_all`).
 """
 
 from __future__ import annotations
 
 import re
-import threading
-import time
-import warnings
-from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from curation.entities.abbreviations import Abbreviation, covers, find_abbreviations
+from curation.entities.abbreviations import Abbreviation, covers
 from curation.entities.cell_lines import cell_line_hits
 from curation.entities.hits import RANK, Hit, compound_hits, resolve_overlaps, same_sentence
-from curation.entities.kept_abbreviations import text_digest
 from curation.entities.lexicon import Lexicon
 from curation.entities.morphology import find_drug_stems, find_formulas, looks_chemical, looks_gene_product
 from curation.entities.name_patterns import fusion_regex, gene_lookup, names_regex
-from curation.entities.phrase_table import NameTable, name_matchers, name_table, one_token, tokenizer_exceptions
-from curation.entities.ptm import find_ptms, find_residues, normalise_ptm, normalise_residue
+from curation.entities.phrase_table import NameTable
+from curation.entities.ptm import normalise_ptm, normalise_residue
+from curation.entities.text_analysis import Analysis, TextAnalyser
 from curation.entities.variant_categories import category_regex, variant_category
-from curation.entities.variants import find_variants, variant_keys, variant_matches
+from curation.entities.variants import variant_keys, variant_matches
 from curation.records import Document, Span
 
 if TYPE_CHECKING:
@@ -53,25 +48,12 @@ if TYPE_CHECKING:
 
 RULE_KINDS = ("variant", "residue", "ptm")
 _COMBINATION = re.compile(r"\s*(?:,|\s\+\s|\s(?:and|AND)\s)\s*")
-# scispaCy's detector runs an empty spaCy Matcher on texts without abbreviations (W036).
-_QUIET = r".*\[W036\]"
 _GENE_FIRST = re.compile(r"(?P<gene>[A-Z][A-Za-z0-9-]{1,15})\s+\S")
 
 
-@dataclass
-class _Analysis:
-    """What the matcher knows about one text. Private to the matcher's cache: the rule
-    fields are memoised on first use, and nothing outside this module sees the object."""
-
-    text: str
-    abbreviations: tuple[Abbreviation, ...] = ()
-    dictionary: list[Hit] | None = None  # None: not found yet (the abbreviations were kept; spaCy did not run)
-    variants: list[Hit] | None = None
-    extras: dict[str, list[Hit]] = field(default_factory=dict)
-
-
-class Matcher:
-    """Finds entity mentions in abstracts: g(e, d) and highlighting.
+class Matcher(TextAnalyser):
+    """Finds entity mentions in abstracts: g(e, d) and highlighting, over texts analysed once each
+    (:class:`~curation.entities.text_analysis.TextAnalyser`: the spaCy pass, the cache, kept abbreviations).
 
     Args:
         lexicon: names by kind (see :mod:`curation.entities.synonyms`).
@@ -103,59 +85,14 @@ class Matcher:
         cache_size: int = 4096,
         names: NameTable | None = None,
     ) -> None:
-        self.lexicon = lexicon
-        self.use_abbreviations = abbreviations
+        super().__init__(lexicon, nlp, abbreviations, cache_size, names)
         self.veto = veto
         self.shapes = shapes
-        self._given_nlp = nlp
-        self.names = names
-        self._nlp: Language | None = None
-        self._prepare_lock = threading.Lock()
-        self._cache: OrderedDict[str, _Analysis] = OrderedDict()
-        self._cache_size = cache_size
         self._regexes: dict[tuple[str, str], re.Pattern[str] | None] = {}
-        self._lock = threading.Lock()  # the abbreviation detector keeps state per call
-        self.last_foreground = 0.0  # time.monotonic() of the last analysis a caller waited for (not analyse_many)
         self._gene_of: Callable[[str], str | None] | None = None  # built on the first variant query
         # kind -> (file, checksum) of the normaliser's TF-IDF index kept with this matcher's lexicon, when read from
         # a kept copy (curation.entities.matcher_cache): the normaliser over this lexicon reads them.
         self.kept_fuzzy: dict[str, tuple[Path, str]] = {}
-        # text digest -> the abbreviations the text defines, as this matcher's default pipeline finds them, kept
-        # between processes (curation.entities.kept_abbreviations): such a text needs no spaCy pass for g(e, d).
-        self.kept_abbreviations: Mapping[str, tuple[Abbreviation, ...]] = {}
-        if nlp is not None or names is None:  # the names are tokenized now: spaCy is needed at once
-            self._prepare()
-        # With a kept name table, spaCy (~4 s to import) waits for the first text to read: a command that only
-        # links typed names and reads the store's concept index never loads it.
-
-    @property
-    def nlp(self) -> Language:
-        """The spaCy pipeline the texts are tokenized with (made on first use)."""
-        return self._prepare()
-
-    def _prepare(self) -> Language:
-        """Make the pipeline and the phrase matchers over the names, once (thread-safe); returns the pipeline."""
-        if self._nlp is not None:
-            return self._nlp
-        with self._prepare_lock:
-            if self._nlp is None:
-                import spacy
-
-                nlp = self._given_nlp if self._given_nlp is not None else spacy.blank("en")
-                if self.use_abbreviations and "abbreviation_detector" not in nlp.pipe_names:
-                    import scispacy.abbreviation  # noqa: F401  (registers the factory)
-
-                    nlp.add_pipe("abbreviation_detector")
-                self._exceptions = tokenizer_exceptions(nlp) if self._given_nlp is None else None
-                if self.names is None or self._exceptions is None:  # another tokenizer: its own table, never kept
-                    self.names = name_table(self.lexicon, nlp, self._exceptions)
-                self._exact, self._lower, self._one_token_names = name_matchers(nlp, self.names)
-                self._nlp = nlp
-        return self._nlp
-
-    def _one_token(self, name: str) -> bool:
-        """Whether the default tokenizer keeps ``name`` whole (:func:`~curation.entities.phrase_table.one_token`)."""
-        return one_token(self.nlp, name, self._exceptions)
 
     # --- public API -------------------------------------------------------------------
 
@@ -235,111 +172,10 @@ class Matcher:
         kept = resolve_overlaps(hits + cell_line_hits(text), self.lexicon, text)  # "MDA" of "MDA-MB-231" yields
         return [self._span(text, h, h.kind) for h in kept if h.kind in wanted]
 
-    def analyse_many(self, texts: Iterable[str], batch_size: int = 64) -> None:
-        """Warm the cache for many texts with ``nlp.pipe`` (faster than one at a time), dictionary hits included."""
-        todo = [t for t in dict.fromkeys(texts) if t and (t not in self._cache or self._cache[t].dictionary is None)]
-        if not todo:
-            return
-        with self._lock, warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message=_QUIET)
-            for text, doc in zip(todo, self.nlp.pipe(todo, batch_size=batch_size), strict=True):
-                self._store(text, self._from_doc(text, doc))
-
-    # --- analysis ---------------------------------------------------------------------
-
-    def _analyse(self, text: str, foreground: bool = True) -> _Analysis:
-        if foreground:
-            self.last_foreground = time.monotonic()  # a warming loop (analyse_many in the background) steps aside
-        with self._lock, warnings.catch_warnings():
-            cached = self._cache.get(text)
-            if cached is not None:
-                self._cache.move_to_end(text)
-                return cached
-            kept = self._kept(text)
-            if kept is not None:
-                analysis = _Analysis(text, kept)
-            else:
-                warnings.filterwarnings("ignore", message=_QUIET)
-                analysis = self._from_doc(text, self.nlp(text))
-            self._store(text, analysis)
-        return analysis
-
-    def _kept(self, text: str) -> tuple[Abbreviation, ...] | None:
-        """The text's kept abbreviations, when this matcher's pipeline is the one they were found with (else None)."""
-        if not self.kept_abbreviations or not self._keeps_abbreviations():
-            return None
-        return self.kept_abbreviations.get(text_digest(text))
-
-    def _keeps_abbreviations(self) -> bool:
-        # Kept abbreviations are those of the default pipeline with the detector (what build_matcher makes).
-        return self._given_nlp is None and self.use_abbreviations
-
-    def unkept(self, texts: Iterable[str]) -> list[str]:
-        """The texts (once each) whose abbreviations are not kept: g(e, d) on them needs a spaCy pass."""
-        return [t for t in dict.fromkeys(texts) if t and self._kept(t) is None]
-
-    def abbreviations_of(self, texts: Iterable[str]) -> dict[str, tuple[Abbreviation, ...]]:
-        """The abbreviations each text defines, by text digest (what can be kept): read from what is kept or cached,
-        else analysed now. {} for a matcher with another pipeline or without abbreviations."""
-        if not self._keeps_abbreviations():
-            return {}
-        return {text_digest(text): self._analyse(text, foreground=False).abbreviations for text in texts if text}
-
-    def _store(self, text: str, analysis: _Analysis) -> None:
-        self._cache[text] = analysis
-        while len(self._cache) > self._cache_size:
-            self._cache.popitem(last=False)
-
-    def _from_doc(self, text: str, doc) -> _Analysis:
-        analysis = _Analysis(text, find_abbreviations(doc, text, digits=self.use_abbreviations))
-        matches = [(m, "exact") for m in self._exact(doc)] + [(m, "lower") for m in self._lower(doc)]
-        for how, names in self._one_token_names.items():
-            for token in doc:
-                for label in names.get(token.text if how == "exact" else token.lower_, ()):
-                    matches.append(((label, token.i, token.i + 1), how))
-        matches.sort(key=lambda m: (m[1] != "exact", m[0][1], m[0][2]))  # as the phrase matchers order them
-        hits = []
-        for (label, start, end), _ in matches:
-            span = doc[start:end]
-            kind = self.nlp.vocab.strings[label]
-            concept = self._concept(span.text, kind)
-            hits.append(Hit(span.start_char, span.end_char, kind, concept, "dictionary"))
-        analysis.dictionary = hits
-        return analysis
-
-    def _concept(self, name: str, kind: str) -> str:
-        found = self.lexicon.lookup(name, kind)
-        return found[0][1] if found else name
-
-    def _dictionary(self, analysis: _Analysis) -> list[Hit]:
-        if analysis.dictionary is None:  # analysed from its kept abbreviations: spaCy runs now
-            with self._lock, warnings.catch_warnings():
-                warnings.filterwarnings("ignore", message=_QUIET)
-                analysis.dictionary = self._from_doc(analysis.text, self.nlp(analysis.text)).dictionary
-        return analysis.dictionary or []
-
-    def _variants(self, analysis: _Analysis) -> list[Hit]:
-        if analysis.variants is None:
-            analysis.variants = [
-                Hit(v.start, v.end, "variant", v.key, "variant") for v in find_variants(analysis.text)
-            ]
-        return analysis.variants
-
-    def _ptms(self, analysis: _Analysis) -> list[Hit]:
-        if "ptm" not in analysis.extras:
-            analysis.extras["ptm"] = [Hit(p.start, p.end, "ptm", p.key, "ptm") for p in find_ptms(analysis.text)]
-        return analysis.extras["ptm"]
-
-    def _residues(self, analysis: _Analysis, one_letter: bool) -> list[Hit]:
-        key = f"residue{int(one_letter)}"
-        if key not in analysis.extras:
-            found = find_residues(analysis.text, one_letter=one_letter)
-            analysis.extras[key] = [Hit(r.start, r.end, "residue", r.key, "residue") for r in found]
-        return analysis.extras[key]
 
     # --- abbreviations ----------------------------------------------------------------
 
-    def _with_abbreviations(self, hits: list[Hit], analysis: _Analysis, wanted: set[str]) -> list[Hit]:
+    def _with_abbreviations(self, hits: list[Hit], analysis: Analysis, wanted: set[str]) -> list[Hit]:
         if not self.use_abbreviations or not analysis.abbreviations:
             return hits
         out = list(hits)
@@ -372,7 +208,7 @@ class Matcher:
 
     # --- g(e, d) helpers --------------------------------------------------------------
 
-    def _name_hits(self, entity: str, kind: str, analysis: _Analysis) -> list[Hit]:
+    def _name_hits(self, entity: str, kind: str, analysis: Analysis) -> list[Hit]:
         regex = self._name_regex(entity, kind)
         if regex is None:
             return []
@@ -394,7 +230,7 @@ class Matcher:
             self._regexes[key] = names_regex(names)
         return self._regexes[key]
 
-    def _variant_hits(self, entity: str, analysis: _Analysis) -> list[Hit]:
+    def _variant_hits(self, entity: str, analysis: Analysis) -> list[Hit]:
         if self._gene_of is None:
             self._gene_of = gene_lookup(self.lexicon)
         keys = variant_keys(entity, gene_of=self._gene_of)
@@ -422,7 +258,7 @@ class Matcher:
             categories = [h for h in categories if any(same_sentence(text, h, g) for g in named)]
         return hits + categories
 
-    def _fusion_hits(self, key: str, analysis: _Analysis) -> list[Hit]:
+    def _fusion_hits(self, key: str, analysis: Analysis) -> list[Hit]:
         regex = self._regexes.get((key, "fusion"))
         if (key, "fusion") not in self._regexes:
             regex = fusion_regex(key, self.lexicon)
