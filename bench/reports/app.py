@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
-from bench.reports.readers import read_result
+from bench.reports.readers import reader
 from bench.reports.text import fmt
 
 
@@ -37,9 +36,7 @@ class App:
     per_pair_ms: tuple[tuple[object, ...], ...]
 
 
-def read(results: Path) -> App | None:
-    """bench/results/app.json, None when it was not run."""
-    return read_result(results, "app", App)
+read = reader("app", App)
 
 
 def app_section(data: App) -> list[str]:

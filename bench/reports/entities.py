@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from bench.reports.matching import KindScores
-from bench.reports.readers import Goals, decode_result, read_result
+from bench.reports.readers import Goals, decode_result, reader
 from bench.reports.text import fmt, goals_line
 from curation.versions.typed_json import OPTIONAL
 
@@ -155,9 +154,7 @@ class Entities:
     gene_norm: Mapping[str, object] = field(default_factory=dict, metadata=OPTIONAL)
 
 
-def read(results: Path) -> Entities | None:
-    """bench/results/entities.json, None when it was not run."""
-    return read_result(results, "entities", Entities)
+read = reader("entities", Entities)
 
 
 def linking_lines(linking: Linking | None) -> list[str]:

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from bench.reports.ranker import RankerDev, RankerTest, ranker_lines, ranker_test_lines
 from bench.reports.ranker_curve import LearningCurve, curve_lines
 from bench.reports.ranker_session import SessionFeedback, session_lines
-from bench.reports.readers import Forms, Goals, at_cutoffs, read_result, with_forms_gathered
+from bench.reports.readers import Forms, Goals, at_cutoffs, reader, with_forms_gathered
 from bench.reports.text import fmt, forms_tables, goals_line, headline_table
 from bench.reports.v2 import Counts, Leaks
 from curation.versions.typed_json import OPTIONAL
@@ -184,9 +183,7 @@ def _prepare(data: object) -> object:
     return out
 
 
-def read(results: Path) -> Feedback | None:
-    """bench/results/feedback.json, None when it was not run."""
-    return read_result(results, "feedback", Feedback, _prepare)
+read = reader("feedback", Feedback, _prepare)
 
 
 def feedback_section(data: Feedback) -> list[str]:

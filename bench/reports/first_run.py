@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from bench.reports.readers import Goal, Goals, decode_result, read_result
+from bench.reports.readers import Goal, Goals, decode_result, reader
 from bench.reports.text import fmt
 from curation.relations.answer_filter import THRESHOLD
 from curation.versions.typed_json import OPTIONAL
@@ -164,9 +163,7 @@ class FirstRun:
         return None if value is None else decode_result(Spread, value, f"first_run.json timings_s.{step}")
 
 
-def read(results: Path) -> FirstRun | None:
-    """bench/results/first_run.json, None when it was not run."""
-    return read_result(results, "first_run", FirstRun)
+read = reader("first_run", FirstRun)
 
 
 def first_run_section(data: FirstRun) -> list[str]:

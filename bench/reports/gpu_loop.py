@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from bench.reports.readers import Goals, read_result
+from bench.reports.readers import Goals, reader
 from bench.reports.text import goals_line
 from curation.versions.typed_json import OPTIONAL
 
@@ -42,9 +41,7 @@ class GpuLoop:
     goals: Goals
 
 
-def read(results: Path) -> GpuLoop | None:
-    """bench/results/gpu_loop.json, None when it was not run."""
-    return read_result(results, "gpu_loop", GpuLoop)
+read = reader("gpu_loop", GpuLoop)
 
 
 def gpu_loop_section(data: GpuLoop) -> list[str]:

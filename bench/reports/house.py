@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from bench.reports.readers import Goals, read_result
+from bench.reports.readers import Goals, reader
 from bench.reports.text import goals_line
 from curation.versions.typed_json import OPTIONAL
 
@@ -73,9 +72,7 @@ class House:
     ci: CiRun | None = field(default=None, metadata=OPTIONAL)
 
 
-def read(results: Path) -> House | None:
-    """bench/results/house.json, None when it was not run."""
-    return read_result(results, "house", House)
+read = reader("house", House)
 
 
 def house_section(data: House) -> list[str]:

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from bench.reports.readers import Goals, read_result
+from bench.reports.readers import Goals, reader
 from bench.reports.text import fmt
 from curation.versions.typed_json import OPTIONAL
 
@@ -64,9 +63,7 @@ class Load:
     notes: tuple[str, ...] = field(default=(), metadata=OPTIONAL)
 
 
-def read(results: Path) -> Load | None:
-    """bench/results/load.json, None when it was not run."""
-    return read_result(results, "load", Load)
+read = reader("load", Load)
 
 
 def load_table(data: Load) -> str:

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
-from bench.reports.readers import read_result
+from bench.reports.readers import reader
 from bench.reports.text import fmt
 
 
@@ -54,9 +53,7 @@ class Matching:
     notes: Mapping[str, str]
 
 
-def read(results: Path) -> Matching | None:
-    """bench/results/matching.json, None when it was not run."""
-    return read_result(results, "matching", Matching)
+read = reader("matching", Matching)
 
 
 def matching_section(data: Matching) -> list[str]:

@@ -40,6 +40,12 @@ def read_result(results: Path, name: str, cls: type[T], prepare: Callable[[objec
     return decode_result(cls, prepare(data) if prepare else data, str(path))
 
 
+def reader(name: str, cls: type[T], prepare: Callable[[object], object] | None = None) -> Callable[[Path], T | None]:
+    """A result module's ``read(results)``: ``results/<name>.json`` as ``cls`` (:func:`read_result`), None when that
+    benchmark has not been run."""
+    return lambda results: read_result(results, name, cls, prepare)
+
+
 def at_cutoffs(data: object) -> object:
     """A raw JSON object with its keys at a cutoff spelled as field names (``ndcg@10`` → ``ndcg_at_10``)."""
     if not isinstance(data, dict):

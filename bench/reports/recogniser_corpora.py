@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
-from bench.reports.readers import Goals, read_result
+from bench.reports.readers import Goals, reader
 from bench.reports.text import fmt, goals_line
 
 KINDS = ("GENE", "VARIANT", "CHEMICAL", "DISEASE")
@@ -24,9 +23,7 @@ class RecogniserCorpora:
     notes: Mapping[str, str]
 
 
-def read(results: Path) -> RecogniserCorpora | None:
-    """bench/results/recogniser_corpora.json, None when it was not run."""
-    return read_result(results, "recogniser_corpora", RecogniserCorpora)
+read = reader("recogniser_corpora", RecogniserCorpora)
 
 
 def recogniser_corpora_section(data: RecogniserCorpora) -> list[str]:

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
-from bench.reports.readers import Goals, read_result
+from bench.reports.readers import Goals, reader
 from bench.reports.text import fmt, goals_line
 
 KINDS = ("gene", "variant", "chemical", "disease")
@@ -38,9 +37,7 @@ class RecogniserDevice:
     goals: Goals
 
 
-def read(results: Path) -> RecogniserDevice | None:
-    """bench/results/recogniser_device.json, None when it was not run."""
-    return read_result(results, "recogniser_device", RecogniserDevice)
+read = reader("recogniser_device", RecogniserDevice)
 
 
 def recogniser_device_section(data: RecogniserDevice) -> list[str]:

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from bench.reports.readers import Goals, read_result
+from bench.reports.readers import Goals, reader
 from bench.reports.text import fmt
 from curation.versions.typed_json import OPTIONAL
 
@@ -43,9 +42,7 @@ class Reproduce:
     goals: Goals
 
 
-def read(results: Path) -> Reproduce | None:
-    """bench/results/reproduce.json, None when it was not run."""
-    return read_result(results, "reproduce", Reproduce)
+read = reader("reproduce", Reproduce)
 
 
 def _or(value: object, absent: str) -> object:

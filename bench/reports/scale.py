@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from bench.reports.readers import Goals, read_result
+from bench.reports.readers import Goals, reader
 from bench.reports.text import fmt, goals_line
 from curation.versions.typed_json import OPTIONAL
 
@@ -25,6 +24,16 @@ class Counts:
 
 
 @dataclass(frozen=True)
+class Run:
+    """When and where one of scale.py's real-corpus sections was run (each section records its own)."""
+
+    date: str
+    cpu_count: int
+    load_average_start: tuple[float, ...]
+    platform: str
+
+
+@dataclass(frozen=True)
 class EngineBm25:
     """Milvus's own BM25 function against bm25s on the same query texts."""
 
@@ -33,13 +42,9 @@ class EngineBm25:
 
 
 @dataclass(frozen=True)
-class Milvus:
+class Milvus(Run):
     """Milvus Lite against FAISS flat on the real corpus."""
 
-    date: str
-    cpu_count: int
-    load_average_start: tuple[float, ...]
-    platform: str
     documents: int
     queries: int
     k: int
@@ -49,13 +54,9 @@ class Milvus:
 
 
 @dataclass(frozen=True)
-class MilvusSynthetic:
+class MilvusSynthetic(Run):
     """Milvus Lite per index kind on synthetic vectors."""
 
-    date: str
-    cpu_count: int
-    load_average_start: tuple[float, ...]
-    platform: str
     vectors: int
     queries: int
     k: int
@@ -65,14 +66,10 @@ class MilvusSynthetic:
 
 
 @dataclass(frozen=True)
-class MilvusServer:
+class MilvusServer(Run):
     """A Milvus server process (the milvus package's 2.3.5 standalone) on loopback: the real corpus, and HNSW per
     synthetic size (its figures keyed by the number of vectors)."""
 
-    date: str
-    cpu_count: int
-    load_average_start: tuple[float, ...]
-    platform: str
     server: str
     start_s: float
     limits: Mapping[str, str]
@@ -81,13 +78,9 @@ class MilvusServer:
 
 
 @dataclass(frozen=True)
-class MilvusServerCi:
+class MilvusServerCi(Run):
     """The server tests run as CI runs them, counted from their JUnit report."""
 
-    date: str
-    cpu_count: int
-    load_average_start: tuple[float, ...]
-    platform: str
     passed: int
     failed: int
     skipped: int
@@ -99,13 +92,9 @@ class MilvusServerCi:
 
 
 @dataclass(frozen=True)
-class ProductRun:
+class ProductRun(Run):
     """The product's query path on one corpus size (the real corpus replicated with new PMIDs)."""
 
-    date: str
-    cpu_count: int
-    load_average_start: tuple[float, ...]
-    platform: str
     documents: int
     queries: int
     latency_ms: Latency
@@ -137,13 +126,9 @@ class Encoding:
 
 
 @dataclass(frozen=True)
-class Ingest:
+class Ingest(Run):
     """PubMed XML ingestion and encoding throughput."""
 
-    date: str
-    cpu_count: int
-    load_average_start: tuple[float, ...]
-    platform: str
     params: Mapping[str, object]
     ingestion: Ingestion
     encoding: Encoding
@@ -197,9 +182,7 @@ class Scale:
     sizing_36m: Sizing | None = field(default=None, metadata=OPTIONAL)
 
 
-def read(results: Path) -> Scale | None:
-    """bench/results/scale.json, None when it was not run."""
-    return read_result(results, "scale", Scale)
+read = reader("scale", Scale)
 
 
 def scale_section(data: Scale) -> list[str]:

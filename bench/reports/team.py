@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from bench.reports.readers import Goals, read_result
+from bench.reports.readers import Goals, reader
 from curation.versions.typed_json import OPTIONAL
 
 
@@ -73,9 +72,7 @@ class Team:
     sign_in: SignIn | None = field(default=None, metadata=OPTIONAL)
 
 
-def read(results: Path) -> Team | None:
-    """bench/results/team.json, None when it was not run."""
-    return read_result(results, "team", Team)
+read = reader("team", Team)
 
 
 def team_section(data: Team) -> list[str]:
