@@ -26,17 +26,14 @@ other sections kept) and the goals ``gene_norm_f1_biored_dev`` (>= 0.80) and ``g
 
 from __future__ import annotations
 
-import argparse
-import json
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 
-from bench._benchmark import goal
+from bench import _scaffold as scaffold
+from bench._scaffold import goal
 from bench.entities import train_lexicon
-from curation.config import Settings
 from curation.entities import gene_choice
 from curation.entities.annotation import Annotator
 from curation.entities.corpus_genes import corpus_gene_synonyms, is_dev, is_family, read_annotated
@@ -136,11 +133,8 @@ class _GenesOnly:
 
 
 def main(argv: list[str] | None = None) -> int:
-    settings = Settings()
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data-dir", type=Path, default=settings.data_dir)
+    parser = scaffold.parser(__doc__, "entities", data_dir=True)
     parser.add_argument("--test", action="store_true", help="also BioRED Test (read once, for the final figures)")
-    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results" / "entities.json")
     args = parser.parse_args(argv)
     data: Path = args.data_dir
     started = time.perf_counter()
@@ -173,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
         print(split, figures["mention"], figures["document"]["f1"])
     goals = {name: goal(ends[split]["mention"]["f1"], target, ">=") for name, (split, target) in GOALS.items()}
     section = {
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "date": scaffold.now(),
         "test_read": args.test,
         "dev_split": "GNormPlus / NLM-Gene Train documents whose PMID's SHA-256 first byte is 0 mod 5 "
                      "(curation.entities.corpus_genes.is_dev); left out of the corpus names",
@@ -184,12 +178,8 @@ def main(argv: list[str] | None = None) -> int:
         "end_to_end": ends, "gold_spans": spans, "goal_values": {k: v["value"] for k, v in goals.items()},
         "seconds": round(time.perf_counter() - started, 1),
     }
-    # Re-read right before writing: other scripts write their own sections of the same file.
-    result = json.loads(args.out.read_text(encoding="utf-8")) if args.out.exists() else {}
-    result["gene_norm"] = section
-    result.setdefault("goals", {}).update(goals)
-    args.out.write_text(json.dumps(result, indent=2, default=str) + "\n", encoding="utf-8")
-    print(json.dumps(goals, indent=1))
+    scaffold.write(args.out, section, section="gene_norm", goals=goals)  # other scripts' sections kept
+    scaffold.print_goals(goals)
     return 0
 
 

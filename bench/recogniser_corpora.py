@@ -15,13 +15,11 @@ recogniser on dev, alone: ``recogniser_<kind>_f1_biored_dev``).
 
 from __future__ import annotations
 
-import argparse
-import json
 import time
 from pathlib import Path
 
-from bench._benchmark import goal
-from curation.config import load_settings
+from bench import _scaffold as scaffold
+from bench._scaffold import goal
 from curation.entities.recogniser import load_recogniser
 from curation.entities.recogniser_corpus import LABELS, CorpusPart
 from curation.entities.transformer_recogniser import exact_scores, gold_spans
@@ -46,12 +44,9 @@ def score(recogniser, part: CorpusPart) -> dict[str, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data-dir", type=Path, default=load_settings().data_dir)
+    parser = scaffold.parser(__doc__, "recogniser_corpora", data_dir=True)
     parser.add_argument("--recogniser", action="append", default=[], metavar="NAME=FOLDER",
                         help="a recogniser folder to score (repeat; default: the shipped one)")
-    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results"
-                        / "recogniser_corpora.json")
     args = parser.parse_args(argv)
     chosen = dict(r.split("=", 1) for r in args.recogniser) or {"shipped": str(SHIPPED)}
     corpora = load_corpora(args.data_dir, ALL)
@@ -67,13 +62,13 @@ def main(argv: list[str] | None = None) -> int:
     best = max(results, key=lambda n: results[n]["dev"]["biored_dev"]["ents_f"])
     dev = results[best]["dev"]["biored_dev"]
     goals = {key: goal(dev.get(f"{kind}.f", 0.0), target, ">=") for kind, (key, target) in GOALS.items()}
-    report = {"date": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "data_dir": str(args.data_dir), "best_on_dev": best,
+    report = {"date": scaffold.now(), "data_dir": str(args.data_dir), "best_on_dev": best,
               "recognisers": results, "goals": goals,
               "notes": {"split": "dev only: BioRED Dev and the fifth of each NCBI corpus that corpus_genes.is_dev "
                                  "names; each part scored on the kinds its corpus annotates",
                         "scope": "the recogniser alone on plain text (no dictionaries, no linker)"}}
-    args.out.write_text(json.dumps(report, indent=2) + "\n")
-    print(json.dumps(goals, indent=1))
+    scaffold.write(args.out, report)
+    scaffold.print_goals(goals)
     return 0
 
 
