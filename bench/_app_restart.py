@@ -10,28 +10,18 @@ the end (each restart replays the WAL the killed server left) and every acknowle
 
 from __future__ import annotations
 
-import math
 import os
 import random
 import signal
-import statistics
 import time
 from pathlib import Path
 
+from bench._backup_timing import ms_summary
 from curation.grades import Grade
 from curation.store.opening import open_store
 
 RESTART_QUERY = ("BRAF", "V600E")  # the first search after each restart
 FIRST_PAGE_TARGET_S = 5.0  # the goal: the first page within 5 s of a restart (p95)
-
-
-def _s(values: list[float]) -> dict[str, float]:
-    ordered = sorted(values)
-    if not ordered:
-        return {"n": 0}
-    return {"n": len(ordered), "p50": round(statistics.median(ordered), 2),
-            "p95": round(ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)], 2),  # nearest rank
-            "max": round(ordered[-1], 2)}
 
 
 def app_kill_campaign(db: Path, work: Path, kills: int, seed: int = 17) -> dict[str, object]:
@@ -106,7 +96,7 @@ def app_kill_campaign(db: Path, work: Path, kills: int, seed: int = 17) -> dict[
         "lost": len(lost),
         "lost_decisions": lost[:20],
         "first_start_s": first_start,
-        **{name: _s(values) for name, values in times.items()},  # seconds from the new server's spawn
+        **{name: ms_summary(values) for name, values in times.items()},  # seconds from the new server's spawn
         "per_kill_columns": list(times),
         "per_kill_s": [[round(times[k][i], 2) for k in times] for i in range(len(times["health_s"]))],
         "load_average_1min": {"min": round(min(loads), 2), "max": round(max(loads), 2)},

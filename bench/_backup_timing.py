@@ -1,4 +1,4 @@
-"""Helpers shared by the backup benchmark's parts: one timed decision, and a millisecond summary of many."""
+"""Helpers shared by the backup benchmark's parts: one timed decision, and a summary of many timings."""
 
 from __future__ import annotations
 
@@ -21,8 +21,10 @@ def timed_decision(con, i: int, pmids: list[str]) -> float:
 
 
 def ms_summary(values: list[float]) -> dict[str, float]:
-    """n, p50, p95 (nearest rank) and max of millisecond timings."""
+    """n, p50, p95 (nearest rank) and max of timings, in their unit (milliseconds here; seconds for restarts)."""
     ordered = sorted(values)
+    if not ordered:
+        return {"n": 0}
     return {
         "n": len(ordered),
         "p50": round(statistics.median(ordered), 2),
