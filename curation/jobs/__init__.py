@@ -1,7 +1,7 @@
-"""Background jobs: the retrain job protocol (files between app and worker), the worker entry point, processes.
+"""Background jobs: the one training job (any learned model, by its learner's name), the worker entry point, processes.
 
-The app is the only DuckDB writer; the worker reads a snapshot and writes artifacts. May import: learning and below.
-Modules: ``retraining`` (start, follow, finish, recover), ``retrain_request`` (what a retraining job builds),
-``recogniser`` (the recogniser job: train or take one, annotate a snapshot), ``relations`` (the relation-scorer job),
-``worker`` (every kind), ``result`` (the typed result.json, read and written there only), ``processes``.
+The app is the only DuckDB writer; the worker reads a snapshot and writes artifacts. May import: learning's learner
+interface (``curation.learning.learner``, and the snapshot it exports) and below; never a learned model's own modules.
+Modules: ``retraining`` (start any learner's job, follow, finish, recover), ``worker`` (runs the learner named by the
+request), ``result`` (the typed result.json, read and written there only), ``processes``.
 """

@@ -1,4 +1,4 @@
-"""A retraining job's outcome: the worker's ``result.json`` and the copy the store keeps.
+"""A training job's outcome (any learner's): the worker's ``result.json`` and the copy the store keeps.
 
 :class:`JobResult` is the one typed form; :func:`read_result` and :func:`write_result` are the
 only code that reads or writes ``result.json`` (the worker writes it last, atomically; the app
@@ -10,10 +10,11 @@ the job) and the field.
 Format 1 is what the worker has written since background retraining exists (commit 73ba5b5):
 ``state`` and ``message`` always; for a succeeded job also ``version``, ``path``, ``metrics``,
 ``baseline``, ``training``, ``device``, ``settings`` and ``timings_s``; ``activated`` and
-``verdict`` once the app has judged it. ``scores`` (a recogniser job's dev scores) came later and
-may be absent. Files and store records without ``format`` read as
-format 1; in them the keys a failed or cancelled job has no use for may be absent (read as
-empty), a baseline written as ``{}`` (none evaluated) reads as None, and an empty record (a
+``verdict`` once the app has judged it. ``scores`` (a recogniser's or relation scorer's dev scores) came later and
+may be absent. ``DecisionSummary``, ``TrainingSummary`` and ``WorkerSettings`` are the model version's
+learner's report (:mod:`curation.learning.version_report`), kept here as they were. Files and store
+records without ``format`` read as format 1; in them the keys a failed or cancelled job has no use for
+may be absent (read as empty), a baseline written as ``{}`` (none evaluated) reads as None, and an empty record (a
 job that finished without a result, e.g. its worker never started) is no result at all.
 This code writes every field.
 """
@@ -28,9 +29,15 @@ from typing import Literal
 
 from curation.errors import CurationError
 from curation.files import write_atomic
+from curation.learning.version_report import DecisionSummary, TrainingSummary, WorkerSettings
 from curation.store.jobs import Job
-from curation.versions.manifest import Baseline, DevMetrics, TrainingReport
+from curation.versions.manifest import Baseline, DevMetrics
 from curation.versions.typed_json import OPTIONAL, check_format, decode, encode, load_json
+
+__all__ = [  # the model version's report is read from here as it always was
+    "DecisionSummary", "JobResult", "JobResultError", "TrainingSummary", "WorkerSettings", "job_result", "parse_result",
+    "read_result", "result_json", "write_result",
+]
 
 FORMAT = 1  # the result format this code writes (and the newest it reads)
 SUCCEEDED_KEYS = ("version", "path", "metrics", "baseline", "training", "device", "settings", "timings_s")
@@ -41,53 +48,8 @@ class JobResultError(CurationError):
 
 
 @dataclass(frozen=True)
-class DecisionSummary:
-    """What became of the curators' decisions (``FeedbackReport.summary()``)."""
-
-    pairs: int = 0
-    active_decisions: int = 0
-    ignored_superseded: int = 0
-    ignored_other_schema: int = 0
-    ignored_missing_document: int = 0
-    conflicts_excluded: int = 0
-    conflicts_resolved_by_latest: int = 0
-    adjudicated_items: int = 0
-    by_grade: Mapping[str, int] = field(default_factory=dict)
-    ignored_held_out: int = field(default=0, metadata=OPTIONAL)  # on dev / test / held-out genes: never trained on
-
-
-@dataclass(frozen=True)
-class TrainingSummary:
-    """What the new version was trained on.
-
-    Attributes:
-        pairs: training pairs in all.
-        report: pairs per source (``kb``, ``decision``) and margin class.
-        decisions: what became of the decisions.
-        decision_pairs_on_dev_queries: decision pairs whose query is also a dev query.
-        dev_queries: queries of the dev split.
-    """
-
-    pairs: int
-    report: TrainingReport
-    decisions: DecisionSummary
-    decision_pairs_on_dev_queries: int
-    dev_queries: int
-
-
-@dataclass(frozen=True)
-class WorkerSettings:
-    """The training settings the worker used (after filling in those chosen for the device)."""
-
-    batch_size: int
-    max_seq_length: int
-    epochs: int
-    learning_rate: float
-
-
-@dataclass(frozen=True)
 class JobResult:
-    """What a background job (retraining, or a recogniser job: :mod:`curation.jobs.recogniser`) came to.
+    """What a training job came to, whichever learner it ran (:mod:`curation.learning.learner`).
 
     Attributes:
         format: the result format (absent from files older than the key: 1).
@@ -100,7 +62,8 @@ class JobResult:
         device: where it was trained.
         settings: the training settings used.
         timings_s: seconds per stage (``prepare``, ``baseline_eval``, ``build``, ``total``).
-        scores: a recogniser job's dev scores (its manifest's: ``ents_f``, ``GENE.f``, ...); empty otherwise.
+        scores: the artifact's dev scores as its manifest has them (a recogniser's ``ents_f``, ``GENE.f``, ...; a
+            relation scorer's ``dev_pair_f1_mean``, ...); empty for a model version (its ``metrics``).
         activated: whether the app made it the active version (None until the app judged it).
         verdict: why it was or was not activated.
     """

@@ -1,24 +1,30 @@
-"""Background retraining: start a worker process, follow it, and swap its model in safely.
+"""The one training job: train any learned model in a worker process, follow it, and swap its model in safely.
 
 DuckDB lets one process write the store, so the worker never opens it. The app (or
 ``python -m curation retrain``) is the only writer:
 
-1. :func:`start_retrain` records a job, exports a snapshot (KB records, decisions, documents)
-   into the job's folder with the request, and starts ``python -m curation.jobs.worker <folder>``
-   in its own process group (its own session: it outlives a stopped app).
-2. The worker reads only that folder and writes only a new model version under the models
-   folder, plus ``progress.json`` (stage, step, total, loss, ETA) and finally ``result.json``.
+1. :func:`start_training` takes a learner's name (:data:`curation.learning.learner.LEARNERS`) and its request,
+   lets the learner prepare it, records a job of that kind, exports a snapshot (KB records, decisions,
+   documents) into the job's folder with the request, and starts ``python -m curation.jobs.worker <folder>``
+   in its own process group (its own session: it outlives a stopped app). :func:`start_retrain` is the
+   model version's (``retrain``).
+2. The worker runs the learner: it reads only that folder and writes only the new artifact under the models
+   folder, what the app loads afterwards, ``progress.json`` (stage, step, total, loss, ETA) and finally
+   ``result.json``.
 3. :func:`poll_job` (called by the app's polling fragment, the sidebar and the CLI) reads those
-   files; once the result is there, :func:`finish` registers the version and activates it only
-   when the paired-bootstrap interval of its dev gain over the active version is above 0. Model
-   and index swap together: the app loads the new retriever before flipping the active flag.
+   files; once the result is there, :func:`finish` records it. A model version (the learner is
+   ``versioned``) is registered there and activated only when its learner's rule says so (the
+   paired-bootstrap interval of its dev gain over the active version above 0). Model and index swap
+   together: the app loads the new retriever before flipping the active flag. A recogniser's or a
+   relation scorer's result is recorded as it is: the workflow that loads what its worker wrote
+   activates it (:func:`curation.workflows.retrain.follow_job`).
 4. :func:`recover_jobs` runs when the app starts: a running job whose worker is still alive is
    re-attached, one that finished meanwhile is finished, one whose worker died is marked
    failed; nothing is forgotten.
 
 A killed worker, a full disk or an unreachable base model leaves the active version serving
 and the job failed with a message saying which. What a retraining job builds is its request
-(:class:`~curation.jobs.retrain_request.RetrainRequest`).
+(:class:`~curation.learning.version_learner.RetrainRequest`).
 """
 
 from __future__ import annotations
@@ -42,9 +48,8 @@ from curation.errors import USER_ERRORS, CurationError
 from curation.files import write_atomic
 from curation.jobs.processes import pid_alive
 from curation.jobs.result import JobResult, JobResultError, read_result, result_json
-from curation.jobs.retrain_request import RetrainRequest
-from curation.schemas import resolve_schema
-from curation.store.base import list_schemas
+from curation.learning.learner import LEARNERS, RETRAIN, learner
+from curation.learning.retrain_request import RetrainRequest
 from curation.store.jobs import (
     TERMINAL_STATES,
     Job,
@@ -57,7 +62,12 @@ from curation.store.jobs import (
     start_job,
 )
 from curation.versions import catalog, registry
-from curation.versions.activation import judge
+
+__all__ = [  # RetrainRequest: what bench/ and the tests start a retraining with, from here
+    "CANCEL", "LOG", "PROGRESS", "REQUEST", "RESULT", "SNAPSHOT", "VERSION", "Progress", "RetrainRequest",
+    "cancel_job", "finish", "job_folder", "launch_job", "poll_job", "read_progress", "recover_jobs", "spawn_worker",
+    "start_retrain", "start_training", "wait_for", "worker_alive",
+]
 
 REQUEST, RESULT, PROGRESS, CANCEL, LOG, SNAPSHOT, VERSION = (
     "request.json", "result.json", "progress.json", "cancel", "worker.log", "snapshot", "version.txt"
@@ -107,23 +117,38 @@ def spawn_worker(job_dir: Path) -> int:
     return proc.pid
 
 
+def start_training(
+    con: duckdb.DuckDBPyConnection,
+    settings: Settings,
+    kind: str,
+    request: object,
+    launch: Callable[[Path], int] | None = None,
+) -> Job:
+    """Start the job that trains the learned model ``kind`` with ``request`` (its learner's request dataclass).
+
+    Raises:
+        CurationError: no such learner, the learner refuses the request (e.g. its folder exists), another job is
+            queued or running, or the worker could not be started (the job is then recorded as failed, with the
+            reason).
+    """
+    chosen = learner(kind)
+    request = chosen.prepare(con, request, settings)
+    return launch_job(con, settings, kind, request.to_dict(), chosen.label, launch)
+
+
 def start_retrain(
     con: duckdb.DuckDBPyConnection,
     request: RetrainRequest,
     settings: Settings,
     launch: Callable[[Path], int] | None = None,
 ) -> Job:
-    """Record a job, export its snapshot and start the worker (``launch``: :func:`spawn_worker`).
+    """Start a job that builds a new model version (:func:`start_training` of ``retrain``).
 
     Raises:
         CurationError: unknown schema, another job queued or running, or the worker could not
             be started (the job is then recorded as failed, with the reason).
     """
-    schema = resolve_schema(request.schema, list_schemas(con))
-    active = catalog.active_version(con, schema.name)
-    baseline = str(active.path) if active is not None and not catalog.check_version(active) else ""
-    request = replace(request, schema=schema.name, models_dir=str(settings.models_dir), baseline=baseline)
-    return launch_job(con, settings, "retrain", request.to_dict(), "retraining", launch)
+    return start_training(con, settings, RETRAIN, request, launch)
 
 
 def launch_job(
@@ -309,15 +334,15 @@ def finish(con: duckdb.DuckDBPyConnection, job: Job, result: JobResult,
         if job.finished:
             return job
         state, message = result.state, result.message
-        # A recogniser or relation-scorer job's result is recorded as it is: the workflow layer activates the
-        # model and loads what the worker wrote (curation.workflows.recogniser_training.apply_recogniser_jobs,
-        # curation.workflows.relation_scoring.apply_relation_jobs).
-        if state == "succeeded" and job.kind not in ("recogniser", "relations"):
+        # A learner that is not versioned (recogniser, relation scorer) has its result recorded as it is: the
+        # workflow layer activates the model and loads what the worker wrote (curation.workflows.retrain.follow_job).
+        chosen = learner(job.kind) if state == "succeeded" and job.kind in LEARNERS else None
+        if chosen is not None and chosen.versioned:
             try:
-                request = RetrainRequest.from_dict(job.params, where=f"job {job.job_id}")
+                request = chosen.read_request(job.params, f"job {job.job_id}")
                 version = registry.read_version(result.path)
                 catalog.register_version(con, version)
-                verdict = judge(con, request.schema, version)  # on the evidence in its manifest
+                verdict = chosen.judge(con, request, version.path)  # on the evidence in its manifest
                 if verdict.activate:
                     if before_activate is not None:
                         before_activate(version.path)

@@ -1,15 +1,15 @@
-"""The background worker: ``python -m curation.jobs.worker <job folder>``.
+"""The background worker: ``python -m curation.jobs.worker <job folder>`` — train model X, whichever X.
 
-A request whose ``kind`` is "recogniser" is a recogniser job (:mod:`curation.jobs.recogniser`), "relations" a
-relation-scorer job (:mod:`curation.jobs.relations`);
-any other is a retraining job, described below.
+The request's ``kind`` names the learned model (:data:`curation.learning.learner.LEARNERS`: "recogniser",
+"relations"; a request without one is the model version's, "retrain", whose format predates the key); the worker
+reads it as that learner's request and runs its :meth:`~curation.learning.learner.Learner.train` in the job folder.
 
-Reads only the job folder (``request.json`` and the ``snapshot/`` the app exported) and writes
-only a new version under the models folder, ``progress.json`` and, last, ``result.json``
+Reads only the job folder (``request.json`` and the ``snapshot/`` the app exported) and writes only the new
+artifact under the models folder, what the app loads afterwards, ``progress.json`` and, last, ``result.json``
 (renamed into place when complete). It never opens the store. See ``curation.jobs.retraining``.
 
-Result: a :class:`~curation.jobs.result.JobResult` (state, message; for a built version also its
-name, folder, dev metrics, the baseline's, what it was trained on, device, settings, timings).
+Result: a :class:`~curation.jobs.result.JobResult` (state, message; for a trained artifact also its name, folder,
+device, dev scores, timings; for a model version its dev metrics, the baseline's, what it was trained on, settings).
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from __future__ import annotations
 import errno
 import json
 import os
-import shutil
 import sys
 import time
 import traceback
@@ -25,35 +24,16 @@ from dataclasses import replace
 from pathlib import Path
 
 from curation.errors import CurationError
-from curation.files import write_atomic
 from curation.jobs import result as job_result
-from curation.jobs.result import DecisionSummary, JobResult, TrainingSummary, WorkerSettings
-from curation.jobs.retrain_request import RetrainRequest
+from curation.jobs.result import JobResult
 from curation.jobs.retraining import CANCEL, PROGRESS, REQUEST, RESULT, SNAPSHOT, VERSION
-from curation.versions.manifest import training_report
 
-WORKER_NICENESS = 19  # nice(1) step of the retraining worker: it trains on the CPU the app leaves idle
-MIN_FREE_BYTES = 300 * 2**20  # a MiniLM version takes ~100 MB (weights + indexes); staged then renamed
-FREE_BYTES_PER_DOCUMENT = 8 * 1024  # dense vectors, BM25 postings and the snapshot copy, generously
+WORKER_NICENESS = 19  # nice(1) step of the worker: it trains on the CPU the app leaves idle
 
 
 def write_result(job_dir: Path, result: JobResult) -> None:
     """Atomically write ``result.json`` (the app reads it only once it is complete)."""
     job_result.write_result(job_dir / RESULT, result)
-
-
-def check_free_space(folder: Path, documents: int) -> None:
-    """Fail early, with a clear message, when the models folder's disk cannot hold a new version.
-
-    Raises:
-        OSError: ENOSPC, naming the folder and what is needed.
-    """
-    folder.mkdir(parents=True, exist_ok=True)
-    need = MIN_FREE_BYTES + documents * FREE_BYTES_PER_DOCUMENT
-    free = shutil.disk_usage(folder).free
-    if free < need:
-        raise OSError(errno.ENOSPC, f"only {free / 2**20:.0f} MB free for a new version; it needs about "
-                                    f"{need / 2**20:.0f} MB", str(folder))
 
 
 def failure_message(exc: BaseException) -> str:
@@ -81,16 +61,7 @@ def run(job_dir: Path) -> JobResult:
             data = json.loads((job_dir / REQUEST).read_text())
         except (FileNotFoundError, json.JSONDecodeError) as exc:
             raise CurationError(f"{job_dir / REQUEST} is missing or unreadable ({exc})") from None
-        if isinstance(data, dict) and data.get("kind") == "recogniser":  # the recogniser job (jobs/recogniser.py)
-            from curation.jobs.recogniser import run_recogniser_job
-
-            result = run_recogniser_job(job_dir, data, progress, cancel)
-        elif isinstance(data, dict) and data.get("kind") == "relations":  # the relation scorer (jobs/relations.py)
-            from curation.jobs.relations import run_relations_job
-
-            result = run_relations_job(job_dir, data, progress, cancel)
-        else:
-            result = _train(job_dir, RetrainRequest.from_dict(data, f"{job_dir / REQUEST}"), progress, cancel)
+        result = train(job_dir, data, progress, cancel)
         result = replace(result, timings_s={**result.timings_s, "total": round(time.time() - started, 1)})
     except TrainingCancelled as exc:
         result = JobResult("cancelled", str(exc))
@@ -101,70 +72,24 @@ def run(job_dir: Path) -> JobResult:
     return result
 
 
-def _train(job_dir: Path, request: RetrainRequest, progress: Path, cancel: Path) -> JobResult:
-    import torch
+def train(job_dir: Path, data: object, progress: Path, cancel: Path) -> JobResult:
+    """Run the request's learner in ``job_dir``; its artifact as the job's result (failures raise)."""
+    from curation.learning.learner import RETRAIN, Workspace, learner
 
-    from curation.config import load_settings
-    from curation.learning.build import BuildRequest, IndexChoice
-    from curation.learning.chain import ChainOptions, build_from_snapshot
-    from curation.learning.cross_encoder import CrossEncoderConfig
-    from curation.learning.sampling import SamplingConfig
-    from curation.learning.snapshot import load_snapshot
-    from curation.learning.training import TrainConfig
-    from curation.versions.registry import new_version_name
-
-    cuda = request.device.startswith("cuda") or (not request.device and torch.cuda.is_available())
-    request = request.for_device(cuda)
-    print(f"device {'cuda' if cuda else 'cpu'}: batch {request.batch_size}, {request.max_seq_length} tokens",
-          flush=True)
-    snapshot = load_snapshot(job_dir / SNAPSHOT)
-    schema = snapshot.schema(request.schema)
-    models_dir = Path(request.models_dir)
-    check_free_space(models_dir, len(snapshot.documents))
-    build = BuildRequest(
-        schema=schema,
-        base_model=request.base_model,
-        version=new_version_name(schema.name, "edel"),
-        train_config=TrainConfig(max_seq_length=request.max_seq_length).with_loop(
-            epochs=request.epochs, batch_size=request.batch_size, learning_rate=request.learning_rate,
-            max_steps=request.max_steps, device=request.device, seed=request.seed, patience=request.patience),
-        sampling=SamplingConfig(per_class=request.per_class, seed=request.seed),
-        feedback=request.feedback,
-        index=IndexChoice.from_settings(load_settings(), kind=request.index_kind, backend=request.index_backend),
-        cross_encoder=(CrossEncoderConfig(max_pairs=request.cross_encoder_max_pairs).with_loop(
-                           device=request.device, epochs=2 if cuda else 1, seed=request.seed)
-                       if request.cross_encoder == "on" or (request.cross_encoder == "auto" and cuda) else None),
-    )
-    options = ChainOptions(
-        seed=request.seed, decisions=snapshot.decisions if request.use_decisions else None, use_kb=request.use_kb,
-        require_pairs=True, baseline=Path(request.baseline) if request.baseline else None, progress_file=progress,
-        cancel_file=cancel,
-        # the version's name first, so the app can clear its staging folder if this process dies
-        before_training=lambda name: write_atomic(job_dir / VERSION, name),
-        log=lambda line: print(line, flush=True),
-    )
-    built = build_from_snapshot(snapshot, build, models_dir, options)
-    version, training, feedback = built.version, built.training, built.feedback
-    dev_queries = set(built.dev.queries.values())
-    return JobResult(
-        state="succeeded",
-        message=f"built {version.version}",
-        version=version.version,
-        path=str(version.path),
-        metrics=version.manifest.dev,
-        baseline=built.baseline,
-        training=TrainingSummary(
-            pairs=len(training.pairs),
-            report=training_report(training.report()),
-            decisions=DecisionSummary(**feedback.summary()),
-            decision_pairs_on_dev_queries=sum(1 for p in feedback.pairs if p.query in dev_queries),
-            dev_queries=len(built.dev.queries),
-        ),
-        device=version.manifest.device,
-        settings=WorkerSettings(batch_size=request.batch_size, max_seq_length=request.max_seq_length,
-                                epochs=request.epochs, learning_rate=request.learning_rate),
-        timings_s=dict(built.timings_s),
-    )
+    if not isinstance(data, dict):
+        raise CurationError(f"{job_dir / REQUEST}: not a job request (a JSON object is expected)")
+    chosen = learner(str(data.get("kind", RETRAIN)))  # a retraining request has no kind: its format predates it
+    request = chosen.read_request(data, f"{job_dir / REQUEST}")
+    work = Workspace(folder=job_dir, snapshot=job_dir / SNAPSHOT, progress=progress, cancel=cancel,
+                     staging=job_dir / VERSION)
+    artifact = chosen.train(request, work)
+    result = JobResult("succeeded", artifact.message, version=artifact.name, path=str(artifact.folder),
+                       device=artifact.device, timings_s=dict(artifact.timings_s), scores=dict(artifact.scores))
+    if artifact.report is not None:  # a model version's evidence (format 1 keeps it at the top level)
+        report = artifact.report
+        result = replace(result, metrics=report.metrics, baseline=report.baseline, training=report.training,
+                         settings=report.settings)
+    return result
 
 
 def main(argv: list[str] | None = None) -> int:

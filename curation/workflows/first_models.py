@@ -13,8 +13,8 @@ abstracts are annotated:
   curation train --zero-shot``): a dense index for the served search and the vectors Explore embeddings shows.
   It serves as the newest version that covers the corpus (:mod:`curation.versions.serving`).
 
-* ``recogniser``: the recogniser the code ships (:mod:`curation.learning.shipped`; the CNN trains for ~50 min on
-  this 2-core CPU, so it is trained once by a documented command and kept in the repository) installed into
+* ``recogniser``: the recogniser the code ships (:mod:`curation.learning.recogniser.shipped`; the CNN trains for
+  ~50 min on this 2-core CPU, so it is trained once by a documented command and kept in the repository) installed into
   ``models/recognisers/`` and activated by the job that annotates the corpus with it (a worker process, as the
   Train page's "Activate"); skipped when a recogniser is already active or none ships.
 """
@@ -67,8 +67,8 @@ def start_relations_job(con: duckdb.DuckDBPyConnection, settings: Settings) -> J
 def start_shipped_recogniser(con: duckdb.DuckDBPyConnection, settings: Settings) -> tuple[Job | None, str]:
     """Install the shipped recogniser and start the job that annotates the corpus with it and activates it; (the
     job, a line). No job when a recogniser is already active (a curator's choice is kept) or none ships."""
-    from curation.jobs.recogniser import RECOGNISERS
-    from curation.learning.shipped import install, shipped_recogniser
+    from curation.learning.recogniser.learner import RECOGNISERS
+    from curation.learning.recogniser.shipped import install, shipped_recogniser
     from curation.store.annotations import get_active_entity_model
     from curation.workflows.recogniser_training import start_recogniser_activation
 
@@ -88,7 +88,7 @@ def load_start_note(settings: Settings, message: str) -> str:
     recogniser does not annotate). Without an active recogniser but with a shipped one: that the load's last step
     annotates again with it, instead of "no recogniser trained"."""
     from curation.entities.served_annotator import NO_RECOGNISER
-    from curation.learning.shipped import shipped_recogniser
+    from curation.learning.recogniser.shipped import shipped_recogniser
 
     if message != NO_RECOGNISER or shipped_recogniser(settings.data_dir) is None:
         return message

@@ -23,7 +23,7 @@ from curation.store.base import list_schemas
 if TYPE_CHECKING:
     from curation.learning.chain import ChainResult
     from curation.learning.linker_data import LinkerData
-    from curation.learning.shipped import Provenance
+    from curation.learning.recogniser.shipped import Provenance
     from curation.learning.snapshot import Snapshot
 
 
@@ -131,7 +131,7 @@ def recogniser_plan(options: RecogniserOptions, settings: Settings) -> Recognise
 
 def train_recogniser(options: RecogniserOptions, plan: RecogniserPlan):
     """Train the entity recogniser ``plan`` says and publish its folder; its manifest (dev scores, device, time)."""
-    from curation.learning.recogniser_data import train_standard_recogniser, train_standard_transformer
+    from curation.learning.recogniser.data import train_standard_recogniser, train_standard_transformer
 
     if options.kind == "transformer":
         from curation.entities.transformer_recogniser import TransformerSettings
@@ -141,7 +141,7 @@ def train_recogniser(options: RecogniserOptions, plan: RecogniserPlan):
                                                  device=plan.device)
         return train_standard_transformer(plan.data_dir, plan.out, chosen, max_documents=options.max_documents,
                                           progress_file=options.progress_file, bar=True)
-    from curation.learning.ncbi_corpora import Guidelines
+    from curation.learning.recogniser.ncbi_corpora import Guidelines
 
     guidelines = Guidelines(families=options.families == "gene", modifiers=options.modifiers == "disease")
     return train_standard_recogniser(plan.data_dir, plan.out, width=options.width, max_epochs=plan.epochs,
@@ -151,8 +151,8 @@ def train_recogniser(options: RecogniserOptions, plan: RecogniserPlan):
 def ship_recogniser(folder: Path, data_dir: Path, code_version: str = "") -> tuple[Provenance, Path]:
     """Make a trained recogniser folder the one the code ships (activated after a first load): its provenance and
     where it now lies."""
-    from curation.learning.shipped import SHIPPED
-    from curation.learning.shipped import ship_recogniser as ship
+    from curation.learning.recogniser.shipped import SHIPPED
+    from curation.learning.recogniser.shipped import ship_recogniser as ship
 
     return ship(folder, data_dir, code_version=code_version), SHIPPED
 

@@ -1,20 +1,22 @@
 """Training the entity recogniser from the app: start the background job, then swap its recogniser in.
 
-The corpora and their split live in :mod:`curation.learning.recogniser_data` (re-exported here for
-``python -m curation train-recogniser`` and bench/); the job protocol in :mod:`curation.jobs.recogniser`.
+The recogniser's home is :mod:`curation.learning.recogniser` (its corpora and split, its learner, the snapshot
+annotated in the worker, its activation rule); its job is the one training job (:mod:`curation.jobs.retraining`,
+kind ``recogniser``).
 
 What the Train page calls:
 
 * :func:`recogniser_overview`: the active recogniser (name, dev scores from its manifest) or the
   note that highlights come from dictionaries, and the trained folders under ``models/recognisers/``;
 * :func:`start_recogniser_training`: a job that trains a new recogniser and annotates a snapshot of
-  the documents with it (in the worker process: see :mod:`curation.jobs.recogniser` for why);
+  the documents with it (in the worker process: see :mod:`curation.learning.recogniser.annotations` for why);
 * :func:`start_recogniser_activation`: a job that only annotates, with a recogniser trained earlier;
 * :func:`apply_recogniser_jobs` (run by the job poll and at app start): for a recogniser job that
   succeeded, :func:`~curation.workflows.entities.activate_entity_model` (validates by loading; the
   active recogniser stays when it fails), then the worker's annotations are loaded in one
   transaction. A newly trained recogniser whose dev F1 is below the active one's (same dev set) by
-  more than :data:`TOLERANCE` is kept inactive; a recogniser chosen by hand is always activated.
+  more than :data:`~curation.learning.recogniser.activation.TOLERANCE` is kept inactive; a recogniser chosen by
+  hand is always activated (its learner's :meth:`~curation.learning.learner.Learner.judge`).
   Only the concept index changes: decisions, KB records and gold mentions are never touched.
 
 Documents added or changed while the job ran are not in its snapshot: they keep their earlier
@@ -35,17 +37,12 @@ from curation.access import Action, Who
 from curation.config import Settings
 from curation.entities.served_annotator import REANNOTATE_HINT, EntityModelError, annotator_note
 from curation.errors import CurationError
-from curation.jobs.recogniser import (
-    ANNOTATIONS,
-    KIND,
-    RECOGNISERS,
-    RecogniserRequest,
-    new_recogniser_name,
-    read_annotations,
-    start_recogniser_job,
-)
-from curation.jobs.result import JobResult, JobResultError, job_result, result_json
-from curation.learning.recogniser_data import check_data_dir
+from curation.jobs.result import JobResultError, job_result, result_json
+from curation.jobs.retraining import start_training
+from curation.learning.learner import learner
+from curation.learning.recogniser.annotations import ANNOTATIONS, read_annotations
+from curation.learning.recogniser.data import check_data_dir
+from curation.learning.recogniser.learner import KIND, RECOGNISERS, RecogniserRequest, new_recogniser_name
 from curation.relations.concept_index import store_annotated
 from curation.store.annotations import get_active_entity_model
 from curation.store.jobs import Job, get_job, list_jobs, set_job_result
@@ -55,9 +52,6 @@ __all__ = [
     "RecogniserOverview", "TrainedRecogniser", "apply_recogniser_jobs", "load_annotations", "recogniser_overview",
     "start_recogniser_activation", "start_recogniser_training",
 ]
-
-TOLERANCE = 0.01  # a new recogniser is activated when its dev F1 ≥ the active one's minus this
-
 
 @dataclass(frozen=True)
 class TrainedRecogniser:
@@ -109,7 +103,7 @@ class RecogniserOverview:
 
 def _trained(folder: Path, active_path: str) -> TrainedRecogniser:
     from curation.entities.recogniser import read_recogniser_manifest
-    from curation.learning.shipped import PROVENANCE, read_provenance
+    from curation.learning.recogniser.shipped import PROVENANCE, read_provenance
 
     manifest = read_recogniser_manifest(folder)
     shipped = ""
@@ -164,7 +158,7 @@ def start_recogniser_training(
     check_data_dir(data_dir)
     request = RecogniserRequest(name=name or new_recogniser_name(), data_dir=str(data_dir), width=width,
                                 max_epochs=epochs, linker=_active_linker(con))
-    return start_recogniser_job(con, request, settings, launch)
+    return start_training(con, settings, KIND, request, launch)
 
 
 def start_recogniser_activation(
@@ -181,8 +175,8 @@ def start_recogniser_activation(
 
     folder = Path(folder).expanduser().resolve()
     read_recogniser_manifest(folder)
-    return start_recogniser_job(con, RecogniserRequest(folder=str(folder), linker=_active_linker(con)), settings,
-                                launch)
+    return start_training(con, settings, KIND, RecogniserRequest(folder=str(folder), linker=_active_linker(con)),
+                          launch)
 
 
 # --- when a job has succeeded ------------------------------------------------------------------------
@@ -193,27 +187,6 @@ def load_annotations(con: duckdb.DuckDBPyConnection, path: Path) -> tuple[int, i
     changed documents left stale, pairs scored); (documents loaded, documents left stale)."""
     version, documents = read_annotations(path)
     return store_annotated(con, version, documents)
-
-
-def _judge(con: duckdb.DuckDBPyConnection, request: RecogniserRequest, result: JobResult) -> tuple[bool, str]:
-    """Whether a finished job's recogniser becomes active, and why."""
-    if request.folder:
-        return True, "activated as chosen"
-    row = get_active_entity_model(con, "recogniser")
-    new = result.scores.get("ents_f")
-    if row is None:
-        return True, "activated: no recogniser was active"
-    try:
-        active = _trained(Path(row.path), row.path)
-    except CurationError:
-        return True, f"activated: the active recogniser {row.name} cannot be read any more"
-    old = active.scores.get("ents_f")
-    if new is None or old is None:
-        return True, "activated: no dev F1 to compare"
-    if new >= old - TOLERANCE:
-        return True, f"activated: dev F1 {new:.3f} vs {old:.3f} of {active.name}"
-    return False, (f"kept inactive: dev F1 {new:.3f} is below {old:.3f} of the active {active.name} by more than "
-                   f"{TOLERANCE}; activate it on the Train page to use it anyway")
 
 
 def apply_recogniser_job(con: duckdb.DuckDBPyConnection, job: Job,
@@ -227,8 +200,9 @@ def apply_recogniser_job(con: duckdb.DuckDBPyConnection, job: Job,
         return job
     annotations = Path(job.job_dir) / ANNOTATIONS
     try:
-        request = RecogniserRequest.from_dict(job.params, f"job {job.job_id}")
-        activate, verdict = _judge(con, request, result)
+        recogniser = learner(KIND)
+        judged = recogniser.judge(con, recogniser.read_request(job.params, f"job {job.job_id}"), Path(result.path))
+        activate, verdict = judged.activate, judged.reason
         if activate:
             activated = activate_entity_model(con, "recogniser", result.path, settings=settings,
                                               who=access.BACKGROUND_JOB)  # its start was checked

@@ -2,7 +2,8 @@
 
 What a scorer is, which one is active, what a document's pairs are and when they are scored, live in
 :mod:`curation.relations`; here each is checked against the caller's role and orchestrated.
-:func:`start_relation_training` starts the background job (:mod:`curation.jobs.relations`) that trains one on
+:func:`start_relation_training` starts the one training job for the relation scorer's learner
+(:mod:`curation.learning.relation_scorer`, kind ``relations``) that trains one on
 BioRED + BC5CDR Train (Dev and Test held out) and the curators' decisions and scores a snapshot of the documents;
 when it succeeds, :func:`apply_relation_jobs` (the job poll, app start) activates it if it is not worse on Dev
 than the active one (:func:`~curation.relations.active.judge`, the retriever's rule) and loads its pairs.
@@ -22,7 +23,9 @@ from curation import access
 from curation.access import Action, Who
 from curation.config import Settings
 from curation.errors import CurationError
-from curation.jobs import relations as relations_job
+from curation.jobs.retraining import start_training
+from curation.learning.learner import learner
+from curation.learning.relation_scorer import KIND, PAIRS, RelationsRequest, read_pairs
 from curation.relations.active import NO_SCORER, SCORE_THE_REST_HINT, ActiveScorer, active_scorer, judge
 from curation.relations.pairs import RelationError
 from curation.relations.scorer_folder import SCORERS, load_scorer_folder, new_scorer_name, write_scorer
@@ -137,16 +140,16 @@ def start_relation_training(con: duckdb.DuckDBPyConnection, settings: Settings, 
         CurationError: another job is queued or running, or the worker cannot start.
     """
     access.require(con, who, Action.TRAIN)
-    request = relations_job.RelationsRequest(name=new_scorer_name(),
-                                             data_dir=str(Path(data_dir or settings.data_dir)), decisions=decisions)
-    return relations_job.start_relations_job(con, request, settings, launch)
+    request = RelationsRequest(name=new_scorer_name(), data_dir=str(Path(data_dir or settings.data_dir)),
+                               decisions=decisions)
+    return start_training(con, settings, KIND, request, launch)
 
 
 def load_pairs(con: duckdb.DuckDBPyConnection, path: Path) -> tuple[str, int, int]:
     """Store a relation job's pairs in one transaction: (scorer, documents loaded, documents left unscored)
     (:func:`~curation.relations.stored_pairs.load_scored_pairs`: one changed since the snapshot is left for
     :func:`rescore`)."""
-    scorer, documents = relations_job.read_pairs(path)
+    scorer, documents = read_pairs(path)
     loaded, skipped = load_scored_pairs(con, scorer, documents)
     return scorer, loaded, skipped
 
@@ -160,15 +163,16 @@ def apply_relation_job(con: duckdb.DuckDBPyConnection, job: Job) -> Job:
         result = job_result(job)
     except JobResultError:
         return job
-    if job.kind != relations_job.KIND or job.state != "succeeded" or result is None or result.activated is not None:
+    if job.kind != KIND or job.state != "succeeded" or result is None or result.activated is not None:
         return job
-    pairs = Path(job.job_dir) / relations_job.PAIRS
+    pairs = Path(job.job_dir) / PAIRS
     try:
-        _, manifest = load_scorer_folder(result.path)
-        activate, verdict = judge(con, manifest)
+        scorer = learner(KIND)
+        judged = scorer.judge(con, scorer.read_request(job.params, f"job {job.job_id}"), Path(result.path))
+        activate, verdict = judged.activate, judged.reason
         if activate:
             active = activate_scorer(con, result.path, who=access.BACKGROUND_JOB)  # its start was checked
-    except RelationError as exc:
+    except CurationError as exc:  # a RelationError (the folder does not load), or the job's request is not one
         activate, verdict = False, f"could not be activated ({exc}); the active scorer stays"
     message = f"{result.message}; {verdict}"
     if activate:
@@ -187,7 +191,7 @@ def apply_relation_job(con: duckdb.DuckDBPyConnection, job: Job) -> Job:
 def apply_relation_jobs(con: duckdb.DuckDBPyConnection, recent: int = 5) -> list[Job]:
     """Apply the recent relation-scorer jobs that succeeded and were not applied yet (the poll, app start)."""
     return [apply_relation_job(con, job) for job in list_jobs(con, limit=recent)
-            if job.kind == relations_job.KIND and job.state == "succeeded"]
+            if job.kind == KIND and job.state == "succeeded"]
 
 
 def overview(con: duckdb.DuckDBPyConnection) -> str:

@@ -1,6 +1,7 @@
-"""The Train & evaluate page's calls: start, follow and cancel a retraining job; what it trained on.
+"""The Train & evaluate page's calls: start, follow and cancel a training job; what it trained on.
 
-The job protocol itself (request, progress and result files; the worker process) is :mod:`curation.jobs`.
+The job protocol itself (request, progress and result files; the worker process) is :mod:`curation.jobs`; every
+learned model goes through it by its learner's name (:mod:`curation.learning.learner`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from curation.grades import Grade
 from curation.jobs import retraining
 from curation.jobs.result import job_result
 from curation.learning.feedback import FeedbackConfig
+from curation.learning.learner import LEARNERS, RECOGNISER, RELATIONS, learner
+from curation.learning.retrain_request import RetrainRequest
 from curation.store.decisions import list_decisions
 from curation.store.jobs import Job, active_jobs, get_job, list_jobs
 
@@ -70,7 +73,7 @@ def start(con: duckdb.DuckDBPyConnection, form: RetrainForm, settings: Settings,
         CurationError: a job is already running, the request is invalid, or the worker cannot start.
     """
     access.require(con, who, Action.TRAIN)
-    request = retraining.RetrainRequest(
+    request = RetrainRequest(
         schema=form.schema, base_model=form.base_model, use_kb=form.use_kb, use_decisions=form.use_decisions,
         epochs=form.epochs, max_steps=form.max_steps, batch_size=form.batch_size,
         max_seq_length=form.max_seq_length, feedback=FeedbackConfig(conflicts=form.conflicts,
@@ -137,11 +140,11 @@ def follow_job(con: duckdb.DuckDBPyConnection, job: Job, before_activate: Callab
     if job.finished:  # finished (and applied) before: nothing to do
         return job
     job = retraining.poll_job(con, job, before_activate=before_activate)
-    if job.finished and job.kind == "recogniser":  # its recogniser becomes active, its annotations are loaded
+    if job.finished and job.kind == RECOGNISER:  # its recogniser becomes active, its annotations are loaded
         from curation.workflows.recogniser_training import apply_recogniser_job
 
         apply_recogniser_job(con, job)
-    if job.finished and job.kind == "relations":  # its scorer becomes active (if not worse), its pairs are loaded
+    if job.finished and job.kind == RELATIONS:  # its scorer becomes active (if not worse), its pairs are loaded
         from curation.workflows.relation_scoring import apply_relation_job
 
         apply_relation_job(con, job)
@@ -179,12 +182,8 @@ def status_line(job: Job) -> str:
 
 
 def job_title(job: Job) -> str:
-    """What a job does, in two or three words ("Retraining", "Recogniser training")."""
-    if job.kind == "recogniser":
-        return "Recogniser training" if job.params.get("name") else "Recogniser activation"
-    if job.kind == "relations":
-        return "Relation-scorer training"
-    return "Retraining"
+    """What a job does, in two or three words ("Retraining", "Recogniser training"): its learner's title."""
+    return learner(job.kind).title(job.params) if job.kind in LEARNERS else "Retraining"
 
 
 def decision_counts(con: duckdb.DuckDBPyConnection, schema: str) -> Mapping[str, int]:

@@ -93,7 +93,7 @@ def test_a_recogniser_of_another_format_or_spacy_version_is_refused(trained, tmp
 
 
 def test_a_malformed_or_empty_corpus_file_is_named_and_nothing_is_trained(tmp_path):
-    from curation.learning.recogniser_data import read_corpus
+    from curation.learning.recogniser.data import read_corpus
 
     bad = tmp_path / "Train.PubTator"
     bad.write_text("1|t|BRAF V600E.\n1|a|Text.\n1\tzero\t4\tBRAF\tGeneOrGeneProduct\t673\n")

@@ -13,9 +13,9 @@ import pytest
 from curation.config import Settings
 from curation.entities.recogniser import load_recogniser, read_recogniser_manifest
 from curation.entities.recogniser_corpus import RecogniserError
-from curation.learning import shipped
-from curation.learning.recogniser_data import BC5CDR, BIORED
-from curation.learning.shipped import install, read_provenance, ship_recogniser, shipped_recogniser
+from curation.learning.recogniser import shipped
+from curation.learning.recogniser.data import BC5CDR, BIORED
+from curation.learning.recogniser.shipped import install, read_provenance, ship_recogniser, shipped_recogniser
 from curation.store.annotations import insert_entity_model, set_active_entity_model
 from curation.workflows import first_models
 from curation.workflows import recogniser_training as workflow

@@ -174,7 +174,7 @@ def test_a_folder_of_another_format_is_refused_with_what_to_do(trained, tmp_path
 
 def test_the_train_command_with_kind_transformer_trains_it_and_prints_device_and_seconds(monkeypatch, tmp_path,
                                                                                         trained, capsys):
-    import curation.learning.recogniser_data as recogniser_data
+    import curation.learning.recogniser.data as recogniser_data
     from curation.cli import main
 
     _, manifest = trained

@@ -17,9 +17,9 @@ import pytest
 from curation.config import load_settings
 from curation.errors import CurationError
 from curation.grades import Grade
-from curation.jobs import recogniser as recogniser_job
 from curation.jobs import retraining, worker
 from curation.jobs.result import job_result
+from curation.learning.recogniser.learner import RecogniserRequest
 from curation.schemas import PO
 from curation.store.annotations import get_active_entity_model, list_stale_documents
 from curation.store.corpus import iter_documents
@@ -192,4 +192,4 @@ def test_bad_input_is_refused_before_a_job_is_recorded(app_store, tmp_path):
         workflow.start_recogniser_activation(con, settings, tmp_path / "junk", launch=_no_launch)
     assert list_jobs(con) == []
     with pytest.raises(CurationError, match="either trains"):
-        recogniser_job.RecogniserRequest()
+        RecogniserRequest()

@@ -24,6 +24,7 @@ from curation.grades import Grade
 from curation.jobs import retraining, worker
 from curation.jobs.processes import pid_alive
 from curation.jobs.result import Baseline, JobResult, job_result, read_result
+from curation.learning import version_learner
 from curation.schemas import PO
 from curation.store.decisions import record_decision
 from curation.store.jobs import Job, create_job, finish_job, get_job, list_jobs
@@ -376,7 +377,8 @@ class Usage(NamedTuple):
 
 def test_a_full_disk_is_found_before_training(tiny, monkeypatch):
     job_dir = _prepared_job(tiny)
-    monkeypatch.setattr(worker.shutil, "disk_usage", lambda path: Usage(total=2**40, used=2**40, free=10 * 2**20))
+    full = Usage(total=2**40, used=2**40, free=10 * 2**20)
+    monkeypatch.setattr(version_learner.shutil, "disk_usage", lambda path: full)
     result = worker.run(job_dir)
     assert result.state == "failed"
     assert "disk is full" in result.message and "only 10 MB free" in result.message

@@ -8,7 +8,7 @@ import torch
 from torch import nn
 
 from curation.errors import CurationError
-from curation.jobs.retrain_request import RetrainRequest
+from curation.learning.retrain_request import RetrainRequest
 from curation.learning.training import (
     CPU_DEFAULTS,
     GPU_DEFAULTS,

@@ -7,8 +7,15 @@ from pathlib import Path
 from curation.entities.corpus_genes import is_dev
 from curation.entities.recogniser import blank, to_spacy_docs
 from curation.entities.recogniser_corpus import CorpusPart
-from curation.learning.ncbi_corpora import FILES, Guidelines, NcbiParts, load_ncbi_parts, mapped, missing_spans
-from curation.learning.recogniser_data import ALL, load_corpora
+from curation.learning.recogniser.data import ALL, load_corpora
+from curation.learning.recogniser.ncbi_corpora import (
+    FILES,
+    Guidelines,
+    NcbiParts,
+    load_ncbi_parts,
+    mapped,
+    missing_spans,
+)
 from curation.records import Document, Mention
 
 TITLE = "PKC and BRCA1 in breast cancer."

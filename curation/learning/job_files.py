@@ -1,6 +1,6 @@
-"""What the app and a worker exchange through a job folder, read back the same way by every kind of job: a request
+"""What a learner and the app exchange through a job folder, read back the same way by every learner: its request
 (``request.json``) as its dataclass, and a JSON lines file the worker wrote for the app (a header, then one line a
-document)."""
+document, e.g. a recogniser's ``annotations.jsonl``)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
-"""What a retraining job builds, and how the app judges the result: the job's ``request.json`` as a dataclass.
+"""What a model version's job builds, and how the app judges the result: the job's ``request.json`` as a dataclass.
 
 Checked when made (a bad value is refused with what was wrong), filled in for the device by the worker
-(:meth:`RetrainRequest.for_device`), and read back the same way as every job's request
-(:func:`curation.jobs.protocol.request_from_dict`).
+(:meth:`RetrainRequest.for_device`), and read back the same way as every learner's request
+(:func:`curation.learning.job_files.request_from_dict`). The learner that runs it: :mod:`.version_learner`.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 
 from curation.errors import CurationError
-from curation.jobs.protocol import request_from_dict
 from curation.learning.feedback import FeedbackConfig
+from curation.learning.job_files import request_from_dict
 from curation.learning.training import device_defaults
 
 RETIRED_FIELDS = frozenset({"tolerance"})  # fields older requests may carry, read and dropped

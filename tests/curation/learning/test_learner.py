@@ -1,0 +1,32 @@
+"""The learner registry: every learned model the jobs train is found by its name and drives the same interface."""
+
+from __future__ import annotations
+
+import pytest
+
+from curation.errors import CurationError
+from curation.learning.learner import LEARNERS, RECOGNISER, RELATIONS, RETRAIN, learner
+
+
+def test_every_registered_learner_is_found_by_its_name_and_has_the_interface():
+    assert set(LEARNERS) == {RETRAIN, RECOGNISER, RELATIONS}
+    for kind in LEARNERS:
+        found = learner(kind)
+        assert found.kind == kind and found.label
+        for method in ("title", "read_request", "prepare", "train", "judge"):
+            assert callable(getattr(found, method))
+    assert [kind for kind in LEARNERS if learner(kind).versioned] == [RETRAIN]  # only model versions are registered
+
+
+def test_a_request_reads_back_as_its_learners_dataclass_and_a_bad_one_is_named():
+    request = learner(RECOGNISER).read_request({"kind": "recogniser", "name": "tiny"}, "job 1")
+    assert request.name == "tiny" and request.to_dict()["kind"] == "recogniser"
+    assert learner(RETRAIN).read_request({"schema": "PO", "tolerance": 0.01}, "job 2").schema == "PO"  # retired key
+    with pytest.raises(CurationError, match=r"job 3: unknown fields \['width'\]"):
+        learner(RELATIONS).read_request({"kind": "relations", "name": "r", "width": 8}, "job 3")
+    assert learner(RECOGNISER).title({"folder": "/x"}) == "Recogniser activation"
+
+
+def test_an_unknown_name_is_refused_with_the_names_there_are():
+    with pytest.raises(CurationError, match="no learned model is named 'ranker'; the jobs train recogniser, relations"):
+        learner("ranker")
