@@ -21,6 +21,7 @@ from curation.relations.evaluation import pair_scores, uncovered
 from curation.relations.features import FEATURES, feature_matrix
 from curation.relations.pairs import candidate_pairs
 from curation.relations.scorer import RelationScorer, best_threshold
+from curation.relations.training import civic_statements, pair_text_model
 
 CID = {frozenset(("Chemical", "Disease"))}
 FILES = {
@@ -61,15 +62,26 @@ def induced(docs, pairs, related, direction) -> list[int]:
     return out
 
 
+def without(x: np.ndarray) -> np.ndarray:
+    """``x`` with the pair text model's two features 0 (the ablation's input)."""
+    out = x.copy()
+    out[:, [FEATURES.index("text_related"), FEATURES.index("text_log_odds")]] = 0.0
+    return out
+
+
 def relation_extraction(data_dir: Path, split: str = "dev") -> tuple[dict, RelationScorer, data.TrainingSet]:
     """Train on both Train splits (Dev and Test PMIDs held out), score both Dev splits."""
     started = time.perf_counter()
     training = data.corpus_training_set(data_dir)
     pairs, by_pmid, held_out = training.pairs, training.documents, training.held_out
-    features = feature_matrix(by_pmid, pairs)
+    civic = civic_statements(data_dir, training)
+    text, oof = pair_text_model(training, civic)  # as train_scorer does: the training pairs read it out of fold
+    features = feature_matrix(by_pmid, pairs, text_probabilities=oof)
     labels = np.array([p.label for p in pairs])
-    scorer = RelationScorer.fit(features, labels)
+    scorer = replace(RelationScorer.fit(features, labels), text=text)
     train_s = time.perf_counter() - started
+    without_text = without(features)
+    plain = RelationScorer.fit(without_text, labels)  # the ablation: the same scorer without the words
     from sklearn.ensemble import HistGradientBoostingClassifier
     from sklearn.model_selection import cross_val_predict
 
@@ -82,7 +94,8 @@ def relation_extraction(data_dir: Path, split: str = "dev") -> tuple[dict, Relat
                               "held_out_pmids": len(held_out),
                               "train_pmids_also_held_out": training.train_pmids_held_out,
                               "seconds": round(train_s, 1), "threshold_logreg": round(scorer.threshold, 4),
-                              "threshold_boosted": round(boosted_threshold, 4)},
+                              "threshold_boosted": round(boosted_threshold, 4),
+                              "pair_text": dict(text.figures) if text is not None else None},
                  split: {}}
     read = {corpus: [d for d in read_documents(data_dir / FILES[corpus][split]) if d.relations]
             for corpus in ("biored", "bc5cdr")}
@@ -98,7 +111,7 @@ def relation_extraction(data_dir: Path, split: str = "dev") -> tuple[dict, Relat
         docs = read[corpus]
         assert not {d.pmid for d in docs} & set(by_pmid)
         dev_pairs = [p for d in docs for p in candidate_pairs(d, types=types)]
-        x = feature_matrix({d.pmid: d for d in docs}, dev_pairs)
+        x = feature_matrix({d.pmid: d for d in docs}, dev_pairs, text_model=scorer.text)
         y = [p.label for p in dev_pairs]
         missed = uncovered(docs, dev_pairs, types)
         same = x[:, FEATURES.index("same_sentence")] > 0
@@ -112,6 +125,8 @@ def relation_extraction(data_dir: Path, split: str = "dev") -> tuple[dict, Relat
                 "cooccurrence": pair_scores(y, [1] * len(y), missed),
                 "same_sentence": pair_scores(y, same.astype(int).tolist(), missed),
                 "scorer_logreg": pair_scores(y, (probabilities >= scorer.threshold).astype(int).tolist(), missed),
+                "scorer_without_text": pair_scores(y, (plain.probabilities(without(x)) >= plain.threshold).astype(
+                    int).tolist(), missed),
                 "scorer_boosted": pair_scores(
                     y, (boosted.predict_proba(x)[:, 1] >= boosted_threshold).astype(int).tolist(), missed),
                 **({"scorer_induces": pair_scores(y, induced(docs, dev_pairs, probabilities >= scorer.threshold,

@@ -60,7 +60,7 @@ def dev_pair_f1(scorer: RelationScorer, data_dir: Path) -> dict[str, float]:
         docs = [d for d in read_pubtator(path, Problems(path, lenient=True)) if d.relations]
         kinds = set(types) if types else None
         pairs = [p for d in docs for p in candidate_pairs(d, types=kinds)]
-        x = feature_matrix({d.pmid: d for d in docs}, pairs)
+        x = feature_matrix({d.pmid: d for d in docs}, pairs, text_model=scorer.text)
         predicted = (scorer.probabilities(x) >= scorer.threshold).astype(int).tolist()
         out[corpus] = pair_scores([p.label for p in pairs], predicted, uncovered(docs, pairs, kinds))["f1"]
     return out

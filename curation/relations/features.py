@@ -1,7 +1,8 @@
 """Pair features: what a document says about two concepts it mentions, as one vector (:data:`FEATURES` order).
 
 Sentence co-occurrence, distances, mention counts, title mentions, how central each concept is among the
-document's concepts of its type, trigger words between and around the mentions, and the pair's entity types.
+document's concepts of its type, trigger words between and around the mentions, the pair's entity types, and what
+the words of the sentences holding both say (:mod:`curation.relations.pair_text`; 0 without a text model).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from curation.records import Document, Mention
+from curation.relations.pair_text import PairText, pair_text, pair_types, text_features
 from curation.relations.pairs import Pair, group_by_concept, sentence_spans
 
 # Words that state a relation rather than a co-mention (lower-cased prefixes), grouped so that each group is
@@ -50,6 +52,7 @@ FEATURES = (
     "title_b", "first_a", "first_b", "sentences_both", "cooccurring_concepts", "top_of_type_a", "top_of_type_b",
     "rank_of_type_a", "rank_of_type_b", "same_type_concepts_a", "same_type_concepts_b", "both_in_title",
     *(f"trigger_{g}" for g in TRIGGERS), *(f"near_{g}" for g in TRIGGERS), *(f"types_{t}" for t in TYPE_PAIRS),
+    "text_related", "text_log_odds",
 )
 
 
@@ -77,11 +80,14 @@ def document_view(document: Document, by_concept: Mapping[str, list[Mention]]) -
 
 def pair_features(document: Document, pair: Pair, mentions: Sequence[Mention] | None = None,
                   by_concept: Mapping[str, list[Mention]] | None = None,
-                  view: DocumentView | None = None) -> np.ndarray:
+                  view: DocumentView | None = None, text_model: PairText | None = None,
+                  text_probability: float | None = None) -> np.ndarray:
     """The feature vector of ``pair`` in ``document`` (``FEATURES`` order; float32).
 
     ``by_concept`` and ``view``: the document's mentions grouped by concept and its shared view, when the
-    caller scores many pairs of one document (computed here otherwise).
+    caller scores many pairs of one document (computed here otherwise). ``text_model``: the scorer's text model, read
+    on the sentences holding both; ``text_probability``: its probability given instead (the out-of-fold one a
+    scorer trains on); neither: the text features are 0.
     """
     by_concept = by_concept or group_by_concept(document.mentions if mentions is None else mentions)
     view = view or document_view(document, by_concept)
@@ -118,11 +124,17 @@ def pair_features(document: Document, pair: Pair, mentions: Sequence[Mention] | 
     values += [float(any(w in between for w in words)) for words in TRIGGERS.values()]
     a, b = sorted((_type(pair.type_a), _type(pair.type_b)), key=TYPE_NAMES.index)
     values += [float(t == f"{a}-{b}") for t in TYPE_PAIRS]
+    if text_probability is None and text_model is not None and both:
+        text_probability = text_model.probability(pair_text(text, pair, by_concept),
+                                                  pair_types(pair.type_a, pair.type_b))
+    values += text_features(text_probability or 0.0, bool(both) and text_probability is not None)
     return np.asarray(values, dtype=np.float32)
 
 
-def feature_matrix(documents: Mapping[str, Document], pairs: Sequence[Pair]) -> np.ndarray:
-    """(len(pairs), len(FEATURES)) features, each document's mentions grouped once."""
+def feature_matrix(documents: Mapping[str, Document], pairs: Sequence[Pair], text_model: PairText | None = None,
+                   text_probabilities: Sequence[float] | None = None) -> np.ndarray:
+    """(len(pairs), len(FEATURES)) features, each document's mentions grouped once (``text_model`` and
+    ``text_probabilities`` as in :func:`pair_features`, the latter one per pair)."""
     cache: dict[str, tuple[dict[str, list[Mention]], DocumentView]] = {}
     rows = []
     for pair in pairs:
@@ -131,5 +143,7 @@ def feature_matrix(documents: Mapping[str, Document], pairs: Sequence[Pair]) -> 
             grouped = group_by_concept(document.mentions)
             cache[pair.pmid] = grouped, document_view(document, grouped)
         grouped, view = cache[pair.pmid]
-        rows.append(pair_features(document, pair, by_concept=grouped, view=view))
+        given = None if text_probabilities is None else float(text_probabilities[len(rows)])
+        rows.append(pair_features(document, pair, by_concept=grouped, view=view, text_model=text_model,
+                                  text_probability=given))
     return np.vstack(rows) if rows else np.zeros((0, len(FEATURES)), dtype=np.float32)

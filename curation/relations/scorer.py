@@ -15,15 +15,18 @@ import numpy as np
 from curation.files import write_atomic
 from curation.relations.direction import DirectionModel
 from curation.relations.features import FEATURES
+from curation.relations.pair_text import PairText
 from curation.relations.pairs import RelationError
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: the pair text model's two features
 
 
 @dataclass
 class RelationScorer:
-    """Logistic regression over standardised pair features, with the decision threshold chosen out of fold, and
-    the direction model trained with it (:mod:`curation.relations.direction`; None for a scorer without one)."""
+    """Logistic regression over standardised pair features, with the decision threshold chosen out of fold, the
+    direction model trained with it (:mod:`curation.relations.direction`; None for a scorer without one) and the
+    pair text model whose probability two of its features are (:mod:`curation.relations.pair_text`; None: those
+    features are 0)."""
 
     mean: np.ndarray
     scale: np.ndarray
@@ -31,6 +34,7 @@ class RelationScorer:
     intercept: float
     threshold: float = 0.5
     direction: DirectionModel | None = None
+    text: PairText | None = None
 
     @classmethod
     def fit(cls, features: np.ndarray, labels: np.ndarray, c: float = 1.0, seed: int = 0) -> RelationScorer:

@@ -1,5 +1,6 @@
 """A relation scorer's folder: ``scorer.json`` (the logistic regression as JSON, no pickle), ``direction.json`` (the
-direction model trained with it, when it was) and ``manifest.json`` (what it was trained on, its Dev pair F1),
+direction model trained with it, when it was), ``text.json`` (its pair text model, when it has one) and
+``manifest.json`` (what it was trained on, its Dev pair F1),
 under ``<models>/relations/<name>``; written whole, read back checked.
 """
 
@@ -11,6 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from curation.relations.direction import DIRECTION_FILE, DirectionModel
+from curation.relations.pair_text import TEXT_FILE, PairText
 from curation.relations.pairs import RelationError
 from curation.relations.scorer import RelationScorer
 
@@ -34,6 +36,8 @@ def write_scorer(folder: Path, scorer: RelationScorer, manifest: dict) -> Path:
     scorer.save(tmp / SCORER_FILE)
     if scorer.direction is not None:
         scorer.direction.save(tmp / DIRECTION_FILE)
+    if scorer.text is not None:
+        scorer.text.save(tmp / TEXT_FILE)
     (tmp / MANIFEST_FILE).write_text(json.dumps(manifest, indent=1))
     tmp.replace(folder)
     return folder
@@ -52,6 +56,8 @@ def load_scorer_folder(folder: str | Path) -> tuple[RelationScorer, dict]:
     scorer = RelationScorer.load(folder / SCORER_FILE)
     if (folder / DIRECTION_FILE).is_file():
         scorer = replace(scorer, direction=DirectionModel.load(folder / DIRECTION_FILE))
+    if (folder / TEXT_FILE).is_file():
+        scorer = replace(scorer, text=PairText.load(folder / TEXT_FILE))
     try:
         manifest = json.loads((folder / MANIFEST_FILE).read_text()) if (folder / MANIFEST_FILE).is_file() else {}
     except ValueError as exc:

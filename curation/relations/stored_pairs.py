@@ -81,7 +81,8 @@ def score_document(document: Document, mentions: Sequence[Mention], scorer: Rela
     probabilities: Sequence[float | None]
     if scorer is not None:
         view = document_view(scoped, by_concept)
-        features = np.vstack([pair_features(scoped, p, by_concept=by_concept, view=view) for p in pairs])
+        features = np.vstack([pair_features(scoped, p, by_concept=by_concept, view=view,
+                                             text_model=scorer.text) for p in pairs])
         probabilities = scorer.probabilities(features).tolist()
     else:
         probabilities = [None] * len(pairs)

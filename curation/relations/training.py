@@ -17,24 +17,43 @@ import numpy as np
 
 from curation.entities.lexicon import Lexicon
 from curation.records import Document, Mention
-from curation.relations.direction import DirectionModel, train_direction
+from curation.relations.direction import CIVIC_FILE, DirectionModel, civic_examples, train_direction
 from curation.relations.evaluation import describe_dev, dev_pair_f1
 from curation.relations.features import feature_matrix
-from curation.relations.pairs import Pair, RelationError
+from curation.relations.pair_text import PairText, fit_pair_text, out_of_fold, text_items
+from curation.relations.pairs import Pair, RelationError, group_by_concept
 from curation.relations.scorer import FORMAT_VERSION, RelationScorer
 from curation.relations.training_data import CORPORA, TrainingSet, corpus_training_set, decision_training_pairs
 from curation.schemas import RelationSchema
 
 
 def train_scorer(training: TrainingSet, extra: Sequence[Pair] = (),
-                 extra_documents: Mapping[str, Document] | None = None, c: float = 1.0) -> RelationScorer:
+                 extra_documents: Mapping[str, Document] | None = None, c: float = 1.0,
+                 civic: Sequence[str] = ()) -> RelationScorer:
     """A scorer fitted on ``training``'s pairs plus ``extra`` (curators' decisions, with their documents: a
     document of both keeps the corpus's gold mentions for the corpus's pairs and the stored ones for the
-    decisions' — the decisions' pairs are computed first)."""
-    extra_features = feature_matrix(dict(extra_documents or {}), extra)
-    features = np.vstack([feature_matrix(training.documents, training.pairs), extra_features])
+    decisions' — the decisions' pairs are computed first), with its pair text model (:mod:`pair_text`, learned
+    from ``training``'s pairs and ``civic``'s masked statements; the scorer's own training pairs read it out of
+    fold). Pairs too few to learn words from train a scorer without one."""
+    text, oof = pair_text_model(training, civic)
+    extra_features = feature_matrix(dict(extra_documents or {}), extra, text_model=text)
+    features = np.vstack([feature_matrix(training.documents, training.pairs, text_probabilities=oof),
+                          extra_features])
     labels = np.array([p.label for p in training.pairs] + [p.label for p in extra])
-    return RelationScorer.fit(features, labels, c=c)
+    return replace(RelationScorer.fit(features, labels, c=c), text=text)
+
+
+def pair_text_model(training: TrainingSet, civic: Sequence[str] = ()) -> tuple[PairText | None, np.ndarray | None]:
+    """The pair text model of ``training``'s pairs and ``civic``, and its out-of-fold probability of each pair
+    (None, None when the pairs one sentence holds lack related or unrelated ones, in a fold or in all)."""
+    grouped = {pmid: group_by_concept(d.mentions) for pmid, d in training.documents.items()}
+    items = text_items(training.documents, training.pairs, grouped)
+    labels = [p.label for p in training.pairs]
+    try:
+        oof = out_of_fold(items, labels, [p.pmid for p in training.pairs], civic)
+        return fit_pair_text(items, labels, civic), oof
+    except (RelationError, ValueError):
+        return None, None
 
 
 def train_with_manifest(data_dir: Path, decisions: Sequence | None, schemas: Mapping[str, RelationSchema],
@@ -51,7 +70,7 @@ def train_with_manifest(data_dir: Path, decisions: Sequence | None, schemas: Map
     training = corpus_training_set(data_dir)
     extra, extra_documents = ([], {}) if decisions is None else decision_training_pairs(
         decisions, schemas, documents, mentions, lexicon, training.held_out)
-    scorer = train_scorer(training, extra, extra_documents)
+    scorer = train_scorer(training, extra, extra_documents, civic=civic_statements(Path(data_dir), training))
     direction = direction_model(Path(data_dir), training)
     scorer = replace(scorer, direction=direction)
     dev = dev_pair_f1(scorer, data_dir)
@@ -64,10 +83,20 @@ def train_with_manifest(data_dir: Path, decisions: Sequence | None, schemas: Map
         "decision_pairs": len(extra), "decision_positives": sum(p.label for p in extra),
         "threshold": round(scorer.threshold, 6), "dev_pair_f1": dev,
         "direction": dict(direction.figures) if direction is not None else None,
+        "pair_text": dict(scorer.text.figures) if scorer.text is not None else None,
         "dev_pair_f1_mean": round(sum(dev.values()) / len(dev), 4) if dev else None,
         "seconds": round(time.time() - started, 1),
     }
     return scorer, manifest
+
+
+def civic_statements(data_dir: Path, training: TrainingSet) -> list[str]:
+    """CIViC's supporting Predictive statements of a therapy, masked (gene and variant ``@a``, therapy ``@b``),
+    those of ``training``'s held-out PMIDs left out; none without the export in the data folder."""
+    path = data_dir / CIVIC_FILE
+    if not path.is_file():
+        return []
+    return [e.text for e in civic_examples(path, training.held_out) if e.head == "therapy"]
 
 
 def direction_model(data_dir: Path, training: TrainingSet) -> DirectionModel | None:
