@@ -1,7 +1,7 @@
 """Gold mentions (an annotated corpus's) as rows of the concept index, source "gold".
 
 One definition for the app's annotation path (:mod:`curation.relations.concept_index`) and the
-recogniser job's worker (:mod:`curation.jobs.recogniser`), which annotates a snapshot outside the store.
+recogniser job's worker (:mod:`curation.learning.recogniser.learner`), which annotates a snapshot outside the store.
 """
 
 from __future__ import annotations

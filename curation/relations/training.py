@@ -1,8 +1,8 @@
 """Training the relation scorer: fit it on the corpora's pairs and the curators' decisions, and describe it.
 
 :func:`train_with_manifest` is the one path the command line (``train-relations``) and the background job
-(:mod:`curation.jobs.relations`) train a scorer by; the manifest it returns is written next to the scorer
-(:func:`curation.relations.scorer_folder.write_scorer`).
+(:mod:`curation.learning.relation_scorer`, the scorer's learner the generic training job runs) train a scorer by;
+the manifest it returns is written next to the scorer (:func:`curation.relations.scorer_folder.write_scorer`).
 """
 
 from __future__ import annotations

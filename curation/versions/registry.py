@@ -106,7 +106,7 @@ def read_version(path: str | Path) -> ModelVersion:
 
 
 # The models folder's other tenants, never versions: trained recognisers, linkers and relation scorers
-# (curation.jobs.recogniser.RECOGNISERS, the linker's folder, curation.relations.scorer_folder.SCORERS).
+# (curation.learning.recogniser.learner.RECOGNISERS, the linker's folder, curation.relations.scorer_folder.SCORERS).
 OWN_FOLDERS = frozenset({"recognisers", "linkers", "relations"})
 
 

@@ -43,7 +43,7 @@ ANNOTATE = "annotate"  # the step that annotates the loaded documents into the c
 INDEX_KINDS = (*FILE_KINDS, ANNOTATE)  # the steps the concept index is complete after
 # The training steps a load ends with when asked (run by curation.workflows.first_models, in this order): the
 # relation scorer, the base encoder version (the offline MiniLM indexing the corpus), and the shipped recogniser
-# (curation.learning.shipped) annotating the corpus.
+# (curation.learning.recogniser.shipped) annotating the corpus.
 RELATIONS, BASE_VERSION, RECOGNISER = "relations", "base-version", "recogniser"
 TRAIN_STEPS = (RELATIONS, BASE_VERSION, RECOGNISER)
 
