@@ -68,19 +68,11 @@ def cmd_ship_recogniser(args: argparse.Namespace) -> int:
 
 def cmd_train_linker(args: argparse.Namespace) -> int:
     """Fine-tune the entity linker's name encoder, calibrate it on dev, save it, print dev figures."""
-    from curation.workflows.model_training import linker_data, train_linker
+    from curation.workflows.model_training import train_linker
 
     settings = load_settings()
-    data = linker_data(args.data_dir or settings.data_dir)
     out = args.out or settings.models_dir / "linkers" / "names-minilm"
-    print(f"{len(data.sets)} concepts ({sum(len(set(v)) > 1 for v in data.sets.values())} with two names or more), "
-          f"{len(data.dev)} dev mentions")
-
-    def progress(step: int, total: int, loss: float) -> None:
-        if step == total or step % 50 == 0:
-            print(f"  step {step}/{total}  loss {loss:.4f}", flush=True)
-
-    manifest = train_linker(data, out, args.steps, device=args.device, seed=args.seed, progress=progress)
+    manifest = train_linker(args.data_dir or settings.data_dir, out, args.steps, device=args.device, seed=args.seed)
     print(f"saved {out} ({manifest.train_seconds} s on {manifest.device}); w = {manifest.weight}")
     for name, value in manifest.dev.items():
         print(f"  dev {name}: {value}")

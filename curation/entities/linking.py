@@ -1,50 +1,42 @@
-"""Linking a recognised name to a concept, with a confidence that decides whether to apply it.
+"""Linking a recognised name to a concept, with a confidence that decides whether to apply it (the linker's serving).
 
 Candidates follow Le et al. (2023, seed 001, §3.1): character n-gram TF-IDF neighbours (the
 :class:`~curation.entities.normalise.Normaliser`'s index) united with the dense neighbours of a
 name encoder, re-ranked by ``w * dense + (1 - w) * tfidf``; a concept scores its best name. The
-encoder is fine-tuned on synonym sets SapBERT-style (seed 002, :mod:`name_encoder`); the ranking itself
-is :class:`~curation.entities.name_scoring.NameScorer`'s.
+encoder is fine-tuned on synonym sets SapBERT-style (seed 002) in the linker's home,
+:mod:`curation.learning.linker`; the ranking itself is :class:`~curation.entities.name_scoring.NameScorer`'s.
 
 A wrong link applied silently is worse than no link (a curator trusts what is highlighted), so
 :meth:`TrainedLinker.link` applies one only when the top score and its margin over the second
-concept clear thresholds chosen on a dev set for precision >= 0.98 (:func:`calibrate`), and
+concept clear thresholds chosen on a dev set for precision >= 0.98 (:mod:`curation.learning.linker.calibration`), and
 never when the name and the matched name carry different numbers: "PLX4720" is not "PLX4032",
 nor "IL-8" "IL-6". Exact, unambiguous dictionary names are applied with confidence 1.0, unless
 dev shows a class of them below target (short abbreviations; a multi-species gene dictionary).
 :class:`LexiconLinker` is the same without an encoder, so the app links without a trained model.
 
 A trained linker is a folder: the SentenceTransformer (``SentenceTransformer.save``) plus
-``manifest.json`` (:class:`LinkerManifest`); :func:`load_linker` refuses anything else by name.
+``manifest.json`` (:class:`LinkerManifest`, written by :func:`write_manifest`, read by :func:`read_manifest`);
+:func:`load_linker` refuses anything else by name.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field, fields, replace
-from datetime import UTC, datetime
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from curation.entities.annotation import Link
 from curation.entities.lexicon import Lexicon
-from curation.entities.link_calibration import (
-    TARGET_PRECISION,
-    DevName,
-    Thresholds,
-    calibrate,
-    choose_thresholds,
-    numbers_agree,
-)
-from curation.entities.name_encoder import NameEncoderConfig, TrainingReport, fine_tune
+from curation.entities.link_calibration import TARGET_PRECISION, DevName, Thresholds, numbers_agree
 from curation.entities.name_scoring import NameScorer, Ranked
 from curation.errors import CurationError
 from curation.files import write_atomic
 
 __all__ = [
-    "FORMAT_VERSION", "TARGET_PRECISION", "DevName", "LexiconLinker", "LinkerManifest", "LinkerUnavailable",
-    "Thresholds", "TrainedLinker", "calibrate", "choose_thresholds", "load_linker", "numbers_agree", "read_manifest",
-    "recalibrate", "train_linker",
+    "FORMAT_VERSION", "MANIFEST", "TARGET_PRECISION", "DevName", "LexiconLinker", "LinkerManifest",
+    "LinkerUnavailable", "Thresholds", "TrainedLinker", "load_linker", "numbers_agree", "read_manifest",
+    "write_manifest",
 ]  # fmt: skip
 
 FORMAT_VERSION = 1
@@ -145,73 +137,11 @@ class TrainedLinker(LexiconLinker):
         self.name = name
 
 
-def train_linker(
-    sets: Mapping[str, Sequence[str]],
-    kinds: Mapping[str, str],
-    lexicon: Lexicon,
-    dev: Sequence[DevName],
-    out: str | Path,
-    config: NameEncoderConfig | None = None,
-    base_model: str = "",
-    counts: Mapping[str, int] | None = None,
-    progress=None,
-) -> tuple[TrainedLinker, LinkerManifest]:
-    """Fine-tune the name encoder, calibrate it on dev, and save it under ``out``.
-
-    Args:
-        sets: concept label -> names to train on (labels unique across kinds).
-        kinds: concept label -> kind.
-        lexicon: the dictionary dev names are linked into (the same names as training, never dev's).
-        dev: dev mentions for w and the thresholds.
-        out: the linker folder (created; an existing one is replaced).
-        config: fine-tuning hyper-parameters.
-        base_model: a sentence-transformers name or folder ("" = the packaged MiniLM).
-        counts: training data counts recorded in the manifest.
-        progress: ``progress(step, total, loss)`` during fine-tuning.
-    """
-    from index.encoder import EncoderConfig, load_encoder, model_name
-
-    config = config or NameEncoderConfig()
-    encoder = load_encoder(EncoderConfig(model=base_model, device=config.loop.device,
-                                         max_seq_length=config.max_seq_length))
-    base = model_name(encoder)
-    report: TrainingReport = fine_tune(encoder, sets, kinds, config, progress)
-    out = Path(out)
-    linker = TrainedLinker(lexicon, encoder, 0.5, name=out.name)
-    weight, thresholds, figures = calibrate(linker, dev)
-    linker.scorer.weight = weight
-    linker.thresholds = thresholds
-    manifest = LinkerManifest(
-        format_version=FORMAT_VERSION, name=out.name, base_model=base,
-        created=datetime.now(UTC).isoformat(timespec="seconds"), device=report.device,
-        train_seconds=report.seconds, weight=weight,
-        thresholds={kind: asdict(rule) for kind, rule in thresholds.items()},
-        counts={**dict(counts or {}), "train_concepts": report.concepts, "train_names": report.names},
-        config={**config.recorded(), "steps": report.steps, "final_loss": report.final_loss,
-                "mined_pairs_per_batch": report.mined_pairs},
-        dev=figures,
-    )
-    out.mkdir(parents=True, exist_ok=True)
-    encoder.save(str(out / "encoder"))
-    write_atomic(out / MANIFEST, json.dumps(asdict(manifest), indent=2))
-    return linker, manifest
-
-
-def recalibrate(folder: str | Path, lexicon: Lexicon, dev: Sequence[DevName], device: str = "") -> TrainedLinker:
-    """Choose w and the thresholds again for a saved linker and rewrite its manifest.
-
-    For a new dev set or dictionary, or a changed apply rule, without retraining: the encoder
-    and the training record are kept.
-    """
-    folder = Path(folder)
-    manifest = read_manifest(folder)
-    linker = load_linker(folder, lexicon, device)
-    weight, thresholds, figures = calibrate(linker, dev)
-    linker.scorer.weight, linker.thresholds = weight, thresholds
-    rules = {kind: asdict(rule) for kind, rule in thresholds.items()}
-    updated = replace(manifest, weight=weight, thresholds=rules, dev=figures)
-    write_atomic(folder / MANIFEST, json.dumps(asdict(updated), indent=2))
-    return linker
+def write_manifest(folder: str | Path, manifest: LinkerManifest) -> Path:
+    """Write ``manifest.json`` into a linker folder (atomically); its path."""
+    path = Path(folder) / MANIFEST
+    write_atomic(path, json.dumps(asdict(manifest), indent=2))
+    return path
 
 
 def read_manifest(folder: str | Path) -> LinkerManifest:
@@ -250,7 +180,8 @@ def read_manifest(folder: str | Path) -> LinkerManifest:
 
 
 def load_linker(path: str | Path, lexicon: Lexicon, device: str = "") -> TrainedLinker:
-    """A :class:`TrainedLinker` over ``lexicon`` from a folder :func:`train_linker` wrote.
+    """A :class:`TrainedLinker` over ``lexicon`` from a folder the linker's training wrote
+    (:func:`curation.learning.linker.training.train_linker`).
 
     Raises:
         LinkerUnavailable: the folder, its manifest or its encoder is missing or malformed.

@@ -38,13 +38,14 @@ if TYPE_CHECKING:
     from curation.learning.version_report import VersionReport
     from curation.versions.activation import Verdict
 
-RETRAIN, RECOGNISER, RELATIONS = "retrain", "recogniser", "relations"
+RETRAIN, RECOGNISER, RELATIONS, LINKER = "retrain", "recogniser", "relations", "linker"
 
 #: every learned model the jobs can train, by name: the module that holds its ``LEARNER``
 LEARNERS: Mapping[str, str] = {
     RETRAIN: "curation.learning.version_learner",  # the EDEL encoder version (+ cross-encoder, dense index)
     RECOGNISER: "curation.learning.recogniser.learner",  # the entity recogniser (spaCy CNN)
     RELATIONS: "curation.learning.relation_scorer",  # the relation scorer (its home: curation.relations)
+    LINKER: "curation.learning.linker.learner",  # the entity linker (name encoder + calibrated apply rule)
 }
 
 

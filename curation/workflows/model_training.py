@@ -7,7 +7,6 @@ line starts.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -21,8 +20,8 @@ from curation.schemas import RelationSchema, resolve_schema
 from curation.store.base import list_schemas
 
 if TYPE_CHECKING:
+    from curation.entities.linking import LinkerManifest
     from curation.learning.chain import ChainResult
-    from curation.learning.linker_data import LinkerData
     from curation.learning.recogniser.shipped import Provenance
     from curation.learning.snapshot import Snapshot
 
@@ -157,20 +156,16 @@ def ship_recogniser(folder: Path, data_dir: Path, code_version: str = "") -> tup
     return ship(folder, data_dir, code_version=code_version), SHIPPED
 
 
-def linker_data(data_dir: Path) -> LinkerData:
-    """The synonym sets, kinds, lexicon and dev mentions the entity linker trains and calibrates on."""
-    from curation.learning.linker_data import load_linker_data
+def train_linker(data_dir: Path, out: Path, steps: int, device: str = "", seed: int = 13) -> LinkerManifest:
+    """Train the entity linker by its learner, here rather than in a job (fine-tune the name encoder, calibrate it on
+    dev, publish it at ``out``); its manifest.
 
-    return load_linker_data(data_dir)
+    Raises:
+        CurationError: a data file is missing, or ``out``'s folder name is not a valid model name.
+    """
+    from curation.entities.linking import read_manifest
+    from curation.learning.linker.learner import LinkerRequest, train_in_process
 
-
-def train_linker(data: LinkerData, out: Path, steps: int, device: str = "", seed: int = 13,
-                 progress: Callable[[int, int, float], None] | None = None):
-    """Fine-tune the linker's name encoder, calibrate it on dev and save it at ``out``; its manifest."""
-    from curation.entities.linking import train_linker as train
-    from curation.entities.name_encoder import NameEncoderConfig
-
-    config = NameEncoderConfig().with_loop(max_steps=steps, device=device, seed=seed)
-    _, manifest = train(data.sets, data.kinds, data.lexicon, data.dev, out, config, counts=data.counts,
-                        progress=progress)
-    return manifest
+    request = LinkerRequest(name=out.name, data_dir=str(data_dir), models_dir=str(out.parent), steps=steps,
+                            device=device, seed=seed)
+    return read_manifest(train_in_process(request).folder)

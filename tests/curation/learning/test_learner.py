@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from curation.errors import CurationError
-from curation.learning.learner import LEARNERS, RECOGNISER, RELATIONS, RETRAIN, learner
+from curation.learning.learner import LEARNERS, LINKER, RECOGNISER, RELATIONS, RETRAIN, learner
 
 
 def test_every_registered_learner_is_found_by_its_name_and_has_the_interface():
-    assert set(LEARNERS) == {RETRAIN, RECOGNISER, RELATIONS}
+    assert set(LEARNERS) == {RETRAIN, RECOGNISER, RELATIONS, LINKER}
     for kind in LEARNERS:
         found = learner(kind)
         assert found.kind == kind and found.label
@@ -28,5 +28,5 @@ def test_a_request_reads_back_as_its_learners_dataclass_and_a_bad_one_is_named()
 
 
 def test_an_unknown_name_is_refused_with_the_names_there_are():
-    with pytest.raises(CurationError, match="no learned model is named 'ranker'; the jobs train recogniser, relations"):
+    with pytest.raises(CurationError, match="no learned model is named 'ranker'; the jobs train linker, recogniser"):
         learner("ranker")

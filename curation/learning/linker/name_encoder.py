@@ -18,6 +18,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from curation.entities.lexicon import normalise_name
@@ -129,6 +130,9 @@ def fine_tune(
     kinds: Mapping[str, str],
     config: NameEncoderConfig = NameEncoderConfig(),
     progress: Callable[[int, int, float], None] | None = None,
+    *,
+    on_event: Callable[[LoopEvent], None] | None = None,
+    cancel_file: Path | None = None,
 ) -> TrainingReport:
     """Fine-tune a SentenceTransformer in place on synonym sets with MS loss + MS miner.
 
@@ -139,6 +143,8 @@ def fine_tune(
         kinds: concept label -> kind (batches stay within a kind).
         config: the settings (the loop's and the loss's).
         progress: called as ``progress(step, total, loss)`` after each step.
+        on_event: told of the loop's events too (e.g. :func:`curation.training_loop.progress_writer`).
+        cancel_file: the loop stops with ``TrainingCancelled`` when this file appears.
 
     References:
         Liu et al. 2021 (SapBERT, seed 002), eq. 1-2; Wang et al. 2019 (Multi-Similarity loss).
@@ -175,14 +181,17 @@ def fine_tune(
         mined.append(int(pairs[0].numel() + pairs[2].numel()))
         return loss
 
-    def on_event(event: LoopEvent) -> None:
+    def report(event: LoopEvent) -> None:
         if progress is not None and event.phase == "step":
             progress(event.step, event.total, event.loss)
+        if on_event is not None:
+            on_event(event)
 
     # one pass over the sampled batches, a warm-up and a linear decay to 0 at the last step
     loop = config.loop.with_steps(len(batches))
     done = fit(model, lambda epoch: batches, loss_of, loop, device=device,
-               parameters=[p for p in model.parameters() if p.requires_grad], on_event=on_event)
+               parameters=[p for p in model.parameters() if p.requires_grad], on_event=report,
+               cancel_file=cancel_file, label="name-encoder fine-tuning")
     tail = done.losses[-20:] or [0.0]
     return TrainingReport(
         steps=len(batches),
