@@ -112,7 +112,7 @@ def flagship(data_dir: Path, scorer) -> dict:
     from curation.config import Settings
     from curation.entities.annotation import Annotator
     from curation.entities.recogniser import load_recogniser
-    from curation.learning.shipped import shipped_recogniser
+    from curation.learning.recogniser.shipped import shipped_recogniser
     from curation.relations.scorer_folder import write_scorer
     from curation.schemas import PO
     from curation.store.opening import open_store

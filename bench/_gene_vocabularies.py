@@ -41,7 +41,7 @@ from curation.entities.matching import Matcher
 from curation.entities.synonyms import PUBTATOR_KINDS, drugbank_synonyms, kb_synonyms, mention_synonyms
 from curation.ingest.civic import read_civic
 from curation.ingest.problems import Problems
-from curation.learning.recogniser_data import load_corpora
+from curation.learning.recogniser.data import load_corpora
 from curation.records import Document, Mention, Synonym
 from curation.schemas import PO
 

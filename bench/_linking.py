@@ -5,7 +5,7 @@
 ``python -m curation train-linker``, then links held-out names:
 
 * BC5CDR Test chemical and disease mentions -> MeSH ids, dictionary = BioRED Train + BC5CDR Train
-  mentions + DrugBank joined to MeSH by shared names (:mod:`curation.learning.linker_data`);
+  mentions + DrugBank joined to MeSH by shared names (:mod:`curation.learning.linker.data`);
   a mention whose concept the dictionary lacks is unreachable and counted wrong;
 * BioRED Dev (as asked; also used for calibration, so its w choice is not blind) and BioRED Test
   gene mentions -> NCBI Gene ids;
@@ -30,18 +30,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from curation.entities.linking import (
-    DevName,
-    LexiconLinker,
-    TrainedLinker,
-    load_linker,
-    read_manifest,
-    train_linker,
-)
-from curation.entities.name_encoder import NameEncoderConfig
+from curation.entities.linking import DevName, LexiconLinker, TrainedLinker, load_linker, read_manifest
 from curation.entities.name_scoring import NameScorer
 from curation.entities.synonyms import Lexicon
-from curation.learning.linker_data import LinkerData, load_linker_data
+from curation.learning.linker.data import LinkerData, load_linker_data
+from curation.learning.linker.name_encoder import NameEncoderConfig
+from curation.learning.linker.training import train_linker
 from curation.records import Synonym
 
 LINKER_NAME = "names-minilm"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from curation.entities.annotation import POLICIES, Annotator
 from curation.entities.matching import Matcher
-from curation.learning.recogniser_data import CorpusPart
+from curation.learning.recogniser.data import CorpusPart
 
 
 def compare_recognisers(

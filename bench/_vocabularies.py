@@ -1,7 +1,7 @@
 """What the installed vocabularies add: gold ids the dictionaries can reach, the MeSH kind rule, text matches.
 
 ``mesh_reach(data_dir)``: per split (BC5CDR Test and Dev, BioRED Dev; the standard split of
-:func:`curation.learning.recogniser_data.load_corpora`, whose held-out documents no dictionary saw) and
+:func:`curation.learning.recogniser.data.load_corpora`, whose held-out documents no dictionary saw) and
 per kind (chemical, disease), the share of gold mention ids (one per mention and id; composite ids
 count each part; placeholder ids are no ids) that some dictionary synonym of that kind names:
 
@@ -46,7 +46,7 @@ from curation.entities.vocabularies import (
 )
 from curation.ingest.civic import read_civic
 from curation.ingest.problems import Problems
-from curation.learning.recogniser_data import Corpora, CorpusPart, load_corpora
+from curation.learning.recogniser.data import Corpora, CorpusPart, load_corpora
 from curation.records import Synonym
 from curation.schemas import PO
 

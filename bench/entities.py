@@ -65,7 +65,7 @@ from curation.entities.synonyms import (
 )
 from curation.ingest.civic import read_civic
 from curation.ingest.problems import Problems
-from curation.learning.recogniser_data import Corpora, CorpusPart, load_corpora
+from curation.learning.recogniser.data import Corpora, CorpusPart, load_corpora
 from curation.records import Document, Synonym
 from curation.schemas import PO
 

@@ -41,8 +41,8 @@ from curation.entities.lexicon import Lexicon
 from curation.entities.matching import Matcher
 from curation.entities.recogniser import load_recogniser
 from curation.entities.species import dominant_species, text_species
-from curation.learning.recogniser_data import load_corpora
-from curation.learning.shipped import SHIPPED
+from curation.learning.recogniser.data import load_corpora
+from curation.learning.recogniser.shipped import SHIPPED
 from curation.records import Document
 
 GENE_TYPES = ("Gene", "GeneOrGeneProduct")

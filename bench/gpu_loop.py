@@ -14,7 +14,7 @@ examples:
 - ``loop_fp16_scaler``: the same with bf16 reported missing, so the loop takes its fp16 + GradScaler branch;
 - ``cross_encoder``: :func:`curation.learning.cross_encoder.train_cross_encoder` (loaded through its
   ``load_base_model``, published into a temporary folder);
-- ``name_encoder``: :func:`curation.entities.name_encoder.fine_tune` (Multi-Similarity loss and miner);
+- ``name_encoder``: :func:`curation.learning.linker.name_encoder.fine_tune` (Multi-Similarity loss and miner);
 - ``edel``: :func:`curation.learning.training.train` (the MultiMargin bi-encoder).
 
 Per case: whether it ran, the device, the dtype a Linear layer computed in during training (read by a
@@ -180,7 +180,7 @@ def case_cross_encoder(model_dir: Path, device: str, steps: int) -> dict[str, ob
 def case_name_encoder(model_dir: Path, device: str, steps: int) -> dict[str, object]:
     from sentence_transformers import SentenceTransformer
 
-    from curation.entities.name_encoder import NameEncoderConfig, fine_tune
+    from curation.learning.linker.name_encoder import NameEncoderConfig, fine_tune
 
     sets, kinds = synonym_data()
     model = SentenceTransformer(str(model_dir), device=device)  # mean pooling over the tiny BERT

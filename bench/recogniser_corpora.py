@@ -6,7 +6,8 @@ Usage::
 
 Each recogniser (a folder ``train-recogniser`` published; the shipped one by default) labels the plain text of the
 dev documents: BioRED Dev (every kind) and the dev fifth of GNormPlus, NLM-Gene, tmVar3 and NCBI disease
-(:mod:`curation.learning.ncbi_corpora`; each scored on the kinds it annotates, the others' predictions left out).
+(:mod:`curation.learning.recogniser.ncbi_corpora`; each scored on the kinds it annotates, the others' predictions
+left out).
 Exact-span precision / recall / F1 per kind; annotation speed (abstracts/s, one process). No test split is read:
 this is the dev comparison that decides which corpora the shipped recogniser trains on. Writes
 ``bench/results/recogniser_corpora.json`` with ``goals`` (the issue's BioRED Dev per-kind targets, for the best
@@ -23,8 +24,8 @@ from bench._scaffold import goal
 from curation.entities.recogniser import load_recogniser
 from curation.entities.recogniser_corpus import LABELS, CorpusPart
 from curation.entities.transformer_recogniser import exact_scores, gold_spans
-from curation.learning.recogniser_data import ALL, load_corpora
-from curation.learning.shipped import SHIPPED
+from curation.learning.recogniser.data import ALL, load_corpora
+from curation.learning.recogniser.shipped import SHIPPED
 
 # issue 46's BioRED Dev targets, here for the recogniser alone (bench/entities.py scores the served system)
 GOALS = {"GENE": ("recogniser_gene_f1_biored_dev", 0.87), "CHEMICAL": ("recogniser_chemical_f1_biored_dev", 0.90),

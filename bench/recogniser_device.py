@@ -29,7 +29,7 @@ from pathlib import Path
 
 from bench import _scaffold as scaffold
 from bench._scaffold import goal
-from curation.learning.recogniser_data import gene_variant_spans, load_corpora
+from curation.learning.recogniser.data import gene_variant_spans, load_corpora
 
 KINDS = ("GENE", "VARIANT", "CHEMICAL", "DISEASE")
 

@@ -9,7 +9,7 @@ with a dev evaluator, the best epoch's weights kept and training stopped after `
 without a better dev score.
 
 The callers (:mod:`curation.learning.training` for the EDEL encoder, :mod:`curation.learning.cross_encoder`,
-:mod:`curation.entities.name_encoder`, :mod:`curation.entities.transformer_recogniser`) keep only what is
+:mod:`curation.learning.linker.name_encoder`, :mod:`curation.entities.transformer_recogniser`) keep only what is
 theirs: the batches, the loss of a batch, and how they report. Their settings hold one :class:`LoopConfig`
 (:class:`UsesLoop`) for epochs, batch size, learning rate, warm-up, patience, device and seed, beside their
 own fields. The progress file and cancel file are the background job protocol's

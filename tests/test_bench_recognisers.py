@@ -8,7 +8,7 @@ from bench._recogniser_compare import compare_recognisers
 from bench.entities import _Memo, evaluate
 from curation.entities.lexicon import Lexicon
 from curation.entities.matching import Matcher
-from curation.learning.recogniser_data import CorpusPart
+from curation.learning.recogniser.data import CorpusPart
 from curation.records import Document, Mention, Synonym
 
 TEXT = "Vemurafenib targets BRAF in melanoma."

@@ -37,6 +37,8 @@ class RelationTraining:
     seconds: float
     threshold_logreg: float
     threshold_boosted: float
+    # the pair text model's training figures (pairs one sentence holds, CIViC statements, tokens); older runs: none
+    pair_text: Mapping[str, object] | None = field(default=None, metadata=OPTIONAL)
 
 
 @dataclass(frozen=True)
@@ -212,13 +214,17 @@ def suggest_section(data: Suggest) -> list[str]:
         f"mentions. Trained on BioRED Train + BC5CDR Train ({t.documents:,} documents, {t.pairs:,} pairs, "
         f"{t.positives:,} related; every Dev and Test PMID of both corpora held out, "
         f"{t.train_pmids_also_held_out} Train PMIDs among them), threshold chosen out of fold on Train; scored on "
-        "Dev. A gold relation with a concept that is never mentioned counts as a miss for every system.",
+        "Dev. A gold relation with a concept that is never mentioned counts as a miss for every system."
+        + (f" The pair text model (the words of the sentences holding both concepts) learned from "
+           f"{t.pair_text.get('pairs', 0):,} such Train pairs and {t.pair_text.get('civic_statements', 0):,} CIViC "
+           "therapy statements; the scorer reads it out of fold." if t.pair_text else ""),
         "",
         "| Dev split | gold | system | precision | recall | F1 |",
         "| --- | ---: | --- | ---: | ---: | ---: |",
     ]
     labels = {"cooccurrence": "co-occurrence (every co-mentioned pair)", "same_sentence": "same sentence",
               "scorer_logreg": "scorer: logistic regression (kept)", "scorer_boosted": "scorer: gradient boosting",
+              "scorer_without_text": "scorer without the pair text model (the ablation)",
               "scorer_induces": "scorer, and the direction model says induces (the product's Chemical-Disease rule)"}
     names = {"biored": "BioRED, any relation", "bc5cdr": "BC5CDR, chemical-induced disease"}
     for corpus, d in (r.dev or {}).items():

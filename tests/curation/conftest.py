@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from curation.learning.recogniser_data import BC5CDR, BIORED
+from curation.learning.recogniser.data import BC5CDR, BIORED
 from tests.curation.entities.tiny_recogniser import _corpus, _pubtator
 
 
