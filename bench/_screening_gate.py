@@ -3,7 +3,7 @@
 A simulated session: a curator screens :data:`GRADES` candidates of each of :data:`TOPICS_PER_SESSION` topics of one
 schema (the same slot and answer: e.g. three diseases, the chemical missing) in the product learner's order, grading
 each from the answer key (gain 2: complete, 1: partial, else not relevant). Then the product's update runs on those
-decisions alone (:func:`curation.learning.ranker_build.update_ranker`: no KB, so the gate judges leave-topic-out) and
+decisions alone (:func:`curation.learning.ranker.build.update_ranker`: no KB, so the gate judges leave-topic-out) and
 its verdict is read. Per split:
 
 - ``session``: the first session, fixed before any run: the first :data:`TOPICS_PER_SESSION` topics (by topic id) of
@@ -29,8 +29,8 @@ import numpy as np
 
 from bench import _concepts
 from curation.grades import Grade
-from curation.learning.ranker_build import update_ranker
-from curation.learning.ranker_training import PARAMS, LabelledQuery, candidate_lists, ranked_runs
+from curation.learning.ranker.build import update_ranker
+from curation.learning.ranker.training import PARAMS, LabelledQuery, candidate_lists, ranked_runs
 from curation.learning.served_fusion import ServedSearch
 from curation.learning.statistics import per_query
 from curation.ranking.features import query_key

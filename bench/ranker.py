@@ -37,7 +37,7 @@ from bench import _concepts
 from bench import _scaffold as scaffold
 from bench._benchmark import load_benchmark
 from curation.learning.benchmark import kind_of
-from curation.learning.ranker_training import (
+from curation.learning.ranker.training import (
     KB_GAIN,
     CandidateLists,
     LabelledQuery,

@@ -38,7 +38,7 @@ from bench._benchmark import load_benchmark
 from bench._scaffold import goal
 from bench.ranker import concatenated, labelled, load_lists, save_lists, searches, signals_for
 from curation.config import load_settings
-from curation.learning.ranker_training import CandidateLists, candidate_lists, ranked_runs, train_ranker
+from curation.learning.ranker.training import CandidateLists, candidate_lists, ranked_runs, train_ranker
 from curation.learning.statistics import bootstrap_ci, per_query
 from curation.ranking.features import PRODUCT_FEATURES
 from index.lexical import LexicalIndex

@@ -38,7 +38,7 @@ from bench import _scaffold as scaffold
 from bench._benchmark import load_benchmark
 from bench._scaffold import goal
 from bench.ranker import concatenated, labelled, load_lists, save_lists, searches, signals_for
-from curation.learning.ranker_training import CandidateLists, LabelledQuery, candidate_lists
+from curation.learning.ranker.training import CandidateLists, LabelledQuery, candidate_lists
 from curation.learning.statistics import bootstrap_ci, per_query
 from curation.ranking.session import DEPTH, METHODS, SessionConfig, session_order, session_scores
 from index.lexical import LexicalIndex

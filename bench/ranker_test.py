@@ -42,7 +42,7 @@ from bench.ranker import (
     searches,
     signals_for,
 )
-from curation.learning.ranker_training import candidate_lists, ranked_runs, train_ranker
+from curation.learning.ranker.training import candidate_lists, ranked_runs, train_ranker
 from curation.learning.statistics import bootstrap_ci
 from curation.ranking.features import PRODUCT_FEATURES
 from index.lexical import LexicalIndex

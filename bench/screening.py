@@ -38,7 +38,7 @@ from bench import _asreview_peer, _concepts, _screening_curves, _screening_gate
 from bench import _scaffold as scaffold
 from bench._scaffold import goal
 from bench._screening_topics import Topic, find_topics, load_store_documents, relation_pairs
-from curation.learning.ranker_training import CandidateLists, train_ranker
+from curation.learning.ranker.training import CandidateLists, train_ranker
 from curation.learning.statistics import bootstrap_ci
 from curation.ranking.features import (
     FEATURE_NAMES,

@@ -12,7 +12,7 @@ on an item:
   out until someone adjudicates it; ``latest`` takes the most recent decision.
 
 :func:`resolve_decisions` is that rule. The EDEL encoder and the cross-encoder
-(:mod:`curation.learning.feedback`), the learned ranker (:mod:`curation.learning.ranker_training`), the held-out
+(:mod:`curation.learning.feedback`), the learned ranker (:mod:`curation.learning.ranker.training`), the held-out
 dev set (:mod:`curation.learning.holdout`) and the relation scorer (:mod:`curation.relations.training_data`) all
 read decisions through it; each then turns a deciding decision into its own kind of example.
 """

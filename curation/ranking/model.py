@@ -39,7 +39,7 @@ class RankerManifest:
         trained_on: counts of what it learned from (queries, pairs, by source and gain).
         dev: its dev evidence (metric, means, interval), when measured.
         changed: the dev queries whose order it changed most, each with its documents' ranks before and after
-            (:func:`curation.learning.ranker_build.changed_queries`).
+            (:func:`curation.learning.ranker.build.changed_queries`).
         created: when it was written (UTC, ISO 8601).
         format: the folder layout's version.
     """

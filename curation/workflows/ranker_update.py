@@ -3,9 +3,9 @@
 :func:`start_ranker_update` runs :func:`update_and_activate` in a background thread of the app (the served engine,
 matcher and linker are already loaded there, so nothing is loaded or encoded again); the page polls
 :func:`ranker_panel`. Training, keeping and activating an update over the store is
-:mod:`curation.learning.ranker_update`'s: kept under the serving version's folder (:mod:`curation.ranking.history`),
+:mod:`curation.learning.ranker.update`'s: kept under the serving version's folder (:mod:`curation.ranking.history`),
 activated, and attached to the served engine at once, only when the gate's paired-bootstrap interval of its dev
-NDCG@10 gain over the concept search alone is above 0 (:func:`curation.learning.ranker_build.update_ranker`); once the
+NDCG@10 gain over the concept search alone is above 0 (:func:`curation.learning.ranker.build.update_ranker`); once the
 decisions grade three topics or more (screening grades count like any decision), dev is the held-out topics.
 """
 
@@ -22,7 +22,7 @@ from curation.access import Action, Who
 from curation.entities.matching import Matcher
 from curation.entities.query import QueryLinker
 from curation.errors import CurationError
-from curation.learning.ranker_update import RankerOutcome, serving_ranker_home, update_from_store
+from curation.learning.ranker.update import RankerOutcome, serving_ranker_home, update_from_store
 from curation.ranking.history import list_updates
 from curation.runtime.background import Background
 from curation.schemas import RelationSchema

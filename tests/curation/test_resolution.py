@@ -7,7 +7,7 @@ from __future__ import annotations
 from curation.grades import Grade
 from curation.learning.feedback import decision_pairs
 from curation.learning.margins import margin_table
-from curation.learning.ranker_training import GAINS, decision_queries
+from curation.learning.ranker.training import GAINS, decision_queries
 from curation.records import Decision, Document, Mention
 from curation.relations.training_data import decision_training_pairs
 from curation.resolution import ConflictRule, resolve_decisions

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from curation.grades import Grade
-from curation.learning.ranker_training import (
+from curation.learning.ranker.training import (
     LabelledQuery,
     candidate_lists,
     decision_queries,

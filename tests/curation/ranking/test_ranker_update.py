@@ -8,7 +8,7 @@ from curation.entities.annotation import Annotator
 from curation.entities.lexicon import Lexicon
 from curation.entities.matching import Matcher
 from curation.grades import Grade
-from curation.learning.ranker_build import update_ranker
+from curation.learning.ranker.build import update_ranker
 from curation.learning.served_fusion import served_search_for
 from curation.learning.splits import gene_part
 from curation.ranking.model import RankerModel
@@ -67,8 +67,8 @@ def test_an_update_trains_on_train_genes_measures_on_dev_genes_and_saves(tmp_pat
 
 
 def test_changed_queries_name_the_documents_that_moved_with_their_ranks():
-    from curation.learning.ranker_build import changed_queries
-    from curation.learning.ranker_training import LabelledQuery
+    from curation.learning.ranker.build import changed_queries
+    from curation.learning.ranker.training import LabelledQuery
 
     before = {"q1": {"a": 1.0, "b": 0.5, "c": 1 / 3}, "q2": {"x": 1.0, "y": 0.5}}
     after = {"q1": {"c": 1.0, "a": 0.5, "b": 1 / 3}, "q2": {"x": 1.0, "y": 0.5}}
@@ -181,7 +181,7 @@ def test_graded_topics_are_judged_leave_topic_out_and_activate_only_what_carries
 
 
 def test_topic_folds_hold_every_topic_out_once():
-    from curation.learning.ranker_build import topic_folds
+    from curation.learning.ranker.build import topic_folds
 
     keys = [f"t{i}" for i in range(12)]
     folds = topic_folds(keys)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from curation.entities.lexicon import Lexicon
-from curation.learning.ranker_training import CandidateLists, train_ranker
+from curation.learning.ranker.training import CandidateLists, train_ranker
 from curation.ranking.features import FEATURE_NAMES
 from curation.ranking.model import RankerModel
 from curation.ranking.stage import RANKER_FOLDER, LearnedStage

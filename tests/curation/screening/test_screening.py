@@ -140,7 +140,7 @@ def test_defaults_are_the_benchmarks_dev_choice():
 
 def test_the_rankers_leaf_size_is_the_session_gates_dev_choice():
     """The cross-topic sessions' dev grid (bench/_screening_gate.py) chose the leaf size the product trains with."""
-    from curation.learning.ranker_training import PARAMS
+    from curation.learning.ranker.training import PARAMS
 
     if not RESULTS.exists():
         pytest.skip("bench/results/screening.json not written yet (python -m bench.screening --test)")

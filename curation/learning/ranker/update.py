@@ -1,7 +1,7 @@
 """Update the ranker over the store: its KB and decisions → a ranker kept under the serving version's folder,
 activated (and attached to the served engine at once) only when the gate passes.
 
-The chain itself is :func:`curation.learning.ranker_build.update_ranker`; this module reads what it needs from the
+The chain itself is :func:`curation.learning.ranker.build.update_ranker`; this module reads what it needs from the
 store (KB records, decisions, documents, the evidence signals), searches as the served search does
 (:class:`~curation.learning.served_fusion.ServedSearch` over the concept index), keeps the update
 (:mod:`curation.ranking.history`) and activates it when its dev NDCG@10 gain's interval is above 0. Who may train is
@@ -21,7 +21,7 @@ from curation.entities.matching import Matcher
 from curation.entities.postings import StorePostings
 from curation.entities.query import QueryLinker
 from curation.errors import CurationError
-from curation.learning.ranker_build import update_ranker
+from curation.learning.ranker.build import update_ranker
 from curation.learning.served_fusion import ServedSearch
 from curation.ranking.history import activate_update, ranker_home, save_update
 from curation.ranking.signals import StoreSignals

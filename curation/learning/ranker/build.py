@@ -8,7 +8,7 @@ The one chain "Update the ranker" needs (the page's action and the job around it
    decisions on dev or test genes are never trained on
    (:func:`curation.learning.holdout.trainable`);
 2. the train KB records and the trainable decisions become graded query lists over the served candidates
-   (:mod:`curation.learning.ranker_training`) and a LambdaMART ranker is trained on them;
+   (:mod:`curation.learning.ranker.training`) and a LambdaMART ranker is trained on them;
 3. the dev queries are ranked by the concept search alone and with the ranker re-ordering its top N; the
    activation evidence is the gate's own (:func:`curation.learning.gate.evidence`: paired bootstrap interval of
    the per-query NDCG@10 gain) and is kept in the ranker's manifest, with the dev queries whose order changed most
@@ -37,7 +37,7 @@ import numpy as np
 from curation.entities.matching import Matcher
 from curation.learning.gate import METRIC, evidence
 from curation.learning.holdout import TOPICS, choose_dev, decision_gene, trainable
-from curation.learning.ranker_training import (
+from curation.learning.ranker.training import (
     DEPTH,
     CandidateLists,
     LabelledQuery,
@@ -115,7 +115,7 @@ def update_ranker(
         engine: the served retriever (its learned stage, if any, is ignored: candidates are the concept search's).
         signals: the store's evidence about documents (:class:`curation.ranking.signals.StoreSignals`).
         folder: where to save it (None: not saved).
-        params: LightGBM settings over :data:`curation.learning.ranker_training.PARAMS` (a benchmark's grid).
+        params: LightGBM settings over :data:`curation.learning.ranker.training.PARAMS` (a benchmark's grid).
 
     Raises:
         ValueError: nothing to learn from (no train query has both a relevant and a lower-graded candidate).
