@@ -12,7 +12,7 @@ examples:
 - ``loop_bf16``: :func:`curation.training_loop.fit` itself on a sequence classifier, with the autocast
   dtype the loop picks (bf16 where the GPU has it) and the steps per second after the first step;
 - ``loop_fp16_scaler``: the same with bf16 reported missing, so the loop takes its fp16 + GradScaler branch;
-- ``cross_encoder``: :func:`curation.learning.cross_encoder.train_cross_encoder` (loaded through its
+- ``cross_encoder``: :func:`curation.learning.cross_encoder.training.train_cross_encoder` (loaded through its
   ``load_base_model``, published into a temporary folder);
 - ``name_encoder``: :func:`curation.learning.linker.name_encoder.fine_tune` (Multi-Similarity loss and miner);
 - ``edel``: :func:`curation.learning.training.train` (the MultiMargin bi-encoder).
@@ -158,7 +158,7 @@ def _nothing() -> Iterator[None]:
 
 
 def case_cross_encoder(model_dir: Path, device: str, steps: int) -> dict[str, object]:
-    from curation.learning.cross_encoder import (
+    from curation.learning.cross_encoder.training import (
         CrossEncoderConfig,
         CrossEncoderExample,
         load_base_model,

@@ -8,7 +8,7 @@ has it, else fp16 with a gradient scaler), a cancel file polled between steps, p
 with a dev evaluator, the best epoch's weights kept and training stopped after ``patience`` epochs
 without a better dev score.
 
-The callers (:mod:`curation.learning.training` for the EDEL encoder, :mod:`curation.learning.cross_encoder`,
+The callers (:mod:`curation.learning.training` for the EDEL encoder, :mod:`curation.learning.cross_encoder.training`,
 :mod:`curation.learning.linker.name_encoder`, :mod:`curation.entities.transformer_recogniser`) keep only what is
 theirs: the batches, the loss of a batch, and how they report. Their settings hold one :class:`LoopConfig`
 (:class:`UsesLoop`) for epochs, batch size, learning rate, warm-up, patience, device and seed, beside their

@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 
 from curation.errors import USER_ERRORS, CurationError
-from curation.learning import rerank_stage
-from curation.learning.cross_encoder import CrossEncoderConfig
+from curation.learning.cross_encoder import stage as rerank_stage
+from curation.learning.cross_encoder.training import CrossEncoderConfig
 from curation.learning.evaluation import evaluate
 from curation.learning.feedback import FeedbackConfig
 from curation.learning.sampling import SamplingConfig, TrainingSet
@@ -42,7 +42,7 @@ from index.lexical import LexicalIndex
 from index.search import FusionConfig, FusionMethod, Mode, Retriever
 
 # (the new retriever, the dev set[, a trained cross-encoder's folder, the served fusion chosen without it]) -> the
-# served fusion chosen on dev (see curation.learning.rerank_stage.served_chooser)
+# served fusion chosen on dev (see curation.learning.cross_encoder.stage.served_chooser)
 ServedChooser = Callable[..., "Served | None"]
 
 
@@ -148,7 +148,7 @@ class BuildRequest:
         feedback: how curators' decisions become pairs.
         choose_fusion: pick the hybrid fusion on the dev split (else keep ``fusion``).
         cross_encoder: also train a cross-encoder re-ranker on the same pairs (None: none); it is served only
-            when it helps on dev within the latency budget (:mod:`curation.learning.rerank_stage`).
+            when it helps on dev within the latency budget (:mod:`curation.learning.cross_encoder.stage`).
         dense: the dense index's parameters (None: chosen by ``index``).
         index: which index kind and backend (:class:`IndexChoice`).
         dev_pool_depth: with a dev split and more than one epoch, each epoch is evaluated on dev (the

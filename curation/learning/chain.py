@@ -24,9 +24,9 @@ from curation.errors import USER_ERRORS, CurationError
 from curation.learning import gate, holdout
 from curation.learning.build import BuildRequest, build_version, evaluate_retriever
 from curation.learning.cache import BuildCache, SnapshotDigests, digest
+from curation.learning.cross_encoder.stage import served_chooser
 from curation.learning.encoder_data import kb_training_set, with_decisions
 from curation.learning.feedback import FeedbackReport
-from curation.learning.rerank_stage import served_chooser
 from curation.learning.sampling import TrainingSet
 from curation.learning.served_fusion import ServedSearch, served_search_for
 from curation.learning.snapshot import Snapshot

@@ -41,7 +41,7 @@ class RetrainRequest:
             the worker on the same dev split for a fair comparison.
         cross_encoder: also train the cross-encoder re-ranking stage: "auto" (on a GPU only: on this
             2-core CPU it adds minutes to every job), "on" or "off". It is served only when it helps on dev
-            within the latency budget (:mod:`curation.learning.rerank_stage`).
+            within the latency budget (:mod:`curation.learning.cross_encoder.stage`).
         cross_encoder_max_pairs: cap on its training pairs (0: every pair EDEL trains on).
         patience: with more than one epoch and a dev split, stop after this many epochs without a dev gain
             (the best epoch is kept; 0: train every epoch).

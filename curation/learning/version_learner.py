@@ -80,7 +80,7 @@ class VersionLearner:
         from curation.config import load_settings
         from curation.learning.build import BuildRequest, IndexChoice
         from curation.learning.chain import ChainOptions, build_from_snapshot
-        from curation.learning.cross_encoder import CrossEncoderConfig
+        from curation.learning.cross_encoder.training import CrossEncoderConfig
         from curation.learning.sampling import SamplingConfig
         from curation.learning.snapshot import load_snapshot
         from curation.learning.training import TrainConfig

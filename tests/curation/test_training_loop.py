@@ -106,7 +106,7 @@ def test_progress_file_and_cancel_file(tmp_path: Path):
 
 
 def test_a_learners_settings_hold_the_one_loop_config():
-    from curation.learning.cross_encoder import CrossEncoderConfig
+    from curation.learning.cross_encoder.training import CrossEncoderConfig
     from curation.learning.training import ENCODER_LOOP, TrainConfig
 
     changed = TrainConfig(max_seq_length=64).with_loop(epochs=3, device="cpu")

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from curation.errors import CurationError
-from curation.learning.cross_encoder import (
+from curation.learning.cross_encoder.training import (
     COMPLETE_LABEL,
     MANIFEST,
     NEGATIVE_LABEL,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from curation.learning.build import BuildRequest, build_version
-from curation.learning.cross_encoder import CrossEncoderConfig
-from curation.learning.rerank_stage import FOLDER, served_chooser
+from curation.learning.cross_encoder.stage import FOLDER, served_chooser
+from curation.learning.cross_encoder.training import CrossEncoderConfig
 from curation.learning.sampling import TrainingSet
 from curation.learning.splits import EvalSet
 from curation.learning.training import TrainConfig, TrainingPair
@@ -47,7 +47,7 @@ def test_the_job_builds_a_cross_encoder_and_records_the_dev_decision(setup, tmp_
 
 
 def test_a_cancelled_cross_encoder_leaves_nothing_published(setup, tmp_path, monkeypatch):
-    import curation.learning.rerank_stage as stage
+    import curation.learning.cross_encoder.stage as stage
 
     _, search = setup
     models, cancel = tmp_path / "models", tmp_path / "cancel"

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from curation.learning.rerank_stage import served_chooser
+from curation.learning.cross_encoder.stage import served_chooser
 from curation.learning.served_fusion import choose_dense_share
 from curation.learning.splits import EvalSet
 from curation.retrieval.relation_search import SearchOptions, search_relation, served_share

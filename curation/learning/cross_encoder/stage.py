@@ -1,6 +1,6 @@
 """The served re-ranking stage of a model version: train its cross-encoder, then decide on dev whether to serve it.
 
-Built by the same job as the bi-encoder, from the same graded pairs (:mod:`curation.learning.cross_encoder`),
+Built by the same job as the bi-encoder, from the same graded pairs (:mod:`curation.learning.cross_encoder.training`),
 into the version's staged folder (``cross_encoder/``), so a cancelled or crashed job publishes nothing and the
 served version is untouched. It is served only when both hold, measured at build time:
 
@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from curation.learning.cross_encoder import CrossEncoderConfig, cross_encoder_examples, train_cross_encoder
+from curation.learning.cross_encoder.training import CrossEncoderConfig, cross_encoder_examples, train_cross_encoder
 from curation.learning.served_fusion import METRIC, ServedSearch, choose_dense_share, served_run
 from curation.learning.statistics import per_query
 from curation.records import Document
@@ -94,7 +94,7 @@ def served_chooser(make_search: Callable[[], ServedSearch], dev_source: str = "k
 
     ``make_search`` is called once, when there is a dev set to choose on (a linker takes seconds to build).
     Called again with a trained cross-encoder's folder and the share chosen, it decides whether the version
-    serves the cross-encoder (:func:`curation.learning.rerank_stage.choose_rerank`).
+    serves the cross-encoder (:func:`curation.learning.cross_encoder.stage.choose_rerank`).
     """
 
     made: list[ServedSearch] = []

@@ -310,7 +310,7 @@ def train_cross_encoder(
         labels = torch.tensor([e.label for e in batch], dtype=torch.float32, device=device)
         return loss_fn(inputs, labels)
 
-    # no dev evaluator here: the stage is judged on dev after training (curation.learning.rerank_stage)
+    # no dev evaluator here: the stage is judged on dev after training (curation.learning.cross_encoder.stage)
     loop = config.loop.with_steps(len(batches))
     done = fit(model, batches, loss_of, loop, device=device, on_event=progress_writer(progress_file, STATE),
                cancel_file=cancel_file, label="cross-encoder training")
