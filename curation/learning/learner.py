@@ -17,7 +17,8 @@ and activated by the job's finish (:func:`curation.jobs.retraining.finish`); a r
 activated by the workflow that loads what its worker wrote into the store (annotations, pairs).
 
 The registry maps each name to the module that is its learner's home; the module is imported only when the learner
-is asked for (they load torch, spaCy or the corpora).
+is asked for (they load torch, spaCy or the corpora). :data:`HOMES` names every learned model's home, serving,
+artifact and learner, those no job trains (the learned ranker, the screening learner) with the reason.
 """
 
 from __future__ import annotations
@@ -46,6 +47,51 @@ LEARNERS: Mapping[str, str] = {
     RECOGNISER: "curation.learning.recogniser.learner",  # the entity recogniser (spaCy CNN)
     RELATIONS: "curation.learning.relation_scorer",  # the relation scorer (its home: curation.relations)
     LINKER: "curation.learning.linker.learner",  # the entity linker (name encoder + calibrated apply rule)
+}
+
+
+@dataclass(frozen=True)
+class Home:
+    """Where one learned model lives: what trains it, what serves it, what it publishes and which learner runs it.
+
+    Attributes:
+        home: the package (or module) holding its data and training.
+        serving: the modules that load and apply it (a lower layer where its users are: entities, ranking, index).
+        artifact: the folder it publishes, under the models folder (``<version>``: a model version's folder); None
+            when nothing is kept on disk.
+        learner: its learner's kind in :data:`LEARNERS`; None when no job trains it.
+        note: why it has no learner of its own, or how its learner trains it.
+    """
+
+    home: str
+    serving: tuple[str, ...]
+    artifact: str | None
+    learner: str | None
+    note: str = ""
+
+
+#: every learned model of the workbench, by name: its home, its serving, its artifact and its learner (strings only:
+#: nothing is imported here, so jobs/ may read it)
+HOMES: Mapping[str, Home] = {
+    "recogniser": Home("curation.learning.recogniser",
+                       ("curation.entities.recogniser", "curation.entities.transformer_recogniser"),
+                       "recognisers/<name>", RECOGNISER),
+    "linker": Home("curation.learning.linker", ("curation.entities.linking", "curation.entities.link_calibration"),
+                   "linkers/<name>", LINKER),
+    "relation scorer": Home("curation.relations", ("curation.relations.active", "curation.relations.stored_pairs"),
+                            "relations/<name>", RELATIONS,
+                            "its learner (curation.learning.relation_scorer) drives curation.relations' training"),
+    "learned ranker": Home("curation.learning.ranker", ("curation.ranking.stage", "curation.ranking.history"),
+                           "<version>/ranker", None,
+                           "trained in the app in seconds (curation.workflows.ranker_update): it needs the served "
+                           "search, whose candidates it re-orders; every update kept in <version>/rankers/<stamp>"),
+    "screening learner": Home("curation.screening.learner", ("curation.screening.kept_learners",), None, None,
+                              "refitted after every grade of a topic, in the session; nothing is kept on disk"),
+    "EDEL encoder": Home("curation.learning", ("curation.retrieval", "curation.versions.serving"), "<version>",
+                         RETRAIN, "a model version: the encoder, its dense index and manifest.json"),
+    "cross-encoder": Home("curation.learning.cross_encoder", ("index.rerank", "index.loading"),
+                          "<version>/cross_encoder", RETRAIN,
+                          "trained and published inside a model version by the build chain (its stage module)"),
 }
 
 
