@@ -6,13 +6,27 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from dataclasses import fields
+from dataclasses import asdict, fields
 from pathlib import Path
-from typing import TypeVar
+from typing import ClassVar, Self, TypeVar
 
 from curation.errors import CurationError
 
 T = TypeVar("T")
+
+
+class JobRequest:
+    """A job's request dataclass as ``request.json``: :meth:`to_dict` its fields, :meth:`from_dict` read back
+    checked (:data:`WHAT`: how an error message names it)."""
+
+    WHAT: ClassVar[str] = "request"
+
+    def to_dict(self) -> dict:
+        return asdict(self)  # type: ignore[call-overload]
+
+    @classmethod
+    def from_dict(cls, data: dict, where: str | None = None) -> Self:
+        return request_from_dict(cls, data, where or cls.WHAT)
 
 
 def request_from_dict(cls: type[T], data: dict, where: str) -> T:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,7 @@ import duckdb
 from curation.config import Settings
 from curation.errors import CurationError
 from curation.files import write_atomic
-from curation.learning.job_files import read_worker_lines, request_from_dict
+from curation.learning.job_files import JobRequest, read_worker_lines
 from curation.learning.learner import RELATIONS, TrainedArtifact, Workspace
 from curation.relations.stored_pairs import DocumentPairs
 from curation.store.relations import PairRow
@@ -45,7 +45,7 @@ BATCH = 200  # documents scored between progress reports and cancel checks
 
 
 @dataclass(frozen=True)
-class RelationsRequest:
+class RelationsRequest(JobRequest):
     """What a relation-scorer job does (``request.json``).
 
     Attributes:
@@ -55,6 +55,8 @@ class RelationsRequest:
         models_dir: where scorers live (``<models>/relations``; filled in at start).
         decisions: train on the snapshot's curator decisions too.
     """
+
+    WHAT = "relation-scorer request"
 
     kind: str = KIND
     name: str = ""
@@ -66,13 +68,6 @@ class RelationsRequest:
         if self.kind != KIND:
             raise CurationError(f"a relation-scorer request has kind '{KIND}', not '{self.kind}'")
         check_name(self.name)
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict, where: str = "relation-scorer request") -> RelationsRequest:
-        return request_from_dict(cls, data, where)
 
 
 class RelationScorerLearner:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import tempfile
 import time
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,7 @@ import duckdb
 
 from curation.config import Settings
 from curation.errors import CurationError
-from curation.learning.job_files import request_from_dict
+from curation.learning.job_files import JobRequest
 from curation.learning.learner import LINKER, TrainedArtifact, Workspace
 from curation.learning.linker.name_encoder import NAME_ENCODER_LOOP
 from curation.training_loop import LoopEvent
@@ -37,7 +37,7 @@ REPORT_EVERY = 50  # steps between the printed progress lines
 
 
 @dataclass(frozen=True)
-class LinkerRequest:
+class LinkerRequest(JobRequest):
     """What a linker job does (``request.json``).
 
     Attributes:
@@ -49,6 +49,8 @@ class LinkerRequest:
         base_model: a sentence-transformers name or folder ("" = the packaged MiniLM).
         vocabularies: add the installed MeSH and gene vocabularies' names (when installed).
     """
+
+    WHAT = "linker request"
 
     kind: str = KIND
     name: str = DEFAULT_NAME
@@ -66,13 +68,6 @@ class LinkerRequest:
         check_name(self.name)
         if self.steps < 1:
             raise CurationError("the linker trains for at least one step")
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict, where: str = "linker request") -> LinkerRequest:
-        return request_from_dict(cls, data, where)
 
 
 class LinkerLearner:

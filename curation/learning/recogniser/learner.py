@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -26,7 +26,7 @@ import duckdb
 
 from curation.config import Settings
 from curation.errors import CurationError
-from curation.learning.job_files import request_from_dict
+from curation.learning.job_files import JobRequest
 from curation.learning.learner import RECOGNISER, TrainedArtifact, Workspace
 from curation.versions.activation import Verdict
 from curation.versions.registry import check_name
@@ -37,7 +37,7 @@ LOGGER = "curation.job_progress.v1"
 
 
 @dataclass(frozen=True)
-class RecogniserRequest:
+class RecogniserRequest(JobRequest):
     """What a recogniser job does (``request.json``).
 
     Attributes:
@@ -50,6 +50,8 @@ class RecogniserRequest:
         use_gpu: GPU id, -1 = the CPU.
         linker: the linker folder active when the job started ("" = none): the annotations use it.
     """
+
+    WHAT = "recogniser request"
 
     kind: str = KIND
     name: str = ""
@@ -71,13 +73,6 @@ class RecogniserRequest:
             check_name(self.name)
         if self.width < 8 or self.max_epochs < 1:
             raise CurationError("the width must be at least 8 and the epochs at least 1")
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict, where: str = "recogniser request") -> RecogniserRequest:
-        return request_from_dict(cls, data, where)
 
 
 def new_recogniser_name(prefix: str = "biomed") -> str:
