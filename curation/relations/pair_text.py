@@ -11,8 +11,8 @@ It learns (:func:`fit_pair_text`) from the Train corpora's candidate pairs that 
 not) and, as weak supervision for the treatment-response relation no corpus annotates, from CIViC's supporting
 Predictive statements (:func:`curation.relations.direction.civic_examples`: the gene and variant masked ``@a``, the
 therapy ``@b``, every one a related pair), the statements of Dev/Test PMIDs held out by the caller. The scorer takes
-its probability as two features, computed out of fold on its own training pairs (:func:`out_of_fold`), so the
-scorer weighs the words by what they are worth on pairs the model did not see.
+its probability as two features, computed out of fold on its own training pairs (:func:`out_of_fold`, which also
+fits the served model), so the scorer weighs the words by what they are worth on pairs the model did not see.
 """
 
 from __future__ import annotations
@@ -155,10 +155,10 @@ def fit_pair_text(items: Sequence[tuple[str, str]], labels: Sequence[int], civic
 
 
 def out_of_fold(items: Sequence[tuple[str, str]], labels: Sequence[int], pmids: Sequence[str],
-                civic: Sequence[str] = ()) -> np.ndarray:
-    """(n,) each item's probability from a model fitted without its fold (:data:`FOLDS` folds by PMID; every fold's
-    model also learns from ``civic``, and keeps the tokens two of its own rows hold); 0 for an item no sentence
-    holds.
+                civic: Sequence[str] = ()) -> tuple[PairText, np.ndarray]:
+    """The model fitted on every item (as :func:`fit_pair_text`), and (n,) each item's probability from a model
+    fitted without its fold (:data:`FOLDS` folds by PMID; every fold's model also learns from ``civic``, and keeps
+    the tokens two of its own rows hold); 0 for an item no sentence holds. The items are read into tokens once.
 
     Raises:
         RelationError: a fold's rows lack related or unrelated pairs.
@@ -170,7 +170,7 @@ def out_of_fold(items: Sequence[tuple[str, str]], labels: Sequence[int], pmids: 
         model = _fit_rows(x, names, np.where(fold != k)[0], y, figures)
         for row in np.where(fold == k)[0]:
             out[kept[row]] = model.probability(*items[kept[row]])
-    return out
+    return _fit_rows(x, names, np.arange(len(y)), y, figures), out
 
 
 def text_features(probability: float, has_text: bool) -> tuple[float, float]:

@@ -20,7 +20,7 @@ from curation.records import Document, Mention
 from curation.relations.direction import CIVIC_FILE, DirectionModel, civic_examples, train_direction
 from curation.relations.evaluation import describe_dev, dev_pair_f1
 from curation.relations.features import feature_matrix
-from curation.relations.pair_text import PairText, fit_pair_text, out_of_fold, text_items
+from curation.relations.pair_text import PairText, out_of_fold, text_items
 from curation.relations.pairs import Pair, RelationError, group_by_concept
 from curation.relations.scorer import FORMAT_VERSION, RelationScorer
 from curation.relations.training_data import CORPORA, TrainingSet, corpus_training_set, decision_training_pairs
@@ -50,8 +50,7 @@ def pair_text_model(training: TrainingSet, civic: Sequence[str] = ()) -> tuple[P
     items = text_items(training.documents, training.pairs, grouped)
     labels = [p.label for p in training.pairs]
     try:
-        oof = out_of_fold(items, labels, [p.pmid for p in training.pairs], civic)
-        return fit_pair_text(items, labels, civic), oof
+        return out_of_fold(items, labels, [p.pmid for p in training.pairs], civic)
     except (RelationError, ValueError):
         return None, None
 

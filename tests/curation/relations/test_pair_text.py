@@ -65,7 +65,8 @@ def test_it_learns_which_words_relate_a_pair_and_reads_them_out_of_fold():
     related = model.probability(" @a  mutant tumours responded to  @b .", "chemical-gene")
     listed = model.probability(" @a  and  @b  were listed in a table.", "chemical-gene")
     assert related > 0.8 > 0.2 > listed
-    oof = out_of_fold(items + [("", "chemical-gene")], labels + [1], pmids + ["x"])
+    whole, oof = out_of_fold(items + [("", "chemical-gene")], labels + [1], pmids + ["x"])
+    assert whole.weights == model.weights  # the served model is the one fitted on every item
     assert oof[-1] == 0.0  # no sentence holds it: no reading
     assert ((oof[:-1] >= 0.5) == np.array(labels)).mean() > 0.9
     assert text_features(0.0, False) == (0.0, 0.0) and text_features(0.5, True) == (0.5, 0.0)
