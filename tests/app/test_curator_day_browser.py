@@ -103,8 +103,10 @@ def _commit_note(page: Page, note: Locator, text: str, tries: int = 3) -> None:
             break
         except PlaywrightTimeout:
             if attempt == tries:
+                state = page.evaluate("() => document.querySelector('[data-testid=\"stApp\"]')"
+                                      ".getAttribute('data-test-script-state')")
                 raise AssertionError(f"no rerun after the note was typed {tries} times; the field holds "
-                                     f"{note.input_value()!r}") from None
+                                     f"{note.input_value()!r}, the app's script state is {state!r}") from None
     expect(note).to_have_value(text)  # the rerun kept it
 
 
