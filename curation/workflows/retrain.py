@@ -21,7 +21,7 @@ from curation.grades import Grade
 from curation.jobs import retraining
 from curation.jobs.result import job_result
 from curation.learning.feedback import FeedbackConfig
-from curation.learning.learner import LEARNERS, RECOGNISER, RELATIONS, learner
+from curation.learning.learner import LEARNERS, LINKER, RECOGNISER, RELATIONS, learner
 from curation.learning.retrain_request import RetrainRequest
 from curation.store.decisions import list_decisions
 from curation.store.jobs import Job, active_jobs, get_job, list_jobs
@@ -144,6 +144,10 @@ def follow_job(con: duckdb.DuckDBPyConnection, job: Job, before_activate: Callab
         from curation.workflows.recogniser_training import apply_recogniser_job
 
         apply_recogniser_job(con, job)
+    if job.finished and job.kind == LINKER:  # its linker becomes active (if not worse), the abstracts re-annotated
+        from curation.workflows.linker_training import apply_linker_job
+
+        apply_linker_job(con, job)
     if job.finished and job.kind == RELATIONS:  # its scorer becomes active (if not worse), its pairs are loaded
         from curation.workflows.relation_scoring import apply_relation_job
 

@@ -51,12 +51,13 @@ def open_app_store(db_path: str | Path) -> duckdb.DuckDBPyConnection:
 
     Once per app process: a job that was running when the app stopped is re-attached (worker
     alive), finished (worker done meanwhile) or marked failed; a recogniser job that succeeded
-    meanwhile has its recogniser activated and its annotations loaded.
+    meanwhile has its recogniser activated and its annotations loaded, a linker job its linker activated.
 
     Raises:
         StoreLockedError, StoreDamagedError: another process holds the file, or it cannot be read.
     """
     from curation.jobs.retraining import recover_jobs
+    from curation.workflows.linker_training import apply_linker_jobs
     from curation.workflows.recogniser_training import apply_recogniser_jobs
     from curation.workflows.relation_scoring import apply_relation_jobs
     from curation.workflows.schemas import apply_schema_file
@@ -70,6 +71,7 @@ def open_app_store(db_path: str | Path) -> duckdb.DuckDBPyConnection:
     try:
         recover_jobs(con.cursor())
         apply_recogniser_jobs(con.cursor())  # a recogniser job that succeeded while the app was down
+        apply_linker_jobs(con.cursor())  # ... a linker job (its re-annotation is a recogniser job)
         apply_relation_jobs(con.cursor())  # ... and a relation-scorer job
     except (*USER_ERRORS, OSError) as exc:  # the store must open even if a job's folder is unreadable
         print(f"background jobs could not be recovered: {exc}", file=sys.stderr)

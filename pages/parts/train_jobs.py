@@ -17,7 +17,7 @@ from pages.parts.highlight import escape_text
 from pages.parts.retrievers import current_job
 
 POLL_SECONDS = 2.0
-JOB_PREFIXES = {"recogniser": "rec", "relations": "rel"}  # a job kind's panel; retraining: "rt"
+JOB_PREFIXES = {"recogniser": "rec", "relations": "rel", "linker": "lnk"}  # a job kind's panel; retraining: "rt"
 
 
 def _start_retraining(schema: str) -> None:
@@ -49,7 +49,8 @@ def _cancel(job_id: int) -> None:
 
 @st.fragment(run_every=POLL_SECONDS)
 def job_panel(prefix: str = "rt") -> None:
-    """The running job's progress (``prefix`` "rt": retraining, "rec": recogniser, "rel": relation-scorer jobs);
+    """The running job's progress (``prefix`` "rt": retraining, "rec": recogniser, "rel": relation-scorer, "lnk":
+    linker jobs);
     polls while it runs and refreshes the page when it ends."""
     job = current_job(connection())
     if job is None or JOB_PREFIXES.get(job.kind, "rt") != prefix:
