@@ -34,6 +34,8 @@ ROOT = Path(__file__).resolve().parent.parent
 LIMITS = {"pages": 200, "curation": 400, "index": 400, "bench": 400}
 #: CI's budget for one run of .ci/run on this machine.
 CI_BUDGET_S = 20 * 60
+README_LIMIT = 200  # a README a newcomer reads; the manual is the documentation site
+BENCH_LIMIT = 7_500  # bench/ at most half of its 15,042 lines when the house's third step was asked for
 SYS_PATH = re.compile(r"\bsys\.path\.(insert|append|extend)\(|\bsys\.path\s*=|\bsys\.path\s*\+=")
 E402 = re.compile(r"#\s*noqa:[^\n]*\bE402\b")
 SUMMARY = re.compile(r"^=*\s*(?P<counts>(?:\d+ \w+(?:, )?)+) in (?P<seconds>[\d.]+)s")
@@ -66,7 +68,61 @@ def layout(root: Path) -> dict:
     sys_path = sorted(p for p, t in texts.items() if p.startswith("bench/") and SYS_PATH.search(t))
     waivers = sum(len(E402.findall(t)) for t in texts.values())
     return {"folders": folders, "bench_sys_path_edits": sys_path, "e402_waivers": waivers,
-            "contracts": contracts(root), "tests_collected": collected(root)}
+            "contracts": contracts(root), "tests_collected": collected(root),
+            "readme_lines": lines_of(root / "README.md") if (root / "README.md").exists() else None,
+            "benchmarks": bench_map(root, files)}
+
+
+BENCH_IMPORT = re.compile(r"^[ \t]*from bench(?:\.(?P<module>_?\w+) import| import (?P<names>[^\n(]+|\([^)]*\)))",
+                          re.MULTILINE)
+RUNS = re.compile(r'with_name\("(_\w+)\.py"\)')
+RESULT_NAME = re.compile(r'scaffold\.parser\(__doc__, "(\w+)"')  # the result file a script writes (or shares)
+#: The documents a benchmark may be cited in besides docs/BENCHMARKS.md (which every result renders into).
+DOCUMENTS = ("README.md", "docs/*.md", "docs/guide/*.md", "bench/*.md.in")
+
+
+def bench_map(root: Path, files: list[Path]) -> list[dict]:
+    """Each benchmark script of bench/ (a module without a leading underscore that is not the report): the lines
+    it alone brings (its own, the private modules only it imports, directly or not, and its renderer in
+    bench/reports/), the private modules it shares with others, the result file it writes (some scripts write
+    sections of one file: feedback.json, entities.json) and that file's goals (met / all), and the documents
+    other than docs/BENCHMARKS.md that name it."""
+    bench = {p.stem: p for p in files if p.parts[0] == "bench" and len(p.parts) == 2 and p.stem != "__init__"}
+    imports = {}
+    for name, path in bench.items():
+        found = set()
+        for m in BENCH_IMPORT.finditer((root / path).read_text(encoding="utf-8")):
+            found |= {m["module"]} if m["module"] else {n.split(" as ")[0].strip(" ()\n") for n in
+                                                        m["names"].split(",")}
+        found |= set(RUNS.findall((root / path).read_text(encoding="utf-8")))  # a worker started as a process
+        imports[name] = {n for n in found if n in bench and n != name}
+    scripts = sorted(n for n in bench if not n.startswith("_") and n != "report")
+    reached = {}
+    for script in scripts:
+        seen, todo = set(), [script]
+        while todo:
+            for dep in imports[todo.pop()] - seen:
+                if dep.startswith("_"):
+                    seen.add(dep)
+                    todo.append(dep)
+        reached[script] = seen
+    docs = {str(p.relative_to(root)): p.read_text(encoding="utf-8") for pattern in DOCUMENTS
+            for p in sorted(root.glob(pattern)) if p.name != "BENCHMARKS.md"}
+    rows = []
+    for script in scripts:
+        alone = sorted(d for d in reached[script] if all(d not in reached[o] for o in scripts if o != script))
+        renderer = root / "bench" / "reports" / f"{script}.py"
+        writes = RESULT_NAME.search((root / bench[script]).read_text(encoding="utf-8"))
+        result = root / "bench" / "results" / f"{writes[1] if writes else script}.json"
+        goals = scaffold.read(result).get("goals", {}) if result.exists() else {}
+        cited = re.compile(rf"bench[/.]{script}\b")
+        rows.append({"script": script, "result": result.name if result.exists() else None, "alone": alone,
+                     "shared": sorted(set(reached[script]) - set(alone)),
+                     "lines_alone": lines_of(root / bench[script]) + sum(lines_of(root / bench[d]) for d in alone)
+                     + (lines_of(renderer) if renderer.exists() else 0),
+                     "goals": len(goals), "goals_met": sum(bool(g.get("met")) for g in goals.values()),
+                     "documents": sorted(d for d, text in docs.items() if cited.search(text))})
+    return rows
 
 
 def contracts(root: Path) -> dict:
@@ -149,6 +205,8 @@ def main(argv: list[str] | None = None) -> int:
                                        0, "<="),
         "bench_sys_path_edits": goal(len(shape["bench_sys_path_edits"]), 0, "<="),
         "import_contracts_broken": goal(shape["contracts"]["broken"], 0, "<="),
+        "readme_lines": goal(shape["readme_lines"] or 0, README_LIMIT, "<="),
+        "bench_lines": goal(folders["bench"]["lines"], BENCH_LIMIT, "<="),
     }
     if args.ci:
         ci = ci_run(ROOT, args.ci_log)

@@ -58,3 +58,35 @@ def test_modules_past_their_folders_limit_and_sys_path_edits_are_listed(tmp_path
     assert shape["folders"]["index"]["modules"] == 0
     assert shape["bench_sys_path_edits"] == ["bench/script.py"]
     assert shape["e402_waivers"] == 1
+
+
+def test_each_benchmark_is_mapped_to_what_it_alone_brings_its_goals_and_where_it_is_cited(tmp_path, monkeypatch):
+    root = _repo(tmp_path, {
+        "README.md": "Run `python -m bench.alpha` first.\n",
+        "docs/BENCHMARKS.md": "bench/beta.py\n",  # the generated document cites every benchmark: not counted
+        "bench/__init__.py": "",
+        "bench/report.py": "x = 1\n",
+        "bench/_scaffold.py": "x = 1\n",
+        "bench/_only_alpha.py": "from bench._deeper import y\n",
+        "bench/_deeper.py": "y = 1\n" * 5,
+        "bench/_both.py": "z = 1\n",
+        "bench/_worker.py": "w = 1\n" * 3,
+        "bench/alpha.py": ("from bench import _scaffold as scaffold\nfrom bench import _only_alpha, _both\n\n"
+                           "def main():\n    from bench._both import z\n    p = scaffold.parser(__doc__, \"alpha\")\n"),
+        "bench/beta.py": ("from bench import _scaffold as scaffold\nfrom bench._both import z\nWORKER = Path(__file__).with_name(\"_worker.py\")\n"
+                          "p = scaffold.parser(__doc__, \"alpha\")\n"),
+        "bench/reports/alpha.py": "r = 1\n" * 4,
+        "bench/results/alpha.json": '{"goals": {"a": {"met": true}, "b": {"met": false}}}\n',
+    })
+    monkeypatch.setattr(house, "contracts", lambda root: {"kept": 1, "broken": 0, "names": ["c"]})
+    monkeypatch.setattr(house, "collected", lambda root: 3)
+    shape = house.layout(root)
+    rows = {row["script"]: row for row in shape["benchmarks"]}
+    assert set(rows) == {"alpha", "beta"}  # not the report, not a private module
+    alpha, beta = rows["alpha"], rows["beta"]
+    assert alpha["alone"] == ["_deeper", "_only_alpha"] and alpha["shared"] == ["_both", "_scaffold"]
+    assert alpha["lines_alone"] == 6 + 1 + 5 + 4  # itself, _only_alpha, _deeper (reached through it), its renderer
+    assert (alpha["result"], alpha["goals"], alpha["goals_met"]) == ("alpha.json", 2, 1)
+    assert alpha["documents"] == ["README.md"] and beta["documents"] == []
+    assert beta["alone"] == ["_worker"] and beta["result"] == "alpha.json"  # a section of alpha's file
+    assert shape["readme_lines"] == 1

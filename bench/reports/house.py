@@ -33,12 +33,28 @@ class Contracts:
 
 
 @dataclass(frozen=True)
+class Benchmark:
+    """One benchmark script: the lines it alone brings, what it shares, its result file's goals, where it is cited."""
+
+    script: str
+    result: str | None
+    alone: tuple[str, ...]
+    shared: tuple[str, ...]
+    lines_alone: int
+    goals: int
+    goals_met: int
+    documents: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Layout:
     folders: Mapping[str, Folder]
     bench_sys_path_edits: tuple[str, ...]
     e402_waivers: int
     contracts: Contracts
     tests_collected: int
+    readme_lines: int | None = field(default=None, metadata=OPTIONAL)
+    benchmarks: tuple[Benchmark, ...] = field(default=(), metadata=OPTIONAL)
 
 
 @dataclass(frozen=True)
@@ -97,6 +113,16 @@ def house_section(data: House) -> list[str]:
         f"Import contract (`lint-imports`): {shape.contracts.kept} kept, {shape.contracts.broken} broken "
         f"({'; '.join(shape.contracts.names)}). Tests collected: {shape.tests_collected:,}.",
     ]
+    if shape.readme_lines is not None:
+        lines[-1] += f" README.md: {shape.readme_lines} lines."
+    if shape.benchmarks:
+        lines += ["", "What each benchmark script of bench/ brings (its own lines, the private modules only it uses, "
+                  "its renderer), the result file it writes and that file's goals, and the documents besides this "
+                  "one that cite it:", "", "| script | lines alone | shares | result (goals met / all) | cited in |",
+                  "| --- | ---: | --- | --- | --- |"]
+        lines += [f"| {b.script} | {b.lines_alone:,} | {', '.join(b.shared) or '–'} | "
+                  f"{f'{b.result} ({b.goals_met} / {b.goals})' if b.result else '–'} | "
+                  f"{', '.join(b.documents) or '–'} |" for b in shape.benchmarks]
     if ci := data.ci:
         counts = ", ".join(f"{n} {word}" for word, n in ci.counts.items())
         pytest_s = f"; pytest's own time {ci.pytest_s / 60:.1f} min" if ci.pytest_s is not None else ""
