@@ -73,7 +73,8 @@ def test_each_benchmark_is_mapped_to_what_it_alone_brings_its_goals_and_where_it
         "bench/_worker.py": "w = 1\n" * 3,
         "bench/alpha.py": ("from bench import _scaffold as scaffold\nfrom bench import _only_alpha, _both\n\n"
                            "def main():\n    from bench._both import z\n    p = scaffold.parser(__doc__, \"alpha\")\n"),
-        "bench/beta.py": ("from bench import _scaffold as scaffold\nfrom bench._both import z\nWORKER = Path(__file__).with_name(\"_worker.py\")\n"
+        "bench/beta.py": ("from bench import _scaffold as scaffold\nfrom bench._both import z\n"
+                          "WORKER = Path(__file__).with_name(\"_worker.py\")\n"
                           "p = scaffold.parser(__doc__, \"alpha\")\n"),
         "bench/reports/alpha.py": "r = 1\n" * 4,
         "bench/results/alpha.json": '{"goals": {"a": {"met": true}, "b": {"met": false}}}\n',
