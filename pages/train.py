@@ -4,8 +4,7 @@ background, activate a trained one).
 
 The page makes one workflow call on opening (:func:`curation.workflows.train_view.open_train`) and draws the
 :class:`~curation.workflows.train_view.TrainView` it gets back; its sections are :mod:`pages.parts.train_ranker`,
-:mod:`pages.parts.train_jobs`, :mod:`pages.parts.train_linker` (drawn from
-:func:`curation.workflows.linker_training.linker_overview`) and :mod:`pages.parts.train_versions`.
+:mod:`pages.parts.train_jobs`, :mod:`pages.parts.train_linker` and :mod:`pages.parts.train_versions`.
 """
 
 from __future__ import annotations
@@ -13,7 +12,6 @@ from __future__ import annotations
 import streamlit as st
 
 from curation.config import load_settings
-from curation.workflows.linker_training import linker_overview
 from curation.workflows.train_view import open_train
 from curation.workflows.versions import BUILD_HELP
 from pages.parts import train_jobs, train_linker, train_ranker, train_relations, train_versions
@@ -33,7 +31,7 @@ view = open_train(con, load_settings(), st.session_state.get("schema"),
 train_ranker.section(next((s for s in view.schemas if s.name == view.schema), None), planned_version(con, view.schema))
 train_jobs.retraining(view)
 train_jobs.recogniser(view)
-train_linker.linker(linker_overview(con, load_settings()), view.running)
+train_linker.linker(view.linkers, view.running)
 train_relations.relation_scorer(view)
 
 st.subheader("Model versions")

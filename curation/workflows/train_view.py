@@ -2,8 +2,9 @@
 one query compared under two versions (:func:`compare_versions` → a :class:`Comparison`).
 
 Orchestration only: the jobs are :mod:`curation.workflows.retrain`'s, the versions
-:mod:`curation.workflows.versions`', the recogniser :mod:`curation.workflows.recogniser_training`'s and the
-relation scorer :mod:`curation.workflows.relation_scoring`'s; this module gathers them for one page run.
+:mod:`curation.workflows.versions`', the recogniser :mod:`curation.workflows.recogniser_training`'s, the linker
+:mod:`curation.workflows.linker_training`'s and the relation scorer :mod:`curation.workflows.relation_scoring`'s;
+this module gathers them for one page run.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ from curation.retrieval.result_rows import curate_search
 from curation.schemas import RelationSchema
 from curation.store.jobs import Job
 from curation.versions.catalog import RegisteredVersion
-from curation.workflows import recogniser_training, relation_scoring, retrain, versions
+from curation.workflows import linker_training, recogniser_training, relation_scoring, retrain, versions
+from curation.workflows.linker_training import LinkerOverview
 from curation.workflows.recogniser_training import RecogniserOverview
 from curation.workflows.session import schemas as store_schemas
 from index.search import Retriever
@@ -53,7 +55,7 @@ class TrainView:
         active: the schema's active version (None: the newest that fits, or BM25 alone).
         index_kinds, index_backends: the dense index choices of the retrain form.
         history: the latest jobs, newest first; training: what the newest trained version learnt from.
-        recognisers: the recogniser section; scorer: the relation scorer's line.
+        recognisers, linkers: the recogniser's and the linker's sections; scorer: the relation scorer's line.
         versions: every published version; problems: what is wrong with the other folders.
         schemas: the store's relation schemas (a compared version's schema gives the query's slots).
         models_dir: where versions are published.
@@ -68,6 +70,7 @@ class TrainView:
     history: list[Job]
     training: TrainingData | None
     recognisers: RecogniserOverview
+    linkers: LinkerOverview
     scorer: str
     versions: list[RegisteredVersion]
     problems: list[str]
@@ -110,7 +113,7 @@ class TrainView:
 
 def open_train(con: duckdb.DuckDBPyConnection, settings: Settings, schema: str | None,
                before_activate: Callable[[Path], None] | None = None, *, who: Who = "") -> TrainView:
-    """Gather the page: jobs, the retrain form's choices, the recogniser, the relation scorer, the versions.
+    """Gather the page: jobs, the retrain form's choices, the recogniser, the linker, the relation scorer, the versions.
 
     The current job is brought up to date first (:func:`curation.workflows.retrain.current_job`, with
     ``before_activate``): a job whose worker is gone is failed, a finished one's version swapped in, so the
@@ -129,6 +132,7 @@ def open_train(con: duckdb.DuckDBPyConnection, settings: Settings, schema: str |
         schema=name, running=retrain.is_running(con), decisions=retrain.decision_counts(con, name),
         active=versions.active_version(con, name), index_kinds=kinds, index_backends=backends, history=history,
         training=training, recognisers=recogniser_training.recogniser_overview(con, settings),
+        linkers=linker_training.linker_overview(con, settings),
         scorer=relation_scoring.overview(con), versions=published, problems=problems, schemas=schemas,
         models_dir=settings.models_dir,
     )
