@@ -35,19 +35,17 @@ abstract of the data directory (BioRED, BC5CDR, HoC) as ingest would.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import platform
 import time
 from collections import Counter
-from datetime import UTC, datetime
 from pathlib import Path
 
+from bench import _scaffold as scaffold
 from bench._absence import absence_only
 from bench._absence import measure as measure_absence
-from bench._benchmark import goal
 from bench._linking import LINKER_NAME
+from bench._scaffold import goal
 from bench._vocabularies import vocabulary_synonyms
 from bench.matching import measured_exclusions, score
 from curation.config import Settings
@@ -150,8 +148,7 @@ def mean_f1(entry: dict, kinds=KINDS) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     settings = Settings()
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data-dir", type=Path, default=settings.data_dir)
+    parser = scaffold.parser(__doc__, "entities", data_dir=True)
     parser.add_argument("--recogniser", type=Path, default=settings.models_dir / "recognisers" / "biomed")
     parser.add_argument("--linker", type=Path, default=settings.models_dir / "linkers" / LINKER_NAME)
     parser.add_argument("--test", action="store_true", help="also BioRED Test and BC5CDR Test (the final figures)")
@@ -165,11 +162,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="leave out the vocabulary reach and typed-names sections (quick runs)")
     parser.add_argument("--absence-only", action="store_true",
                         help="only false_absence_notices (bench/_absence.py), merged into --out's figures")
-    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results" / "entities.json")
-    parser.add_argument("--edel-before", type=Path, default=Path(__file__).resolve().parent / "results" / "edel.json",
+    parser.add_argument("--edel-before", type=Path, default=scaffold.RESULTS / "edel.json",
                         help="bench/edel.py's JSON with g(e, d) = the text matcher")
-    parser.add_argument("--edel-after", type=Path,
-                        default=Path(__file__).resolve().parent / "results" / "edel_concepts.json",
+    parser.add_argument("--edel-after", type=Path, default=scaffold.RESULTS / "edel_concepts.json",
                         help="bench/edel.py --g concepts's JSON (g(e, d) = the concept index)")
     args = parser.parse_args(argv)
     data: Path = args.data_dir
@@ -256,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
     per_s = max(t["abstracts_per_s"] for t in throughput.values())
 
     linking: dict = {}
-    earlier = json.loads(args.out.read_text(encoding="utf-8")) if args.out.is_file() else {}
+    earlier = scaffold.read(args.out)
     if args.skip_linking:  # linking is measured on gold spans, not the recogniser's: the last run's figures stay
         linking = earlier.get("linking") or {}
         if linking:
@@ -294,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
     goals["false_absence_notices"] = goal(absence["goal_value"], 0, "<=")
     goals |= {k: v for k, v in earlier.get("goals", {}).items() if k.startswith("gene_norm_")}  # bench/gene_norm.py
     result = {
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "date": scaffold.now(),
         "goals": goals,
         "params": {
             "data_dir": str(data),
@@ -303,8 +298,7 @@ def main(argv: list[str] | None = None) -> int:
             "linker": str(args.linker) if linker is not None else None,
             "dictionary": lexicon_info,
             "test_read": args.test,
-            "python": platform.python_version(),
-            "cpu_count": os.cpu_count(),
+            **scaffold.machine("python", "cpu_count"),
         },
         "counts": {
             split: {"documents": len(part.documents), "gold": dict(Counter(k for *_, k in gold_of(part)))}
@@ -341,10 +335,7 @@ def main(argv: list[str] | None = None) -> int:
             "bc5cdr": "chemical and disease only; documents that BioRED Train holds are left out",
         },
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2, default=str) + "\n", encoding="utf-8")
-    print(json.dumps(goals, indent=1))
-    print(f"wrote {args.out}")
+    scaffold.write(args.out, result, echo=goals)
     return 0
 
 
