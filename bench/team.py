@@ -53,6 +53,7 @@ from curation.workflows import (
     curate,
     entities,
     export,
+    linker_training,
     maintenance,
     quickstart,
     recogniser_training,
@@ -128,11 +129,15 @@ def _write_paths(con, tmp: Path, settings: Settings, other_decision: int, disagr
         "retrain": (Action.TRAIN, lambda w: retrain.cancel(con, 10**9, who=w)),
         "train recogniser": (Action.TRAIN, lambda w: recogniser_training.start_recogniser_training(
             con, settings, data_dir=tmp / "no-data", launch=_stop_launch, who=w)),
+        "train linker": (Action.TRAIN, lambda w: linker_training.start_linker_training(
+            con, settings, data_dir=tmp / "no-data", launch=_stop_launch, who=w)),
         "train relation scorer": (Action.TRAIN, lambda w: relation_scoring.start_relation_training(
             con, settings, launch=_stop_launch, who=w)),
         "activate version": (Action.ACTIVATE, lambda w: versions.activate(con, "no-such-version", who=w)),
         "activate recogniser": (Action.ACTIVATE, lambda w: entities.activate_entity_model(
             con, "recogniser", tmp / "no-such-folder", who=w)),
+        "activate linker": (Action.ACTIVATE, lambda w: linker_training.activate_linker(
+            con, settings, tmp / "no-such-folder", who=w)),
         "activate relation scorer": (Action.ACTIVATE, lambda w: relation_scoring.activate_scorer(
             con, tmp / "no-such-folder", who=w)),
         "back up": (Action.BACKUP, lambda w: maintenance.back_up(con, settings, tmp / "backups", who=w)),
