@@ -24,11 +24,12 @@ from curation.entities.annotation import Annotator
 from curation.ingest.sample import SampleFile
 from curation.runtime.background_work import WorkState, current_work, start_work
 from curation.runtime.exit import exiting
+from curation.runtime.foreground import wait_for_quiet
 from curation.runtime.matcher import build_matcher
 from curation.store.base import stats
 from curation.store.loads import StepRow, unfinished_load
 from curation.workflows.entities import current_annotator
-from curation.workflows.first_models import train_pending
+from curation.workflows.first_models import TRAIN_DELAY_S, TRAIN_QUIET_S, TRAIN_QUIET_WAIT_S, WAITING, train_pending
 from curation.workflows.quickstart import ANNOTATE, INDEX_KINDS, load_sample
 
 LOAD_WORK = "Loading the sample"
@@ -132,6 +133,9 @@ def _run(open_cursor: Callable[[], duckdb.DuckDBPyConnection], settings: Setting
         # the sidebar follows the training (the relation scorer and the shipped recogniser as background jobs; the base
         # version here).
         def train(report: Callable[[str, int, int], None]) -> str:
+            report(WAITING, 0, 0)
+            if not wait_for_quiet(TRAIN_DELAY_S, TRAIN_QUIET_S, TRAIN_QUIET_WAIT_S, exiting):
+                return "the learned parts are made active at the next start"
             return train_pending(open_cursor(), settings, report, background=True, stop=exiting)
 
         start_work(_work_name(settings, TRAIN_WORK), TRAIN_WORK, train)

@@ -187,6 +187,7 @@ def open_curate(
         The view; a message the curator can act on (a name too long, a slot that cannot be read) comes back
         as ``error``, nothing else searched.
     """
+    note_foreground()  # a curator waits for it: background work (the learned parts after a load, a backup) steps aside
     values = dict(values)
     if retriever.dense is None:
         mode = "bm25"  # the planned version did not load: BM25 serves

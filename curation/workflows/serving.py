@@ -9,7 +9,6 @@ pages use are offered here, so pages reach them through the workflows.
 from __future__ import annotations
 
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -124,13 +123,9 @@ def _backup_key(settings: Settings) -> str:
 def _back_up(open_cursor: Callable[[], duckdb.DuckDBPyConnection], folder: Path, interval_min: float, key: str) -> str:
     from curation.ops.backup import backup_if_due
 
-    begin = time.monotonic() + BACKUP_DELAY_S
-    latest = begin + BACKUP_QUIET_WAIT_S
     # It holds the decision journal's lock while it copies: begun between grades, not under them.
-    while (now := time.monotonic()) < begin or (foreground.idle_s() < BACKUP_QUIET_S and now < latest):
-        if exiting():
-            return "not begun: the process is exiting"
-        time.sleep(0.2)
+    if not foreground.wait_for_quiet(BACKUP_DELAY_S, BACKUP_QUIET_S, BACKUP_QUIET_WAIT_S, exiting):
+        return "not begun: the process is exiting"
     try:
         cursor = open_cursor()
         try:

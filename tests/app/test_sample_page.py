@@ -92,11 +92,13 @@ def _offline(request, *, timeout):
 
 def test_after_the_load_the_learned_parts_are_made_active_in_the_background(monkeypatch, tmp_path, fixtures):
     from curation.config import load_settings
-    from curation.workflows import first_models
+    from curation.workflows import background_load, first_models
     from curation.workflows.background_load import wait_for_load
 
     at = _app(monkeypatch, tmp_path, _sample_dir(tmp_path, fixtures))
     monkeypatch.setenv("CURATION_TRAIN_AFTER_LOAD", "1")
+    for pause in ("TRAIN_DELAY_S", "TRAIN_QUIET_S"):  # no curator here to wait for
+        monkeypatch.setattr(background_load, pause, 0.0)
     job = type("Job", (), {"job_id": 7, "finished": True, "state": "succeeded", "message": "relations-x is active"})
     monkeypatch.setattr(first_models, "start_relations_job", lambda con, settings: job)
     monkeypatch.setattr(first_models, "build_base_version", lambda con, settings: "base encoder version po-base serves")

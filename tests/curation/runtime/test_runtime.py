@@ -169,3 +169,34 @@ def test_a_grade_makes_the_abstracts_warming_step_aside():
     started = time.monotonic()
     runtime_matcher._step_aside(no_search, quiet_s=0.3)
     assert time.monotonic() - started >= 0.25
+
+
+def test_background_work_waits_for_its_delay_then_for_a_pause_in_the_curators_work():
+    import threading
+
+    from curation.runtime import foreground
+
+    started = time.monotonic()
+    assert foreground.wait_for_quiet(0.3, 0.0, 10.0, lambda: False, poll_s=0.01)
+    assert time.monotonic() - started >= 0.3  # the delay alone: nobody worked
+
+    busy = threading.Event()
+
+    def curator() -> None:  # a search or grade every 0.05 s for 0.6 s, then a pause
+        end = time.monotonic() + 0.6
+        while time.monotonic() < end:
+            foreground.note_foreground()
+            time.sleep(0.05)
+        busy.set()
+
+    threading.Thread(target=curator).start()
+    time.sleep(0.05)
+    assert foreground.wait_for_quiet(0.0, 0.2, 10.0, lambda: False, poll_s=0.01)
+    assert busy.is_set() and foreground.idle_s() >= 0.2  # it began in the pause, not while the curator worked
+
+    foreground.note_foreground()
+    started = time.monotonic()
+    assert foreground.wait_for_quiet(0.0, 60.0, 0.3, lambda: False, poll_s=0.01)  # no pause came: at most longest_s
+    assert 0.25 <= time.monotonic() - started < 5
+
+    assert not foreground.wait_for_quiet(60.0, 0.0, 0.0, lambda: True, poll_s=0.01)  # the process exits first
