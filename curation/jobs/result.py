@@ -147,3 +147,15 @@ def job_result(job: Job) -> JobResult | None:
     if not job.result:
         return None
     return parse_result(job.result, f"the result recorded for job {job.job_id}")
+
+
+def unapplied_result(job: Job, kind: str) -> JobResult | None:
+    """The result of a succeeded job of ``kind`` that the app has not applied yet (its ``activated`` still unset);
+    None for any other job, and for a result that cannot be read (there is nothing to apply)."""
+    if job.kind != kind or job.state != "succeeded":
+        return None
+    try:
+        result = job_result(job)
+    except JobResultError:
+        return None
+    return result if result is not None and result.activated is None else None

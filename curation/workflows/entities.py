@@ -9,9 +9,10 @@ for the pages and the command line.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import duckdb
 
@@ -33,6 +34,7 @@ from curation.entities.served_annotator import (
     load_entity_model,
     resolve_model_folder,
 )
+from curation.errors import CurationError
 from curation.relations.concept_index import AnnotationReport, Progress, annotate_documents
 from curation.store.annotations import (
     clear_active_entity_model,
@@ -116,3 +118,35 @@ def normalise_name(con: duckdb.DuckDBPyConnection, text: str, kind: str | None =
     from curation.entities.normalise import Normaliser
 
     return Normaliser(build_lexicon(con)).normalise(text, kind=kind, k=k)
+
+
+class _Listed(Protocol):
+    active: bool
+    created: str
+
+
+T = TypeVar("T", bound=_Listed)
+
+
+def trained_models(root: Path, active_path: str, read: Callable[[Path, bool], T],
+                   what: str) -> tuple[T | None, list[T], list[str]]:
+    """The trained model folders under ``root`` (``<name>.tmp`` staging folders skipped) for the Train page: each
+    read with ``read(folder, is_active)``, newest first; the active one, also when it lives elsewhere (activated from
+    the command line); and what could not be read, as problems naming it (``what``: "recogniser", "linker")."""
+    active_at = str(Path(active_path).resolve()) if active_path else ""
+    trained, problems = [], []
+    for folder in sorted(root.iterdir()) if root.is_dir() else ():
+        if not folder.is_dir() or folder.name.endswith(".tmp"):
+            continue
+        try:
+            trained.append(read(folder.resolve(), str(folder.resolve()) == active_at))
+        except CurationError as exc:
+            problems.append(str(exc))
+    active = next((t for t in trained if t.active), None)
+    if active_at and active is None:
+        try:
+            active = read(Path(active_at), True)
+        except CurationError as exc:
+            problems.append(f"the active {what}: {exc}")
+    trained.sort(key=lambda t: t.created, reverse=True)
+    return active, trained, problems

@@ -45,14 +45,14 @@ from curation.entities.lexicon import Lexicon
 from curation.entities.linking import LinkerManifest, read_manifest
 from curation.entities.served_annotator import REANNOTATE_HINT, EntityModelError
 from curation.errors import CurationError
-from curation.jobs.result import JobResultError, job_result, result_json
+from curation.jobs.result import result_json, unapplied_result
 from curation.jobs.retraining import start_training
 from curation.learning.learner import learner
 from curation.learning.linker.learner import KIND, LINKERS, LinkerRequest
 from curation.learning.linker.name_encoder import NAME_ENCODER_LOOP
 from curation.store.annotations import get_active_entity_model
 from curation.store.jobs import Job, get_job, list_jobs, set_job_result
-from curation.workflows.entities import activate_entity_model, dictionary_matcher
+from curation.workflows.entities import activate_entity_model, dictionary_matcher, trained_models
 
 __all__ = [
     "DEFAULT_STEPS", "LinkerActivation", "LinkerOverview", "TrainedLinkerFolder", "activate_linker",
@@ -144,24 +144,11 @@ def _note(con: duckdb.DuckDBPyConnection, active: bool) -> str:
 def linker_overview(con: duckdb.DuckDBPyConnection, settings: Settings) -> LinkerOverview:
     """The active linker and the trained ones under ``models/linkers/`` (unreadable ones as problems)."""
     row = get_active_entity_model(con, KIND)
-    active_path = str(Path(row.path).resolve()) if row is not None else ""
-    trained, problems = [], []
-    root = settings.models_dir / LINKERS
-    for folder in sorted(root.iterdir()) if root.is_dir() else ():
-        if not folder.is_dir() or folder.name.endswith(".tmp"):
-            continue
-        try:
-            path = folder.resolve()
-            trained.append(TrainedLinkerFolder.of(read_manifest(path), path, str(path) == active_path))
-        except CurationError as exc:
-            problems.append(str(exc))
-    active = next((t for t in trained if t.active), None)
-    if row is not None and active is None:  # activated from elsewhere (python -m curation activate-linker)
-        try:
-            active = TrainedLinkerFolder.of(read_manifest(row.path), Path(active_path), True)
-        except CurationError as exc:
-            problems.append(f"the active linker: {exc}")
-    trained.sort(key=lambda t: t.created, reverse=True)
+
+    def read(folder: Path, active: bool) -> TrainedLinkerFolder:
+        return TrainedLinkerFolder.of(read_manifest(folder), folder, active)
+
+    active, trained, problems = trained_models(settings.models_dir / LINKERS, row.path if row else "", read, "linker")
     return LinkerOverview(active, _note(con, row is not None), tuple(trained), tuple(problems))
 
 
@@ -236,11 +223,8 @@ def activate_linker(
 def apply_linker_job(con: duckdb.DuckDBPyConnection, job: Job, settings: Settings | None = None,
                      launch: Callable[[Path], int] | None = None) -> Job:
     """Judge a succeeded linker job's linker and, when it should serve, activate it (once; module docstring)."""
-    try:
-        result = job_result(job)
-    except JobResultError:
-        return job
-    if job.kind != KIND or job.state != "succeeded" or result is None or result.activated is not None:
+    result = unapplied_result(job, KIND)
+    if result is None:
         return job
     settings = settings or load_settings()
     try:

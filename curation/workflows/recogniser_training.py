@@ -37,7 +37,7 @@ from curation.access import Action, Who
 from curation.config import Settings
 from curation.entities.served_annotator import REANNOTATE_HINT, EntityModelError, annotator_note
 from curation.errors import CurationError
-from curation.jobs.result import JobResultError, job_result, result_json
+from curation.jobs.result import result_json, unapplied_result
 from curation.jobs.retraining import start_training
 from curation.learning.learner import learner
 from curation.learning.recogniser.annotations import ANNOTATIONS, read_annotations
@@ -46,7 +46,7 @@ from curation.learning.recogniser.learner import KIND, RECOGNISERS, RecogniserRe
 from curation.relations.concept_index import store_annotated
 from curation.store.annotations import get_active_entity_model
 from curation.store.jobs import Job, get_job, list_jobs, set_job_result
-from curation.workflows.entities import activate_entity_model
+from curation.workflows.entities import activate_entity_model, trained_models
 
 __all__ = [
     "RecogniserOverview", "TrainedRecogniser", "apply_recogniser_jobs", "load_annotations", "recogniser_overview",
@@ -101,7 +101,7 @@ class RecogniserOverview:
     problems: tuple[str, ...]
 
 
-def _trained(folder: Path, active_path: str) -> TrainedRecogniser:
+def _trained(folder: Path, active: bool) -> TrainedRecogniser:
     from curation.entities.recogniser import read_recogniser_manifest
     from curation.learning.recogniser.shipped import PROVENANCE, read_provenance
 
@@ -111,30 +111,15 @@ def _trained(folder: Path, active_path: str) -> TrainedRecogniser:
         provenance = read_provenance(folder)
         shipped = (f"shipped with the code (trained at commit {provenance.code_version[:10] or 'unknown'} on "
                    f"{', '.join(provenance.data_digests)}; Train a recogniser on this page trains one on your data)")
-    return TrainedRecogniser(manifest.name, str(folder.resolve()), str(folder.resolve()) == active_path,
-                             dict(manifest.dev_scores), manifest.selected_on, manifest.created, shipped)
+    return TrainedRecogniser(manifest.name, str(folder.resolve()), active, dict(manifest.dev_scores),
+                             manifest.selected_on, manifest.created, shipped)
 
 
 def recogniser_overview(con: duckdb.DuckDBPyConnection, settings: Settings) -> RecogniserOverview:
     """The active recogniser and the trained ones under ``models/recognisers/`` (unreadable ones as problems)."""
     row = get_active_entity_model(con, "recogniser")
-    active_path = row.path if row is not None else ""
-    trained, problems = [], []
-    root = settings.models_dir / RECOGNISERS
-    for folder in sorted(root.iterdir()) if root.is_dir() else ():
-        if not folder.is_dir() or folder.name.endswith(".tmp"):
-            continue
-        try:
-            trained.append(_trained(folder, active_path))
-        except CurationError as exc:
-            problems.append(str(exc))
-    active = next((t for t in trained if t.active), None)
-    if row is not None and active is None:  # activated from elsewhere (python -m curation activate-recogniser)
-        try:
-            active = _trained(Path(row.path), active_path)
-        except CurationError as exc:
-            problems.append(f"the active recogniser: {exc}")
-    trained.sort(key=lambda t: t.created, reverse=True)
+    active, trained, problems = trained_models(settings.models_dir / RECOGNISERS, row.path if row else "", _trained,
+                                               "recogniser")
     return RecogniserOverview(active, annotator_note(con), tuple(trained), tuple(problems))
 
 
@@ -192,11 +177,8 @@ def load_annotations(con: duckdb.DuckDBPyConnection, path: Path) -> tuple[int, i
 def apply_recogniser_job(con: duckdb.DuckDBPyConnection, job: Job,
                          settings: Settings | None = None) -> Job:
     """Activate a succeeded recogniser job's recogniser and load its annotations (once; see module docstring)."""
-    try:
-        result = job_result(job)
-    except JobResultError:
-        return job
-    if job.kind != KIND or job.state != "succeeded" or result is None or result.activated is not None:
+    result = unapplied_result(job, KIND)
+    if result is None:
         return job
     annotations = Path(job.job_dir) / ANNOTATIONS
     try:

@@ -157,13 +157,10 @@ def load_pairs(con: duckdb.DuckDBPyConnection, path: Path) -> tuple[str, int, in
 def apply_relation_job(con: duckdb.DuckDBPyConnection, job: Job) -> Job:
     """For a succeeded relation-scorer job (once): judge its scorer, activate it when not worse on Dev, load its
     pairs; the job's message says what happened."""
-    from curation.jobs.result import JobResultError, job_result, result_json
+    from curation.jobs.result import result_json, unapplied_result
 
-    try:
-        result = job_result(job)
-    except JobResultError:
-        return job
-    if job.kind != KIND or job.state != "succeeded" or result is None or result.activated is not None:
+    result = unapplied_result(job, KIND)
+    if result is None:
         return job
     pairs = Path(job.job_dir) / PAIRS
     try:
