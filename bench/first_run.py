@@ -68,6 +68,7 @@ from bench._browser import (
     search,
     wait_for_page,
 )
+from bench._during_training import later_searches
 from bench._fast_start import fast_start, fast_start_goals
 from bench._server import command_server, first_run_env, readme_first_command
 from bench._treatments import first_run_suggestions
@@ -146,6 +147,8 @@ def browser_run(command: str, work: Path) -> dict:
             open_page(page, "Curate")
             run["open_curate_s"] = round(time.perf_counter() - clock, 3)
             search_run = first_search(page)
+            search_run["searches_while_training"] = later_searches(page, served.url, time.perf_counter(),
+                                                                     SEARCH_TIMEOUT_S)
     run["first_results_after_load_s"] = search_run.pop("first_results_s")
     run.update(search_run)
     run["store"] = store_counts(env["CURATION_DB"])

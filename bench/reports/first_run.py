@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -186,6 +187,7 @@ def first_run_section(data: FirstRun) -> list[str]:
         verdict = f"{goal.op} {goal.target:g} s: {'met' if goal.met else 'missed'}" if goal else "–"
         lines.append(f"| {label} | {fmt(v and v.min, 1)} | {fmt(v and v.median, 1)} | {fmt(v and v.max, 1)} "
                      f"| {verdict} |")
+    lines += _while_training_lines(data.runs)
     cli = data.cli
     if cli is not None and cli.first_results_s is not None:
         lines += [
@@ -205,6 +207,22 @@ def first_run_section(data: FirstRun) -> list[str]:
     if data.fast_start is not None:
         lines += ["", *fast_start_lines(data.fast_start, data.goals)]
     return lines + [""]
+
+
+def _while_training_lines(runs: tuple[Mapping[str, object], ...]) -> list[str]:
+    """The searches each run made while the learned parts worked after the load (bench/_during_training.py)."""
+    later = [r["searches_while_training"] for r in runs if r.get("searches_while_training")]
+    if not later:
+        return []
+    cells = []
+    for position, first in enumerate(later[0]):
+        seconds = ", ".join(fmt(run[position]["results_s"], 1) for run in later if len(run) > position)
+        doing = "; ".join(sorted({re.sub(r" \(\d+ s\)", "", line) for run in later if len(run) > position
+                                  for line in run[position]["background"]}))
+        cells.append(f"{first['after_first_search_s']:g} s after the first search, {first['query']}: {seconds} s "
+                     f"(the sidebar: {doing or 'no background work'})")
+    return ["", "Searches while the learned parts work (each in a fresh session, from typing the gene to the "
+                "results; no goal): " + "; ".join(cells) + "."]
 
 
 def suggestions_lines(s: Suggestions, goal: Goal | None) -> list[str]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-_last = [0.0]  # time.monotonic() of the last grade (0: none in this process)
+_last = [0.0]  # time.monotonic() of the last grade or search (0: none in this process)
 
 
 def note_foreground() -> None:
