@@ -21,8 +21,11 @@ abstracts are annotated:
 
 from __future__ import annotations
 
+import os
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 import duckdb
@@ -136,6 +139,29 @@ def build_base_version(con: duckdb.DuckDBPyConnection, settings: Settings, schem
     return f"base encoder version {built.version.path.name} serves ({built.version.manifest.total_seconds} s)"
 
 
+@contextmanager
+def yielding_cpu() -> Iterator[None]:
+    """While the app builds the base version in its own process: the building thread at the workers' niceness (on
+    Linux a thread's own; this is the training steps' thread, which ends with them) and torch computing in that
+    thread alone, so that a curator's search in the same process has the other core and comes first. The command
+    line builds at full speed.
+    """
+    import torch
+
+    from curation.jobs.worker import WORKER_NICENESS
+
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), WORKER_NICENESS)
+    except (AttributeError, OSError):  # another OS, or not permitted: the priority stays
+        pass
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
 def train_pending(con: duckdb.DuckDBPyConnection, settings: Settings, report: Report, *, background: bool,
                   stop: Callable[[], bool] | None = None) -> str:
     """Run the newest load's training steps still pending, each marked done or failed; a line per step, in the
@@ -180,7 +206,8 @@ def train_pending(con: duckdb.DuckDBPyConnection, settings: Settings, report: Re
             elif step.kind == RECOGNISER:
                 job, line = start_shipped_recogniser(con, settings)
             else:
-                line = build_base_version(con, settings)
+                with yielding_cpu() if background else nullcontext():
+                    line = build_base_version(con, settings)
         except (*USER_ERRORS, OSError) as exc:
             finish_step(con, load.load_id, step.position, FAILED, str(exc)[:500])
             lines[step.position] = f"{step.kind} failed: {exc}"

@@ -99,3 +99,29 @@ def test_the_base_version_is_the_offline_minilm_indexing_the_corpus(con, tmp_pat
 
     manifest = read_manifest(folder / "manifest.json")
     assert manifest.documents == 2 and "MiniLM" in manifest.base_model
+
+
+def test_the_apps_base_version_build_yields_the_cpu_to_curators_and_gives_torch_back():
+    import os
+    import threading
+
+    import torch
+
+    from curation.jobs.worker import WORKER_NICENESS
+    from curation.workflows.first_models import yielding_cpu
+
+    before = torch.get_num_threads()
+    ours = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    seen: dict[str, int] = {}
+
+    def build() -> None:  # the training steps' own thread, as in the app
+        with yielding_cpu():
+            seen["threads"] = torch.get_num_threads()
+            seen["nice"] = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    worker = threading.Thread(target=build)
+    worker.start()
+    worker.join(30)
+    assert seen["threads"] == 1 and torch.get_num_threads() == before
+    assert seen["nice"] == WORKER_NICENESS
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == ours  # that thread only: this one kept its own
