@@ -45,8 +45,13 @@ class ModelVersion:
         return dict(self.manifest.metrics)
 
 
+def timestamped_name(prefix: str) -> str:
+    """A model folder's name no earlier build used: ``prefix`` and the time in UTC (``biomed-20250101-120000``)."""
+    return f"{prefix}-{datetime.now(UTC).strftime('%Y%m%d-%H%M%S')}"
+
+
 def new_version_name(schema: str, kind: str = "edel") -> str:
-    return f"{schema.lower()}-{kind}-{datetime.now(UTC).strftime('%Y%m%d-%H%M%S')}"
+    return timestamped_name(f"{schema.lower()}-{kind}")
 
 
 def check_name(version: str) -> str:

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
@@ -48,7 +47,7 @@ from curation.errors import CurationError
 from curation.jobs.result import result_json, unapplied_result
 from curation.jobs.retraining import start_training
 from curation.learning.learner import learner
-from curation.learning.linker.learner import KIND, LINKERS, LinkerRequest
+from curation.learning.linker.learner import KIND, LINKERS, LinkerRequest, new_linker_name
 from curation.learning.linker.name_encoder import NAME_ENCODER_LOOP
 from curation.store.annotations import get_active_entity_model
 from curation.store.jobs import Job, get_job, list_jobs, set_job_result
@@ -56,7 +55,7 @@ from curation.workflows.entities import activate_entity_model, dictionary_matche
 
 __all__ = [
     "DEFAULT_STEPS", "LinkerActivation", "LinkerOverview", "TrainedLinkerFolder", "activate_linker",
-    "apply_linker_job", "apply_linker_jobs", "linker_overview", "new_linker_name", "start_linker_training",
+    "apply_linker_job", "apply_linker_jobs", "linker_overview", "start_linker_training",
 ]
 
 DEFAULT_STEPS = NAME_ENCODER_LOOP.max_steps  # the learner's default fine-tuning steps
@@ -150,11 +149,6 @@ def linker_overview(con: duckdb.DuckDBPyConnection, settings: Settings) -> Linke
 
     active, trained, problems = trained_models(settings.models_dir / LINKERS, row.path if row else "", read, "linker")
     return LinkerOverview(active, _note(con, row is not None), tuple(trained), tuple(problems))
-
-
-def new_linker_name(prefix: str = "names") -> str:
-    """A folder name no earlier job used: ``names-20250101-120000``."""
-    return f"{prefix}-{datetime.now(UTC).strftime('%Y%m%d-%H%M%S')}"
 
 
 def start_linker_training(

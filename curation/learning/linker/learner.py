@@ -28,12 +28,17 @@ from curation.learning.learner import LINKER, TrainedArtifact, Workspace
 from curation.learning.linker.name_encoder import NAME_ENCODER_LOOP
 from curation.training_loop import LoopEvent
 from curation.versions.activation import Verdict
-from curation.versions.registry import check_name
+from curation.versions.registry import check_name, timestamped_name
 
 KIND = LINKER
 LINKERS = "linkers"  # the models folder's sub-folder of trained linkers
 DEFAULT_NAME = "names-minilm"
 REPORT_EVERY = 50  # steps between the printed progress lines
+
+
+def new_linker_name(prefix: str = "names") -> str:
+    """A folder name no earlier job used: ``names-20250101-120000``."""
+    return timestamped_name(prefix)
 
 
 @dataclass(frozen=True)

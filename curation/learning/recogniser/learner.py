@@ -18,7 +18,6 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +28,7 @@ from curation.errors import CurationError
 from curation.learning.job_files import JobRequest
 from curation.learning.learner import RECOGNISER, TrainedArtifact, Workspace
 from curation.versions.activation import Verdict
-from curation.versions.registry import check_name
+from curation.versions.registry import check_name, timestamped_name
 
 KIND = RECOGNISER
 RECOGNISERS = "recognisers"  # the models folder's sub-folder of trained recognisers
@@ -77,7 +76,7 @@ class RecogniserRequest(JobRequest):
 
 def new_recogniser_name(prefix: str = "biomed") -> str:
     """A folder name no earlier job used: ``biomed-20250101-120000``."""
-    return f"{prefix}-{datetime.now(UTC).strftime('%Y%m%d-%H%M%S')}"
+    return timestamped_name(prefix)
 
 
 def _register_progress_logger() -> None:
