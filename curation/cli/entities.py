@@ -124,7 +124,9 @@ def cmd_activate_linker(args: argparse.Namespace) -> int:
     matcher = dictionary_matcher(con)
     if args.off:
         deactivate_entity_model(con, "linker", who=operator())
-        print("no linker active: recognised names are linked only when the dictionaries hold them exactly")
+        from curation.workflows.linker_training import NO_LINKER
+
+        print(NO_LINKER)
     elif args.path is None:
         print("error: give the linker folder (or --off)", file=sys.stderr)
         return 2
